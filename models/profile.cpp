@@ -1,0 +1,168 @@
+#include "models/profile.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "models/errors.hpp"
+#include "models/parse.hpp"
+
+namespace ringsim {
+
+using nlohmann::json;
+
+double flops_per_entry(int head_dim, bool backward) {
+  return 4.0 * head_dim * (backward ? 2.5 : 1.0);
+}
+
+double ComputeModel::achieved_flops(std::int64_t block, int head_dim, bool backward,
+                                    bool partial_mask) const {
+  const auto entries = static_cast<std::uint64_t>(block) * static_cast<std::uint64_t>(block);
+  return flops_per_entry(head_dim, backward) * static_cast<double>(entries) /
+         seconds(entries, block, head_dim, backward, partial_mask);
+}
+
+double RooflineModel::seconds(std::uint64_t entries, std::int64_t, int head_dim, bool backward,
+                              bool) const {
+  return static_cast<double>(entries) * flops_per_entry(head_dim, backward) / flops_;
+}
+
+Profile read_profile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("--profile: cannot open '{}'", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_profile(ss.str(), "--profile " + path);
+}
+
+Profile parse_profile(const std::string& text, const std::string& origin) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InputError(fmt::format("{}: not valid JSON (byte {})", origin, e.byte));
+  }
+  auto fail = [&](const std::string& what) { return InputError(origin + ": " + what); };
+  auto str = [&](const json& o, const char* k) {
+    if (!o.is_object() || !o.contains(k) || !o[k].is_string()) throw fail(fmt::format("'{}' must be a string", k));
+    return o[k].get<std::string>();
+  };
+  auto num = [&](const json& o, const char* k, double lo, double hi) {
+    if (!o.is_object() || !o.contains(k) || !o[k].is_number()) throw fail(fmt::format("'{}' must be a number", k));
+    const double v = o[k].get<double>();
+    if (!std::isfinite(v) || v < lo || v > hi)
+      throw fail(fmt::format("'{}' must be in [{:g}, {:g}], got {:g}", k, lo, hi, v));
+    return v;
+  };
+  if (!j.is_object()) throw fail("top level must be a JSON object");
+  Profile p;
+  p.schema = str(j, "schema");
+  if (p.schema != "ringsim-profile-1") throw fail("'schema' must be \"ringsim-profile-1\", got \"" + p.schema + "\"");
+  if (!j.contains("device") || !j["device"].is_object()) throw fail("'device' must be an object");
+  p.device_kind = str(j["device"], "kind");
+  p.device_name = str(j["device"], "name");
+  p.driver = j["device"].contains("driver") && j["device"]["driver"].is_string() ? j["device"]["driver"].get<std::string>() : "";
+  p.date = str(j, "date");
+  p.kernel_version = str(j, "kernel_version");
+  if (!j.contains("points") || !j["points"].is_array() || j["points"].empty())
+    throw fail("'points' must be a non-empty array");
+  for (const auto& e : j["points"]) {
+    ProfilePoint pt;
+    pt.kernel = str(e, "kernel");
+    if (pt.kernel != "fwd" && pt.kernel != "bwd") throw fail("point 'kernel' must be fwd or bwd");
+    pt.dtype = str(e, "dtype");
+    pt.head_dim = static_cast<int>(num(e, "head_dim", 1, 4096));
+    pt.block = static_cast<std::int64_t>(num(e, "block", 1, 1 << 24));
+    pt.mask = str(e, "mask");
+    if (pt.mask != "full" && pt.mask != "causal_diagonal") throw fail("point 'mask' must be full or causal_diagonal");
+    pt.median_s = num(e, "median_s", 1e-12, 1e6);
+    pt.min_s = num(e, "min_s", 0, 1e6);
+    pt.max_s = num(e, "max_s", 0, 1e6);
+    if (pt.min_s > pt.median_s || pt.median_s > pt.max_s) throw fail("point needs min_s <= median_s <= max_s");
+    pt.repeats = static_cast<int>(num(e, "repeats", 1, 1e6));
+    pt.entries = static_cast<std::uint64_t>(num(e, "entries", 1, 1e18));
+    p.points.push_back(pt);
+  }
+  return p;
+}
+
+ProfileModel::ProfileModel(Profile p, const std::string& dtype, const std::string& origin)
+    : profile_(std::move(p)), origin_(origin) {
+  std::set<std::string> dtypes;
+  for (const auto& pt : profile_.points) {
+    dtypes.insert(pt.dtype);
+    if (pt.dtype != dtype) continue;
+    curves_[{pt.kernel, pt.head_dim, pt.mask}].emplace_back(
+        pt.block, pt.median_s / static_cast<double>(pt.entries));
+  }
+  if (curves_.empty())
+    throw InputError(fmt::format("{}: has no {} points (it has: {}); pass --dtype with one of those",
+                                 origin, dtype, join({dtypes.begin(), dtypes.end()}, ", ")));
+  for (auto& [k, v] : curves_) {
+    std::sort(v.begin(), v.end());
+    // Duplicate sizes: keep the first after sorting (deterministic).
+    v.erase(std::unique(v.begin(), v.end(), [](auto& a, auto& b) { return a.first == b.first; }), v.end());
+  }
+}
+
+std::int64_t ProfileModel::min_block() const {
+  std::int64_t m = INT64_MAX;
+  for (const auto& [k, v] : curves_) m = std::min(m, v.front().first);
+  return m;
+}
+std::int64_t ProfileModel::max_block() const {
+  std::int64_t m = 0;
+  for (const auto& [k, v] : curves_) m = std::max(m, v.back().first);
+  return m;
+}
+
+// Rule outside the measured range (stated in models/profiles/README.md):
+// below the smallest block -> error (small blocks run far below peak, and no
+// extrapolation of that drop is safe); above the largest -> the largest
+// block's per-entry time (kernels reach their steady rate at large blocks).
+double ProfileModel::per_entry(const Key& key, std::int64_t block) const {
+  auto it = curves_.find(key);
+  if (it == curves_.end()) {
+    // A causal-diagonal curve may be missing: fall back to the full-block one
+    // only if the profile has no diagonal points at all for this kernel.
+    if (std::get<2>(key) == "causal_diagonal") {
+      Key full{std::get<0>(key), std::get<1>(key), "full"};
+      bool any_diag = false;
+      for (const auto& [k, v] : curves_)
+        if (std::get<0>(k) == std::get<0>(key) && std::get<2>(k) == "causal_diagonal") any_diag = true;
+      if (!any_diag && curves_.count(full)) return per_entry(full, block);
+    }
+    std::set<int> dims;
+    for (const auto& [k, v] : curves_) dims.insert(std::get<1>(k));
+    std::vector<std::string> ds;
+    for (int d : dims) ds.push_back(std::to_string(d));
+    throw InputError(fmt::format("{}: no {} points for head dim {} (mask {}); the profile has head dims: {}",
+                                 origin_, std::get<0>(key), std::get<1>(key), std::get<2>(key), join(ds, ", ")));
+  }
+  const auto& v = it->second;
+  if (block < v.front().first)
+    throw InputError(fmt::format("{}: block {} is below the smallest measured block {} (no extrapolation below the profile)",
+                                 origin_, block, v.front().first));
+  if (block >= v.back().first) return v.back().second;
+  auto hi = std::lower_bound(v.begin(), v.end(), std::make_pair(block, 0.0),
+                             [](auto& a, auto& b) { return a.first < b.first; });
+  if (hi->first == block) return hi->second;
+  auto lo = hi - 1;
+  const double t = (std::log(static_cast<double>(block)) - std::log(static_cast<double>(lo->first))) /
+                   (std::log(static_cast<double>(hi->first)) - std::log(static_cast<double>(lo->first)));
+  return lo->second + t * (hi->second - lo->second);
+}
+
+double ProfileModel::seconds(std::uint64_t entries, std::int64_t block, int head_dim, bool backward,
+                             bool partial_mask) const {
+  if (entries == 0) return 0;
+  const Key key{backward ? "bwd" : "fwd", head_dim, partial_mask ? "causal_diagonal" : "full"};
+  return static_cast<double>(entries) * per_entry(key, block);
+}
+
+}  // namespace ringsim

@@ -1,0 +1,137 @@
+#include "models/work.hpp"
+
+#include "models/checked.hpp"
+#include "models/errors.hpp"
+
+namespace ringsim {
+
+namespace {
+
+// Pairs between two equal chunks of h tokens at chunk positions qx (queries)
+// and ky (keys) in a sequence cut into chunks of h.
+std::uint64_t chunk_pairs(std::int64_t qx, std::int64_t ky, std::int64_t h, bool causal) {
+  const auto hh = static_cast<std::uint64_t>(h);
+  if (!causal || qx > ky) return hh * hh;
+  if (qx == ky) return hh * (hh + 1) / 2;
+  return 0;
+}
+
+std::int64_t mod(std::int64_t a, std::int64_t n) { return ((a % n) + n) % n; }
+
+}  // namespace
+
+std::vector<std::int64_t> device_tokens(Layout layout, std::int64_t n, std::int64_t c,
+                                        std::int64_t i) {
+  std::vector<std::int64_t> t;
+  t.reserve(static_cast<size_t>(c));
+  switch (layout) {
+    case Layout::Striped:
+      for (std::int64_t a = 0; a < c; ++a) t.push_back(i + n * a);
+      break;
+    case Layout::Zigzag:
+    case Layout::Allgather: {
+      const auto h = c / 2;
+      for (std::int64_t a = 0; a < h; ++a) t.push_back(i * h + a);
+      for (std::int64_t a = 0; a < h; ++a) t.push_back((2 * n - 1 - i) * h + a);
+      break;
+    }
+    default:
+      for (std::int64_t a = 0; a < c; ++a) t.push_back(i * c + a);
+  }
+  return t;
+}
+
+std::uint64_t shard_pairs(Layout layout, std::int64_t n, std::int64_t c, bool causal,
+                          std::int64_t i, std::int64_t j) {
+  const auto cc = static_cast<std::uint64_t>(c);
+  switch (layout) {
+    case Layout::Striped:
+      // Query i+N*a sees key j+N*b iff b < a, or b == a and j <= i.
+      if (!causal) return cc * cc;
+      return cc * (cc - 1) / 2 + (j <= i ? cc : 0);
+    case Layout::Zigzag:
+    case Layout::Allgather:
+    case Layout::Hybrid: {
+      const auto h = c / 2;
+      const std::int64_t qs[2] = {i, 2 * n - 1 - i}, ks[2] = {j, 2 * n - 1 - j};
+      std::uint64_t s = 0;
+      for (auto q : qs)
+        for (auto k : ks) s += chunk_pairs(q, k, h, causal);
+      return s;
+    }
+    default:
+      return chunk_pairs(i, j, c, causal);
+  }
+}
+
+std::int64_t num_steps(const Workload& w) {
+  switch (w.layout) {
+    case Layout::Ulysses:
+    case Layout::Allgather:
+      return 1;
+    case Layout::Hybrid:
+      return w.ring_degree();
+    default:
+      return w.devices;
+  }
+}
+
+std::int64_t kv_source(const Workload& w, std::int64_t device, std::int64_t step) {
+  switch (w.layout) {
+    case Layout::Ulysses:
+    case Layout::Allgather:
+      return -1;
+    case Layout::Hybrid:
+      return mod(device / w.ulysses() - step, w.ring_degree());
+    default:
+      return mod(device - step, w.devices);
+  }
+}
+
+std::uint64_t step_entries(const Workload& w, std::int64_t device, std::int64_t step) {
+  const auto n = w.devices, c = w.block;
+  const auto heads = static_cast<std::uint64_t>(w.shape.heads);
+  const auto S = static_cast<std::uint64_t>(w.seq_len());
+  switch (w.layout) {
+    case Layout::Ulysses: {
+      // Every token of heads/N heads: the full (masked) square.
+      const auto pairs = w.causal ? S * (S + 1) / 2 : S * S;
+      return mul_checked(pairs, heads / static_cast<std::uint64_t>(n), "work");
+    }
+    case Layout::Allgather: {
+      // Own queries (zigzag chunks) against every key.
+      std::uint64_t pairs = 0;
+      for (std::int64_t j = 0; j < n; ++j) pairs += shard_pairs(Layout::Zigzag, n, c, w.causal, device, j);
+      return mul_checked(pairs, heads, "work");
+    }
+    case Layout::Hybrid: {
+      const auto u = w.ulysses(), r = w.ring_degree();
+      const auto g = device / u;
+      const auto pairs = shard_pairs(Layout::Zigzag, r, c * u, w.causal, g, kv_source(w, device, step));
+      return mul_checked(pairs, heads / static_cast<std::uint64_t>(u), "work");
+    }
+    default:
+      return mul_checked(shard_pairs(w.layout, n, c, w.causal, device, kv_source(w, device, step)),
+                         heads, "work");
+  }
+}
+
+std::uint64_t total_entries(const Workload& w) {
+  std::uint64_t t = 0;
+  for (std::int64_t d = 0; d < w.devices; ++d)
+    for (std::int64_t s = 0; s < num_steps(w); ++s) t = add_checked(t, step_entries(w, d, s), "work");
+  return t;
+}
+
+std::uint64_t kv_block_elements(const Workload& w) {
+  return mul_checked(static_cast<std::uint64_t>(w.block),
+                     static_cast<std::uint64_t>(w.shape.kv_heads) * w.shape.head_dim,
+                     "kv block");
+}
+
+std::uint64_t ring_elements_per_step(const Workload& w, bool backward) {
+  if (w.layout == Layout::Ulysses || w.layout == Layout::Allgather) return 0;
+  return kv_block_elements(w) * (backward ? 4 : 2);
+}
+
+}  // namespace ringsim

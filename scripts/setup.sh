@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# One-step set-up on Debian 12 as root: installs the packages ringsim needs
+# (only those missing), then configures and builds into ./build.
+#   scripts/setup.sh              # packages + Release build
+#   BUILD_DIR=b CMAKE_ARGS=... scripts/setup.sh
+#   SKIP_BUILD=1 scripts/setup.sh # packages only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  build-essential cmake pkg-config git ca-certificates
+  libsimgrid-dev libeigen3-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  qt6-base-dev qt6-svg-dev qt6-charts-dev libgl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libopenmpi-dev openmpi-bin
+  clang clang-format libclang-rt-14-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: error: missing packages and not root; run as root or install: ${missing[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all packages present"
+fi
+
+[ "${SKIP_BUILD:-0}" = "1" ] && exit 0
+BUILD_DIR=${BUILD_DIR:-build}
+JOBS=${JOBS:-$(nproc)}
+# shellcheck disable=SC2086
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-}
+cmake --build "$BUILD_DIR" -j "$JOBS"
+echo "setup: built into $BUILD_DIR (programs in $BUILD_DIR/bin)"

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Set-up (packages + build) then every test: `scripts/test.sh`.
+# Tests that need a GPU report SKIPPED with the reason when none is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+BUILD_DIR=${BUILD_DIR:-build}
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "${JOBS:-$(nproc)}" ${CTEST_ARGS:-}

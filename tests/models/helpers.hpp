@@ -1,0 +1,41 @@
+#pragma once
+// Small hand-made workloads and hardware for the closed-form tests.
+#include "models/workload.hpp"
+
+namespace ringsim::testing {
+
+inline ModelShape llama3_heads() {
+  ModelShape s;
+  s.name = "llama3-8b";
+  s.heads = 32;
+  s.kv_heads = 8;
+  s.head_dim = 128;
+  return s;
+}
+
+inline Workload make_workload(std::int64_t n, std::int64_t c, Layout l, bool causal,
+                              Pass p = Pass::Fwd) {
+  Workload w;
+  w.devices = n;
+  w.block = c;
+  w.layout = l;
+  w.causal = causal;
+  w.pass = p;
+  w.shape = llama3_heads();
+  if (l == Layout::Hybrid) w.ulysses_degree = 2;
+  return w;
+}
+
+// Flat ring, every link the same: --flops F --efficiency 1 --bandwidth B --latency L.
+inline Hardware flat(double flops, double bw, double lat = 0) {
+  Hardware hw;
+  hw.flops = flops;
+  hw.efficiency = 1.0;
+  hw.platform = Platform::Flat;
+  hw.bandwidth_override = true;
+  hw.intra_bw = hw.inter_bw = bw;
+  hw.intra_lat = hw.inter_lat = lat;
+  return hw;
+}
+
+}  // namespace ringsim::testing

@@ -1,0 +1,51 @@
+#include <gtest/gtest.h>
+
+#include "models/errors.hpp"
+#include "models/parse.hpp"
+
+using namespace ringsim;
+
+TEST(Parse, CountAcceptsPlainAndBinarySuffixes) {
+  EXPECT_EQ(parse_count("--x", "4096", 1, 1 << 30), 4096);
+  EXPECT_EQ(parse_count("--x", "128K", 1, 1 << 30), 131072);
+  EXPECT_EQ(parse_count("--x", "1M", 1, 1 << 30), 1048576);
+}
+
+TEST(Parse, CountRejectsJunkSignsExponentsAndRange) {
+  for (const char* bad : {"", "abc", "-3", "+3", "1e30", "1.5", "0x10", "12abc", "K", " 5", "99999999999999999999999"})
+    EXPECT_THROW(parse_count("--devices", bad, 1, 1 << 20), InputError) << bad;
+  EXPECT_THROW(parse_count("--devices", "0", 1, 1 << 20), InputError);
+  EXPECT_THROW(parse_count("--devices", "2M", 1, 1 << 20), InputError);
+}
+
+TEST(Parse, ErrorNamesFlagAndRange) {
+  try {
+    parse_count("--devices", "0", 1, 1048576);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "--devices: expected an integer in [1, 1048576] (suffix K/M/G allowed), got '0'");
+  }
+}
+
+TEST(Parse, RealRejectsNanInfHexAndRange) {
+  EXPECT_DOUBLE_EQ(parse_real("--flops", "1e15", 1, 1e18), 1e15);
+  EXPECT_DOUBLE_EQ(parse_real("--e", "0.5", 0, 1), 0.5);
+  for (const char* bad : {"nan", "inf", "-inf", "0x1p3", "1e400", "abc", "", "1.5.2", "2"})
+    EXPECT_THROW(parse_real("--e", bad, 0, 1), InputError) << bad;
+}
+
+TEST(Parse, ChoiceListsTheChoices) {
+  try {
+    parse_choice("--layout", "nope", {"ring", "striped"});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "--layout: unknown value 'nope'; choose one of: ring, striped");
+  }
+}
+
+TEST(Parse, HumanTokensUsesThePapersDecimalK) {
+  EXPECT_EQ(human_tokens(1040), "1.0K");
+  EXPECT_EQ(human_tokens(24960), "25.0K");
+  EXPECT_EQ(human_tokens(149760), "149.8K");
+  EXPECT_EQ(human_tokens(512), "512");
+}
