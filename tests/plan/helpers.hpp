@@ -1,0 +1,37 @@
+#pragma once
+// Shared by the planner tests: catalog hardware, small shapes, requests.
+#include "models/catalog.hpp"
+#include "models/plan.hpp"
+#include "sim/cli/workload_flags.hpp"
+
+namespace ringsim::plan_testing {
+
+inline Hardware hardware(const std::string& gpu) {
+  cli::HardwareFlags f;
+  f.gpu = gpu;
+  return cli::resolve_hardware(f, Catalog::embedded(), DType::BF16);
+}
+
+// Small enough to count every term by hand (docs/plan.md walks it through).
+inline ModelShape tiny_shape() {
+  ModelShape s;
+  s.name = "tiny";
+  s.layers = 2;
+  s.d_model = 64;
+  s.heads = 4;
+  s.kv_heads = 2;
+  s.head_dim = 16;
+  s.ffn = 128;
+  s.vocab = 1000;
+  return s;
+}
+
+inline PlanRequest request(const ModelShape& s, std::int64_t context, std::int64_t gpus) {
+  PlanRequest r;
+  r.shape = s;
+  r.context = context;
+  r.gpus = gpus;
+  return r;
+}
+
+}  // namespace ringsim::plan_testing

@@ -1,0 +1,189 @@
+// `ringsim plan` through the real command line: the issue's done-when case,
+// --json keys, --max-context, --explain, one line + exit 2 for bad input, and
+// the SimGrid re-check, which runs the ringsim binary (never this process:
+// SimGrid allows one engine per process).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "sim/cli/command.hpp"
+
+namespace ringsim {
+namespace {
+
+struct CliResult {
+  int code = 0;
+  std::string out, err;
+};
+
+CliResult run_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), "ringsim");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  CliResult r;
+  r.code = cli::run_cli(static_cast<int>(argv.size()), argv.data());
+  r.out = ::testing::internal::GetCapturedStdout();
+  r.err = ::testing::internal::GetCapturedStderr();
+  return r;
+}
+
+const std::vector<std::string> kDoneWhen{"plan",   "--model", "llama3-8b", "--context", "1048576",
+                                         "--gpus", "32",      "--gpu",     "h100-sxm"};
+
+TEST(PlanCli, DoneWhenCaseListsFeasibleAndExplainsInfeasible) {
+  const auto r = run_cli(kDoneWhen);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  for (const char* s :
+       {"rank", "tok/s/GPU", "MFU", "infeasible:", "over by", "SimGrid re-check: off"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+}
+
+TEST(PlanCli, JsonHasTheIssuesKeys) {
+  auto args = kDoneWhen;
+  args.push_back("--json");
+  const auto r = run_cli(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("engine"), "analytic");
+  EXPECT_EQ(j.at("context"), 1048576);
+  ASSERT_TRUE(j.at("configs").is_array());
+  ASSERT_FALSE(j["configs"].empty());
+  int feasible = 0, infeasible = 0;
+  for (const auto& c : j["configs"]) {
+    for (const char* k : {"feasible", "reason", "layout", "cp", "block", "memory_bytes_per_device",
+                          "step_time_s", "tokens_per_s_per_gpu", "mfu"})
+      EXPECT_TRUE(c.contains(k)) << k;
+    if (c["feasible"].get<bool>()) {
+      ++feasible;
+      EXPECT_LT(c["memory_bytes_per_device"].get<double>(), 80e9);
+      EXPECT_GT(c["step_time_s"].get<double>(), 0);
+      EXPECT_TRUE(c["reason"].is_null());
+      EXPECT_EQ(c["engine"], "analytic");
+    } else {
+      ++infeasible;
+      EXPECT_TRUE(c["reason"].is_string());
+    }
+  }
+  EXPECT_GT(feasible, 0);
+  EXPECT_GT(infeasible, 0);
+  EXPECT_FALSE(j.contains("max_context"));
+  EXPECT_EQ(j.at("recheck").at("status"), "off");
+}
+
+TEST(PlanCli, BinarySuffixContextMatchesTheNumber) {
+  auto a = kDoneWhen, b = kDoneWhen;
+  b[4] = "1M";
+  a.push_back("--json");
+  b.push_back("--json");
+  EXPECT_EQ(run_cli(a).out, run_cli(b).out);
+}
+
+TEST(PlanCli, MaxContextFor7BOn8A100) {
+  const auto r = run_cli({"plan", "--model", "llama2-7b", "--gpus", "8", "--gpu", "a100-80gb",
+                          "--max-context", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto tokens = j.at("max_context").at("tokens").get<std::int64_t>();
+  EXPECT_GT(tokens, 0);
+  EXPECT_EQ(j.at("context"), tokens);
+  EXPECT_TRUE(j.at("configs").at(0).at("feasible").get<bool>());
+  const auto text = run_cli(
+      {"plan", "--model", "llama2-7b", "--gpus", "8", "--gpu", "a100-80gb", "--max-context"});
+  EXPECT_NE(text.out.find("longest context that fits: " + std::to_string(tokens)),
+            std::string::npos)
+      << text.out;
+}
+
+TEST(PlanCli, ExplainItemisesMemoryAndTime) {
+  auto args = kDoneWhen;
+  for (const char* a : {"--cp", "32", "--layout", "zigzag", "--explain"}) args.push_back(a);
+  const auto r = run_cli(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* s : {"explain: zigzag cp 32", "optimizer_fp32_master_m_v",
+                        "logits_and_loss_fp32", "attention fwd+bwd", "tokens/s per GPU"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+}
+
+TEST(PlanCli, BadInputIsOneLineAndExit2) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"plan", "--context", "1M"}, "--gpus"},
+      {{"plan", "--gpus", "8"}, "--context"},
+      {{"plan", "--gpus", "0", "--context", "1M"}, "--gpus"},
+      {{"plan", "--gpus", "8", "--context", "1.5M"}, "--context"},
+      {{"plan", "--gpus", "32", "--context", "1M", "--cp", "3"}, "--cp"},
+      {{"plan", "--gpus", "8", "--context", "1M", "--activation-checkpointing", "some"},
+       "--activation-checkpointing"},
+      {{"plan", "--gpus", "8", "--context", "1M", "--optimizer", "sgd"}, "--optimizer"},
+      {{"plan", "--gpus", "8", "--context", "1M", "--global-batch-tokens", "1000"},
+       "--global-batch-tokens"},
+      {{"plan", "--gpus", "8", "--max-context", "--global-batch-tokens", "1M"},
+       "--global-batch-tokens"},
+      {{"plan", "--gpus", "8", "--context", "1M", "--layout", "spiral"}, "--layout"},
+      {{"plan", "--gpus", "8", "--context", "1M", "--tp", "3"}, "--tp"},
+      {{"plan", "--gpus", "8", "--context", "1M", "--model", "nope"}, "--model"},
+      {{"plan", "--gpus", "8", "--context", "1M", "--gpu", "nope"}, "--gpu"},
+      {{"plan", "--gpus", "8", "--context", "1M", "--hbm", "-1"}, "--hbm"},
+  };
+  for (const auto& [args, flag] : cases) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.code, 2) << args.back();
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(flag), std::string::npos) << r.err;
+  }
+}
+
+TEST(PlanCli, RecheckInsideATestProgramSaysUnavailable) {
+  // In-process the CLI runs inside this test binary, which must never be re-executed.
+  auto args = kDoneWhen;
+  for (const char* a : {"--recheck", "1", "--json"}) args.push_back(a);
+  const auto r = run_cli(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("recheck").at("status"), "unavailable");
+  EXPECT_NE(j["recheck"]["message"].get<std::string>().find("not the ringsim binary"),
+            std::string::npos);
+}
+
+// Runs the ringsim binary and returns its stdout.
+std::string run_binary(const std::string& args, int* code) {
+  const std::string cmd = std::string(RINGSIM_BIN) + " " + args + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  if (!p) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  *code = pclose(p);
+  return out;
+}
+
+TEST(PlanCli, SimgridRecheckMatchesTheAnalyticAttention) {
+  // One node (8 GPUs on NVLink, cp 8, no link shared by two flows): the
+  // SimGrid engine's exact-timing settings should reproduce the analytic
+  // attention time; 1% covers per-hop latency modelling differences.
+  int code = 0;
+  const auto out = run_binary(
+      "plan --model llama3-8b --layers 2 --context 64K --gpus 8 --cp 8 --layout zigzag --recheck 1 "
+      "--json",
+      &code);
+  ASSERT_EQ(code, 0) << out;
+  const auto j = nlohmann::json::parse(out);
+  const auto& rc = j.at("recheck");
+  if (rc.at("status") == "unavailable")
+    GTEST_SKIP() << "SimGrid engine not available in this build: "
+                 << rc.at("message").get<std::string>();
+  ASSERT_EQ(rc.at("status"), "ok") << rc.at("message").get<std::string>();
+  const auto& c = rc.at("configs").at(0);
+  EXPECT_EQ(c.at("engine"), "simgrid");
+  const double sim = c.at("attention_s_simgrid").get<double>(),
+               an = c.at("attention_s_analytic").get<double>();
+  EXPECT_NEAR(sim, an, 0.01 * an);
+}
+
+}  // namespace
+}  // namespace ringsim
