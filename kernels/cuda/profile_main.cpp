@@ -1,0 +1,50 @@
+// ringsim_cuda_profile --out FILE [--quick]: the CUDA profile without the CLI
+// (scripts/gpu-check.sh uses it). Exit 2 on bad flags, 1 when no GPU is usable.
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "kernels/cuda/attention.hpp"
+#include "kernels/cuda/profile_cuda.hpp"
+#include "models/errors.hpp"
+
+int main(int argc, char** argv) {
+  using namespace ringsim::kernels::cuda;
+  CudaProfileOptions opt;
+  std::string out;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--quick")) {
+      opt.quick = true;
+    } else if (!std::strcmp(argv[i], "--out") && i + 1 < argc) {
+      out = argv[++i];
+    } else if (!std::strcmp(argv[i], "--heads") && i + 1 < argc) {
+      opt.heads = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "ringsim_cuda_profile: error: usage: --out FILE [--quick] [--heads N]\n");
+      return 2;
+    }
+  }
+  if (out.empty()) {
+    std::fprintf(stderr, "ringsim_cuda_profile: error: --out FILE is required\n");
+    return 2;
+  }
+  try {
+    const std::string json =
+        cuda_profile_json(opt, [](const std::string& line) { std::cerr << line << "\n"; });
+    std::ofstream f(out);
+    f << json << "\n";
+    if (!f) {
+      std::fprintf(stderr, "ringsim_cuda_profile: error: --out: cannot write '%s'\n", out.c_str());
+      return 2;
+    }
+  } catch (const ringsim::InputError& e) {
+    std::fprintf(stderr, "ringsim_cuda_profile: error: %s\n", e.what());
+    return 2;
+  } catch (const CudaError& e) {
+    std::fprintf(stderr, "ringsim_cuda_profile: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
