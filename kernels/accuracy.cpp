@@ -1,0 +1,70 @@
+#include "kernels/accuracy.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace ringsim::kernels {
+
+namespace {
+// Largest Euclidean norm over the rows of a [rows, dim] tensor.
+double max_row_norm(const std::vector<double>& x, int dim) {
+  double best = 0;
+  for (std::size_t r = 0; r + static_cast<std::size_t>(dim) <= x.size();
+       r += static_cast<std::size_t>(dim)) {
+    double s = 0;
+    for (int e = 0; e < dim; ++e)
+      s += x[r + static_cast<std::size_t>(e)] * x[r + static_cast<std::size_t>(e)];
+    best = std::max(best, s);
+  }
+  return std::sqrt(best);
+}
+}  // namespace
+
+double ToleranceModel::tau() const {
+  return 16.0 * unit_roundoff *
+         (std::sqrt(static_cast<double>(head_dim)) * (1.0 + score_bound) +
+          std::sqrt(static_cast<double>(seq_k)));
+}
+
+ToleranceModel tolerance_model(const AttnInputs& in, int kv_heads, int head_dim, bool fp64) {
+  ToleranceModel m;
+  m.unit_roundoff = fp64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+  m.head_dim = head_dim;
+  m.seq_k = static_cast<std::int64_t>(in.k.size() / static_cast<std::size_t>(kv_heads * head_dim));
+  m.score_bound = max_row_norm(in.q, head_dim) * max_row_norm(in.k, head_dim) /
+                  std::sqrt(static_cast<double>(head_dim));
+  return m;
+}
+
+double max_abs_value(const std::vector<double>& x) {
+  double m = 0;
+  for (double v : x)
+    if (std::isfinite(v)) m = std::max(m, std::fabs(v));
+  return m;
+}
+
+ErrorStat compare(const std::string& tensor, const std::vector<double>& got,
+                  const std::vector<double>& ref, double tolerance) {
+  if (got.size() != ref.size()) throw std::invalid_argument("compare: sizes differ for " + tensor);
+  ErrorStat e;
+  e.tensor = tensor;
+  e.tolerance = tolerance;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double g = got[i], r = ref[i];
+    double err;
+    if (std::isnan(g) || std::isnan(r))
+      err = std::numeric_limits<double>::infinity();
+    else if (std::isinf(g) || std::isinf(r))
+      err = g == r ? 0.0 : std::numeric_limits<double>::infinity();
+    else
+      err = std::fabs(g - r);
+    e.max_abs = std::max(e.max_abs, err);
+  }
+  const double scale = max_abs_value(ref);
+  e.max_rel = scale > 0 ? e.max_abs / scale : e.max_abs;
+  e.ok = e.max_abs <= tolerance;
+  return e;
+}
+
+}  // namespace ringsim::kernels

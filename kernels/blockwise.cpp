@@ -1,0 +1,395 @@
+#include "kernels/blockwise.hpp"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+
+namespace ringsim::kernels {
+
+namespace {
+
+template <typename T>
+using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T>
+using Vec = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+template <typename T>
+using CMap = Eigen::Map<const Mat<T>>;
+template <typename T>
+using MMap = Eigen::Map<Mat<T>>;
+template <typename T>
+using CVecMap = Eigen::Map<const Vec<T>>;
+
+enum class Tile { Skip, Full, Masked };
+
+// Smallest and largest position in each chunk, so a tile is classified in
+// O(1), and whether the chunk's positions ascend (every layout's shards do:
+// ring, striped, both zigzag halves), which lets the mask work on row suffixes.
+struct ChunkBounds {
+  std::vector<std::int64_t> lo, hi;
+  std::vector<char> ascending;
+};
+
+ChunkBounds chunk_bounds(const std::vector<std::int64_t>& pos, std::int64_t chunk) {
+  ChunkBounds b;
+  const auto n = static_cast<std::int64_t>(pos.size());
+  for (std::int64_t s = 0; s < n; s += chunk) {
+    std::int64_t lo = pos[s], hi = pos[s];
+    bool asc = true;
+    for (std::int64_t i = s; i < std::min(n, s + chunk); ++i) {
+      lo = std::min(lo, pos[i]);
+      hi = std::max(hi, pos[i]);
+      if (i > s && pos[i] < pos[i - 1]) asc = false;
+    }
+    b.lo.push_back(lo);
+    b.hi.push_back(hi);
+    b.ascending.push_back(asc);
+  }
+  return b;
+}
+
+Tile classify(bool causal, const ChunkBounds& q, std::size_t qi, const ChunkBounds& k,
+              std::size_t kj) {
+  if (!causal || k.hi[kj] <= q.lo[qi]) return Tile::Full;
+  if (k.lo[kj] > q.hi[qi]) return Tile::Skip;
+  return Tile::Masked;
+}
+
+// The causal mask of one tile: for each query row, which keys are visible.
+// With ascending key positions the visible keys of a row are a prefix, found
+// by binary search, and the masked ones a suffix set in one vectorised fill;
+// otherwise (arbitrary positions, tests only) element by element.
+class TileMask {
+ public:
+  TileMask(const std::int64_t* qp, const std::int64_t* kp, Eigen::Index rows, Eigen::Index cols,
+           bool k_ascending)
+      : qp_(qp), kp_(kp), cols_(cols), ascending_(k_ascending) {
+    if (!ascending_) return;
+    visible_.resize(static_cast<std::size_t>(rows));
+    for (Eigen::Index r = 0; r < rows; ++r)
+      visible_[static_cast<std::size_t>(r)] = std::upper_bound(kp, kp + cols, qp[r]) - kp;
+  }
+
+  // Sets the masked scores to -inf, so they cannot raise a row's maximum;
+  // returns the pairs kept.
+  template <typename T>
+  std::uint64_t mask_scores(Mat<T>& s) const {
+    return apply(s, -std::numeric_limits<T>::infinity());
+  }
+
+  // P = exp(S - shift) row by row, with masked entries exactly 0. Eigen's
+  // vectorised exp clamps its argument (about -88 for float, -709 for double),
+  // so exp(-inf) would come out as a subnormal ~1e-39 / ~1e-308 rather than 0:
+  // slow on many CPUs, and a row with no visible key would average its masked
+  // values. With ascending keys only the visible prefix is exponentiated.
+  template <typename T, typename Shift>
+  void exp_rows(Mat<T>& s, const Shift& shift) const {
+    for (Eigen::Index r = 0; r < s.rows(); ++r) {
+      if (ascending_) {
+        const auto vis = visible_[static_cast<std::size_t>(r)];
+        s.row(r).head(vis).array() = (s.row(r).head(vis).array() - shift(r)).exp();
+        s.row(r).tail(cols_ - vis).setZero();
+      } else {
+        s.row(r).array() = (s.row(r).array() - shift(r)).exp();
+      }
+    }
+    if (!ascending_) apply(s, T(0));
+  }
+
+ private:
+  template <typename T>
+  std::uint64_t apply(Mat<T>& s, T value) const {
+    std::uint64_t kept = 0;
+    for (Eigen::Index r = 0; r < s.rows(); ++r) {
+      if (ascending_) {
+        const auto vis = visible_[static_cast<std::size_t>(r)];
+        s.row(r).tail(cols_ - vis).setConstant(value);
+        kept += static_cast<std::uint64_t>(vis);
+        continue;
+      }
+      T* row = s.row(r).data();
+      for (Eigen::Index c = 0; c < cols_; ++c) {
+        if (kp_[c] > qp_[r])
+          row[c] = value;
+        else
+          ++kept;
+      }
+    }
+    return kept;
+  }
+
+  const std::int64_t* qp_;
+  const std::int64_t* kp_;
+  Eigen::Index cols_;
+  bool ascending_;
+  std::vector<Eigen::Index> visible_;
+};
+
+void check_shapes(int qh, int kh, int vh, std::int64_t kt, std::int64_t vt, int qd, int kd,
+                  int vd) {
+  if (kh <= 0 || qh % kh != 0) throw std::invalid_argument("blockwise: kv heads must divide heads");
+  if (kh != vh || kt != vt || qd != kd || kd != vd)
+    throw std::invalid_argument("blockwise: q, k, v shapes do not match");
+}
+
+std::vector<std::int64_t> or_iota(const std::vector<std::int64_t>& p, std::int64_t n) {
+  if (p.empty()) return iota_positions(n);
+  if (static_cast<std::int64_t>(p.size()) != n)
+    throw std::invalid_argument("blockwise: positions do not match the sequence length");
+  return p;
+}
+
+}  // namespace
+
+// Tile buffers, kept per thread across calls: a ring step is one short call,
+// and fresh tile-sized allocations each time cost page faults comparable to
+// the step's arithmetic at small blocks.
+template <typename T>
+struct FwdScratch {
+  Mat<T> qs, s, acc;
+  Vec<T> m, l, mnew, ms, alpha;
+};
+
+template <typename T>
+void blockwise_forward_into(const HeadTensor<T>& q, const HeadTensor<T>& k, const HeadTensor<T>& v,
+                            const std::vector<std::int64_t>& q_pos_in,
+                            const std::vector<std::int64_t>& k_pos_in, const BlockOpts& opts,
+                            FwdResult<T>& out) {
+  check_shapes(q.heads, k.heads, v.heads, k.tokens, v.tokens, q.dim, k.dim, v.dim);
+  constexpr T kNegInf = -std::numeric_limits<T>::infinity();
+  const std::int64_t sq = q.tokens, sk = k.tokens;
+  const int d = q.dim, group = q.heads / k.heads;
+  const auto qc = std::max<std::int64_t>(1, opts.q_chunk),
+             kc = std::max<std::int64_t>(1, opts.k_chunk);
+  const auto q_pos = or_iota(q_pos_in, sq), k_pos = or_iota(k_pos_in, sk);
+  const auto qb = chunk_bounds(q_pos, qc), kb = chunk_bounds(k_pos, kc);
+  const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(d)));
+
+  // Every row of O and LSE is written below, so reused storage needs no clearing.
+  out.o.heads = q.heads;
+  out.o.tokens = sq;
+  out.o.dim = d;
+  out.o.data.resize(static_cast<std::size_t>(q.heads) * sq * d);
+  out.lse.resize(static_cast<std::size_t>(q.heads) * sq);
+  out.entries = 0;
+  thread_local FwdScratch<T> w;
+  for (int h = 0; h < q.heads; ++h) {
+    const int hk = h / group;
+    const CMap<T> Q(q.head(h), sq, d), K(k.head(hk), sk, d), V(v.head(hk), sk, d);
+    MMap<T> O(out.o.head(h), sq, d);
+    for (std::int64_t i0 = 0, ci = 0; i0 < sq; i0 += qc, ++ci) {
+      const auto qn = std::min(qc, sq - i0);
+      w.qs = Q.middleRows(i0, qn) * scale;  // scale once per query row, not per score
+      w.m.setConstant(qn, kNegInf);
+      w.l.setZero(qn);
+      w.acc.setZero(qn, d);
+      for (std::int64_t j0 = 0, cj = 0; j0 < sk; j0 += kc, ++cj) {
+        const auto tile = classify(opts.causal, qb, static_cast<std::size_t>(ci), kb,
+                                   static_cast<std::size_t>(cj));
+        if (tile == Tile::Skip) continue;
+        const auto kn = std::min(kc, sk - j0);
+        w.s.resize(qn, kn);
+        w.s.noalias() = w.qs * K.middleRows(j0, kn).transpose();
+        std::optional<TileMask> mask;
+        if (tile == Tile::Masked) {
+          mask.emplace(&q_pos[i0], &k_pos[j0], qn, kn, kb.ascending[static_cast<std::size_t>(cj)]);
+          out.entries += mask->mask_scores(w.s);
+        } else {
+          out.entries += static_cast<std::uint64_t>(qn * kn);
+        }
+        // Online softmax: rescale what has been accumulated by exp(m_old - m_new).
+        w.mnew = w.m.cwiseMax(w.s.rowwise().maxCoeff());
+        // A row masked so far has m = -inf; subtracting 0 keeps exp(-inf) = 0
+        // instead of exp(-inf - -inf) = NaN.
+        w.ms = (w.mnew.array() == kNegInf).select(Vec<T>::Zero(qn), w.mnew);
+        // exp(-inf) is not exactly 0 in Eigen's vectorised exp (see TileMask).
+        w.alpha = (w.m.array() == kNegInf).select(Vec<T>::Zero(qn), (w.m - w.ms).array().exp());
+        // Row by row: a contiguous row minus a scalar vectorises (exp included);
+        // Eigen's colwise broadcast over a row-major tile falls back to scalar expf.
+        if (mask) {
+          mask->exp_rows(w.s, w.ms);
+        } else {
+          for (Eigen::Index r = 0; r < qn; ++r)
+            w.s.row(r).array() = (w.s.row(r).array() - w.ms(r)).exp();
+        }
+        for (Eigen::Index r = 0; r < qn; ++r) w.acc.row(r) *= w.alpha(r);
+        w.l = w.alpha.cwiseProduct(w.l) + w.s.rowwise().sum();
+        w.acc.noalias() += w.s * V.middleRows(j0, kn);
+        w.m = w.mnew;
+      }
+      T* lse = &out.lse[static_cast<std::size_t>(h) * sq + i0];
+      for (std::int64_t r = 0; r < qn; ++r) {
+        if (w.l(r) > 0) {
+          O.row(i0 + r) = w.acc.row(r) / w.l(r);
+          lse[r] = w.m(r) + std::log(w.l(r));
+        } else {  // every key masked
+          O.row(i0 + r).setZero();
+          lse[r] = kNegInf;
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+FwdResult<T> blockwise_forward(const HeadTensor<T>& q, const HeadTensor<T>& k,
+                               const HeadTensor<T>& v, const std::vector<std::int64_t>& q_pos,
+                               const std::vector<std::int64_t>& k_pos, const BlockOpts& opts) {
+  FwdResult<T> out;
+  blockwise_forward_into(q, k, v, q_pos, k_pos, opts, out);
+  return out;
+}
+
+template <typename T>
+std::vector<T> softmax_delta(const HeadTensor<T>& o, const HeadTensor<T>& d_o) {
+  if (o.heads != d_o.heads || o.tokens != d_o.tokens || o.dim != d_o.dim)
+    throw std::invalid_argument("softmax_delta: O and dO shapes differ");
+  std::vector<T> delta(static_cast<std::size_t>(o.heads) * o.tokens);
+  for (int h = 0; h < o.heads; ++h) {
+    const CMap<T> O(o.head(h), o.tokens, o.dim), dO(d_o.head(h), o.tokens, o.dim);
+    Eigen::Map<Vec<T>>(&delta[static_cast<std::size_t>(h) * o.tokens], o.tokens) =
+        (O.array() * dO.array()).rowwise().sum();
+  }
+  return delta;
+}
+
+template <typename T>
+struct BwdScratch {
+  std::vector<Mat<T>> qs;  // the group's query heads, pre-scaled
+  Mat<T> p, dp, dkj, dvj;
+};
+
+template <typename T>
+std::uint64_t blockwise_backward_accumulate(const HeadTensor<T>& q, const HeadTensor<T>& k,
+                                            const HeadTensor<T>& v, const HeadTensor<T>& d_o,
+                                            const std::vector<T>& lse, const std::vector<T>& delta,
+                                            const std::vector<std::int64_t>& q_pos_in,
+                                            const std::vector<std::int64_t>& k_pos_in,
+                                            const BlockOpts& opts, HeadTensor<T>& dq,
+                                            HeadTensor<T>& dk, HeadTensor<T>& dv) {
+  check_shapes(q.heads, k.heads, v.heads, k.tokens, v.tokens, q.dim, k.dim, v.dim);
+  const std::int64_t sq = q.tokens, sk = k.tokens;
+  const int d = q.dim, group = q.heads / k.heads;
+  if (d_o.size() != q.size() || dq.size() != q.size() || dk.size() != k.size() ||
+      dv.size() != v.size() || lse.size() != static_cast<std::size_t>(q.heads) * sq ||
+      delta.size() != lse.size())
+    throw std::invalid_argument("blockwise backward: buffer sizes do not match q, k, v");
+  constexpr T kNegInf = -std::numeric_limits<T>::infinity();
+  const auto qc = std::max<std::int64_t>(1, opts.q_chunk),
+             kc = std::max<std::int64_t>(1, opts.k_chunk);
+  const auto q_pos = or_iota(q_pos_in, sq), k_pos = or_iota(k_pos_in, sk);
+  const auto qb = chunk_bounds(q_pos, qc), kb = chunk_bounds(k_pos, kc);
+  const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(d)));
+
+  // A query whose every key is masked has LSE -inf and all its scores -inf;
+  // using 0 there makes P = exp(-inf - 0) = 0 rather than NaN.
+  std::vector<T> lse_safe(lse);
+  for (auto& x : lse_safe)
+    if (x == kNegInf) x = 0;
+
+  std::uint64_t entries = 0;
+  thread_local BwdScratch<T> w;
+  auto& qs = w.qs;
+  auto& p = w.p;
+  auto& dp = w.dp;
+  auto& dkj = w.dkj;
+  auto& dvj = w.dvj;
+  qs.resize(static_cast<std::size_t>(group));
+  for (int hk = 0; hk < k.heads; ++hk) {
+    const CMap<T> K(k.head(hk), sk, d), V(v.head(hk), sk, d);
+    MMap<T> dK(dk.head(hk), sk, d), dV(dv.head(hk), sk, d);
+    for (int g = 0; g < group; ++g)
+      qs[static_cast<std::size_t>(g)] = CMap<T>(q.head(hk * group + g), sq, d) * scale;
+    // FlashAttention-2 order: key chunks outside, so dK/dV of a chunk build up
+    // in a small tile and are written once.
+    for (std::int64_t j0 = 0, cj = 0; j0 < sk; j0 += kc, ++cj) {
+      const auto kn = std::min(kc, sk - j0);
+      const auto Kj = K.middleRows(j0, kn);
+      const auto Vj = V.middleRows(j0, kn);
+      dkj.setZero(kn, d);
+      dvj.setZero(kn, d);
+      for (int g = 0; g < group; ++g) {
+        const int h = hk * group + g;
+        const CMap<T> Q(q.head(h), sq, d), dO(d_o.head(h), sq, d);
+        MMap<T> dQ(dq.head(h), sq, d);
+        for (std::int64_t i0 = 0, ci = 0; i0 < sq; i0 += qc, ++ci) {
+          const auto tile = classify(opts.causal, qb, static_cast<std::size_t>(ci), kb,
+                                     static_cast<std::size_t>(cj));
+          if (tile == Tile::Skip) continue;
+          const auto qn = std::min(qc, sq - i0);
+          const CVecMap<T> L(&lse_safe[static_cast<std::size_t>(h) * sq + i0], qn);
+          const CVecMap<T> D(&delta[static_cast<std::size_t>(h) * sq + i0], qn);
+          const auto dOi = dO.middleRows(i0, qn);
+          p.resize(qn, kn);
+          p.noalias() = qs[static_cast<std::size_t>(g)].middleRows(i0, qn) * Kj.transpose();
+          std::optional<TileMask> mask;
+          if (tile == Tile::Masked) {
+            mask.emplace(&q_pos[i0], &k_pos[j0], qn, kn,
+                         kb.ascending[static_cast<std::size_t>(cj)]);
+            entries += mask->mask_scores(p);
+          } else {
+            entries += static_cast<std::uint64_t>(qn * kn);
+          }
+          if (mask) {  // P = exp(S - LSE), row by row to vectorise
+            mask->exp_rows(p, L);
+          } else {
+            for (Eigen::Index r = 0; r < qn; ++r)
+              p.row(r).array() = (p.row(r).array() - L(r)).exp();
+          }
+          dvj.noalias() += p.transpose() * dOi;  // dV += P^T dO
+          dp.resize(qn, kn);
+          dp.noalias() = dOi * Vj.transpose();  // dP = dO V^T
+          // dS = P * (dP - D), with the softmax scale folded in once here.
+          for (Eigen::Index r = 0; r < qn; ++r)
+            dp.row(r).array() = p.row(r).array() * (dp.row(r).array() - D(r)) * scale;
+          dQ.middleRows(i0, qn).noalias() += dp * Kj;              // dQ += dS K
+          dkj.noalias() += dp.transpose() * Q.middleRows(i0, qn);  // dK += dS^T Q
+        }
+      }
+      dK.middleRows(j0, kn) += dkj;
+      dV.middleRows(j0, kn) += dvj;
+    }
+  }
+  return entries;
+}
+
+template <typename T>
+Grads<T> blockwise_backward(const HeadTensor<T>& q, const HeadTensor<T>& k, const HeadTensor<T>& v,
+                            const HeadTensor<T>& o, const std::vector<T>& lse,
+                            const HeadTensor<T>& d_o, const std::vector<std::int64_t>& q_pos,
+                            const std::vector<std::int64_t>& k_pos, const BlockOpts& opts) {
+  Grads<T> g;
+  g.dq = HeadTensor<T>(q.heads, q.tokens, q.dim);
+  g.dk = HeadTensor<T>(k.heads, k.tokens, k.dim);
+  g.dv = HeadTensor<T>(v.heads, v.tokens, v.dim);
+  const auto delta = softmax_delta(o, d_o);
+  g.entries =
+      blockwise_backward_accumulate(q, k, v, d_o, lse, delta, q_pos, k_pos, opts, g.dq, g.dk, g.dv);
+  return g;
+}
+
+#define RINGSIM_INSTANTIATE(T)                                                                    \
+  template void blockwise_forward_into(const HeadTensor<T>&, const HeadTensor<T>&,                \
+                                       const HeadTensor<T>&, const std::vector<std::int64_t>&,    \
+                                       const std::vector<std::int64_t>&, const BlockOpts&,        \
+                                       FwdResult<T>&);                                            \
+  template FwdResult<T> blockwise_forward(const HeadTensor<T>&, const HeadTensor<T>&,             \
+                                          const HeadTensor<T>&, const std::vector<std::int64_t>&, \
+                                          const std::vector<std::int64_t>&, const BlockOpts&);    \
+  template std::vector<T> softmax_delta(const HeadTensor<T>&, const HeadTensor<T>&);              \
+  template std::uint64_t blockwise_backward_accumulate(                                           \
+      const HeadTensor<T>&, const HeadTensor<T>&, const HeadTensor<T>&, const HeadTensor<T>&,     \
+      const std::vector<T>&, const std::vector<T>&, const std::vector<std::int64_t>&,             \
+      const std::vector<std::int64_t>&, const BlockOpts&, HeadTensor<T>&, HeadTensor<T>&,         \
+      HeadTensor<T>&);                                                                            \
+  template Grads<T> blockwise_backward(                                                           \
+      const HeadTensor<T>&, const HeadTensor<T>&, const HeadTensor<T>&, const HeadTensor<T>&,     \
+      const std::vector<T>&, const HeadTensor<T>&, const std::vector<std::int64_t>&,              \
+      const std::vector<std::int64_t>&, const BlockOpts&);
+RINGSIM_INSTANTIATE(float)
+RINGSIM_INSTANTIATE(double)
+#undef RINGSIM_INSTANTIATE
+
+}  // namespace ringsim::kernels

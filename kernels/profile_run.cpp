@@ -1,0 +1,264 @@
+#include "kernels/profile_run.hpp"
+
+#include <fmt/format.h>
+#include <time.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "kernels/blockwise.hpp"
+#include "kernels/inputs.hpp"
+#include "models/errors.hpp"
+
+#ifdef RINGSIM_HAVE_CUDA
+#include "kernels/cuda/attention.hpp"
+#endif
+
+namespace ringsim::kernels {
+
+namespace {
+
+// Thread CPU time, not wall time: the kernel is one thread, so on an idle
+// machine the two agree, and on a shared one (CI, a busy workstation) CPU time
+// leaves out the time other processes held the core.
+double thread_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Timing {
+  double median_s = 0, min_s = 0, max_s = 0, wall_median_s = 0;
+  int repeats = 0;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const auto n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+template <typename F>
+Timing time_calls(F&& call, int warmup, int repeats, double budget_s) {
+  for (int i = 0; i < warmup; ++i) call();
+  std::vector<double> cpu, wall;
+  double spent = 0;
+  for (int i = 0; i < repeats; ++i) {
+    const double w0 = wall_seconds(), c0 = thread_seconds();
+    call();
+    const double c1 = thread_seconds(), w1 = wall_seconds();
+    cpu.push_back(c1 - c0);
+    wall.push_back(w1 - w0);
+    spent += c1 - c0;
+    if (spent > budget_s && cpu.size() >= 3) break;
+  }
+  Timing t;
+  t.median_s = median(cpu);
+  t.min_s = *std::min_element(cpu.begin(), cpu.end());
+  t.max_s = *std::max_element(cpu.begin(), cpu.end());
+  t.wall_median_s = median(wall);
+  t.repeats = static_cast<int>(cpu.size());
+  return t;
+}
+
+template <typename T>
+HeadTensor<T> random_tensor(int heads, std::int64_t tokens, int dim, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const auto v = normal_values(static_cast<std::size_t>(heads) * tokens * dim, rng,
+                               sizeof(T) == 4 ? NpyDType::F32 : NpyDType::F64);
+  HeadTensor<T> t(heads, tokens, dim);
+  for (std::size_t i = 0; i < v.size(); ++i) t.data[i] = static_cast<T>(v[i]);
+  return t;
+}
+
+struct Point {
+  std::string kernel, dtype, mask;
+  int head_dim = 0, heads = 0;
+  std::int64_t block = 0;
+  std::uint64_t entries = 0;
+  Timing time;
+};
+
+template <typename T>
+void sweep(const CpuProfileOptions& opt, const std::string& dtype, std::int64_t max_block,
+           std::vector<Point>& points, const std::function<void(const std::string&)>& progress) {
+  for (int d : opt.head_dims)
+    for (auto block : opt.blocks) {
+      if (block > max_block) continue;
+      const auto q = random_tensor<T>(opt.heads, block, d, 1),
+                 k = random_tensor<T>(opt.heads, block, d, 2),
+                 v = random_tensor<T>(opt.heads, block, d, 3),
+                 d_o = random_tensor<T>(opt.heads, block, d, 4);
+      for (bool causal : {false, true}) {
+        BlockOpts bo;
+        bo.causal = causal;
+        const FwdResult<T> f = blockwise_forward(q, k, v, {}, {}, bo);
+        auto add = [&](const char* kernel, const Timing& t) {
+          Point p{kernel,    dtype, causal ? "causal_diagonal" : "full", d, opt.heads, block,
+                  f.entries, t};
+          points.push_back(p);
+          if (progress) {
+            const double flops =
+                4.0 * d * static_cast<double>(p.entries) * (kernel[0] == 'b' ? 2.5 : 1.0);
+            progress(fmt::format("{} {} d={} block={} {}: {:.3f} ms ({:.1f} GFLOP/s, {} repeats)",
+                                 kernel, dtype, d, block, p.mask, t.median_s * 1e3,
+                                 flops / t.median_s * 1e-9, t.repeats));
+          }
+        };
+        FwdResult<T> scratch;
+        add("fwd", time_calls([&] { blockwise_forward_into(q, k, v, {}, {}, bo, scratch); },
+                              opt.warmup, opt.repeats, opt.point_budget_s));
+        if (opt.backward)
+          add("bwd", time_calls([&] { blockwise_backward(q, k, v, f.o, f.lse, d_o, {}, {}, bo); },
+                                opt.warmup, opt.repeats, opt.point_budget_s));
+      }
+    }
+}
+
+std::string cpuinfo_field(const std::string& key) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key, 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    auto v = line.substr(colon + 1);
+    v.erase(0, v.find_first_not_of(" \t"));
+    v.erase(v.find_last_not_of(" \t") + 1);
+    return v;
+  }
+  return "";
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+std::string cpu_model_name() {
+  const auto m = cpuinfo_field("model name");
+  return m.empty() ? "unknown CPU" : m;
+}
+
+std::string short_name(const std::string& model) {
+  std::string s;
+  for (char c : model) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (!s.empty() && s.back() != '-')
+      s += '-';
+  }
+  while (!s.empty() && s.back() == '-') s.pop_back();
+  return s.empty() ? "cpu" : s;
+}
+
+std::string cpu_profile_json(const CpuProfileOptions& in,
+                             const std::function<void(const std::string&)>& progress) {
+  CpuProfileOptions opt = in;
+  if (opt.blocks.empty())
+    for (std::int64_t b = 128; b <= (opt.quick ? 2048 : 16384); b *= 2) opt.blocks.push_back(b);
+  if (opt.dtypes.empty()) opt.dtypes = {"fp32", "fp64"};
+  if (opt.fp64_max_block == 0) opt.fp64_max_block = opt.quick ? 512 : 4096;
+  if (opt.quick) opt.repeats = std::min(opt.repeats, 3);
+  if (opt.heads < 1 || opt.repeats < 1 || opt.warmup < 0)
+    throw InputError("profile: heads and repeats must be at least 1");
+  for (auto b : opt.blocks)
+    if (b < 1 || b > (1 << 16))
+      throw InputError(fmt::format("--blocks: each block must be in 1..65536, got {}", b));
+  for (int d : opt.head_dims)
+    if (d < 1 || d > 1024)
+      throw InputError(fmt::format("--head-dims: each head dim must be in 1..1024, got {}", d));
+  for (const auto& t : opt.dtypes)
+    if (t != "fp32" && t != "fp64")
+      throw InputError("--dtypes: the CPU kernels run fp32 or fp64, got " + t);
+
+  Eigen::setNbThreads(1);
+  std::vector<Point> points;
+  for (const auto& t : opt.dtypes) {
+    if (t == "fp32")
+      sweep<float>(opt, t, INT64_MAX, points, progress);
+    else
+      sweep<double>(opt, t, opt.fp64_max_block, points, progress);
+  }
+
+  nlohmann::json pts = nlohmann::json::array();
+  for (const auto& p : points) {
+    const double flops =
+        4.0 * p.head_dim * static_cast<double>(p.entries) * (p.kernel == "bwd" ? 2.5 : 1.0);
+    pts.push_back({{"kernel", p.kernel},
+                   {"dtype", p.dtype},
+                   {"head_dim", p.head_dim},
+                   {"block", p.block},
+                   {"mask", p.mask},
+                   {"median_s", p.time.median_s},
+                   {"min_s", p.time.min_s},
+                   {"max_s", p.time.max_s},
+                   {"repeats", p.time.repeats},
+                   {"entries", p.entries},
+                   {"heads", p.heads},
+                   {"wall_median_s", p.time.wall_median_s},
+                   {"gflops", flops / p.time.median_s * 1e-9}});
+  }
+  const BlockOpts tiles;
+  nlohmann::json j = {
+      {"schema", "ringsim-profile-1"},
+      {"device",
+       {{"kind", "cpu"},
+        {"name", cpu_model_name()},
+        {"driver", fmt::format("Eigen {}.{}.{} ({}), {}", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
+                               EIGEN_MINOR_VERSION, Eigen::SimdInstructionSetsInUse(),
+#ifdef __VERSION__
+                               std::string("gcc/clang ") + __VERSION__
+#else
+                               std::string("unknown compiler")
+#endif
+                               )},
+        {"clock_mhz", cpuinfo_field("cpu MHz")},
+        {"logical_cpus", std::thread::hardware_concurrency()},
+        {"threads", 1}}},
+      {"date", utc_now()},
+      {"kernel_version", std::string(kBlockwiseKernelVersion)},
+      {"tool_version", opt.tool_version.empty() ? "ringsim" : "ringsim " + opt.tool_version},
+      {"tiles", fmt::format("{}x{}", tiles.q_chunk, tiles.k_chunk)},
+      {"method",
+       "thread CPU time of each call after warm-up; median, min and max over the repeats; "
+       "unit-normal random inputs; one call = block x block x heads at positions 0..block-1; "
+       "gflops counts 4 d FLOPs per entry forward, 10 d backward"},
+      {"quick", opt.quick},
+      {"points", pts}};
+  return j.dump(1);
+}
+
+bool cuda_profile_available(std::string* why) {
+#ifdef RINGSIM_HAVE_CUDA
+  std::string reason;
+  if (cuda::device_count(&reason) > 0) return true;
+  if (why) *why = "no usable NVIDIA GPU (" + reason + ")";
+  return false;
+#else
+  if (why)
+    *why =
+        "this ringsim was built without CUDA (nvcc not found at configure time, or "
+        "-DRINGSIM_CUDA=OFF)";
+  return false;
+#endif
+}
+
+}  // namespace ringsim::kernels

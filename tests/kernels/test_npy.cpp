@@ -1,0 +1,247 @@
+// .npy reading and writing: round trips, the float16 conversion, every
+// malformed-file case (one InputError naming the file), and a mutation fuzz.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <random>
+
+#include "helpers.hpp"
+#include "kernels/npy.hpp"
+#include "models/errors.hpp"
+
+namespace ringsim::kernels {
+namespace {
+
+using testing::temp_path;
+
+// A hand-built file, so the malformed cases do not depend on encode_npy.
+std::string npy_bytes(const std::string& dict, const std::string& data, int major = 1,
+                      int minor = 0) {
+  std::string h = dict + "\n";
+  std::string out("\x93NUMPY", 6);
+  out += static_cast<char>(major);
+  out += static_cast<char>(minor);
+  if (major == 1) {
+    out += static_cast<char>(h.size() & 0xff);
+    out += static_cast<char>(h.size() >> 8);
+  } else {
+    for (int b = 0; b < 4; ++b) out += static_cast<char>((h.size() >> (8 * b)) & 0xff);
+  }
+  return out + h + data;
+}
+
+std::string f32_data(std::vector<float> v) {
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+}
+
+const std::string kDict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1, 2), }";
+
+// Expects an InputError whose message starts with the label and contains `what`.
+void expect_bad(const std::string& bytes, const std::string& what, int rank = 3) {
+  try {
+    parse_npy(bytes, "--q q.npy", rank);
+    ADD_FAILURE() << "accepted a file that should fail with: " << what;
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind("--q q.npy: ", 0), 0u) << msg;
+    EXPECT_NE(msg.find(what), std::string::npos) << "message: " << msg << "\nwanted: " << what;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << "not one line: " << msg;
+  }
+}
+
+TEST(Npy, RoundTripEveryDtype) {
+  const std::vector<std::int64_t> shape{3, 2, 5};
+  auto vals = testing::randn(30, 1);
+  for (auto t : {NpyDType::F16, NpyDType::F32, NpyDType::F64}) {
+    const auto bytes = encode_npy(shape, t, vals);
+    EXPECT_EQ((bytes.size() - 30 * static_cast<std::size_t>(npy_item_bytes(t))) % 64, 0u)
+        << "data should start on a 64-byte boundary";
+    const auto a = parse_npy(bytes, "x", 3);
+    EXPECT_EQ(a.shape, shape);
+    EXPECT_EQ(a.dtype, t);
+    ASSERT_EQ(a.data.size(), vals.size());
+    for (std::size_t i = 0; i < vals.size(); ++i) {
+      const double want = t == NpyDType::F16   ? half_to_double(double_to_half(vals[i]))
+                          : t == NpyDType::F32 ? static_cast<float>(vals[i])
+                                               : vals[i];
+      EXPECT_EQ(a.data[i], want) << i;
+    }
+  }
+}
+
+TEST(Npy, FileRoundTripAndRanks) {
+  const auto path = temp_path("rt.npy");
+  write_npy(path, "--out " + path, {4, 3}, NpyDType::F64, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  const auto a = read_npy(path, "x");
+  EXPECT_EQ(a.shape, (std::vector<std::int64_t>{4, 3}));
+  EXPECT_EQ(a.data[11], 12.0);
+  // One-dimensional shapes carry Python's trailing comma: "(5,)".
+  const auto b = encode_npy({5}, NpyDType::F32, {1, 2, 3, 4, 5});
+  EXPECT_NE(b.find("(5,)"), std::string::npos);
+  EXPECT_EQ(parse_npy(b, "x").shape, (std::vector<std::int64_t>{5}));
+}
+
+TEST(Npy, HalfConversionKnownValues) {
+  EXPECT_EQ(double_to_half(1.0), 0x3c00);
+  EXPECT_EQ(double_to_half(-2.0), 0xc000);
+  EXPECT_EQ(double_to_half(65504.0), 0x7bff);                     // largest finite half
+  EXPECT_EQ(double_to_half(65519.0), 0x7bff);                     // below the halfway point
+  EXPECT_EQ(double_to_half(65520.0), 0x7c00);                     // halfway: ties to even = inf
+  EXPECT_EQ(double_to_half(std::ldexp(1.0, -24)), 0x0001);        // smallest subnormal
+  EXPECT_EQ(double_to_half(std::ldexp(1.0, -25)), 0x0000);        // tie between 0 and 2^-24: even
+  EXPECT_EQ(double_to_half(std::ldexp(3.0, -25)), 0x0002);        // 1.5 units: tie, to even (2)
+  EXPECT_EQ(double_to_half(1.0 + std::ldexp(1.0, -11)), 0x3c00);  // tie, to even
+  EXPECT_EQ(double_to_half(1.0 + std::ldexp(3.0, -11)), 0x3c02);  // tie, to even (up)
+  EXPECT_EQ(double_to_half(std::ldexp(1023.0, -24)), 0x03ff);     // largest subnormal
+  EXPECT_EQ(double_to_half(std::ldexp(2047.0, -25)), 0x0400);     // rounds up into the normals
+  EXPECT_EQ(double_to_half(-0.0), 0x8000);
+  EXPECT_EQ(double_to_half(std::numeric_limits<double>::quiet_NaN()) & 0x7c00, 0x7c00);
+  EXPECT_EQ(half_to_double(0x3555), 0.333251953125);
+  EXPECT_TRUE(std::isinf(half_to_double(0xfc00)));
+  EXPECT_TRUE(std::isnan(half_to_double(0x7e00)));
+}
+
+TEST(Npy, HalfConversionRoundTripsEveryPattern) {
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {
+    const double d = half_to_double(static_cast<std::uint16_t>(h));
+    if (std::isnan(d)) continue;
+    ASSERT_EQ(double_to_half(d), h) << std::hex << h;
+  }
+}
+
+TEST(Npy, AcceptsWhatPythonWrites) {
+  const auto data = f32_data({1, 2, 3, 4});
+  // Version 2.0 and 3.0 headers, double quotes, other key order, no trailing comma.
+  for (int major : {1, 2, 3}) {
+    const auto a = parse_npy(npy_bytes(kDict, data, major), "x", 3);
+    EXPECT_EQ(a.data[3], 4.0);
+  }
+  const auto b = parse_npy(
+      npy_bytes("{\"shape\": (2,1,2), \"fortran_order\": False, \"descr\": \"<f4\"}   ", data), "x",
+      3);
+  EXPECT_EQ(b.shape, (std::vector<std::int64_t>{2, 1, 2}));
+}
+
+TEST(Npy, RejectsEveryMalformedFile) {
+  const auto data = f32_data({1, 2, 3, 4});
+  expect_bad("hello, world: this is a text file", "not a .npy file");
+  expect_bad("\x93NUM", "not a .npy file");
+  expect_bad(npy_bytes(kDict, data, 4), "unsupported .npy format version 4.0");
+  expect_bad(npy_bytes(kDict, data, 1, 1), "version 1.1");
+  auto cut = npy_bytes(kDict, data);
+  cut.resize(20);
+  expect_bad(cut, "truncated .npy header");
+  expect_bad(std::string("\x93NUMPY\x02\x00\x01\x00\x00", 11), "truncated .npy header");
+  auto huge = npy_bytes(kDict, data, 2);
+  huge[10] = '\x7f';  // header length ~2^30: rejected before anything is read
+  expect_bad(huge, "implausible");
+  expect_bad(npy_bytes("['descr', '<f4']", data), "bad .npy header: expected '{'");
+  expect_bad(npy_bytes("{'descr': '<f4', 'shape': (2, 1, 2)}", data), "needs the keys");
+  expect_bad(
+      npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1, 2), 'x': 1}", data),
+      "unexpected key 'x'");
+  expect_bad(
+      npy_bytes("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (4,)}", data),
+      "appears twice");
+  expect_bad(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1, 2), } junk", data),
+             "unexpected text");
+  expect_bad(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1, 2", data),
+             "in 'shape'");
+  expect_bad(npy_bytes("{'descr': '<f4, 'fortran_order': False, 'shape': (2, 1, 2)}", data),
+             "bad .npy header");
+  expect_bad(npy_bytes("{'descr': '<i4', 'fortran_order': False, 'shape': (2, 1, 2), }", data),
+             "unsupported dtype '<i4'");
+  expect_bad(npy_bytes("{'descr': '<c8', 'fortran_order': False, 'shape': (2, 1, 2), }", data),
+             "unsupported dtype");
+  expect_bad(npy_bytes("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 1, 2), }", data),
+             "big-endian");
+  expect_bad(npy_bytes("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }", data),
+             "structured dtypes");
+  expect_bad(npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 1, 2), }", data),
+             "fortran_order is True");
+  expect_bad(npy_bytes("{'descr': '<f4', 'fortran_order': 0, 'shape': (2, 1, 2), }", data),
+             "True or False");
+  expect_bad(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': [2, 1, 2], }", data),
+             "expected '('");
+  expect_bad(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -1, 2), }", data),
+             "non-negative integers");
+  expect_bad(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", data),
+             "expected a 3-d array");
+  expect_bad(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 0, 2), }", ""),
+             "empty array");
+  expect_bad(
+      npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000, 100000), }",
+                data),
+      "more than 2^31 elements");
+  expect_bad(
+      npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999, 1, 1), }",
+                data),
+      "too large");
+  expect_bad(npy_bytes(kDict, data.substr(0, 10)), "truncated data");
+  expect_bad(npy_bytes(kDict, data + "xx"), "2 unexpected bytes");
+  expect_bad(npy_bytes(kDict, f32_data({1, std::numeric_limits<float>::quiet_NaN(), 3, 4})),
+             "value at [0, 0, 1] is NaN");
+  expect_bad(npy_bytes(kDict, f32_data({1, 2, 3, -std::numeric_limits<float>::infinity()})),
+             "value at [1, 0, 1] is -Inf");
+  expect_bad(npy_bytes("{'descr': '<f4',\x01 'fortran_order': False, 'shape': (2, 1, 2), }", data),
+             "control characters");
+  // float16 infinity is caught too (0x7c00).
+  expect_bad(npy_bytes("{'descr': '<f2', 'fortran_order': False, 'shape': (1, 1, 2), }",
+                       std::string("\x00\x3c\x00\x7c", 4)),
+             "is Inf");
+}
+
+TEST(Npy, FileErrorsNameTheFile) {
+  EXPECT_THROW(read_npy(temp_path("does-not-exist.npy"), "--k nope.npy"), InputError);
+  try {
+    read_npy(::testing::TempDir(), "--k dir");
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--k dir: not a regular file"), std::string::npos);
+  }
+  EXPECT_THROW(write_npy("/nonexistent-dir/x.npy", "--out x", {1}, NpyDType::F32, {1.0}),
+               InputError);
+}
+
+// Random byte flips, truncations and insertions of a valid file must either
+// parse or raise InputError: never crash, hang or throw anything else.
+TEST(Npy, MutationFuzzOnlyThrowsInputError) {
+  const auto good = encode_npy({3, 2, 4}, NpyDType::F16, testing::randn(24, 3));
+  std::mt19937_64 rng(7);
+  int parsed = 0, rejected = 0;
+  for (int it = 0; it < 3000; ++it) {
+    std::string b = good;
+    const int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      const auto pos = rng() % b.size();
+      switch (rng() % 4) {
+        case 0:
+          b[pos] = static_cast<char>(rng());
+          break;
+        case 1:
+          b.resize(pos);
+          break;
+        case 2:
+          b.insert(pos, 1, static_cast<char>(rng()));
+          break;
+        default:
+          b[pos % 128] = "0123456789(),' TF{}:"[rng() % 20];
+          break;
+      }
+      if (b.empty()) b = "x";
+    }
+    try {
+      parse_npy(b, "f", -1);
+      ++parsed;
+    } catch (const InputError&) {
+      ++rejected;
+    }
+  }
+  EXPECT_GT(rejected, 1000);  // the mutations do reach the checks
+}
+
+}  // namespace
+}  // namespace ringsim::kernels

@@ -1,0 +1,128 @@
+// `ringsim profile`: the CPU sweep writes what models/profile.cpp reads, the
+// CLI checks its flags, --device cuda explains itself without a GPU, and the
+// shipped CPU profile drives a ProfileModel.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "helpers.hpp"
+#include "kernels/profile_run.hpp"
+#include "models/errors.hpp"
+#include "models/profile.hpp"
+
+namespace ringsim::kernels {
+namespace {
+
+CpuProfileOptions tiny() {
+  CpuProfileOptions o;
+  o.blocks = {16, 32};
+  o.head_dims = {8};
+  o.dtypes = {"fp32", "fp64"};
+  o.repeats = 2;
+  o.warmup = 0;
+  return o;
+}
+
+TEST(Profile, CpuSweepIsReadableByTheModel) {
+  const auto doc = cpu_profile_json(tiny());
+  const auto p = parse_profile(doc, "test");
+  EXPECT_EQ(p.schema, "ringsim-profile-1");
+  EXPECT_EQ(p.device_kind, "cpu");
+  EXPECT_EQ(p.points.size(), 2u * 2 * 2 * 2);  // dtypes x blocks x masks x {fwd, bwd}
+  for (const auto& pt : p.points) {
+    const auto c = static_cast<std::uint64_t>(pt.block);
+    EXPECT_EQ(pt.entries, pt.mask == "full" ? c * c : c * (c + 1) / 2) << pt.block << pt.mask;
+    EXPECT_LE(pt.min_s, pt.median_s);
+    EXPECT_LE(pt.median_s, pt.max_s);
+    EXPECT_EQ(pt.repeats, 2);
+  }
+  const ProfileModel m(p, "fp32", "test");
+  EXPECT_GT(m.seconds(1000, 32, 8, false, false), 0);
+  EXPECT_GT(m.seconds(1000, 24, 8, true, true), 0);               // interpolated between 16 and 32
+  EXPECT_THROW(m.seconds(1000, 8, 8, false, false), InputError);  // below the profile
+}
+
+TEST(Profile, RejectsBadOptions) {
+  auto o = tiny();
+  o.dtypes = {"bf16"};
+  EXPECT_THROW(cpu_profile_json(o), InputError);
+  o = tiny();
+  o.blocks = {0};
+  EXPECT_THROW(cpu_profile_json(o), InputError);
+}
+
+TEST(Profile, ShortNames) {
+  EXPECT_EQ(short_name("AMD EPYC 7B13 64-Core Processor"), "amd-epyc-7b13-64-core-processor");
+  EXPECT_EQ(short_name("Intel(R) Xeon(R) CPU @ 2.20GHz"), "intel-r-xeon-r-cpu-2-20ghz");
+  EXPECT_EQ(short_name("  "), "cpu");
+}
+
+TEST(ProfileCli, WritesAProfile) {
+  const auto out = testing::temp_path("profile.json");
+  std::filesystem::remove(out);
+  const auto r =
+      testing::run_cli({"profile", "--device", "cpu", "--out", out, "--blocks", "16,32",
+                        "--head-dims", "8", "--dtypes", "fp32", "--repeats", "1", "--json"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["points"], 8);
+  EXPECT_EQ(read_profile(out).points.size(), 8u);
+}
+
+TEST(ProfileCli, BadInputsExitTwo) {
+  const std::vector<std::vector<std::string>> cases = {
+      {"profile"},  // no --out
+      {"profile", "--device", "tpu", "--out", "x.json"},
+      {"profile", "--out", testing::temp_path("p.json"), "--blocks", "0"},
+      {"profile", "--out", testing::temp_path("p.json"), "--blocks", "16", "--dtypes", "bf16"},
+      {"profile", "--out", testing::temp_path("p.json"), "--head-dims", "x"},
+      {"profile", "--out", "/nonexistent-dir/p.json"},
+  };
+  for (const auto& args : cases) {
+    const auto r = testing::run_cli(args);
+    EXPECT_EQ(r.code, 2) << args.back() << r.err;
+    EXPECT_EQ(r.err.rfind("ringsim: error: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+TEST(ProfileCli, CudaWithoutGpuSaysWhy) {
+  std::string why;
+  if (cuda_profile_available(&why))
+    GTEST_SKIP() << "a GPU is present; the CUDA profile is covered by tests/gpu";
+  const auto r =
+      testing::run_cli({"profile", "--device", "cuda", "--out", testing::temp_path("cuda.json")});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--device cuda: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+}
+
+// The profile shipped in models/profiles for a CPU like this one.
+TEST(Profile, ShippedCpuProfileDrivesTheModel) {
+  const std::filesystem::path dir =
+      std::filesystem::path(RINGSIM_SOURCE_DIR) / "models" / "profiles";
+  int found = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const auto name = e.path().filename().string();
+    if (name.rfind("cpu-", 0) != 0 || e.path().extension() != ".json") continue;
+    ++found;
+    const auto p = read_profile(e.path().string());
+    EXPECT_EQ(p.device_kind, "cpu") << name;
+    const ProfileModel m(p, "fp32", name);
+    for (int d : {64, 128})
+      for (bool bwd : {false, true})
+        for (bool diag : {false, true}) {
+          // Per-entry time at a block in the measured range, and beyond it (the largest block's
+          // rate).
+          const double t = m.seconds(1 << 20, 1024, d, bwd, diag);
+          EXPECT_GT(t, 0) << name;
+          EXPECT_GT(m.seconds(1 << 20, 1 << 20, d, bwd, diag), 0) << name;
+        }
+  }
+  EXPECT_GE(found, 1) << "no models/profiles/cpu-*.json";
+}
+
+}  // namespace
+}  // namespace ringsim::kernels
