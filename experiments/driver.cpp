@@ -1,0 +1,115 @@
+// Runs one experiment and writes its files; the report's frame (what was run,
+// checks, plot, files) is the same for every experiment.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+
+#include "experiments/child.hpp"
+#include "experiments/experiment.hpp"
+#include "experiments/markdown.hpp"
+#include "models/errors.hpp"
+
+namespace ringsim::exp {
+
+namespace fs = std::filesystem;
+
+void Output::check(const std::string& name, bool passed, const std::string& detail) {
+  checks.push_back({name, passed, detail});
+}
+
+bool RunRecord::all_passed() const {
+  for (const auto& c : checks)
+    if (!c.passed) return false;
+  return failed_points == 0;
+}
+
+namespace {
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary);
+  f << text;
+  if (!f) throw InputError(fmt::format("--out: cannot write {}", p.string()));
+}
+
+std::string frame(const Experiment& e, const Context& ctx, const Output& out,
+                  const RunRecord& rec) {
+  std::string r = fmt::format("# {}: {}\n\n{}\n\n", e.name, e.title, e.summary);
+  r += "## What was run\n\n";
+  r += fmt::format("- Command: `{}`\n", ctx.command);
+  r += fmt::format("- Mode: {}\n", ctx.quick ? "quick (reduced sweep, for the tests)" : "full");
+  r += fmt::format("- Engine for simulated points: {}\n", ctx.engine_note);
+  r += fmt::format("- Points: {} evaluated, {} failed; wall time {:.1f} s\n", out.points,
+                   out.failed_points, rec.wall_s);
+  if (!out.child_examples.empty()) {
+    r += "- Each point is its own child process, for example:\n";
+    for (const auto& c : out.child_examples) r += fmt::format("  - `{}`\n", c);
+  }
+  r += "- Model parameters come from the hardware catalog (models/data/catalog.json) and the model "
+       "presets "
+       "(models/data/models.json); nothing is fitted per experiment.\n\n";
+  r += out.report;
+  if (r.back() != '\n') r += "\n";
+  r += "\n## Checks\n\n";
+  MdTable t({"check", "result", "detail"});
+  for (const auto& c : out.checks) t.add({c.name, c.passed ? "pass" : "**FAIL**", c.detail});
+  if (out.failed_points)
+    t.add({"every point ran", "**FAIL**",
+           fmt::format("{} of {} points failed (see stderr)", out.failed_points, out.points)});
+  r += t.str();
+  r += "\n## Plot\n\n";
+  if (rec.plot_ok)
+    r += fmt::format("![{}](plot.png)\n", e.name);
+  else
+    r += fmt::format(
+        "Plot skipped: {}. The data is in data.csv and the plot spec in plot.json "
+        "(`ringsim-plot plot.json plot.png` renders it where Qt 6 Charts is available).\n",
+        rec.plot_status);
+  r += "\n## Files\n\n- `data.csv`: one row per point (columns: " + [&] {
+    std::string cols;
+    for (const auto& c : out.data.columns()) cols += (cols.empty() ? "" : ", ") + c;
+    return cols;
+  }() + ")\n- `plot.json`: the plot spec that `ringsim-plot` renders into `plot.png`\n";
+  return r;
+}
+}  // namespace
+
+RunRecord run_experiment(const Experiment& e, const Context& ctx) {
+  const auto start = std::chrono::steady_clock::now();
+  RunRecord rec;
+  rec.name = e.name;
+  const fs::path dir = fs::path(ctx.out_dir) / e.name;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(fmt::format("--out: cannot create {}: {}", dir.string(), ec.message()));
+  rec.dir = dir.string();
+  if (ctx.log)
+    *ctx.log << fmt::format("ringsim experiment: {} ({})\n", e.name, ctx.quick ? "quick" : "full");
+
+  Output out;
+  e.run(ctx, out);
+  write_file(dir / "data.csv", out.data.csv());
+  // A stale plot from an earlier run must not pass for this one.
+  fs::remove(dir / "plot.png", ec);
+  write_file(dir / "plot.json", to_json(out.plot).dump(1) + "\n");
+  rec.plot_status = out.plot.empty() ? "this experiment has no plot"
+                                     : render_plot(ctx.plotter, (dir / "plot.json").string(),
+                                                   (dir / "plot.png").string());
+  rec.plot_ok = rec.plot_status.empty() && fs::exists(dir / "plot.png");
+  if (rec.plot_ok) rec.plot_status = "ok";
+  if (!rec.plot_ok && ctx.log) *ctx.log << "  plot skipped: " << rec.plot_status << "\n";
+  rec.points = out.points;
+  rec.failed_points = out.failed_points;
+  rec.checks = out.checks;
+  rec.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  write_file(dir / "report.md", frame(e, ctx, out, rec));
+  if (ctx.log) {
+    for (const auto& c : out.checks)
+      if (!c.passed) *ctx.log << "  check failed: " << c.name << ": " << c.detail << "\n";
+    *ctx.log << fmt::format("  wrote {} ({:.1f} s)\n", rec.dir, rec.wall_s);
+  }
+  return rec;
+}
+
+}  // namespace ringsim::exp

@@ -1,0 +1,473 @@
+#include "experiments/plot/chart.hpp"
+
+#include <QApplication>
+#include <QPainter>
+#include <QPainterPath>
+#include <QtCharts/QCategoryAxis>
+#include <QtCharts/QChart>
+#include <QtCharts/QChartView>
+#include <QtCharts/QLegendMarker>
+#include <QtCharts/QLineSeries>
+#include <QtCharts/QScatterSeries>
+#include <QtCharts/QValueAxis>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "experiments/plot/ticks.hpp"
+
+namespace ringsim::plot {
+
+namespace {
+
+using nlohmann::json;
+
+struct AxisSpec {
+  std::string label;
+  bool log = false;
+  int base = 10;
+  std::vector<std::string> categories;
+  double lo = 0, hi = 0;  // data values (not log-transformed)
+  bool has_min = false, has_max = false;
+};
+
+AxisSpec read_axis(const json& j, const char* which) {
+  AxisSpec a;
+  if (!j.is_object()) throw SpecError(std::string("spec: panel.") + which + " must be an object");
+  a.label = j.value("label", "");
+  a.log = j.value("log", false);
+  a.base = j.value("base", 10);
+  if (a.base < 2 || a.base > 100)
+    throw SpecError(std::string("spec: ") + which + ".base must be 2..100");
+  if (j.contains("categories")) a.categories = j.at("categories").get<std::vector<std::string>>();
+  if (j.contains("min")) {
+    a.lo = j.at("min").get<double>();
+    a.has_min = true;
+  }
+  if (j.contains("max")) {
+    a.hi = j.at("max").get<double>();
+    a.has_max = true;
+  }
+  if (a.log && ((a.has_min && a.lo <= 0) || (a.has_max && a.hi <= 0)))
+    throw SpecError(std::string("spec: ") + which + " is logarithmic, so min/max must be > 0");
+  return a;
+}
+
+double to_axis(double v, const AxisSpec& a) {
+  return a.log ? std::log(v) / std::log(a.base) : v;
+}
+
+QFont font_px(int px, bool bold = false) {
+  QFont f = QApplication::font();
+  f.setPixelSize(px);
+  f.setBold(bold);
+  return f;
+}
+
+double nice_step(double raw) {
+  const double p = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+    if (m * p >= raw) return m * p;
+  return 10 * p;
+}
+
+// The axis as drawn: categories and log scales become QCategoryAxis with
+// labels on values, linear scales a QValueAxis.
+QAbstractAxis* make_axis(const AxisSpec& a, bool horizontal, int panel_px) {
+  QAbstractAxis* axis = nullptr;
+  if (!a.categories.empty()) {
+    auto* c = new QCategoryAxis;
+    c->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+    for (std::size_t i = 0; i < a.categories.size(); ++i) {
+      // Multi-line labels are rich text: centre each line under its tick.
+      const auto& l = a.categories[i];
+      const auto text =
+          l.find("<br>") == std::string::npos ? l : "<div align=\"center\">" + l + "</div>";
+      c->append(QString::fromStdString(text), static_cast<double>(i));
+    }
+    c->setRange(-0.6, static_cast<double>(a.categories.size()) - 0.4);
+    if (horizontal) {
+      // Rotate only when the widest line of the labels would collide
+      // (about 6.5 px per character at 12 px; "<br>" breaks a label).
+      std::size_t longest = 0;
+      for (const auto& s : a.categories) {
+        std::size_t from = 0;
+        while (from <= s.size()) {
+          const auto br = s.find("<br>", from);
+          const auto end = br == std::string::npos ? s.size() : br;
+          longest = std::max(longest, end - from);
+          if (br == std::string::npos) break;
+          from = br + 4;
+        }
+      }
+      if (6.5 * static_cast<double>(longest * a.categories.size()) > 0.8 * panel_px)
+        c->setLabelsAngle(-35);
+    }
+    axis = c;
+  } else if (a.log) {
+    auto* c = new QCategoryAxis;
+    c->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+    for (const auto& t : log_ticks(a.lo, a.hi, a.base))
+      c->append(QString::fromStdString(t.label), t.at);
+    c->setRange(to_axis(a.lo, a), to_axis(a.hi, a));
+    axis = c;
+  } else {
+    auto* v = new QValueAxis;
+    v->setRange(a.lo, a.hi);
+    v->setLabelFormat("%g");
+    if (a.has_min && a.has_max) {
+      // A range the experiment chose stays exact; ticks at a 1-2-5 step.
+      v->setTickType(QValueAxis::TicksDynamic);
+      v->setTickAnchor(0);
+      v->setTickInterval(nice_step((a.hi - a.lo) / 6));
+    } else {
+      v->applyNiceNumbers();
+    }
+    axis = v;
+  }
+  axis->setTitleText(QString::fromStdString(a.label));
+  axis->setTitleFont(font_px(14));
+  axis->setLabelsFont(font_px(12));
+  axis->setGridLineColor(QColor(225, 225, 225));
+  return axis;
+}
+
+QScatterSeries::MarkerShape marker_shape(const std::string& m) {
+  if (m == "square") return QScatterSeries::MarkerShapeRectangle;
+  if (m == "diamond") return QScatterSeries::MarkerShapeRotatedRectangle;
+  if (m == "triangle") return QScatterSeries::MarkerShapeTriangle;
+  if (m == "star") return QScatterSeries::MarkerShapeStar;
+  if (m == "pentagon") return QScatterSeries::MarkerShapePentagon;
+  return QScatterSeries::MarkerShapeCircle;
+}
+
+struct SeriesData {
+  json spec;
+  std::vector<QPointF> pts;  // data values, filtered
+};
+
+QChart* build_panel(const json& p, std::size_t index, int panel_px) {
+  if (!p.is_object())
+    throw SpecError("spec: panels[" + std::to_string(index) + "] must be an object");
+  AxisSpec x = read_axis(p.value("x", json::object()), "x");
+  AxisSpec y = read_axis(p.value("y", json::object()), "y");
+  std::vector<SeriesData> series;
+  double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, ylo = xlo, yhi = -xlo;
+  for (const auto& s : p.value("series", json::array())) {
+    SeriesData d{s, {}};
+    for (const auto& pt : s.value("points", json::array())) {
+      if (!pt.is_array() || pt.size() != 2 || !pt[0].is_number() || !pt[1].is_number())
+        throw SpecError("spec: series '" + s.value("name", "") +
+                        "' has a point that is not [x, y]");
+      const double px = pt[0].get<double>(), py = pt[1].get<double>();
+      // Points a log axis cannot show are dropped, not clamped.
+      if (!std::isfinite(px) || !std::isfinite(py) || (x.log && px <= 0) || (y.log && py <= 0))
+        continue;
+      d.pts.emplace_back(px, py);
+      xlo = std::min(xlo, px);
+      xhi = std::max(xhi, px);
+      ylo = std::min(ylo, py);
+      yhi = std::max(yhi, py);
+    }
+    series.push_back(std::move(d));
+  }
+  if (!std::isfinite(xlo)) {  // no data: a unit range keeps the axes drawable
+    xlo = ylo = x.log ? 1 : 0;
+    xhi = yhi = x.log ? 10 : 1;
+  }
+  if (!x.categories.empty()) {
+    xlo = 0;
+    xhi = static_cast<double>(x.categories.size()) - 1;
+  }
+  if (x.categories.empty()) {
+    double lo = xlo, hi = xhi;
+    pad_range(lo, hi, x.log, x.base);
+    if (!x.has_min) x.lo = lo;
+    if (!x.has_max) x.hi = hi;
+  }
+  {
+    double lo = ylo, hi = yhi;
+    pad_range(lo, hi, y.log, y.base, 0.06);
+    if (!y.has_min) y.lo = lo;
+    if (!y.has_max) y.hi = hi;
+  }
+
+  auto* chart = new QChart;
+  chart->setAnimationOptions(QChart::NoAnimation);
+  chart->setBackgroundRoundness(0);
+  chart->setBackgroundBrush(Qt::white);
+  chart->setBackgroundPen(Qt::NoPen);
+  chart->setMargins(QMargins(6, 6, 10, 6));
+  chart->setTitle(QString::fromStdString(p.value("title", "")));
+  chart->setTitleFont(font_px(15, true));
+  auto* ax = make_axis(x, true, panel_px);
+  auto* ay = make_axis(y, false, panel_px);
+  chart->addAxis(ax, Qt::AlignBottom);
+  chart->addAxis(ay, Qt::AlignLeft);
+
+  for (const auto& d : series) {
+    const auto& s = d.spec;
+    const std::string type = s.value("type", "line");
+    const QColor color(QString::fromStdString(s.value("color", std::string("#333333"))));
+    const double width = s.value("width", 2.0);
+    QXYSeries* xy = nullptr;
+    if (type == "scatter") {
+      auto* sc = new QScatterSeries;
+      sc->setMarkerShape(marker_shape(s.value("marker", "circle")));
+      if (s.value("hollow", false)) {
+        // An outline around the filled marker of the same point (published
+        // vs ours) keeps both visible where they coincide.
+        sc->setMarkerSize(18);
+        sc->setBrush(Qt::NoBrush);
+        QPen pen(color);
+        pen.setWidthF(2.2);
+        sc->setPen(pen);
+      } else {
+        sc->setMarkerSize(11);
+        sc->setColor(color);
+        sc->setBorderColor(color.darker(130));
+      }
+      xy = sc;
+    } else if (type == "line") {
+      auto* ln = new QLineSeries;
+      QPen pen(color);
+      pen.setWidthF(width);
+      if (s.value("dash", false)) pen.setStyle(Qt::DashLine);
+      ln->setPen(pen);
+      xy = ln;
+    } else {
+      throw SpecError("spec: series type must be line or scatter, got '" + type + "'");
+    }
+    xy->setName(QString::fromStdString(s.value("name", "")));
+    for (const auto& pt : d.pts) xy->append(to_axis(pt.x(), x), to_axis(pt.y(), y));
+    chart->addSeries(xy);
+    xy->attachAxis(ax);
+    xy->attachAxis(ay);
+    if (type == "line" && s.value("markers", true)) {
+      // Qt draws line points as circles only; a scatter twin carries the shape.
+      auto* dots = new QScatterSeries;
+      dots->setMarkerShape(marker_shape(s.value("marker", "circle")));
+      dots->setMarkerSize(8);
+      dots->setColor(color);
+      dots->setBorderColor(color.darker(130));
+      for (const auto& pt : d.pts) dots->append(to_axis(pt.x(), x), to_axis(pt.y(), y));
+      chart->addSeries(dots);
+      dots->attachAxis(ax);
+      dots->attachAxis(ay);
+    }
+  }
+  // The legend is drawn by draw_legend (wrapping, never elided).
+  chart->legend()->hide();
+  return chart;
+}
+
+struct LegendEntry {
+  QString name;
+  QColor color;
+  bool line = true, dash = false, markers = false, hollow = false;
+  std::string marker = "circle";
+  double width = 2;
+};
+
+std::vector<LegendEntry> legend_entries(const json& panel) {
+  std::vector<LegendEntry> out;
+  for (const auto& s : panel.value("series", json::array())) {
+    if (!s.value("legend", true) || s.value("name", "").empty()) continue;
+    LegendEntry e;
+    e.name = QString::fromStdString(s.value("name", ""));
+    e.color = QColor(QString::fromStdString(s.value("color", std::string("#333333"))));
+    e.line = s.value("type", "line") == "line";
+    e.dash = s.value("dash", false);
+    e.markers = !e.line || s.value("markers", true);
+    e.hollow = s.value("hollow", false);
+    e.marker = s.value("marker", "circle");
+    e.width = s.value("width", 2.0);
+    out.push_back(e);
+  }
+  return out;
+}
+
+QPainterPath marker_path(const std::string& m, QPointF c, double r) {
+  QPainterPath p;
+  auto polygon = [&](int n, double rot, bool star) {
+    QPolygonF poly;
+    const int k = star ? 2 * n : n;
+    for (int i = 0; i < k; ++i) {
+      const double a = rot + 2 * M_PI * i / k;
+      const double rr = star && i % 2 ? r * 0.45 : r;
+      poly << QPointF(c.x() + rr * std::sin(a), c.y() - rr * std::cos(a));
+    }
+    poly << poly.front();
+    p.addPolygon(poly);
+  };
+  if (m == "square")
+    p.addRect(QRectF(c.x() - r * 0.85, c.y() - r * 0.85, 1.7 * r, 1.7 * r));
+  else if (m == "diamond")
+    polygon(4, 0, false);
+  else if (m == "triangle")
+    polygon(3, 0, false);
+  else if (m == "star")
+    polygon(5, 0, true);
+  else if (m == "pentagon")
+    polygon(5, 0, false);
+  else
+    p.addEllipse(c, r, r);
+  return p;
+}
+
+constexpr int kSample = 38, kRow = 21, kGap = 18;
+
+void draw_entry(QPainter& g, const LegendEntry& e, QPointF at, const QString& text) {
+  const double y = at.y() + kRow / 2.0;
+  if (e.line) {
+    QPen pen(e.color);
+    pen.setWidthF(e.width);
+    if (e.dash) pen.setStyle(Qt::DashLine);
+    g.setPen(pen);
+    g.drawLine(QPointF(at.x() + 2, y), QPointF(at.x() + kSample - 4, y));
+  }
+  if (e.markers) {
+    const auto path =
+        marker_path(e.marker, QPointF(at.x() + kSample / 2.0 - 1, y), e.hollow ? 7 : 5);
+    if (e.hollow) {
+      QPen pen(e.color);
+      pen.setWidthF(2);
+      g.setPen(pen);
+      g.setBrush(Qt::NoBrush);
+    } else {
+      g.setPen(QPen(e.color.darker(130), 1));
+      g.setBrush(e.color);
+    }
+    g.drawPath(path);
+    g.setBrush(Qt::NoBrush);
+  }
+  g.setPen(QColor(40, 40, 40));
+  g.drawText(QRectF(at.x() + kSample, at.y(), 2000, kRow), Qt::AlignLeft | Qt::AlignVCenter, text);
+}
+
+// Height (bottom) or width (right) the legend needs inside `cell`.
+int legend_extent(const std::vector<LegendEntry>& es, const std::string& where,
+                  const QRectF& cell) {
+  if (es.empty() || where == "none") return 0;
+  const QFontMetrics fm(font_px(12));
+  if (where == "right") {
+    int w = 0;
+    for (const auto& e : es) w = std::max(w, kSample + fm.horizontalAdvance(e.name) + 12);
+    return std::min(w, static_cast<int>(cell.width() * 0.42));
+  }
+  double x = 0;
+  int rows = 1;
+  for (const auto& e : es) {
+    const double w = kSample + fm.horizontalAdvance(e.name) + kGap;
+    if (x > 0 && x + w > cell.width() - 40) {
+      ++rows;
+      x = 0;
+    }
+    x += w;
+  }
+  return rows * kRow + 10;
+}
+
+void draw_legend(QPainter& g, const std::vector<LegendEntry>& es, const std::string& where,
+                 const QRectF& area) {
+  if (es.empty() || where == "none") return;
+  g.setFont(font_px(12));
+  const QFontMetrics fm(g.font());
+  if (where == "right") {
+    const double top =
+        area.top() + std::max(0.0, (area.height() - kRow * static_cast<double>(es.size())) / 2);
+    for (std::size_t i = 0; i < es.size(); ++i) {
+      const QString text =
+          fm.elidedText(es[i].name, Qt::ElideRight, static_cast<int>(area.width()) - kSample - 6);
+      draw_entry(g, es[i], QPointF(area.left(), top + kRow * static_cast<double>(i)), text);
+    }
+    return;
+  }
+  // Rows centred under the plot, wrapped to the panel width.
+  std::vector<std::vector<std::size_t>> rows(1);
+  std::vector<double> widths(1, 0);
+  for (std::size_t i = 0; i < es.size(); ++i) {
+    const double w = kSample + fm.horizontalAdvance(es[i].name) + kGap;
+    if (widths.back() > 0 && widths.back() + w > area.width() - 40) {
+      rows.emplace_back();
+      widths.push_back(0);
+    }
+    rows.back().push_back(i);
+    widths.back() += w;
+  }
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    double x = area.left() + std::max(0.0, (area.width() - widths[r]) / 2);
+    for (auto i : rows[r]) {
+      draw_entry(g, es[i], QPointF(x, area.top() + 4 + kRow * static_cast<double>(r)), es[i].name);
+      x += kSample + fm.horizontalAdvance(es[i].name) + kGap;
+    }
+  }
+}
+
+}  // namespace
+
+QImage render_spec(const json& spec) {
+  if (!spec.is_object()) throw SpecError("spec: the top level must be a JSON object");
+  const int width = spec.value("width", 1500), height = spec.value("height", 900);
+  if (width < 200 || width > 8000 || height < 150 || height > 8000)
+    throw SpecError("spec: width/height must be 200..8000 / 150..8000 pixels");
+  const auto& panels = spec.value("panels", json::array());
+  if (!panels.is_array() || panels.empty())
+    throw SpecError("spec: panels must be a non-empty array");
+  const int n = static_cast<int>(panels.size());
+  const int cols = std::max(1, std::min(spec.value("columns", 2), n));
+  const int rows = (n + cols - 1) / cols;
+
+  QImage img(width, height, QImage::Format_RGB32);
+  img.fill(Qt::white);
+  QPainter painter(&img);
+  painter.setRenderHint(QPainter::Antialiasing);
+  painter.setRenderHint(QPainter::TextAntialiasing);
+
+  const QString title = QString::fromStdString(spec.value("title", ""));
+  const QString note = QString::fromStdString(spec.value("note", ""));
+  int top = 8, bottom = height - 6;
+  if (!title.isEmpty()) {
+    painter.setFont(font_px(20, true));
+    painter.setPen(Qt::black);
+    painter.drawText(QRect(10, top, width - 20, 32), Qt::AlignHCenter | Qt::AlignVCenter, title);
+    top += 38;
+  }
+  if (!note.isEmpty()) {
+    painter.setFont(font_px(12));
+    const QRect box(16, 0, width - 32, height / 4);
+    const QRect need = painter.fontMetrics().boundingRect(box, Qt::TextWordWrap, note);
+    bottom -= need.height() + 6;
+    painter.setPen(QColor(70, 70, 70));
+    painter.drawText(QRect(16, bottom + 4, width - 32, need.height() + 4), Qt::TextWordWrap, note);
+  }
+  const double cw = static_cast<double>(width) / cols,
+               ch = static_cast<double>(bottom - top) / rows;
+  for (int i = 0; i < n; ++i) {
+    const auto& pj = panels[static_cast<std::size_t>(i)];
+    const QRectF cell((i % cols) * cw, top + (i / cols) * ch, cw, ch);
+    const auto entries = pj.is_object() ? legend_entries(pj) : std::vector<LegendEntry>{};
+    std::string where = pj.is_object() ? pj.value("legend", "bottom") : "bottom";
+    if (where != "right" && where != "none") where = "bottom";
+    const int extent = legend_extent(entries, where, cell);
+    QRectF plot = cell, legend_area = cell;
+    if (where == "right") {
+      plot.setWidth(cell.width() - extent - 8);
+      legend_area = QRectF(plot.right() + 4, cell.top(), extent, cell.height());
+    } else if (extent > 0) {
+      plot.setHeight(cell.height() - extent);
+      legend_area = QRectF(cell.left(), plot.bottom(), cell.width(), extent);
+    }
+    QChartView view(build_panel(pj, static_cast<std::size_t>(i), static_cast<int>(plot.width())));
+    view.setRenderHint(QPainter::Antialiasing);
+    view.setFrameShape(QFrame::NoFrame);
+    view.setBackgroundBrush(Qt::white);
+    view.resize(static_cast<int>(plot.width()), static_cast<int>(plot.height()));
+    painter.drawPixmap(plot.topLeft(), view.grab());
+    draw_legend(painter, entries, where, legend_area);
+  }
+  painter.end();
+  return img;
+}
+
+}  // namespace ringsim::plot

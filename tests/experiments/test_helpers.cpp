@@ -1,0 +1,116 @@
+// The experiments' helpers: CSV writing and reading, report cells, token
+// labels, child processes, plot ticks and the plot spec.
+#include <gtest/gtest.h>
+
+#include "experiments/child.hpp"
+#include "experiments/markdown.hpp"
+#include "experiments/plot/ticks.hpp"
+#include "experiments/plot_spec.hpp"
+#include "experiments/table.hpp"
+
+namespace ringsim::exp {
+namespace {
+
+TEST(Table, CsvQuotesAndRoundTrips) {
+  Table t({"name", "value", "note"});
+  t.add_row().set("name", "ring").set("value", 1.5).set("note", "a, \"quoted\"\nline");
+  t.add_row().set("name", "zigzag").set("value", std::int64_t{1} << 40);
+  const auto rows = parse_csv(t.csv());
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"name", "value", "note"}));
+  EXPECT_EQ(rows[1][2], "a, \"quoted\"\nline");
+  EXPECT_EQ(rows[2][1], "1099511627776");
+  EXPECT_EQ(rows[2][2], "") << "unset cells stay empty";
+  EXPECT_THROW(t.add_row().set("nope", 1), std::logic_error);
+}
+
+TEST(Table, NumbersKeepSixDigits) {
+  EXPECT_EQ(format_number(24960.0), "24960");
+  EXPECT_EQ(format_number(1.0 / 3), "0.333333");
+  EXPECT_EQ(format_number(1.5e-9), "1.5e-09");
+}
+
+TEST(Markdown, CellsAndTable) {
+  EXPECT_EQ(rel_diff(24960, 24500), "+1.9%");
+  EXPECT_EQ(rel_diff(1, 0), "") << "no published value, no difference";
+  EXPECT_EQ(sig(1.4512, 3), "1.45");
+  EXPECT_EQ(sig(24960, 3), "24960");
+  EXPECT_EQ(tokens_k(262144), "256K");
+  EXPECT_EQ(tokens_k(786432), "768K");
+  EXPECT_EQ(tokens_k(1048576), "1M");
+  EXPECT_EQ(tokens_k(16777216), "16M");
+  EXPECT_EQ(tokens_k(921600), "900K");
+  EXPECT_EQ(tokens_k(1000), "1000");
+  MdTable m({"a", "b"});
+  m.add({"1", "2"});
+  EXPECT_EQ(m.str(), "| a | b |\n|---|---|\n| 1 | 2 |\n");
+}
+
+TEST(Child, CapturesOutputAndExitCode) {
+  const auto r = run_child({"/bin/sh", "-c", "echo out; echo err >&2; exit 3"}, 30);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.out, "out\n");
+  EXPECT_EQ(r.err, "err\n");
+  EXPECT_FALSE(r.timed_out);
+}
+
+TEST(Child, KillsAfterTimeout) {
+  const auto r = run_child({"/bin/sh", "-c", "sleep 30"}, 0.3);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.exit_code, -1);
+}
+
+TEST(Child, MissingProgramIsAnErrorNotACrash) {
+  const auto r = run_child({"/nonexistent/ringsim"}, 5);
+  EXPECT_NE(r.exit_code, 0);
+}
+
+TEST(Child, ParallelRunsKeepOrder) {
+  std::vector<std::vector<std::string>> cmds;
+  for (int i = 0; i < 6; ++i) cmds.push_back({"/bin/sh", "-c", "echo " + std::to_string(i)});
+  const auto rs = run_children(cmds, 2, 30);
+  ASSERT_EQ(rs.size(), 6u);
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(rs[static_cast<std::size_t>(i)].out, std::to_string(i) + "\n");
+}
+
+TEST(Child, ShellLineQuotes) {
+  EXPECT_EQ(shell_line({"ringsim", "run", "--devices", "8"}), "ringsim run --devices 8");
+  EXPECT_EQ(shell_line({"a b", "it's"}), "'a b' 'it'\\''s'");
+}
+
+TEST(Ticks, LogLabelsArePowersOfTheBase) {
+  auto t = plot::log_ticks(256, 131072, 2);
+  ASSERT_FALSE(t.empty());
+  EXPECT_EQ(t.front().label, "256");
+  EXPECT_EQ(t.back().label, "128K");
+  t = plot::log_ticks(1e3, 1e7, 10);
+  ASSERT_EQ(t.size(), 5u);
+  EXPECT_EQ(t[0].label, "1K");
+  EXPECT_EQ(t[3].label, "1M");
+  EXPECT_DOUBLE_EQ(t[3].at, 6);
+  // Many decades: thinned to at most 12 labels.
+  EXPECT_LE(plot::log_ticks(1e-12, 1e20, 10).size(), 12u);
+  EXPECT_TRUE(plot::log_ticks(0, 10, 10).empty()) << "a log axis cannot start at 0";
+}
+
+TEST(PlotSpec, JsonHasTheSchemaFields) {
+  PlotSpec p;
+  p.title = "t";
+  Panel pn;
+  pn.x = make_axis("x (tokens)", true, 2);
+  pn.y = make_axis("y", false, 10, 0.0, 1.0);
+  Series s = line_series("ring", color_for("ring", 0));
+  s.points = {{1, 0.5}};
+  pn.series.push_back(s);
+  p.panels.push_back(pn);
+  const auto j = to_json(p);
+  EXPECT_EQ(j.at("schema"), "ringsim-plot-1");
+  EXPECT_EQ(j.at("panels")[0].at("x").at("base"), 2);
+  EXPECT_EQ(j.at("panels")[0].at("y").at("max"), 1.0);
+  EXPECT_EQ(j.at("panels")[0].at("series")[0].at("color"), color_for("ring", 5))
+      << "layouts keep their colour";
+}
+
+}  // namespace
+}  // namespace ringsim::exp
