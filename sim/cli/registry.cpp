@@ -69,7 +69,10 @@ int run_cli(int argc, const char* const* argv) {
     std::cerr << "ringsim: error: " << msg << "\n";
     return 2;
   } catch (const InputError& e) {
-    std::cerr << "ringsim: error: " << e.what() << "\n";
+    // Messages quote file contents (names, keys), which may hold line breaks.
+    std::string msg = e.what();
+    std::replace_if(msg.begin(), msg.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+    std::cerr << "ringsim: error: " << msg << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
     std::cerr << "ringsim: error: out of memory; reduce the sizes or use --engine analytic\n";

@@ -1,0 +1,550 @@
+// `ringsim calibrate`: is the simulator right about this machine? Measures it
+// (MPI ping-pong latency and bandwidth between two ranks, the CPU kernel
+// profile), builds the matching SimGrid platform (a flat ring with the
+// measured bandwidth and latency), then runs the same configurations twice:
+// simulated (`ringsim run --engine simgrid ... --profile`) and for real
+// (`mpirun -n R ringsim-mpi ...`), and reports predicted against measured
+// total and per-step time.
+//
+// Nothing is fitted per experiment: the platform and compute model come only
+// from the ping-pong and the profile. Each simulation runs in its own process
+// (one SimGrid engine per process; simgrid-3.32-notes.md, pitfall 1).
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "models/errors.hpp"
+#include "models/parse.hpp"
+#include "models/profile.hpp"
+#include "sim/cli/command.hpp"
+
+extern char** environ;
+
+namespace ringsim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct CalibrateFlags {
+  std::string ranks = "2", repeat, timeout = "600";
+  bool json = false, quick = false, keep_files = false;
+  std::string mpirun = "mpirun", mpi_bin, ringsim_bin, profile, workdir;
+  std::vector<std::string> mpirun_args;
+};
+
+// ---- child processes --------------------------------------------------------
+
+struct Child {
+  int code = -1;  // exit status; -1 when it could not start or was killed
+  std::string out, err;
+  std::string command;  // for messages
+};
+
+std::string slurp_fd(int fd) {
+  std::string s;
+  char buf[65536];
+  ::lseek(fd, 0, SEEK_SET);
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) s.append(buf, static_cast<size_t>(n));
+  return s;
+}
+
+// The line of a child's stderr worth quoting: the first "error:" line (rank 0's
+// one-line error; mpirun adds banners after it), else the last line with text.
+std::string error_line(const std::string& err) {
+  std::istringstream in(err);
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (line.find("error:") != std::string::npos) return line;
+    if (line.find_first_not_of("- \t") != std::string::npos) last = line;
+  }
+  return last;
+}
+
+// Runs argv (looked up in PATH) with extra environment entries, capturing
+// stdout and stderr in unlinked temporary files (no pipe can fill and block).
+// Past `timeout_s` the child gets SIGTERM, then SIGKILL.
+Child run_child(const std::vector<std::string>& argv, const std::vector<std::string>& env_extra,
+                double timeout_s) {
+  Child c;
+  for (const auto& a : argv) c.command += (c.command.empty() ? "" : " ") + a;
+  char out_name[] = "/tmp/ringsim-calibrate-XXXXXX";
+  char err_name[] = "/tmp/ringsim-calibrate-XXXXXX";
+  const int fo = ::mkstemp(out_name), fe = ::mkstemp(err_name);
+  if (fo < 0 || fe < 0) throw InputError("calibrate: cannot create temporary files in /tmp");
+  ::unlink(out_name);
+  ::unlink(err_name);
+
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    const auto key = kv.substr(0, kv.find('=') + 1);
+    bool replaced = false;
+    for (const auto& x : env_extra) replaced = replaced || x.rfind(key, 0) == 0;
+    if (!replaced) env.push_back(kv);
+  }
+  env.insert(env.end(), env_extra.begin(), env_extra.end());
+  std::vector<char*> cargv, cenv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
+  cenv.push_back(nullptr);
+
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fo, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, fe, STDERR_FILENO);
+  pid_t pid = 0;
+  const int rc = ::posix_spawnp(&pid, cargv[0], &fa, nullptr, cargv.data(), cenv.data());
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    c.err = std::strerror(rc);
+  } else {
+    int status = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    bool killed = false;
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+      const double waited =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (waited > timeout_s && !killed) {
+        ::kill(pid, SIGTERM);
+        killed = true;
+      } else if (killed && waited > timeout_s + 10) {
+        ::kill(pid, SIGKILL);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    c.code = killed ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    c.out = slurp_fd(fo);
+    c.err = slurp_fd(fe);
+    if (killed) c.err += fmt::format("\n(stopped after the {:g} s timeout)", timeout_s);
+  }
+  ::close(fo);
+  ::close(fe);
+  return c;
+}
+
+json parse_child_json(const Child& c, const std::string& what) {
+  if (c.code != 0)
+    throw InputError(fmt::format("calibrate: {} failed (exit {}): {} [{}]", what, c.code,
+                                 error_line(c.err), c.command));
+  try {
+    return json::parse(c.out);
+  } catch (const json::exception&) {
+    throw InputError(fmt::format("calibrate: {} printed no JSON [{}]", what, c.command));
+  }
+}
+
+// ---- tools ------------------------------------------------------------------
+
+struct Tools {
+  std::string ringsim, mpi_bin;
+  std::vector<std::string> mpirun;  // launcher and its fixed flags, before `-n R`
+  std::vector<std::string> env;     // extra environment for the launcher
+  std::string mpi_version;
+  double timeout_s = 600;
+};
+
+fs::path self_exe() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : p;
+}
+
+Tools find_tools(const CalibrateFlags& f) {
+  Tools t;
+  t.timeout_s = parse_real("--timeout", f.timeout, 1, 86400);
+  const auto dir = self_exe().parent_path();
+  // ringsim: this program, unless run in-process by a test binary.
+  t.ringsim = f.ringsim_bin;
+  if (t.ringsim.empty()) {
+    const auto self = self_exe();
+    t.ringsim = self.filename() == "ringsim" ? self.string() : (dir / "ringsim").string();
+  }
+  if (!fs::exists(t.ringsim))
+    throw InputError(
+        fmt::format("--ringsim: {} not found; give the path of the ringsim program", t.ringsim));
+  t.mpi_bin = f.mpi_bin.empty() ? (dir / "ringsim-mpi").string() : f.mpi_bin;
+  if (!fs::exists(t.mpi_bin))
+    throw InputError(
+        fmt::format("--mpi-bin: {} not found; build ringsim-mpi (CMake finds MPI: RINGSIM_MPI) or "
+                    "give its path",
+                    t.mpi_bin));
+
+  const auto v = run_child({f.mpirun, "--version"}, {}, 60);
+  if (v.code != 0)
+    throw InputError(fmt::format("--mpirun: cannot run '{} --version' ({}); give the MPI launcher",
+                                 f.mpirun, error_line(v.err)));
+  t.mpi_version = v.out.substr(0, v.out.find('\n'));
+  t.mpirun = {f.mpirun};
+  if (v.out.find("Open MPI") != std::string::npos || v.out.find("OpenRTE") != std::string::npos) {
+    // More ranks than cores is allowed here (this is a measurement, not production), and
+    // OpenMPI refuses root without these (containers).
+    t.mpirun.push_back("--oversubscribe");
+    if (::geteuid() == 0) t.env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
+  }
+  t.mpirun.insert(t.mpirun.end(), f.mpirun_args.begin(), f.mpirun_args.end());
+  return t;
+}
+
+std::vector<std::string> mpirun_cmd(const Tools& t, int ranks) {
+  auto cmd = t.mpirun;
+  cmd.insert(cmd.end(), {"-n", std::to_string(ranks), t.mpi_bin});
+  return cmd;
+}
+
+// ---- configurations ---------------------------------------------------------
+
+struct Config {
+  std::string name, why;
+  std::int64_t block = 0;
+  int heads = 0, kv_heads = 0, head_dim = 0;
+  std::string layout = "ring", pass = "fwd";
+  bool causal = false;
+
+  std::vector<std::string> flags() const {
+    return {"--block",
+            std::to_string(block),
+            "--heads",
+            std::to_string(heads),
+            "--kv-heads",
+            std::to_string(kv_heads),
+            "--head-dim",
+            std::to_string(head_dim),
+            "--layout",
+            layout,
+            "--pass",
+            pass,
+            causal ? "--causal" : "--no-causal"};
+  }
+  std::string describe() const {
+    return fmt::format("{} {} {}, block {}, heads {}/{} kv, head dim {}", layout,
+                       causal ? "causal" : "full", pass, block, heads, kv_heads, head_dim);
+  }
+  json to_json() const {
+    return {{"name", name},         {"layout", layout},     {"causal", causal},
+            {"pass", pass},         {"block", block},       {"heads", heads},
+            {"kv_heads", kv_heads}, {"head_dim", head_dim}, {"why", why}};
+  }
+};
+
+// Fixed configurations (chosen once, never tuned to a result). On one machine
+// MPI moves data through shared memory at ~10 GB/s while one core computes
+// ~1e10-1e11 FLOP/s, so a step's compute/transfer ratio, 2 c heads B /
+// (kv_heads b F) (Ring Attention sec. 3 with GQA, b bytes per element), stays
+// far above 1 at any usual block: the comm-heavy case needs a tiny block and
+// MHA. heads = kv_heads = 1 there also matches the profile's one-head calls,
+// so no per-call overhead is spread over heads the profile never ran.
+std::vector<Config> default_configs(bool quick) {
+  const std::int64_t big = quick ? 512 : 1024;
+  std::vector<Config> c;
+  c.push_back({"compute-bound", "GQA makes K/V small; compute is ~1000x the transfer", big, 8, 2,
+               64, "ring", "fwd", false});
+  c.push_back({"causal-zigzag", "causal, balanced by zigzag: half the pairs of each step", big, 8,
+               2, 64, "zigzag", "fwd", true});
+  if (!quick)
+    c.push_back({"backward", "backward: K, V, then dK, dV travel; 2.5x forward FLOPs", big / 2, 8,
+                 2, 64, "ring", "bwd", false});
+  c.push_back({"comm-heavy", "tiny block, MHA: the transfer is comparable to the compute", 16, 1, 1,
+               128, "ring", "fwd", false});
+  return c;
+}
+
+std::string profile_blocks(const std::vector<Config>& configs) {
+  std::set<std::int64_t> b;
+  for (const auto& c : configs) b.insert(c.block);
+  std::string out;
+  for (auto x : b) out += (out.empty() ? "" : ",") + std::to_string(x);
+  return out;
+}
+
+// ---- the run ----------------------------------------------------------------
+
+// The 1-minute load average and the core count: other work on the cores shows
+// up in every measured time, so the report says how busy the machine was.
+json machine_load() {
+  double l1 = -1;
+  std::ifstream f("/proc/loadavg");
+  f >> l1;
+  return {{"cores", std::thread::hardware_concurrency()}, {"load_1min", l1}};
+}
+
+struct Measured {
+  json pingpong;
+  double latency = 0, bandwidth = 0;
+  std::string profile_path;
+  Profile profile;
+};
+
+std::vector<std::string> platform_flags(const Measured& m) {
+  return {"--platform",  "flat",
+          "--bandwidth", fmt::format("{:.6g}", m.bandwidth),
+          "--latency",   fmt::format("{:.6g}", m.latency),
+          "--profile",   m.profile_path};
+}
+
+// Both runs also write their traces into `dir` (NAME.sim.json, NAME.mpi.json),
+// to be opened side by side (Perfetto, ringsim-gui) with --workdir or --keep.
+json run_config(const Tools& t, const Measured& m, const Config& c, int ranks, int repeat,
+                const fs::path& dir) {
+  json r;
+  r["config"] = c.to_json();
+  r["description"] = c.describe();
+
+  std::vector<std::string> sim{t.ringsim, "run",       "--engine",
+                               "simgrid", "--devices", std::to_string(ranks),
+                               "--dtype", "fp32",      "--json"};
+  for (const auto& x : c.flags()) sim.push_back(x);
+  for (const auto& x : platform_flags(m)) sim.push_back(x);
+  const auto sim_trace = (dir / (c.name + ".sim.json")).string();
+  const auto mpi_trace = (dir / (c.name + ".mpi.json")).string();
+  sim.insert(sim.end(), {"--trace", sim_trace});
+  const auto s = run_child(sim, {}, t.timeout_s);
+  const std::int64_t steps = ranks * (c.pass == "fwdbwd" ? 2 : 1);
+  if (s.code == 0) {
+    const auto j = json::parse(s.out);
+    r["predicted_s"] = j["time_s"];
+    r["predicted_step_s"] = j["time_s"].get<double>() / static_cast<double>(steps);
+    r["predicted_compute_s_per_step"] = j.value("compute_s_per_step", 0.0);
+    r["predicted_comm_s_per_step"] = j.value("comm_s_per_step", 0.0);
+    r["bytes_per_step"] = j.value("bytes_per_step", 0.0);
+    // For context, the same inputs without any overlap: every step computes,
+    // then waits for its whole transfer (CPU-copy MPI on one host comes close).
+    const double hops = static_cast<double>(ranks - 1) + (c.pass == "fwd" ? 0.0 : 1.0);
+    r["predicted_no_overlap_s"] =
+        static_cast<double>(steps) * r["predicted_compute_s_per_step"].get<double>() +
+        hops * r["predicted_comm_s_per_step"].get<double>();
+  } else {
+    // One configuration the simulator refuses (e.g. outside the profile) does not
+    // hide the others: its row says why.
+    r["predicted_s"] = nullptr;
+    r["note"] = error_line(s.err);
+  }
+
+  auto real = mpirun_cmd(t, ranks);
+  for (const auto& x : c.flags()) real.push_back(x);
+  real.insert(real.end(), {"--repeat", std::to_string(repeat), "--warmup", "1", "--json", "--trace",
+                           mpi_trace});
+  const auto mj =
+      parse_child_json(run_child(real, t.env, t.timeout_s), "ringsim-mpi (" + c.name + ")");
+  r["measured_s"] = mj["time_s"];
+  r["measured_runs_s"] = mj["times_s"];
+  r["measured_step_s"] = mj["time_s"].get<double>() / static_cast<double>(steps);
+  r["measured_compute_s_per_step"] = mj["compute_s_per_step"];
+  r["measured_wait_s_per_step"] = mj["wait_s_per_step"];
+  r["measured_compute_cpu_s_per_step"] = mj["compute_cpu_s_per_step"];
+  // Wall over CPU time of the compute: 1 when the ranks had their cores to
+  // themselves, more when other processes took time slices (then the measured
+  // times are the machine's load, not the ring).
+  const double cpu = mj["compute_cpu_s_per_step"].get<double>();
+  r["contention"] = cpu > 0 ? mj["compute_s_per_step"].get<double>() / cpu : 1.0;
+  double max_step = 0;
+  for (const auto& st : mj["steps"]) max_step = std::max(max_step, st["time_s"].get<double>());
+  r["measured_max_step_s"] = max_step;
+  if (!r["predicted_s"].is_null())
+    r["error"] = r["predicted_s"].get<double>() / r["measured_s"].get<double>() - 1.0;
+  return r;
+}
+
+Measured measure(const Tools& t, const CalibrateFlags& f, const fs::path& dir,
+                 const std::vector<Config>& configs) {
+  Measured m;
+  auto pp = mpirun_cmd(t, 2);
+  for (const auto& x : {"--pingpong", "--json", "--pp-max", "4M", "--pp-iters"}) pp.push_back(x);
+  pp.push_back(f.quick ? "20" : "100");
+  m.pingpong = parse_child_json(run_child(pp, t.env, t.timeout_s), "ringsim-mpi --pingpong");
+  m.latency = m.pingpong["latency_s"].get<double>();
+  m.bandwidth = m.pingpong["bandwidth_Bps"].get<double>();
+  if (!(m.bandwidth > 0) || !(m.latency >= 0))
+    throw InputError(
+        "calibrate: the ping-pong measured no usable bandwidth (a busy machine?); "
+        "run it again");
+
+  if (!f.profile.empty()) {
+    m.profile_path = f.profile;
+  } else {
+    m.profile_path = (dir / "profile-cpu.json").string();
+    // Measured at exactly the configurations' blocks: the simulator then reads
+    // the profile without interpolating.
+    std::vector<std::string> cmd{
+        t.ringsim, "profile",     "--device", "cpu",      "--dtypes",
+        "fp32",    "--head-dims", "64,128",   "--blocks", profile_blocks(configs),
+        "--out",   m.profile_path};
+    if (f.quick) cmd.push_back("--quick");
+    const auto c = run_child(cmd, {}, t.timeout_s);
+    if (c.code != 0)
+      throw InputError(fmt::format("calibrate: `ringsim profile --device cpu` failed (exit {}): {}",
+                                   c.code, error_line(c.err)));
+  }
+  m.profile = read_profile(m.profile_path);
+  return m;
+}
+
+std::string pct(const json& r) {
+  return r.contains("error") ? fmt::format("{:+.1f}%", 100 * r["error"].get<double>()) : "n/a";
+}
+
+std::string text_report(const json& j) {
+  std::string out = fmt::format(
+      "ringsim calibrate: {} ranks on this machine ({})\n"
+      "measured link: latency {}, bandwidth {:.3f} GB/s per direction (MPI ping-pong)\n"
+      "kernel profile: {}\n"
+      "simulator platform: ringsim run --engine simgrid {}\n\n",
+      j["ranks"].get<int>(), j["mpi"].get<std::string>(),
+      human_seconds(j["platform"]["latency_s"].get<double>()),
+      j["platform"]["bandwidth_Bps"].get<double>() / 1e9, j["profile"].get<std::string>(),
+      j["platform"]["flags"].get<std::string>());
+  out += fmt::format("{:<14} {:>11} {:>11} {:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>6}\n",
+                     "config", "predicted", "measured", "error", "pred/step", "meas/step",
+                     "pred comp", "meas comp", "no-overlap", "wall/cpu");
+  for (const auto& r : j["runs"]) {
+    const bool p = !r["predicted_s"].is_null();
+    out += fmt::format("{:<14} {:>11} {:>11} {:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>6.2f}\n",
+                       r["config"]["name"].get<std::string>(),
+                       p ? human_seconds(r["predicted_s"].get<double>()) : "-",
+                       human_seconds(r["measured_s"].get<double>()), pct(r),
+                       p ? human_seconds(r["predicted_step_s"].get<double>()) : "-",
+                       human_seconds(r["measured_step_s"].get<double>()),
+                       p ? human_seconds(r["predicted_compute_s_per_step"].get<double>()) : "-",
+                       human_seconds(r["measured_compute_s_per_step"].get<double>()),
+                       p ? human_seconds(r["predicted_no_overlap_s"].get<double>()) : "-",
+                       r["contention"].get<double>());
+  }
+  out += "\n";
+  for (const auto& r : j["runs"]) {
+    out += fmt::format("  {}: {}", r["config"]["name"].get<std::string>(),
+                       r["description"].get<std::string>());
+    if (r.contains("note"))
+      out += fmt::format(" (not simulated: {})", r["note"].get<std::string>());
+    out += "\n";
+  }
+  const auto& mb = j["machine"]["before"];
+  const double load =
+      std::max(mb["load_1min"].get<double>(), j["machine"]["after"]["load_1min"].get<double>());
+  const int cores = mb["cores"].get<int>();
+  if (load > 0.5 * cores)
+    out += fmt::format(
+        "\nwarning: load average {:.1f} on {} cores: other processes share the CPUs, so the "
+        "measured times include their time slices (wall/cpu: the ranks' compute wall time over "
+        "its CPU time; 1.00 is an undisturbed run)\n",
+        load, cores);
+  out += fmt::format(
+      "\nerror = predicted / measured - 1; measured = median of {} runs after one warm-up; "
+      "compute per step is the slowest rank's (measured) or the model's; no-overlap = the "
+      "model's compute and transfers added up, for context\n",
+      j["repeat"].get<int>());
+  return out;
+}
+
+int run(const CalibrateFlags& f) {
+  const int ranks = static_cast<int>(parse_count("--ranks", f.ranks, 2, 1024));
+  const int repeat = static_cast<int>(
+      f.repeat.empty() ? (f.quick ? 3 : 7) : parse_count("--repeat", f.repeat, 1, 1000));
+  if (!f.profile.empty()) (void)read_profile(f.profile);  // a bad file fails before measuring
+  const auto tools = find_tools(f);
+
+  fs::path dir;
+  const bool temp = f.workdir.empty();
+  if (temp) {
+    char name[] = "/tmp/ringsim-calibrate-dir-XXXXXX";
+    if (!::mkdtemp(name)) throw InputError("calibrate: cannot create a folder in /tmp");
+    dir = name;
+  } else {
+    dir = f.workdir;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw InputError(fmt::format("--workdir {}: {}", f.workdir, ec.message()));
+  }
+  struct Cleanup {
+    fs::path d;
+    bool on;
+    ~Cleanup() {
+      std::error_code ec;
+      if (on) fs::remove_all(d, ec);
+    }
+  } cleanup{dir, temp && !f.keep_files};
+
+  const auto configs = default_configs(f.quick);
+  const auto load_before = machine_load();
+  const auto m = measure(tools, f, dir, configs);
+  json j;
+  j["command"] = "calibrate";
+  j["ranks"] = ranks;
+  j["repeat"] = repeat;
+  j["mpi"] = tools.mpi_version;
+  j["pingpong"] = m.pingpong;
+  j["profile"] = m.profile_path;
+  j["profile_device"] = m.profile.device_name;
+  std::string flags;
+  for (const auto& x : platform_flags(m)) flags += (flags.empty() ? "" : " ") + x;
+  j["platform"] = {
+      {"kind", "flat"}, {"latency_s", m.latency}, {"bandwidth_Bps", m.bandwidth}, {"flags", flags}};
+  j["runs"] = json::array();
+  const bool kept = !temp || f.keep_files;
+  for (const auto& c : configs) {
+    auto r = run_config(tools, m, c, ranks, repeat, dir);
+    if (kept)
+      r["traces"] = {(dir / (c.name + ".sim.json")).string(),
+                     (dir / (c.name + ".mpi.json")).string()};
+    j["runs"].push_back(std::move(r));
+  }
+  if (kept) j["workdir"] = dir.string();
+  j["machine"] = {{"before", load_before}, {"after", machine_load()}};
+
+  if (f.json)
+    std::cout << j.dump(2) << "\n";
+  else
+    std::cout << text_report(j);
+  return 0;
+}
+
+const CommandRegistrar reg{
+    {"calibrate", 80, [](CLI::App& app, int* code) {
+       auto f = std::make_shared<CalibrateFlags>();
+       auto* sub = app.add_subcommand(
+           "calibrate",
+           "Measure this machine (MPI ping-pong, CPU kernel profile), then run ringsim-mpi and the "
+           "SimGrid model on the same configurations and compare");
+       sub->add_option("--ranks", f->ranks, "MPI ranks of the real ring (and devices simulated)")
+           ->capture_default_str();
+       sub->add_flag("--quick", f->quick,
+                     "Quick profile, fewer configurations and repeats (~1 min)");
+       sub->add_option("--repeat", f->repeat, "Timed runs per configuration (default 7, quick 3)");
+       sub->add_option(
+           "--profile", f->profile,
+           "Use this CPU profile instead of measuring one (`ringsim profile --device cpu`)");
+       sub->add_option("--mpirun", f->mpirun, "MPI launcher")->capture_default_str();
+       sub->add_option("--mpirun-arg", f->mpirun_args,
+                       "Extra launcher argument (repeatable), e.g. --mpirun-arg=--bind-to "
+                       "--mpirun-arg=core");
+       sub->add_option("--mpi-bin", f->mpi_bin, "ringsim-mpi (default: next to this program)");
+       sub->add_option("--ringsim", f->ringsim_bin,
+                       "ringsim for the child runs (default: this program)");
+       sub->add_option("--workdir", f->workdir,
+                       "Keep the profile and both traces of every configuration here "
+                       "(default: a temporary folder, removed)");
+       sub->add_flag("--keep", f->keep_files, "Keep the temporary folder");
+       sub->add_option("--timeout", f->timeout, "Seconds any one child run may take")
+           ->capture_default_str();
+       sub->add_flag(
+           "--json", f->json,
+           "One JSON object: platform, pingpong, runs: [{config, predicted_s, measured_s, ...}]");
+       sub->callback([f, code] { *code = run(*f); });
+       return sub;
+     }}};
+
+}  // namespace
+}  // namespace ringsim::cli

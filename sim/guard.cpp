@@ -1,0 +1,118 @@
+#include "sim/guard.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/errors.hpp"
+#include "models/parse.hpp"
+#include "models/work.hpp"
+#include "sim/simulate.hpp"
+
+namespace ringsim::sim {
+
+namespace {
+
+// Resident cost per object, measured with /usr/bin/time on SimGrid 3.32
+// (docs/sim.md, "Size guard"): a host with its actor (small stack, mostly
+// untouched), a full-duplex link (two link objects and their constraints), a
+// mailbox, and what the process needs before the first host.
+constexpr double kBaseBytes = 48.0 * (1 << 20);
+constexpr double kPerDevice = 40.0 * 1024;
+constexpr double kPerLink = 2.0 * 1024;
+constexpr double kPerMailbox = 512;
+// Bytes of output per recorded event / row (the formats' typical line length).
+constexpr double kTraceLine = 240;
+constexpr double kCsvLine = 130;
+
+std::uint64_t clamp_u64(double x) {
+  return x >= 1.8e19 ? UINT64_MAX : static_cast<std::uint64_t>(std::max(0.0, x));
+}
+
+double link_count(const TopologyOptions& t) {
+  const double n = static_cast<double>(t.devices);
+  switch (t.platform) {
+    case Platform::Flat:
+      return n;
+    case Platform::Torus2D:
+      return 2 * n;
+    case Platform::Torus3D:
+      return 3 * n;
+    case Platform::Nodes:
+    case Platform::FatTree: {
+      const double leaves =
+          std::ceil(n / t.leaf_ports) + (t.platform == Platform::Nodes ? t.gpus_per_node : 0);
+      return 2 * n + leaves * t.leaf_ports;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+SizeEstimate estimate_size(const Workload& w, const TopologyOptions& t, bool trace, bool csv) {
+  // Actors are the simulated devices (a symmetric run simulates one period);
+  // the schedule's steps and rounds come from the whole workload.
+  const double n = static_cast<double>(w.devices), steps = static_cast<double>(num_steps(w));
+  const double actors = static_cast<double>(t.devices);
+  const double u = static_cast<double>(w.ulysses());
+  const double layers = w.layers;
+  double per_layer = 0, events = 0, rows = 0;  // per device and layer
+  for (int pass = 0; pass < 2; ++pass) {
+    if ((pass == 0 && w.pass == Pass::Bwd) || (pass == 1 && w.pass == Pass::Fwd)) continue;
+    double acts = 2 * steps, ev = 4 * steps;  // exec + transfer; partial, send, recv, wait
+    if (w.layout == Layout::Ulysses || w.layout == Layout::Hybrid)
+      acts += 2 * (u - 1), ev += 2 * (u - 1);
+    if (w.layout == Layout::Allgather)
+      acts += (pass ? 2 : 1) * (n - 1), ev += (pass ? 2 : 1) * (n - 1);
+    if (w.scope == Scope::Layer) acts += 1, ev += 1;
+    per_layer += acts;
+    events += ev;
+    rows += steps;
+  }
+  SizeEstimate e;
+  e.activities = clamp_u64(actors * layers * per_layer);
+  double mem = kBaseBytes + actors * kPerDevice + link_count(t) * kPerLink +
+               actors * (2 + 2 * (u - 1)) * kPerMailbox;
+  mem += layers * 2 * steps * 9;  // per-step statistics
+  if (trace) {
+    mem += actors * layers * events * sizeof(Event);
+    e.trace_bytes = clamp_u64(actors * layers * events * kTraceLine);
+  }
+  if (csv) {
+    mem += actors * layers * rows * sizeof(StepRow);
+    e.csv_bytes = clamp_u64(actors * layers * rows * kCsvLine);
+  }
+  e.memory_bytes = clamp_u64(mem);
+  return e;
+}
+
+Budget default_budget() {
+  Budget b;
+  b.max_activities = std::uint64_t{1} << 29;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const double phys = pages > 0 && page > 0 ? static_cast<double>(pages) * page : 4.0 * (1 << 30);
+  b.max_memory_bytes = clamp_u64(0.8 * phys);
+  return b;
+}
+
+void check_budget(const SizeEstimate& e, const Budget& b) {
+  if (e.activities <= b.max_activities && e.memory_bytes <= b.max_memory_bytes) return;
+  const bool acts = e.activities > b.max_activities;
+  throw InputError(fmt::format(
+      "{}: this simulation needs about {:.3g} activities and {} of memory{} (budget {:.3g} "
+      "activities, "
+      "{}); use --engine analytic (closed forms, instant){}, or raise {}",
+      acts ? "--max-activities" : "--max-memory", static_cast<double>(e.activities),
+      human_bytes(static_cast<double>(e.memory_bytes)),
+      e.trace_bytes
+          ? fmt::format(" with a {} trace", human_bytes(static_cast<double>(e.trace_bytes)))
+          : "",
+      static_cast<double>(b.max_activities), human_bytes(static_cast<double>(b.max_memory_bytes)),
+      e.trace_bytes || e.csv_bytes ? ", drop --trace/--csv" : "",
+      acts ? "--max-activities" : "--max-memory"));
+}
+
+}  // namespace ringsim::sim

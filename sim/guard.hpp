@@ -1,0 +1,33 @@
+#pragma once
+// Size guard: estimate a simulation's activities and memory before starting
+// it, and refuse (InputError, exit 2) past a budget, pointing to the analytic
+// engine. Estimates are upper-ish bounds from the schedule's counts and
+// per-object costs measured on SimGrid 3.32 (docs/sim.md).
+#include <cstdint>
+#include <string>
+
+#include "models/workload.hpp"
+#include "sim/topology.hpp"
+
+namespace ringsim::sim {
+
+struct SizeEstimate {
+  std::uint64_t activities = 0;    // execs + transfers
+  std::uint64_t memory_bytes = 0;  // peak resident, including recorded events
+  std::uint64_t trace_bytes = 0;   // --trace file (0 if not asked)
+  std::uint64_t csv_bytes = 0;     // --csv file (0 if not asked)
+};
+
+struct Budget {
+  std::uint64_t max_activities = 0;
+  std::uint64_t max_memory_bytes = 0;
+};
+
+SizeEstimate estimate_size(const Workload& w, const TopologyOptions& t, bool trace, bool csv);
+// Activities: 2^29 (about 16K devices x 16K steps; hours here). Memory: 80% of
+// this machine's physical memory.
+Budget default_budget();
+// Throws InputError with the estimate, the budget and the alternatives.
+void check_budget(const SizeEstimate& e, const Budget& b);
+
+}  // namespace ringsim::sim

@@ -1,0 +1,162 @@
+#include "sim/sim_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "models/parse.hpp"
+#include "models/report.hpp"
+
+namespace ringsim::sim {
+
+namespace {
+
+bool ring_type(Layout l) {
+  return l != Layout::Ulysses && l != Layout::Allgather;
+}
+
+std::string faults_text(const Faults& f) {
+  std::vector<std::string> parts;
+  for (const auto& s : f.stragglers)
+    parts.push_back(fmt::format("device {} computes x{:g}", s.device, s.factor));
+  for (const auto& d : f.degrades)
+    parts.push_back(fmt::format("link {} bandwidth /{:g}", d.link, d.factor));
+  if (f.jitter_sigma > 0)
+    parts.push_back(
+        fmt::format("compute jitter lognormal sigma {:g}, seed {}", f.jitter_sigma, f.seed));
+  return join(parts, "; ");
+}
+
+}  // namespace
+
+std::string step_ranges(const std::vector<std::int64_t>& steps) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < steps.size();) {
+    std::size_t j = i;
+    while (j + 1 < steps.size() && steps[j + 1] == steps[j] + 1) ++j;
+    parts.push_back(j == i ? std::to_string(steps[i]) : fmt::format("{}-{}", steps[i], steps[j]));
+    i = j + 1;
+  }
+  return join(parts, ", ");
+}
+
+Summary simulated_summary(const Summary& a, const SimResult& r) {
+  Summary s = a;
+  s.engine = "simgrid";
+  s.time_s = r.time_s;
+  s.compute_only_s = r.compute_only_s;
+  s.exposed_comm_s = std::max(0.0, r.time_s - r.compute_only_s);
+  const double busy = std::accumulate(r.device_busy_s.begin(), r.device_busy_s.end(), 0.0);
+  s.ideal_time_s = r.device_busy_s.empty() ? 0 : busy / static_cast<double>(r.device_busy_s.size());
+  s.efficiency = s.time_s > 0 ? s.ideal_time_s / s.time_s : 0;
+  s.compute_s_per_step = r.compute_s_per_step;
+  s.collective_s = r.collective_s;
+  s.other_s = r.other_s;
+  if (ring_type(a.workload.layout) && a.bytes_per_step > 0)
+    s.overlapped = r.stalled_device_steps == 0;
+  return s;
+}
+
+nlohmann::json sim_summary_json(const Summary& a, const SimResult& r, const SimContext& c) {
+  auto j = summary_json(simulated_summary(a, r));
+  j["analytic_time_s"] = a.time_s;
+  j["analytic_efficiency"] = a.efficiency;
+  j["platform"] = r.platform;
+  j["network_model"] = to_string(c.network);
+  if (c.platform == Platform::Nodes) j["inter_topology"] = to_string(c.inter);
+  j["activities"] = r.activities;
+  j["simulated_devices"] = r.simulated_devices;
+  j["stalled_steps"] = {{"fwd", r.stalled_steps[0]}, {"bwd", r.stalled_steps[1]}};
+  j["stalled_device_steps"] = r.stalled_device_steps;
+  j["wait_s"] = r.wait_s;
+  j["critical_device"] = r.critical_device;
+  j["critical_device_busy_s"] =
+      r.device_busy_s.empty() ? 0.0 : r.device_busy_s[static_cast<std::size_t>(r.critical_device)];
+  nlohmann::json f = nlohmann::json::object();
+  if (!c.faults.stragglers.empty()) {
+    f["straggler"] = nlohmann::json::array();
+    for (const auto& s : c.faults.stragglers)
+      f["straggler"].push_back({{"device", s.device}, {"factor", s.factor}});
+  }
+  if (!c.faults.degrades.empty()) {
+    f["degrade"] = nlohmann::json::array();
+    for (const auto& d : c.faults.degrades)
+      f["degrade"].push_back({{"link", d.link}, {"factor", d.factor}});
+  }
+  if (c.faults.jitter_sigma > 0)
+    f["jitter"] = {{"sigma", c.faults.jitter_sigma}, {"seed", c.faults.seed}};
+  j["faults"] = f;
+  return j;
+}
+
+std::string sim_summary_text(const Summary& a, const SimResult& r, const SimContext& c) {
+  const auto& w = a.workload;
+  const Summary s = simulated_summary(a, r);
+  std::string out;
+  auto row = [&](const std::string& k, const std::string& v) {
+    out += fmt::format("  {:<26}{}\n", k, v);
+  };
+  auto pair = [&](const std::string& k, const std::string& sim, const std::string& ana) {
+    out += fmt::format("  {:<26}{:<18}{}\n", k, sim, ana);
+  };
+  out += fmt::format("ringsim: {} x {} tokens = {} ({} tokens), {} layout, {}, {}{}\n", w.devices,
+                     w.block, human_tokens(static_cast<double>(w.seq_len())), w.seq_len(),
+                     to_string(w.layout), to_string(w.pass), w.causal ? "causal" : "non-causal",
+                     w.layout == Layout::Hybrid
+                         ? fmt::format(" (ulysses {} x ring {})", w.ulysses(), w.ring_degree())
+                         : "");
+  row("model", fmt::format("{} ({} heads, {} KV heads, head dim {}), {}", w.shape.name,
+                           w.shape.heads, w.shape.kv_heads, w.shape.head_dim, to_string(w.dtype)));
+  row("hardware", a.hardware);
+  row("simulated platform", fmt::format("{}; {} network model", r.platform, to_string(c.network)));
+  row("engine / compute model", "simgrid (analytic alongside) / " + a.compute_model);
+  if (r.simulated_devices > 0 && r.simulated_devices < w.devices)
+    row("symmetry",
+        fmt::format("every device's timeline is the same: simulated one period of {} devices "
+                    "(--symmetry off for all {})",
+                    r.simulated_devices, w.devices));
+  if (c.faults.any()) row("faults", faults_text(c.faults));
+  out += "\n";
+  pair("", "simulated", "analytic");
+  const auto layers = w.layers > 1 ? fmt::format(" ({} layers)", w.layers) : std::string();
+  pair("time" + layers, human_seconds(s.time_s), human_seconds(a.time_s));
+  pair("compute per step", human_seconds(s.compute_s_per_step),
+       human_seconds(a.compute_s_per_step));
+  if (ring_type(w.layout) && a.bytes_per_step > 0)
+    pair("transfer per step", "-",
+         fmt::format("{} ({})", human_seconds(a.comm_s_per_step),
+                     human_bytes(static_cast<double>(a.bytes_per_step))));
+  if (a.collective_s > 0 || s.collective_s > 0)
+    pair("collectives", human_seconds(s.collective_s), human_seconds(a.collective_s));
+  if (w.scope == Scope::Layer)
+    pair("projections + MLP", human_seconds(s.other_s), human_seconds(a.other_s));
+  pair("exposed communication", human_seconds(s.exposed_comm_s), human_seconds(a.exposed_comm_s));
+  pair("efficiency", fmt::format("{:.1f}%", 100 * s.efficiency),
+       fmt::format("{:.1f}%", 100 * a.efficiency));
+  pair("communication hidden", s.overlapped ? "yes" : "no", a.overlapped ? "yes" : "no");
+  out += "\n";
+  row("simulated / analytic", a.time_s > 0 ? fmt::format("{:.6f}", s.time_s / a.time_s) : "n/a");
+  std::vector<std::string> stalls;
+  for (int p = 0; p < 2; ++p)
+    if (!r.stalled_steps[p].empty())
+      stalls.push_back(
+          fmt::format("{} steps {}", p ? "bwd" : "fwd", step_ranges(r.stalled_steps[p])));
+  row("stalled steps",
+      stalls.empty() ? "none (every transfer hid under compute)"
+                     : fmt::format("{} ({} device-steps waited {} in all)", join(stalls, "; "),
+                                   r.stalled_device_steps, human_seconds(r.wait_s)));
+  if (!r.device_busy_s.empty())
+    row("critical device",
+        fmt::format("{} (busiest: {} of compute)", r.critical_device,
+                    human_seconds(r.device_busy_s[static_cast<std::size_t>(r.critical_device)])));
+  row("min block to hide comm",
+      a.min_block > 0 ? fmt::format("{} tokens (analytic)", a.min_block)
+                      : (a.min_block < 0 ? "never hides" : "n/a (no overlap in this layout)"));
+  row("memory per device", human_bytes(static_cast<double>(a.memory_bytes_per_device)) +
+                               " (attention buffers, one layer)");
+  row("simulated activities", fmt::format("{}", r.activities));
+  return out;
+}
+
+}  // namespace ringsim::sim

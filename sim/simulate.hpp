@@ -1,0 +1,106 @@
+#pragma once
+// The SimGrid model of one run: one actor per device playing the layout's
+// schedule on the simulated cluster. Per-step work comes from models/work.hpp
+// and models/analytic.hpp (step_seconds, pass_bytes), the same functions the
+// closed forms use, so the two engines differ only where the network does.
+//
+// SimGrid allows one engine per process: simulate() may be called once.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/analytic.hpp"
+#include "models/profile.hpp"
+#include "models/workload.hpp"
+#include "sim/faults.hpp"
+#include "sim/topology.hpp"
+
+namespace ringsim::sim {
+
+// exact: CM02 without cross-traffic or TCP window, so S bytes over an idle
+// link take S/B + L (hand-checkable). lv08: SimGrid's default, calibrated on
+// TCP (latency x 13.01, bandwidth x 0.97, 5% reverse traffic, window cap).
+enum class NetworkModel { Exact, LV08 };
+const std::vector<std::string>& network_model_names();
+std::string to_string(NetworkModel m);
+
+// Phase names shared with the kernels, the GUI and docs/trace-format.md.
+enum class Phase : std::uint8_t {
+  Partial,
+  Send,
+  Recv,
+  Wait,
+  AllToAll,
+  AllGather,
+  ReduceScatter,
+  Dense
+};
+const char* phase_name(Phase p);
+const char* phase_category(Phase p);
+
+// One activity of one device (--trace).
+struct Event {
+  double start = 0, end = 0;
+  std::uint64_t bytes = 0, entries = 0;
+  std::int64_t peer = -1;
+  std::int32_t step = -1, kv_block = -1, layer = 0, round = -1;
+  Phase phase = Phase::Partial;
+  bool bwd = false;
+};
+
+// One compute step of one device (--csv).
+struct StepRow {
+  std::int32_t layer = 0, step = 0, kv_block = -1;
+  bool bwd = false;
+  std::uint64_t entries = 0, comm_bytes = 0;
+  double start = 0, compute_s = 0, comm_end = 0, end = 0, wait_s = 0;
+  bool stalled = false;
+};
+
+struct SimOptions {
+  Workload workload;
+  Hardware hardware;
+  const ComputeModel* compute = nullptr;  // required
+  // Usually topology.devices == workload.devices. Fewer: the representative
+  // period of a symmetric ring (sim/symmetry.hpp); the workload still sets
+  // the steps and each step's work.
+  TopologyOptions topology;
+  NetworkModel network = NetworkModel::Exact;
+  Faults faults;
+  bool record_events = false;  // keep every activity (--trace)
+  bool record_rows = false;    // keep every device-step (--csv)
+  bool progress = false;
+};
+
+struct SimResult {
+  double time_s = 0;              // when the last device finished
+  double compute_only_s = 0;      // sum over steps of the slowest device's compute (free links)
+  double compute_s_per_step = 0;  // slowest device, heaviest step, first pass
+  double collective_s = 0;        // all-to-all / gather / reduce-scatter time, busiest device
+  double other_s = 0;             // --scope layer: projections + MLP, busiest device
+  std::uint64_t activities = 0;   // execs + transfers simulated
+  // Stalls: a device that had work waited for a transfer after computing.
+  std::vector<std::int64_t> stalled_steps[2];  // [fwd, bwd]: steps (any layer) with a stall
+  std::uint64_t stalled_device_steps = 0;
+  double wait_s = 0;                 // summed over devices
+  std::int64_t critical_device = 0;  // most compute time (ties: finished last, lowest index)
+  std::vector<double> device_busy_s, device_finish_s;
+  std::string platform;                // Topology::describe()
+  std::int64_t simulated_devices = 0;  // < workload.devices: a symmetric run's period
+  bool interrupted = false;
+  std::vector<std::vector<Event>> events;  // per device, in time order
+  std::vector<std::vector<StepRow>> rows;  // per device
+};
+
+// The topology the hardware describes (catalog bandwidths and latencies).
+TopologyOptions topology_options(const Hardware& hw, std::int64_t devices);
+
+// False once simulate() has run in this process (tests skip rather than fail
+// when a binary is run without one-test-per-process filtering).
+bool simulation_available();
+
+// Runs the simulation. Throws InputError for inputs the platform rejects,
+// std::runtime_error if the simulation deadlocks or an actor fails.
+SimResult simulate(const SimOptions& o);
+
+}  // namespace ringsim::sim

@@ -1,0 +1,84 @@
+#include "sim/symmetry.hpp"
+
+#include <vector>
+
+#include "models/work.hpp"
+
+namespace ringsim::sim {
+
+namespace {
+
+Period no(std::string why) {
+  Period p;
+  p.why_not = std::move(why);
+  return p;
+}
+
+// Every device computes the same at each step: the full mask, or zigzag's
+// balanced chunks (models/work.hpp: 2h^2 + h at step 0, 2h^2 after). Checked
+// on a few devices as well, in case the rule and work.hpp ever disagree.
+bool uniform_work(const Workload& w) {
+  const bool rule =
+      (w.layout == Layout::Ring || w.layout == Layout::Striped || w.layout == Layout::Zigzag) &&
+      (!w.causal || w.layout == Layout::Zigzag);
+  if (!rule) return false;
+  const auto n = w.devices;
+  const std::int64_t probe[] = {0, 1, n / 2, n - 1};
+  for (std::int64_t s = 0; s < num_steps(w); ++s) {
+    const auto e = step_entries(w, 0, s);
+    for (auto d : probe)
+      if (step_entries(w, d, s) != e) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Period symmetric_period(const Workload& w, const TopologyOptions& t, const Faults& f,
+                        bool exact_network, bool outputs) {
+  if (!uniform_work(w))
+    return no("devices do different work (only non-causal or zigzag rings are uniform)");
+  if (f.any()) return no("faults make devices differ");
+  if (!exact_network) return no("the lv08 model couples neighbouring hops (cross-traffic)");
+  if (outputs) return no("--trace/--csv describe every device");
+  if (w.devices < 4) return no("already tiny");
+  Period p;
+  p.topology = t;
+  p.topology.platform = Platform::Flat;
+  p.devices = 2;
+  switch (t.platform) {
+    case Platform::Flat:
+      break;
+    case Platform::FatTree:
+      // Every hop is NIC to NIC with the catalog's GPU-to-GPU latency.
+      p.topology.intra_bw = t.inter_bw;
+      p.topology.intra_lat = t.inter_lat;
+      break;
+    case Platform::Torus2D:
+    case Platform::Torus3D: {
+      Topology full(t);
+      std::vector<Hop> hops;
+      full.route(w.devices - 1, 0, hops);
+      if (hops.size() != 1)
+        return no("the torus has no even dimension: the ring closes over several links");
+      break;
+    }
+    case Platform::Nodes: {
+      const std::int64_t g = t.gpus_per_node;
+      if (w.devices <= g) break;  // one node: every hop is NVLink
+      if (w.devices % g) return no("the last node is partly filled");
+      if (g == 1) {
+        p.topology.intra_bw = t.inter_bw;
+        p.topology.intra_lat = t.inter_lat;
+        break;
+      }
+      p.devices = g;
+      p.topology.wrap_is_inter = true;
+      break;
+    }
+  }
+  p.topology.devices = p.devices;
+  return p;
+}
+
+}  // namespace ringsim::sim

@@ -1,0 +1,116 @@
+#pragma once
+// The simulated cluster as plain data: full-duplex links and a route between
+// any two devices. No SimGrid here, so routes can be tested on their own and
+// the SimGrid platform (sim/platform.hpp) is a thin translation of this.
+//
+// Devices are numbered along the ring: the ring layouts send d -> d+1, so the
+// placement of device d on the hardware is what decides which links a ring
+// crosses (consecutive GPUs of a node; a snake through a torus).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/workload.hpp"
+
+namespace ringsim::sim {
+
+enum class InterTopology { Rail, FatTree };
+const std::vector<std::string>& inter_topology_names();
+std::string to_string(InterTopology t);
+
+struct TopologyOptions {
+  Platform platform = Platform::Nodes;
+  std::int64_t devices = 1;
+  int gpus_per_node = 8;
+  InterTopology inter = InterTopology::Rail;
+  double intra_bw = 0, intra_lat = 0;  // NVLink / torus ICI / flat ring links
+  double inter_bw = 0, inter_lat = 0;  // InfiniBand NICs and fabric
+  std::vector<int> torus_dims;         // empty: chosen from `devices`
+  int leaf_ports = 32;                 // NICs per leaf switch (and spines per leaf)
+  // flat only: the closing link (device N-1 -> 0) is an inter-node hop
+  // (inter_bw, inter_lat). The ring of one node's GPUs that stands for a
+  // uniform multi-node ring (sim/symmetry.hpp).
+  bool wrap_is_inter = false;
+};
+
+// Both directions of a full-duplex link have `bandwidth` and `latency`.
+struct TopoLink {
+  std::string name;
+  double bandwidth = 0, latency = 0;
+};
+
+// One link traversed in one direction: `up` is the direction the link's
+// name reads (ring5: 5 -> 6; nic3: GPU 3 -> fabric; leaf0-spine2: leaf -> spine).
+struct Hop {
+  std::int32_t link;
+  bool up;
+};
+
+class Topology {
+ public:
+  // Throws InputError for shapes the platform cannot hold (e.g. --torus-dims
+  // whose product is not --devices).
+  explicit Topology(const TopologyOptions& o);
+
+  const TopologyOptions& options() const { return o_; }
+  const std::vector<TopoLink>& links() const { return links_; }
+  std::int64_t devices() const { return o_.devices; }
+
+  // Appends the hops from src to dst (empty when src == dst).
+  void route(std::int64_t src, std::int64_t dst, std::vector<Hop>& out) const;
+  double route_latency(std::int64_t src, std::int64_t dst) const;
+
+  // Trace process id: the node (host) holding the device; 0 without nodes.
+  std::int64_t node_of(std::int64_t device) const;
+  // Torus: coordinates of a device (the ring is a snake through them).
+  std::vector<int> torus_coords(std::int64_t device) const;
+  const std::vector<int>& torus_dims() const { return dims_; }
+
+  // Link index by name, or -1.
+  std::int32_t find_link(const std::string& name) const;
+  // "nodes: 32 x 8 GPUs, NVLink switch per node, rail-optimised IB (4 leaves, 32 spines)".
+  std::string describe() const;
+
+ private:
+  TopologyOptions o_;
+  std::vector<TopoLink> links_;
+  // nodes / fattree fabric
+  std::int64_t nodes_ = 1, leaves_ = 0, spines_ = 0;
+  std::int32_t nvl0_ = -1, nic0_ = -1, uplink0_ = -1;
+  // torus
+  std::vector<int> dims_;
+  std::vector<std::int64_t> coord_of_;   // device -> linear torus node id
+  std::vector<std::int64_t> device_at_;  // linear torus node id -> device
+
+  std::int32_t add_link(std::string name, double bw, double lat);
+  void build_flat();
+  void build_switched(bool with_nvlink);
+  void build_torus(int rank);
+  std::int64_t leaf_of(std::int64_t d) const;
+  std::int64_t port_of(std::int64_t d) const;
+  void route_flat(std::int64_t src, std::int64_t dst, std::vector<Hop>& out) const;
+  void route_switched(std::int64_t src, std::int64_t dst, std::vector<Hop>& out) const;
+  void route_torus(std::int64_t src, std::int64_t dst, std::vector<Hop>& out) const;
+};
+
+// Node, leaf and spine counts of the nodes / fattree fabric.
+struct Fabric {
+  std::int64_t nodes = 1, leaves = 0, spines = 0;
+};
+Fabric fabric_of(const TopologyOptions& o);
+
+// What Topology(o).describe() says, without building the links.
+std::string describe_topology(const TopologyOptions& o);
+
+// Trace process id of a device: its node (host) on nodes and torus platforms,
+// 0 where devices have no node structure (flat, fattree).
+std::int64_t node_of(const TopologyOptions& o, std::int64_t device);
+
+// Torus dimensions for n chips: as close to a square (cube) as the divisors
+// allow, with an even dimension last when there is one, so the snake that
+// embeds the ring closes over a single wrap-around link.
+std::vector<int> auto_torus_dims(std::int64_t n, int rank);
+// "4x4x8" -> {4, 4, 8}; throws InputError naming --torus-dims.
+std::vector<int> parse_torus_dims(const std::string& text, int rank, std::int64_t devices);
+
+}  // namespace ringsim::sim

@@ -1,0 +1,195 @@
+// `ringsim run` with the SimGrid engine, as a user runs it: the binary as a
+// child process (one engine per process), its exit code, output and files.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+struct Child {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string temp(const std::string& name) {
+  return ::testing::TempDir() + "ringsim_cli_" + name + "_" + std::to_string(::getpid());
+}
+
+pid_t spawn(const std::vector<std::string>& args, const std::string& out, const std::string& err) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(o, 1);
+    dup2(e, 2);
+    std::vector<char*> argv{const_cast<char*>(RINGSIM_BIN)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(RINGSIM_BIN, argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+Child finish(pid_t pid, const std::string& out, const std::string& err) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Child c;
+  c.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  c.out = slurp(out);
+  c.err = slurp(err);
+  std::remove(out.c_str());
+  std::remove(err.c_str());
+  return c;
+}
+
+Child run(const std::vector<std::string>& args) {
+  const auto out = temp("out"), err = temp("err");
+  return finish(spawn(args, out, err), out, err);
+}
+
+TEST(SimCli, DefaultRunShowsSimulatedAndAnalyticSideBySide) {
+  const auto c = run({"--devices", "64", "--block", "4096"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("simulated         analytic"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("simulated / analytic"), std::string::npos);
+  EXPECT_NE(c.out.find("rail-optimised IB"), std::string::npos);
+  EXPECT_TRUE(c.err.empty()) << c.err;
+}
+
+TEST(SimCli, JsonKeepsTheAnalyticKeys) {
+  const auto sim = run({"--devices", "32", "--block", "2048", "--json"});
+  const auto ana = run({"--devices", "32", "--block", "2048", "--json", "--engine", "analytic"});
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  ASSERT_EQ(ana.exit_code, 0) << ana.err;
+  const auto s = nlohmann::json::parse(sim.out), a = nlohmann::json::parse(ana.out);
+  for (const auto& [k, v] : a.items()) EXPECT_TRUE(s.contains(k)) << k;
+  EXPECT_EQ(s.at("engine"), "simgrid");
+  EXPECT_EQ(a.at("engine"), "analytic");
+  EXPECT_EQ(s.at("analytic_time_s"), a.at("time_s"));
+  for (const char* k : {"stalled_steps", "critical_device", "platform", "network_model", "faults"})
+    EXPECT_TRUE(s.contains(k)) << k;
+}
+
+TEST(SimCli, IdenticalInputsGiveByteIdenticalFiles) {
+  std::vector<std::string> out[2];
+  for (int i = 0; i < 2; ++i) {
+    const auto trace = temp("trace" + std::to_string(i)), csv = temp("csv" + std::to_string(i));
+    const auto c =
+        run({"--devices", "16",       "--block", "2048",    "--pass", "fwdbwd",      "--layout",
+             "zigzag",    "--jitter", "0.2",     "--seed",  "11",     "--straggler", "3:1.5",
+             "--degrade", "nic7:2",   "--json",  "--trace", trace,    "--csv",       csv});
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    out[i] = {c.out, slurp(trace), slurp(csv)};
+    std::remove(trace.c_str());
+    std::remove(csv.c_str());
+  }
+  EXPECT_GT(out[0][1].size(), 1000u);
+  for (int k = 0; k < 3; ++k) EXPECT_TRUE(out[0][k] == out[1][k]) << "output " << k << " differs";
+}
+
+TEST(SimCli, SizeGuardRefusesAndSuggestsTheAnalyticEngine) {
+  const auto c = run({"--devices", "64K", "--block", "1024"});
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_EQ(c.err.rfind("ringsim: error: --max-activities: ", 0), 0u) << c.err;
+  EXPECT_NE(c.err.find("--engine analytic"), std::string::npos) << c.err;
+  EXPECT_EQ(std::count(c.err.begin(), c.err.end(), '\n'), 1) << c.err;
+  EXPECT_TRUE(c.out.empty());
+}
+
+TEST(SimCli, BadSimulatorFlagsGiveOneLineAndExitTwo) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> rows = {
+      {{"--devices", "8", "--straggler", "8:2"}, "--straggler"},
+      {{"--devices", "8", "--straggler", "1:-2"}, "--straggler"},
+      {{"--devices", "8", "--degrade", "nope:2"}, "--degrade: unknown link 'nope'"},
+      {{"--devices", "8", "--network-model", "fast"}, "--network-model"},
+      {{"--devices", "8", "--inter-topology", "mesh"}, "--inter-topology"},
+      {{"--devices", "8", "--engine", "analytic", "--trace", "x.json"},
+       "--trace: needs the simulator"},
+      {{"--devices", "16", "--gpu", "tpu-v5e", "--torus-dims", "3x3"}, "--torus-dims"},
+      {{"--devices", "16", "--torus-dims", "4x4"}, "--torus-dims: only applies"},
+      {{"--devices", "8", "--jitter", "-1"}, "--jitter"},
+      {{"--devices", "8", "--trace", "/nonexistent-dir/t.json"}, "--trace: cannot write"},
+  };
+  for (const auto& [args, expect] : rows) {
+    const auto c = run(args);
+    EXPECT_EQ(c.exit_code, 2) << args.back();
+    EXPECT_NE(c.err.find("ringsim: error: " + expect), std::string::npos) << c.err;
+    EXPECT_EQ(std::count(c.err.begin(), c.err.end(), '\n'), 1) << c.err;
+  }
+}
+
+TEST(SimCli, SymmetricRunMatchesTheFullSimulation) {
+  // One period of a uniform ring (--symmetry on) against every device
+  // (--symmetry off): the same time, compute-bound and comm-bound, on each
+  // platform kind. Tolerance 1e-12: the two runs add the same durations in
+  // the same order; only SimGrid's event bookkeeping differs.
+  const std::vector<std::vector<std::string>> cases = {
+      {"--devices", "64", "--block", "4096", "--layout", "zigzag", "--pass", "fwdbwd"},
+      {"--devices", "64", "--block", "1024", "--layout", "zigzag"},  // comm-bound on IB
+      {"--devices", "32", "--block", "2048", "--no-causal", "--platform", "flat", "--pass", "bwd"},
+      {"--devices", "16", "--block", "2048", "--layout", "zigzag", "--gpu", "tpu-v5e"},
+      {"--devices", "24", "--block", "2048", "--no-causal", "--layout", "striped", "--platform",
+       "fattree"},
+      {"--devices", "64", "--block", "2048", "--layout", "zigzag", "--inter-topology", "fattree"},
+  };
+  for (const auto& args : cases) {
+    double t[2] = {0, 0};
+    std::int64_t simulated[2] = {0, 0};
+    for (int i = 0; i < 2; ++i) {
+      auto a = args;
+      a.insert(a.end(), {"--json", "--symmetry", i ? "off" : "on"});
+      const auto c = run(a);
+      ASSERT_EQ(c.exit_code, 0) << c.err;
+      const auto j = nlohmann::json::parse(c.out);
+      t[i] = j.at("time_s");
+      simulated[i] = j.at("simulated_devices");
+    }
+    EXPECT_LT(simulated[0], simulated[1]) << args[1];
+    EXPECT_NEAR(t[0] / t[1], 1.0, 1e-12) << args[1] << " " << args[3];
+  }
+  // Not symmetric: causal ring (device i works on i+1 blocks), lv08 (coupled hops).
+  EXPECT_EQ(run({"--devices", "64", "--symmetry", "on"}).exit_code, 2);
+  EXPECT_EQ(
+      run({"--devices", "64", "--layout", "zigzag", "--network-model", "lv08", "--symmetry", "on"})
+          .exit_code,
+      2);
+}
+
+TEST(SimCli, CtrlCStopsAndKeepsTheOldFile) {
+  // A run of many seconds, interrupted early: exit 130, the previous trace
+  // untouched, no temporary file left behind.
+  const auto trace = temp("keep.json");
+  { std::ofstream(trace) << "old"; }
+  const auto out = temp("int_out"), err = temp("int_err");
+  const pid_t pid = spawn({"--devices", "2048", "--block", "4096", "--platform", "flat", "--trace",
+                           trace, "--max-memory", "64G"},
+                          out, err);
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  kill(pid, SIGINT);
+  const auto c = finish(pid, out, err);
+  EXPECT_EQ(c.exit_code, 130) << c.err;
+  EXPECT_NE(c.err.find("interrupted"), std::string::npos) << c.err;
+  EXPECT_EQ(slurp(trace), "old");
+  EXPECT_EQ(access((trace + ".tmp" + std::to_string(pid)).c_str(), F_OK), -1);
+  std::remove(trace.c_str());
+}
+
+}  // namespace

@@ -1,0 +1,169 @@
+// Pieces of the simulator that need no engine: fault flags, the jitter draw,
+// the size guard, step ranges in the summary.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "models/errors.hpp"
+#include "sim/faults.hpp"
+#include "sim/guard.hpp"
+#include "sim/sim_report.hpp"
+#include "sim/symmetry.hpp"
+#include "tests/sim/helpers.hpp"
+
+namespace ringsim::sim {
+namespace {
+
+TEST(Faults, ParseStragglerAndDegrade) {
+  const auto s = parse_straggler("3:2.5", 8);
+  EXPECT_EQ(s.device, 3);
+  EXPECT_DOUBLE_EQ(s.factor, 2.5);
+  EXPECT_THROW(parse_straggler("8:2", 8), InputError);  // no device 8
+  EXPECT_THROW(parse_straggler("3", 8), InputError);
+  EXPECT_THROW(parse_straggler("3:", 8), InputError);
+  EXPECT_THROW(parse_straggler("3:0", 8), InputError);
+  EXPECT_THROW(parse_straggler("3:nan", 8), InputError);
+  const auto d = parse_degrade("leaf0-spine2:4");
+  EXPECT_EQ(d.link, "leaf0-spine2");
+  EXPECT_DOUBLE_EQ(d.factor, 4);
+  EXPECT_THROW(parse_degrade(":4"), InputError);
+}
+
+TEST(Faults, LinkDivisorsByNameAndByRoute) {
+  TopologyOptions o;
+  o.platform = Platform::Nodes;
+  o.devices = 16;
+  o.intra_bw = o.inter_bw = 1e9;
+  Topology t(o);
+  const auto div = link_divisors(t, {{"nic7", 2}, {"7-8", 3}});
+  EXPECT_DOUBLE_EQ(div[t.find_link("nic7")], 6);  // both apply
+  EXPECT_DOUBLE_EQ(div[t.find_link("nic8")], 3);
+  EXPECT_DOUBLE_EQ(div[t.find_link("nic9")], 1);
+  try {
+    link_divisors(t, {{"nic99", 2}});
+    FAIL() << "unknown link accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--degrade: unknown link 'nic99'"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(link_divisors(t, {{"3-3", 2}}), InputError);  // no link to itself
+  EXPECT_THROW(link_divisors(t, {{"3-99", 2}}), InputError);
+}
+
+TEST(Faults, JitterIsAPureFunctionOfSeedAndPosition) {
+  EXPECT_EQ(jitter_factor(0.3, 7, 5, 0, 1, 9), jitter_factor(0.3, 7, 5, 0, 1, 9));
+  EXPECT_NE(jitter_factor(0.3, 7, 5, 0, 1, 9), jitter_factor(0.3, 8, 5, 0, 1, 9));
+  EXPECT_NE(jitter_factor(0.3, 7, 5, 0, 1, 9), jitter_factor(0.3, 7, 5, 0, 1, 10));
+  EXPECT_EQ(jitter_factor(0, 7, 5, 0, 1, 9), 1.0);
+}
+
+TEST(Faults, JitterHasMeanOneAndTheRequestedSigma) {
+  // 200k draws: the sample mean of a lognormal with sigma 0.5 has standard
+  // error 0.53/sqrt(2e5) = 0.0012 and log's sd ~0.0008; 5 standard errors.
+  const int n = 200000;
+  double sum = 0, sum_log = 0, sum_log2 = 0;
+  for (int i = 0; i < n; ++i) {
+    const double x = jitter_factor(0.5, 42, i % 1000, 0, 0, i / 1000);
+    sum += x;
+    sum_log += std::log(x);
+    sum_log2 += std::log(x) * std::log(x);
+  }
+  const double mean = sum / n, mlog = sum_log / n, sd = std::sqrt(sum_log2 / n - mlog * mlog);
+  EXPECT_NEAR(mean, 1.0, 0.006);
+  EXPECT_NEAR(mlog, -0.125, 0.006);  // -sigma^2/2
+  EXPECT_NEAR(sd, 0.5, 0.004);
+}
+
+TEST(Guard, EstimateGrowsWithTheScheduleAndTheOutputs) {
+  const auto w1 = testing::llama3(256, 4096, Layout::Ring, true);
+  const auto w2 = testing::llama3(1024, 4096, Layout::Ring, true);
+  TopologyOptions t;
+  t.devices = 256;
+  const auto e1 = estimate_size(w1, t, false, false);
+  EXPECT_EQ(e1.activities, 2u * 256 * 256);
+  t.devices = 1024;
+  const auto e2 = estimate_size(w2, t, false, false);
+  EXPECT_EQ(e2.activities, 2u * 1024 * 1024);
+  EXPECT_GT(e2.memory_bytes, e1.memory_bytes);
+  const auto e3 = estimate_size(w2, t, true, true);
+  EXPECT_GT(e3.memory_bytes, e2.memory_bytes + 1024ull * 1024 * 4 * sizeof(Event));
+  EXPECT_GT(e3.trace_bytes, 0u);
+  EXPECT_GT(e3.csv_bytes, 0u);
+}
+
+TEST(Guard, RefusesPastTheBudgetAndPointsToTheAnalyticEngine) {
+  SizeEstimate e;
+  e.activities = 1000;
+  e.memory_bytes = 1 << 20;
+  EXPECT_NO_THROW(check_budget(e, {1000, 1 << 20}));
+  try {
+    check_budget(e, {999, 1 << 20});
+    FAIL() << "over-budget run accepted";
+  } catch (const InputError& err) {
+    const std::string m = err.what();
+    EXPECT_EQ(m.rfind("--max-activities: ", 0), 0u) << m;
+    EXPECT_NE(m.find("1e+03 activities"), std::string::npos) << m;
+    EXPECT_NE(m.find("--engine analytic"), std::string::npos) << m;
+  }
+  EXPECT_THROW(check_budget(e, {1000, 1000}), InputError);
+}
+
+TEST(Report, StepRanges) {
+  EXPECT_EQ(step_ranges({}), "");
+  EXPECT_EQ(step_ranges({0, 1, 2, 3, 5, 7, 8}), "0-3, 5, 7-8");
+}
+
+}  // namespace
+}  // namespace ringsim::sim
+
+namespace ringsim::sim {
+namespace {
+
+TEST(Symmetry, PeriodOfEachPlatform) {
+  TopologyOptions t;
+  t.platform = Platform::Nodes;
+  t.devices = 64;
+  t.intra_bw = 450e9;
+  t.inter_bw = 50e9;
+  const auto zz = testing::llama3(64, 4096, Layout::Zigzag, true);
+  auto p = symmetric_period(zz, t, {}, true, false);
+  EXPECT_EQ(p.devices, 8);  // one node; its last GPU sends over the NIC
+  EXPECT_TRUE(p.topology.wrap_is_inter);
+  EXPECT_EQ(p.topology.platform, Platform::Flat);
+  t.platform = Platform::Flat;
+  EXPECT_EQ(symmetric_period(zz, t, {}, true, false).devices, 2);
+  t.platform = Platform::Torus3D;
+  t.devices = 27;  // 3x3x3: the ring closes over three links
+  EXPECT_EQ(
+      symmetric_period(testing::llama3(27, 4096, Layout::Zigzag, true), t, {}, true, false).devices,
+      0);
+  t.platform = Platform::Nodes;
+  t.devices = 60;  // last node partly filled
+  EXPECT_EQ(
+      symmetric_period(testing::llama3(60, 4096, Layout::Zigzag, true), t, {}, true, false).devices,
+      0);
+}
+
+TEST(Symmetry, OnlyUniformFaultFreeExactRuns) {
+  TopologyOptions t;
+  t.platform = Platform::Flat;
+  t.devices = 16;
+  EXPECT_EQ(
+      symmetric_period(testing::llama3(16, 64, Layout::Ring, true), t, {}, true, false).devices, 0);
+  EXPECT_EQ(
+      symmetric_period(testing::llama3(16, 64, Layout::Striped, true), t, {}, true, false).devices,
+      0);
+  EXPECT_EQ(symmetric_period(testing::llama3(16, 64, Layout::Allgather, false), t, {}, true, false)
+                .devices,
+            0);
+  const auto nc = testing::llama3(16, 64, Layout::Ring, false);
+  EXPECT_EQ(symmetric_period(nc, t, {}, true, false).devices, 2);
+  Faults f;
+  f.jitter_sigma = 0.1;
+  EXPECT_EQ(symmetric_period(nc, t, f, true, false).devices, 0);
+  EXPECT_EQ(symmetric_period(nc, t, {}, false, false).devices, 0);  // lv08
+  EXPECT_EQ(symmetric_period(nc, t, {}, true, true).devices, 0);    // --trace
+}
+
+}  // namespace
+}  // namespace ringsim::sim
