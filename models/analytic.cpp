@@ -54,20 +54,21 @@ struct StepShape {
 };
 
 StepShape step_shape(const Workload& w) {
+  constexpr const char* kWhat = "--devices/--block: score entries of one step";
   const auto c = static_cast<std::uint64_t>(w.block);
   const auto S = static_cast<std::uint64_t>(w.seq_len());
   const auto H = static_cast<std::uint64_t>(w.shape.heads);
   switch (w.layout) {
     case Layout::Ulysses:
-      return {w.seq_len(), mul_checked(S * S, H / w.devices, "work")};
+      return {w.seq_len(), mul_checked(mul_checked(S, S, kWhat), H / w.devices, kWhat)};
     case Layout::Allgather:
-      return {w.block, mul_checked(c * S, H, "work")};
+      return {w.block, mul_checked(mul_checked(c, S, kWhat), H, kWhat)};
     case Layout::Hybrid: {
       const auto u = static_cast<std::uint64_t>(w.ulysses());
-      return {w.block * w.ulysses(), mul_checked(c * u * c * u, H / u, "work")};
+      return {w.block * w.ulysses(), mul_checked(mul_checked(c * u, c * u, kWhat), H / u, kWhat)};
     }
     default:
-      return {w.block, mul_checked(c * c, H, "work")};
+      return {w.block, mul_checked(mul_checked(c, c, kWhat), H, kWhat)};
   }
 }
 
@@ -153,11 +154,23 @@ Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm) {
     bool hides = true;
     const double ring_comm = bytes.ring ? static_cast<double>(bytes.ring) / bw + lat : 0;
     for (std::int64_t st = 0; st < steps; ++st) {
+      // At step st the devices of the first st ring positions work on a K/V
+      // block from later in the sequence (kv_source wrapped around), the rest
+      // on their own or an earlier one. shard_pairs depends only on that order
+      // (work.cpp), so each group does equal work and one device stands for
+      // it: O(steps), not O(devices x steps), which at 1M devices took hours.
+      // tests/models/test_analytic_scale.cpp checks this against every device.
+      const std::int64_t wrapped = st * (w.layout == Layout::Hybrid ? w.ulysses() : 1);
       double cmax = 0;
-      for (std::int64_t i = 0; i < n; ++i) {
-        const double t = dev_step(i, st);
+      if (wrapped > 0) {
+        const double t = dev_step(0, st);
+        cmax = t;
+        total_compute += t * static_cast<double>(wrapped);
+      }
+      if (wrapped < n) {
+        const double t = dev_step(n - 1, st);
         cmax = std::max(cmax, t);
-        total_compute += t;
+        total_compute += t * static_cast<double>(n - wrapped);
       }
       // Double buffering: step st's transfer (of the block for step st+1)
       // overlaps its compute; the step ends when both are done.
@@ -168,7 +181,8 @@ Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm) {
       compute_only += cmax;
       max_step_compute = std::max(max_step_compute, cmax);
     }
-    if (bytes.final_hop) pass_time += static_cast<double>(bytes.final_hop) / bw + lat;
+    // A ring of one device has no hop home.
+    if (bytes.final_hop && steps > 1) pass_time += static_cast<double>(bytes.final_hop) / bw + lat;
     if (bytes.a2a_in || bytes.a2a_out) {
       const auto g = w.ulysses();
       const double abw = alltoall_bandwidth(hw, g), alat = alltoall_latency(hw, g);
@@ -180,7 +194,12 @@ Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm) {
     if (first) {
       s.compute_s_per_step = max_step_compute;
       s.comm_s_per_step = bytes.ring ? ring_comm : collective;
-      s.bytes_per_step = bytes.ring ? bytes.ring : bytes.a2a_in + bytes.a2a_out + bytes.gather_block * (n - 1);
+      s.bytes_per_step =
+          bytes.ring ? bytes.ring
+                     : add_checked(bytes.a2a_in + bytes.a2a_out,
+                                   mul_checked(bytes.gather_block, static_cast<std::uint64_t>(n - 1),
+                                               "gather bytes"),
+                                   "gather bytes");
       s.overlapped = bytes.ring ? hides : false;
     }
     layer_time += pass_time;

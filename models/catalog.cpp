@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "models/errors.hpp"
+#include "models/input_file.hpp"
 #include "models/parse.hpp"
 
 namespace ringsim {
@@ -101,11 +102,8 @@ const Catalog& Catalog::embedded() {
 }
 
 void Catalog::merge_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("--catalog: cannot open '{}'", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  merge_json_text(ss.str(), "--catalog " + path);
+  // 64 MiB: the embedded catalog is 13 KB; anything near this is not a catalog.
+  merge_json_text(read_input_file("--catalog", path, 64u << 20), "--catalog " + path);
 }
 
 void Catalog::merge_json_text(const std::string& text, const std::string& origin) {
@@ -114,6 +112,9 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
     j = json::parse(text);
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON (byte {})", origin, e.byte));
+  } catch (const json::out_of_range&) {
+    // nlohmann reports a number beyond double's range (1e999) this way, not as a parse error.
+    throw InputError(fmt::format("{}: not valid JSON (a number is beyond the range of a double)", origin));
   }
   if (!j.is_object()) throw InputError(fmt::format("{}: top level must be a JSON object", origin));
   // Parse into copies first so a bad file leaves the catalog unchanged.

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "models/errors.hpp"
+#include "models/input_file.hpp"
 #include "models/parse.hpp"
 
 namespace ringsim {
@@ -33,11 +34,8 @@ double RooflineModel::seconds(std::uint64_t entries, std::int64_t, int head_dim,
 }
 
 Profile read_profile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("--profile: cannot open '{}'", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_profile(ss.str(), "--profile " + path);
+  // 64 MiB: a profile of thousands of points is a few hundred KB.
+  return parse_profile(read_input_file("--profile", path, 64u << 20), "--profile " + path);
 }
 
 Profile parse_profile(const std::string& text, const std::string& origin) {
@@ -46,6 +44,9 @@ Profile parse_profile(const std::string& text, const std::string& origin) {
     j = json::parse(text);
   } catch (const json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON (byte {})", origin, e.byte));
+  } catch (const json::out_of_range&) {
+    // nlohmann reports a number beyond double's range (1e999) this way, not as a parse error.
+    throw InputError(fmt::format("{}: not valid JSON (a number is beyond the range of a double)", origin));
   }
   auto fail = [&](const std::string& what) { return InputError(origin + ": " + what); };
   auto str = [&](const json& o, const char* k) {
@@ -57,6 +58,12 @@ Profile parse_profile(const std::string& text, const std::string& origin) {
     const double v = o[k].get<double>();
     if (!std::isfinite(v) || v < lo || v > hi)
       throw fail(fmt::format("'{}' must be in [{:g}, {:g}], got {:g}", k, lo, hi, v));
+    return v;
+  };
+  // Sizes and counts: a fraction there is a broken file, not something to round.
+  auto count = [&](const json& o, const char* k, double lo, double hi) {
+    const double v = num(o, k, lo, hi);
+    if (v != std::floor(v)) throw fail(fmt::format("'{}' must be an integer, got {:g}", k, v));
     return v;
   };
   if (!j.is_object()) throw fail("top level must be a JSON object");
@@ -76,16 +83,18 @@ Profile parse_profile(const std::string& text, const std::string& origin) {
     pt.kernel = str(e, "kernel");
     if (pt.kernel != "fwd" && pt.kernel != "bwd") throw fail("point 'kernel' must be fwd or bwd");
     pt.dtype = str(e, "dtype");
-    pt.head_dim = static_cast<int>(num(e, "head_dim", 1, 4096));
-    pt.block = static_cast<std::int64_t>(num(e, "block", 1, 1 << 24));
+    if (pt.dtype != "fp32" && pt.dtype != "fp64" && pt.dtype != "bf16" && pt.dtype != "fp16")
+      throw fail("point 'dtype' must be fp32, fp64, bf16 or fp16, got \"" + pt.dtype + "\"");
+    pt.head_dim = static_cast<int>(count(e, "head_dim", 1, 4096));
+    pt.block = static_cast<std::int64_t>(count(e, "block", 1, 1 << 24));
     pt.mask = str(e, "mask");
     if (pt.mask != "full" && pt.mask != "causal_diagonal") throw fail("point 'mask' must be full or causal_diagonal");
     pt.median_s = num(e, "median_s", 1e-12, 1e6);
     pt.min_s = num(e, "min_s", 0, 1e6);
     pt.max_s = num(e, "max_s", 0, 1e6);
     if (pt.min_s > pt.median_s || pt.median_s > pt.max_s) throw fail("point needs min_s <= median_s <= max_s");
-    pt.repeats = static_cast<int>(num(e, "repeats", 1, 1e6));
-    pt.entries = static_cast<std::uint64_t>(num(e, "entries", 1, 1e18));
+    pt.repeats = static_cast<int>(count(e, "repeats", 1, 1e6));
+    pt.entries = static_cast<std::uint64_t>(count(e, "entries", 1, 1e18));
     p.points.push_back(pt);
   }
   return p;

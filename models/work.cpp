@@ -7,12 +7,15 @@ namespace ringsim {
 
 namespace {
 
+constexpr const char* kEntriesWhat = "--devices/--block: score entries of one step";
+
 // Pairs between two equal chunks of h tokens at chunk positions qx (queries)
 // and ky (keys) in a sequence cut into chunks of h.
+// Checked: blocks reach 2^40 tokens, whose square overflows 64 bits.
 std::uint64_t chunk_pairs(std::int64_t qx, std::int64_t ky, std::int64_t h, bool causal) {
   const auto hh = static_cast<std::uint64_t>(h);
-  if (!causal || qx > ky) return hh * hh;
-  if (qx == ky) return hh * (hh + 1) / 2;
+  if (!causal || qx > ky) return mul_checked(hh, hh, kEntriesWhat);
+  if (qx == ky) return mul_checked(hh % 2 ? hh : hh / 2, hh % 2 ? (hh + 1) / 2 : hh + 1, kEntriesWhat);
   return 0;
 }
 
@@ -47,8 +50,9 @@ std::uint64_t shard_pairs(Layout layout, std::int64_t n, std::int64_t c, bool ca
   switch (layout) {
     case Layout::Striped:
       // Query i+N*a sees key j+N*b iff b < a, or b == a and j <= i.
-      if (!causal) return cc * cc;
-      return cc * (cc - 1) / 2 + (j <= i ? cc : 0);
+      if (!causal) return mul_checked(cc, cc, kEntriesWhat);
+      return add_checked(mul_checked(cc % 2 ? cc : cc / 2, cc % 2 ? (cc - 1) / 2 : cc - 1, kEntriesWhat),
+                         j <= i ? cc : 0, kEntriesWhat);
     case Layout::Zigzag:
     case Layout::Allgather:
     case Layout::Hybrid: {
@@ -56,7 +60,7 @@ std::uint64_t shard_pairs(Layout layout, std::int64_t n, std::int64_t c, bool ca
       const std::int64_t qs[2] = {i, 2 * n - 1 - i}, ks[2] = {j, 2 * n - 1 - j};
       std::uint64_t s = 0;
       for (auto q : qs)
-        for (auto k : ks) s += chunk_pairs(q, k, h, causal);
+        for (auto k : ks) s = add_checked(s, chunk_pairs(q, k, h, causal), kEntriesWhat);
       return s;
     }
     default:
@@ -95,24 +99,26 @@ std::uint64_t step_entries(const Workload& w, std::int64_t device, std::int64_t 
   switch (w.layout) {
     case Layout::Ulysses: {
       // Every token of heads/N heads: the full (masked) square.
-      const auto pairs = w.causal ? S * (S + 1) / 2 : S * S;
-      return mul_checked(pairs, heads / static_cast<std::uint64_t>(n), "work");
+      const auto pairs = w.causal ? mul_checked(S % 2 ? S : S / 2, S % 2 ? (S + 1) / 2 : S + 1, kEntriesWhat)
+                                  : mul_checked(S, S, kEntriesWhat);
+      return mul_checked(pairs, heads / static_cast<std::uint64_t>(n), kEntriesWhat);
     }
     case Layout::Allgather: {
       // Own queries (zigzag chunks) against every key.
       std::uint64_t pairs = 0;
-      for (std::int64_t j = 0; j < n; ++j) pairs += shard_pairs(Layout::Zigzag, n, c, w.causal, device, j);
-      return mul_checked(pairs, heads, "work");
+      for (std::int64_t j = 0; j < n; ++j)
+        pairs = add_checked(pairs, shard_pairs(Layout::Zigzag, n, c, w.causal, device, j), kEntriesWhat);
+      return mul_checked(pairs, heads, kEntriesWhat);
     }
     case Layout::Hybrid: {
       const auto u = w.ulysses(), r = w.ring_degree();
       const auto g = device / u;
       const auto pairs = shard_pairs(Layout::Zigzag, r, c * u, w.causal, g, kv_source(w, device, step));
-      return mul_checked(pairs, heads / static_cast<std::uint64_t>(u), "work");
+      return mul_checked(pairs, heads / static_cast<std::uint64_t>(u), kEntriesWhat);
     }
     default:
       return mul_checked(shard_pairs(w.layout, n, c, w.causal, device, kv_source(w, device, step)),
-                         heads, "work");
+                         heads, kEntriesWhat);
   }
 }
 
@@ -131,7 +137,7 @@ std::uint64_t kv_block_elements(const Workload& w) {
 
 std::uint64_t ring_elements_per_step(const Workload& w, bool backward) {
   if (w.layout == Layout::Ulysses || w.layout == Layout::Allgather) return 0;
-  return kv_block_elements(w) * (backward ? 4 : 2);
+  return mul_checked(kv_block_elements(w), backward ? 4 : 2, "ring elements per step");
 }
 
 }  // namespace ringsim

@@ -129,8 +129,11 @@ void validate(const Workload& w, const Hardware& hw) {
   const auto& s = w.shape;
   if (s.heads % s.kv_heads != 0)
     throw InputError(fmt::format("--kv-heads: must divide --heads ({}), got {}", s.heads, s.kv_heads));
-  if (w.layout == Layout::Zigzag && w.block % 2 != 0)
-    throw InputError(fmt::format("--block: zigzag splits each block into two chunks, so it must be even, got {}", w.block));
+  // allgather shards its queries as zigzag chunks too (models/work.hpp); an odd
+  // block would drop a token from every count.
+  if ((w.layout == Layout::Zigzag || w.layout == Layout::Allgather) && w.block % 2 != 0)
+    throw InputError(fmt::format("--block: {} splits each block into two chunks, so it must be even, got {}",
+                                 to_string(w.layout), w.block));
   if (w.layout == Layout::Ulysses) {
     if (w.devices > s.kv_heads || s.kv_heads % w.devices != 0)
       throw InputError(fmt::format(

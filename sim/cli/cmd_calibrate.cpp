@@ -40,7 +40,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 struct CalibrateFlags {
-  std::string ranks = "2", repeat, timeout = "600";
+  std::string ranks = "2", repeat, timeout = "600", retries = "3";
   bool json = false, quick = false, keep_files = false;
   std::string mpirun = "mpirun", mpi_bin, ringsim_bin, profile, workdir;
   std::vector<std::string> mpirun_args;
@@ -298,8 +298,20 @@ std::vector<std::string> platform_flags(const Measured& m) {
 
 // Both runs also write their traces into `dir` (NAME.sim.json, NAME.mpi.json),
 // to be opened side by side (Perfetto, ringsim-gui) with --workdir or --keep.
+// Wall over CPU time of the ranks' compute: 1 when they had their cores to
+// themselves, more when other processes took time slices (the measured times
+// then show the machine's load, not the ring).
+double contention(const json& mj) {
+  const double cpu = mj["compute_cpu_s_per_step"].get<double>();
+  return cpu > 0 ? mj["compute_s_per_step"].get<double>() / cpu : 1.0;
+}
+
+// A run counts as undisturbed below this contention (10% of the compute lost
+// to other processes).
+constexpr double kQuiet = 1.10;
+
 json run_config(const Tools& t, const Measured& m, const Config& c, int ranks, int repeat,
-                const fs::path& dir) {
+                int retries, const fs::path& dir) {
   json r;
   r["config"] = c.to_json();
   r["description"] = c.describe();
@@ -338,19 +350,24 @@ json run_config(const Tools& t, const Measured& m, const Config& c, int ranks, i
   for (const auto& x : c.flags()) real.push_back(x);
   real.insert(real.end(), {"--repeat", std::to_string(repeat), "--warmup", "1", "--json", "--trace",
                            mpi_trace});
-  const auto mj =
-      parse_child_json(run_child(real, t.env, t.timeout_s), "ringsim-mpi (" + c.name + ")");
+  // On a shared machine a disturbed run is measured again (up to `retries`
+  // times) and the least disturbed one kept. The choice looks only at the
+  // contention, never at the time or the prediction; every attempt is listed.
+  json mj;
+  r["attempts"] = json::array();
+  for (int a = 0; a <= retries; ++a) {
+    auto x = parse_child_json(run_child(real, t.env, t.timeout_s), "ringsim-mpi (" + c.name + ")");
+    r["attempts"].push_back({{"measured_s", x["time_s"]}, {"contention", contention(x)}});
+    if (mj.is_null() || contention(x) < contention(mj)) mj = std::move(x);
+    if (contention(mj) <= kQuiet) break;
+  }
   r["measured_s"] = mj["time_s"];
   r["measured_runs_s"] = mj["times_s"];
   r["measured_step_s"] = mj["time_s"].get<double>() / static_cast<double>(steps);
   r["measured_compute_s_per_step"] = mj["compute_s_per_step"];
   r["measured_wait_s_per_step"] = mj["wait_s_per_step"];
   r["measured_compute_cpu_s_per_step"] = mj["compute_cpu_s_per_step"];
-  // Wall over CPU time of the compute: 1 when the ranks had their cores to
-  // themselves, more when other processes took time slices (then the measured
-  // times are the machine's load, not the ring).
-  const double cpu = mj["compute_cpu_s_per_step"].get<double>();
-  r["contention"] = cpu > 0 ? mj["compute_s_per_step"].get<double>() / cpu : 1.0;
+  r["contention"] = contention(mj);
   double max_step = 0;
   for (const auto& st : mj["steps"]) max_step = std::max(max_step, st["time_s"].get<double>());
   r["measured_max_step_s"] = max_step;
@@ -451,6 +468,7 @@ std::string text_report(const json& j) {
 
 int run(const CalibrateFlags& f) {
   const int ranks = static_cast<int>(parse_count("--ranks", f.ranks, 2, 1024));
+  const int retries = static_cast<int>(parse_count("--retries", f.retries, 0, 100));
   const int repeat = static_cast<int>(
       f.repeat.empty() ? (f.quick ? 3 : 7) : parse_count("--repeat", f.repeat, 1, 1000));
   if (!f.profile.empty()) (void)read_profile(f.profile);  // a bad file fails before measuring
@@ -495,7 +513,7 @@ int run(const CalibrateFlags& f) {
   j["runs"] = json::array();
   const bool kept = !temp || f.keep_files;
   for (const auto& c : configs) {
-    auto r = run_config(tools, m, c, ranks, repeat, dir);
+    auto r = run_config(tools, m, c, ranks, repeat, retries, dir);
     if (kept)
       r["traces"] = {(dir / (c.name + ".sim.json")).string(),
                      (dir / (c.name + ".mpi.json")).string()};
@@ -537,6 +555,10 @@ const CommandRegistrar reg{
                        "Keep the profile and both traces of every configuration here "
                        "(default: a temporary folder, removed)");
        sub->add_flag("--keep", f->keep_files, "Keep the temporary folder");
+       sub->add_option("--retries", f->retries,
+                       "Measure a configuration again when other processes took more than 10% "
+                       "of its compute time (wall/cpu > 1.10); the least disturbed run is kept")
+           ->capture_default_str();
        sub->add_option("--timeout", f->timeout, "Seconds any one child run may take")
            ->capture_default_str();
        sub->add_flag(

@@ -1,0 +1,139 @@
+#include "mpi/driver.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <optional>
+
+#include "models/errors.hpp"
+#include "mpi/pingpong.hpp"
+#include "mpi/report.hpp"
+#include "mpi/trace.hpp"
+
+namespace ringsim::mpi {
+
+namespace {
+
+// Rank 0 tries the trace path before the run, so a typo costs no compute.
+void check_trace_path(const World& w, const std::string& path) {
+  std::string err;
+  if (w.rank == 0 && !path.empty() && !std::ofstream(path))
+    err = fmt::format("--trace {}: cannot open for writing", path);
+  agree_on_error(w, err);
+}
+
+int run_pingpong(const World& w, const RingOptions& o) {
+  const auto res = pingpong(w, o);
+  if (w.rank == 0) {
+    if (o.json) {
+      auto j = res.to_json();
+      j["ranks"] = w.size;
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << res.text();
+    }
+  }
+  return 0;
+}
+
+int count_hosts(const std::vector<std::string>& hosts) {
+  auto h = hosts;
+  std::sort(h.begin(), h.end());
+  return static_cast<int>(std::unique(h.begin(), h.end()) - h.begin());
+}
+
+}  // namespace
+
+int mpi_main(int argc, char** argv, const Program& prog,
+             const std::function<int(const World&, RingOptions&)>& ring) {
+  MPI_Init(&argc, &argv);
+  // Errors come back as codes (RS_MPI turns them into exceptions) instead of
+  // killing the job from inside the library.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int code = 0;
+  try {
+    const auto w = world();
+    auto parsed = parse_args(argc, argv, prog);
+    if (parsed.exit_now) {
+      if (w.rank == 0) (parsed.exit_code == 0 ? std::cout : std::cerr) << parsed.message << "\n";
+      code = parsed.exit_code;
+    } else if (parsed.opts.pingpong) {
+      validate(parsed.opts, w.size);
+      code = run_pingpong(w, parsed.opts);
+    } else {
+      check_trace_path(w, parsed.opts.trace);
+      code = ring(w, parsed.opts);
+    }
+  } catch (const InputError& e) {
+    if (rank == 0) std::cerr << prog.name << ": error: " << e.what() << "\n";
+    code = 2;
+  } catch (const std::exception& e) {
+    // A rank may be blocked in a collective the others will never join: only
+    // MPI_Abort ends the job cleanly from here.
+    std::cerr << prog.name << ": rank " << rank << ": " << e.what() << "\n";
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  MPI_Finalize();
+  return code;
+}
+
+template <typename T>
+int finish_run(const World& w, const RingOptions& o, const Program& prog,
+               const std::vector<RankRun>& runs, const FwdOut<T>& fwd, const BwdOut<T>* bwd,
+               const FullInputs& full) {
+  const auto timing = gather_timing(w, runs);
+  const auto hosts = gather_hosts(w);
+  int median = timing.median;
+  RS_MPI(MPI_Bcast(&median, 1, MPI_INT, 0, w.comm));
+  const auto events =
+      gather_strings(w, encode_events(runs[static_cast<std::size_t>(median)].events));
+  std::optional<CheckResult> check;
+  if (o.check) check = check_against_reference(w, o, fwd, bwd, full);
+
+  // Only rank 0 writes; its verdict is shared so every rank exits alike.
+  int code = 0;
+  if (w.rank == 0) {
+    try {
+      auto summary = summary_json(o, w.size, count_hosts(hosts), timing);
+      summary["program"] = prog.name;
+      if (check) summary["check"] = check->to_json();
+      if (!o.trace.empty()) {
+        std::vector<std::vector<Event>> ev;
+        for (const auto& e : events) ev.push_back(decode_events(e));
+        write_trace(o.trace, ev, hosts,
+                    {{"format", "ringsim-trace-1"},
+                     {"source", prog.name},
+                     {"engine", "mpi"},
+                     {"devices", w.size},
+                     {"steps", w.size},
+                     {"layout", to_string(o.layout)},
+                     {"summary", summary}});
+      }
+      if (o.json) {
+        std::cout << summary.dump(2) << "\n";
+      } else {
+        std::cout << summary_text(summary);
+        if (check) std::cout << check->line() << "\n";
+      }
+      if (check && !check->matches) code = 1;
+    } catch (const InputError& e) {
+      std::cerr << prog.name << ": error: " << e.what() << "\n";
+      code = 2;
+    }
+  }
+  RS_MPI(MPI_Bcast(&code, 1, MPI_INT, 0, w.comm));
+  return code;
+}
+
+template int finish_run(const World&, const RingOptions&, const Program&,
+                        const std::vector<RankRun>&, const FwdOut<float>&, const BwdOut<float>*,
+                        const FullInputs&);
+template int finish_run(const World&, const RingOptions&, const Program&,
+                        const std::vector<RankRun>&, const FwdOut<double>&, const BwdOut<double>*,
+                        const FullInputs&);
+
+}  // namespace ringsim::mpi

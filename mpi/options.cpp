@@ -1,0 +1,167 @@
+#include "mpi/options.hpp"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+
+#include "models/errors.hpp"
+#include "models/parse.hpp"
+
+namespace ringsim::mpi {
+
+namespace {
+
+// Flags stay text until parsed by models/parse, so every error names its flag.
+struct TextFlags {
+  std::string block = "256", heads = "8", kv_heads = "2", head_dim = "64";
+  std::string layout = "ring", pass = "fwd", dtype = "fp32", seed = "1", tile = "256";
+  std::string repeat = "1", warmup = "0", tolerance_factor = "1";
+  std::string pp_min = "8", pp_max = "16M", pp_iters = "50";
+};
+
+// The ring layouts: one K/V block per rank travels N-1 hops. Ulysses, all-gather
+// and hybrid exchange with collectives instead and are not part of this program.
+const std::vector<std::string> kRingLayouts{"ring", "striped", "zigzag"};
+
+void build(CLI::App& app, RingOptions& o, TextFlags& t, const Program& prog) {
+  app.add_option("--block", t.block, "Tokens per rank, c (sequence = ranks x c)")
+      ->capture_default_str();
+  app.add_option("--heads", t.heads, "Query heads")->capture_default_str();
+  app.add_option("--kv-heads", t.kv_heads, "Key/value heads (GQA; must divide --heads)")
+      ->capture_default_str();
+  app.add_option("--head-dim", t.head_dim, "Head dimension")->capture_default_str();
+  app.add_option("--layout", t.layout, "ring|striped|zigzag")->capture_default_str();
+  app.add_flag("--causal,!--no-causal", o.causal, "Causal mask (default) or full attention");
+  app.add_option("--pass", t.pass, "fwd|bwd|fwdbwd (bwd runs an untimed forward first)")
+      ->capture_default_str();
+  app.add_option(
+         "--dtype", t.dtype,
+         fmt::format("{}: what the kernels compute and the ring carries", join(prog.dtypes, "|")))
+      ->capture_default_str();
+  app.add_option("--seed", t.seed, "Seed of the synthetic inputs")->capture_default_str();
+  app.add_option("--tile", t.tile, "Kernel tile (query and key chunk)")->capture_default_str();
+  app.add_option("--q", o.q_path, "Queries .npy [tokens, heads, head_dim] (read by rank 0)");
+  app.add_option("--k", o.k_path, "Keys .npy [tokens, kv_heads, head_dim]");
+  app.add_option("--v", o.v_path, "Values .npy [tokens, kv_heads, head_dim]");
+  app.add_option("--do", o.do_path,
+                 "Output gradient .npy [tokens, heads, head_dim] (backward; "
+                 "default: synthetic from --seed)");
+  app.add_flag("--check", o.check,
+               "Gather the result on rank 0 and compare it with full attention in float64");
+  app.add_option("--tolerance-factor", t.tolerance_factor,
+                 "Scale the check's tolerances (as `ringsim verify`)")
+      ->capture_default_str();
+  app.add_option("--trace", o.trace, "Write the per-step timeline (Chrome trace JSON) here");
+  app.add_flag("--json", o.json, "Print one JSON object (rank 0) instead of the table");
+  app.add_option("--repeat", t.repeat, "Timed runs (the median is reported)")
+      ->capture_default_str();
+  app.add_option("--warmup", t.warmup, "Untimed runs before them")->capture_default_str();
+  app.add_flag("--pingpong", o.pingpong,
+               "Measure latency and bandwidth between ranks 0 and 1 instead of a ring");
+  app.add_option("--pp-min", t.pp_min, "Ping-pong: smallest message (bytes)")
+      ->capture_default_str();
+  app.add_option("--pp-max", t.pp_max, "Ping-pong: largest message (bytes, K/M suffix ok)")
+      ->capture_default_str();
+  app.add_option("--pp-iters", t.pp_iters, "Ping-pong: round trips per size")
+      ->capture_default_str();
+}
+
+void resolve(RingOptions& o, const TextFlags& t, const Program& prog) {
+  o.block = parse_count("--block", t.block, 1, std::int64_t{1} << 24);
+  o.heads = static_cast<int>(parse_count("--heads", t.heads, 1, 1024));
+  o.kv_heads = static_cast<int>(parse_count("--kv-heads", t.kv_heads, 1, 1024));
+  o.head_dim = static_cast<int>(parse_count("--head-dim", t.head_dim, 1, 4096));
+  o.layout = parse_layout("--layout", parse_choice("--layout", t.layout, kRingLayouts));
+  o.pass = parse_pass("--pass", t.pass);
+  o.dtype = parse_choice("--dtype", t.dtype, prog.dtypes);
+  o.seed = static_cast<std::uint64_t>(
+      parse_count("--seed", t.seed, 0, std::numeric_limits<std::int64_t>::max()));
+  o.tile = parse_count("--tile", t.tile, 1, 1 << 16);
+  o.tolerance_factor = parse_real("--tolerance-factor", t.tolerance_factor, 1e-12, 1e12);
+  o.repeat = static_cast<int>(parse_count("--repeat", t.repeat, 1, 10000));
+  o.warmup = static_cast<int>(parse_count("--warmup", t.warmup, 0, 10000));
+  o.pp_min_bytes = parse_count("--pp-min", t.pp_min, 1, std::int64_t{1} << 30);
+  o.pp_max_bytes = parse_count("--pp-max", t.pp_max, 1, std::int64_t{1} << 30);
+  o.pp_iters = static_cast<int>(parse_count("--pp-iters", t.pp_iters, 1, 100000));
+  if (o.pp_min_bytes > o.pp_max_bytes)
+    throw InputError(fmt::format("--pp-min: must not exceed --pp-max ({}), got {}", o.pp_max_bytes,
+                                 o.pp_min_bytes));
+  const bool any_file = !o.q_path.empty() || !o.k_path.empty() || !o.v_path.empty();
+  if (any_file && (o.q_path.empty() || o.k_path.empty() || o.v_path.empty()))
+    throw InputError("--q/--k/--v: give all three files, or none for synthetic inputs");
+  if (!o.do_path.empty() && !any_file)
+    throw InputError("--do: only with --q/--k/--v (synthetic runs draw dO from --seed)");
+  if (!any_file && o.heads % o.kv_heads != 0)
+    throw InputError(
+        fmt::format("--kv-heads: must divide --heads ({}), got {}", o.heads, o.kv_heads));
+}
+
+}  // namespace
+
+const Program& cpu_program() {
+  static const Program p{"ringsim-mpi",
+                         "ringsim-mpi: ring attention across MPI ranks on the CPU kernels, one K/V "
+                         "block per rank, with the per-step timeline\n(run under mpirun/srun; see "
+                         "docs/mpi.md)",
+                         {"fp32", "fp64"}};
+  return p;
+}
+
+int element_bytes(const std::string& dtype) {
+  return dtype == "fp64" ? 8 : dtype == "fp32" ? 4 : 2;
+}
+int grad_bytes(const std::string& dtype) {
+  return dtype == "fp64" ? 8 : 4;
+}
+
+ParsedArgs parse_args(int argc, const char* const* argv, const Program& prog) {
+  ParsedArgs out;
+  CLI::App app{prog.about, prog.name};
+  TextFlags t;
+  t.dtype = prog.dtypes.front();
+  build(app, out.opts, t, prog);
+  try {
+    app.parse(argc, argv);
+    resolve(out.opts, t, prog);
+  } catch (const CLI::CallForHelp&) {
+    out.exit_now = true;
+    out.exit_code = 0;
+    out.message = app.help();
+  } catch (const CLI::ParseError& e) {
+    out.exit_now = true;
+    out.exit_code = 2;
+    out.message = fmt::format("{}: error: {}", prog.name, e.what());
+  } catch (const InputError& e) {
+    out.exit_now = true;
+    out.exit_code = 2;
+    out.message = fmt::format("{}: error: {}", prog.name, e.what());
+  }
+  return out;
+}
+
+void validate(const RingOptions& o, int ranks) {
+  if (o.pingpong) {
+    if (ranks < 2)
+      throw InputError(fmt::format("--pingpong: needs at least 2 ranks, got {}", ranks));
+    return;
+  }
+  if (o.kv_heads > o.heads || o.heads % o.kv_heads != 0)
+    throw InputError(
+        fmt::format("--kv-heads: must divide --heads ({}), got {}", o.heads, o.kv_heads));
+  if (o.layout == Layout::Zigzag && o.block % 2 != 0)
+    throw InputError(fmt::format(
+        "--block: zigzag splits each rank's block into two chunks, so it must be even, got {}",
+        o.block));
+  const auto elems = static_cast<double>(o.block) * ranks * o.heads * o.head_dim;
+  if (elems > 1e9)
+    throw InputError(fmt::format(
+        "--block: ranks x block x heads x head-dim must be at most 1e9 elements, got {:g}", elems));
+  // The reference holds one head's S x S float64 scores: 8192 tokens is 512 MiB.
+  if (o.check && o.block * ranks > kMaxCheckTokens)
+    throw InputError(fmt::format(
+        "--check: the float64 reference materialises a whole score matrix, so the sequence "
+        "(ranks x block) must be at most {} tokens, got {}",
+        kMaxCheckTokens, o.block * ranks));
+}
+
+}  // namespace ringsim::mpi

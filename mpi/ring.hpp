@@ -1,0 +1,78 @@
+#pragma once
+// The distributed ring: every rank holds one query block and one K/V block and
+// runs N steps. At step s a rank attends its queries to the K/V block of rank
+// kv_source(s) (models/work.hpp), while the block moves on to the next rank
+// with MPI_Isend/MPI_Irecv into the other half of a double buffer; the next
+// step starts once both the compute and the transfer are done.
+//
+// Backward (ring-flash-attention's schedule): K/V travel as in forward; each
+// step's dK/dV contribution for the visiting block is computed into a fresh
+// buffer, the accumulated dK/dV of that block arrives from the previous rank,
+// the two are summed and sent on, so this transfer overlaps the next step's
+// compute. After the last step the block's dK/dV make one more hop home.
+// Gradients travel in the compute type (fp32 by default), as the kernels
+// accumulate them.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/blockwise.hpp"
+#include "mpi/comm.hpp"
+#include "mpi/inputs.hpp"
+#include "mpi/options.hpp"
+
+namespace ringsim::mpi {
+
+// One timed activity, seconds since the run's barrier (docs/trace-format.md).
+struct Event {
+  std::string name;  // partial | merge | send | recv | wait
+  std::string pass;  // fwd | bwd
+  double ts = 0, dur = 0;
+  std::int64_t step = -1, kv_block = -1, bytes = 0, peer = -1;
+  std::uint64_t entries = 0;
+};
+
+struct StepRecord {
+  double start = 0, end = 0;  // seconds since the barrier
+  double compute_s = 0;       // kernel + merge
+  double wait_s = 0;          // blocked on transfers after the compute
+  // CPU time this thread spent in the compute (kernel + merge). Below
+  // compute_s when other processes share the core: the gap is preemption.
+  double compute_cpu_s = 0;
+};
+
+// What one rank saw in one timed run.
+struct RankRun {
+  std::vector<Event> events;
+  std::vector<StepRecord> steps;  // forward steps, then backward steps
+  double end = 0;
+};
+
+template <typename T>
+struct FwdOut {
+  kernels::HeadTensor<T> o;
+  std::vector<T> lse;  // [heads][tokens]
+};
+
+template <typename T>
+struct BwdOut {
+  kernels::HeadTensor<T> dq, dk, dv;  // this rank's rows (dk, dv: its own K/V block)
+};
+
+struct RingContext {
+  World w;
+  const RingOptions* opts = nullptr;
+  double t0 = 0;           // MPI_Wtime at the barrier
+  RankRun* rec = nullptr;  // null: untimed
+};
+
+template <typename T>
+FwdOut<T> ring_forward(const RingContext& ctx, const Shard<T>& shard);
+
+template <typename T>
+BwdOut<T> ring_backward(const RingContext& ctx, const Shard<T>& shard, const FwdOut<T>& fwd);
+
+// Workload view of the options for models/work.hpp (devices = ranks).
+Workload ring_workload(const RingOptions& o, int ranks);
+
+}  // namespace ringsim::mpi
