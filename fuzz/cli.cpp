@@ -218,6 +218,11 @@ int cli(const std::uint8_t* data, std::size_t size) {
   if (!help && std::find(kept.begin(), kept.end(), "--json") != kept.end()) {
     const auto j = nlohmann::json::parse(o, nullptr, false);
     if (j.is_discarded() || !j.is_object()) finding("cli: --json did not print one object:" + shown);
+    // nlohmann prints NaN/Inf as null: the run summary's times must be numbers.
+    if (sub == "run")
+      for (const char* k : {"time_s", "ideal_time_s", "efficiency", "compute_s_per_step"})
+        if (j.contains(k) && !j[k].is_number())
+          finding(std::string("cli: run --json: '") + k + "' is not a number:" + shown);
   }
   return 0;
 }

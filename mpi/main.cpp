@@ -15,6 +15,7 @@ template <typename T>
 int run_ring(const World& w, RingOptions& o) {
   auto in = load_inputs<T>(w, o, o.check);
   const auto& shard = in.shard;
+  Workspace<T> ws(shard, o.pass != Pass::Fwd);
   RingContext ctx{w, &o, 0, nullptr};
   std::optional<FwdOut<T>> fwd;
   std::optional<BwdOut<T>> bwd;
@@ -22,14 +23,14 @@ int run_ring(const World& w, RingOptions& o) {
     ctx.rec = nullptr;
     if (o.pass == Pass::Bwd) {
       RS_MPI(MPI_Barrier(w.comm));
-      fwd = ring_forward(ctx, shard);  // untimed: backward needs O and LSE
+      fwd = ring_forward(ctx, shard, ws);  // untimed: backward needs O and LSE
     }
     // Every rank's clock starts as the barrier releases it.
     RS_MPI(MPI_Barrier(w.comm));
     ctx.t0 = now();
     ctx.rec = rec;
-    if (o.pass != Pass::Bwd) fwd = ring_forward(ctx, shard);
-    if (o.pass != Pass::Fwd) bwd = ring_backward(ctx, shard, *fwd);
+    if (o.pass != Pass::Bwd) fwd = ring_forward(ctx, shard, ws);
+    if (o.pass != Pass::Fwd) bwd = ring_backward(ctx, shard, *fwd, ws);
   };
   for (int i = 0; i < o.warmup; ++i) once(nullptr);
   std::vector<RankRun> runs(static_cast<std::size_t>(o.repeat));

@@ -116,11 +116,6 @@ class Recorder {
   const char* pass_;
 };
 
-template <typename T>
-struct KV {
-  HeadTensor<T> k, v;
-};
-
 kernels::BlockOpts kernel_opts(const RingOptions& o) {
   kernels::BlockOpts b;
   b.q_chunk = b.k_chunk = o.tile;
@@ -129,6 +124,19 @@ kernels::BlockOpts kernel_opts(const RingOptions& o) {
 }
 
 }  // namespace
+
+template <typename T>
+Workspace<T>::Workspace(const Shard<T>& shard, bool backward) {
+  const auto& k = shard.k;
+  auto block = [&] {
+    return KV<T>{HeadTensor<T>(k.heads, k.tokens, k.dim), HeadTensor<T>(k.heads, k.tokens, k.dim)};
+  };
+  recv = {block(), block()};
+  if (backward) {
+    sum = {block(), block()};
+    incoming = block();
+  }
+}
 
 Workload ring_workload(const RingOptions& o, int ranks) {
   Workload w;
@@ -146,7 +154,7 @@ Workload ring_workload(const RingOptions& o, int ranks) {
 }
 
 template <typename T>
-FwdOut<T> ring_forward(const RingContext& ctx, const Shard<T>& shard) {
+FwdOut<T> ring_forward(const RingContext& ctx, const Shard<T>& shard, Workspace<T>& ws) {
   const auto& o = *ctx.opts;
   const auto& w = ctx.w;
   const auto work = ring_workload(o, w.size);
@@ -154,26 +162,27 @@ FwdOut<T> ring_forward(const RingContext& ctx, const Shard<T>& shard) {
   const auto opts = kernel_opts(o);
   Recorder rec(ctx, "fwd");
 
-  std::array<KV<T>, 2> buf{KV<T>{shard.k, shard.v},
-                           KV<T>{HeadTensor<T>(shard.k.heads, shard.k.tokens, shard.k.dim),
-                                 HeadTensor<T>(shard.v.heads, shard.v.tokens, shard.v.dim)}};
   FwdOut<T> out;
   for (std::int64_t s = 0; s < steps; ++s) {
     const double start = now();
-    auto& cur = buf[static_cast<std::size_t>(s % 2)];
-    auto& nxt = buf[static_cast<std::size_t>((s + 1) % 2)];
+    // Step 0 reads the rank's own block; step s >= 1 the one received in step s-1.
+    const HeadTensor<T>& cur_k =
+        s == 0 ? shard.k : ws.recv[static_cast<std::size_t>((s - 1) % 2)].k;
+    const HeadTensor<T>& cur_v =
+        s == 0 ? shard.v : ws.recv[static_cast<std::size_t>((s - 1) % 2)].v;
+    auto& nxt = ws.recv[static_cast<std::size_t>(s % 2)];
     const auto src = kv_source(work, w.rank, s);
     Transfers tr;
     if (s + 1 < steps) {
       tr.recv(kRecvKV, nxt.k, w.prev(), kTagK, w);
       tr.recv(kRecvKV, nxt.v, w.prev(), kTagV, w);
-      tr.send(kSendKV, cur.k, w.next(), kTagK, w);
-      tr.send(kSendKV, cur.v, w.next(), kTagV, w);
+      tr.send(kSendKV, cur_k, w.next(), kTagK, w);
+      tr.send(kSendKV, cur_v, w.next(), kTagV, w);
     }
     const auto kv_pos = device_tokens(o.layout, w.size, o.block, src);
     const double cpu0 = thread_cpu_time();
     const double c0 = now();
-    auto part = kernels::blockwise_forward(shard.q, cur.k, cur.v, shard.tokens, kv_pos, opts);
+    auto part = kernels::blockwise_forward(shard.q, cur_k, cur_v, shard.tokens, kv_pos, opts);
     const double c1 = now();
     if (s == 0) {
       out.o = std::move(part.o);
@@ -181,8 +190,10 @@ FwdOut<T> ring_forward(const RingContext& ctx, const Shard<T>& shard) {
     } else {
       kernels::merge_partial(out.o, out.lse, part.o, part.lse);
     }
-    const double c2 = now();
+    // The CPU clock is a system call (~0.5 us): read it before the wall clock
+    // closes the compute, so the wait does not include it.
     const double cpu = thread_cpu_time() - cpu0;
+    const double c2 = now();
     tr.wait_all();
     const double end = now();
     rec.span("partial", c0, c1, s, src, 0, -1, part.entries);
@@ -198,7 +209,8 @@ FwdOut<T> ring_forward(const RingContext& ctx, const Shard<T>& shard) {
 }
 
 template <typename T>
-BwdOut<T> ring_backward(const RingContext& ctx, const Shard<T>& shard, const FwdOut<T>& fwd) {
+BwdOut<T> ring_backward(const RingContext& ctx, const Shard<T>& shard, const FwdOut<T>& fwd,
+                        Workspace<T>& ws) {
   const auto& o = *ctx.opts;
   const auto& w = ctx.w;
   const auto work = ring_workload(o, w.size);
@@ -211,26 +223,27 @@ BwdOut<T> ring_backward(const RingContext& ctx, const Shard<T>& shard, const Fwd
   BwdOut<T> out;
   out.dq = HeadTensor<T>(shard.q.heads, shard.q.tokens, shard.q.dim);
   const auto delta = kernels::softmax_delta(fwd.o, shard.d_o);
-  std::array<KV<T>, 2> buf{KV<T>{shard.k, shard.v}, KV<T>{zeros(), zeros()}};
-  // sum[s % 2]: dK/dV of the visiting block after step s, in flight during step s + 1.
-  std::array<KV<T>, 2> sum{KV<T>{zeros(), zeros()}, KV<T>{zeros(), zeros()}};
-  KV<T> incoming{zeros(), zeros()};
+  // ws.sum[s % 2]: dK/dV of the visiting block after step s, in flight during step s + 1.
+  auto& incoming = ws.incoming;
   out.dk = zeros();
   out.dv = zeros();
   Transfers prev_send;  // the previous step's dK/dV send, waited for one step later
   for (std::int64_t s = 0; s < steps; ++s) {
     const double start = now();
-    auto& cur = buf[static_cast<std::size_t>(s % 2)];
-    auto& nxt = buf[static_cast<std::size_t>((s + 1) % 2)];
-    auto& acc = sum[static_cast<std::size_t>(s % 2)];
+    const HeadTensor<T>& cur_k =
+        s == 0 ? shard.k : ws.recv[static_cast<std::size_t>((s - 1) % 2)].k;
+    const HeadTensor<T>& cur_v =
+        s == 0 ? shard.v : ws.recv[static_cast<std::size_t>((s - 1) % 2)].v;
+    auto& nxt = ws.recv[static_cast<std::size_t>(s % 2)];
+    auto& acc = ws.sum[static_cast<std::size_t>(s % 2)];
     const auto src = kv_source(work, w.rank, s);
     const bool last = s + 1 == steps;
     Transfers tr;
     if (!last) {
       tr.recv(kRecvKV, nxt.k, w.prev(), kTagK, w);
       tr.recv(kRecvKV, nxt.v, w.prev(), kTagV, w);
-      tr.send(kSendKV, cur.k, w.next(), kTagK, w);
-      tr.send(kSendKV, cur.v, w.next(), kTagV, w);
+      tr.send(kSendKV, cur_k, w.next(), kTagK, w);
+      tr.send(kSendKV, cur_v, w.next(), kTagV, w);
     }
     if (s > 0) {
       tr.recv(kRecvDKV, incoming.k, w.prev(), kTagDK, w);
@@ -246,7 +259,7 @@ BwdOut<T> ring_backward(const RingContext& ctx, const Shard<T>& shard, const Fwd
     const double cpu0 = thread_cpu_time();
     const double c0 = now();
     const auto entries =
-        kernels::blockwise_backward_accumulate(shard.q, cur.k, cur.v, shard.d_o, fwd.lse, delta,
+        kernels::blockwise_backward_accumulate(shard.q, cur_k, cur_v, shard.d_o, fwd.lse, delta,
                                                shard.tokens, kv_pos, opts, out.dq, acc.k, acc.v);
     const double c1 = now();
     double cpu = thread_cpu_time() - cpu0;
@@ -294,16 +307,19 @@ BwdOut<T> ring_backward(const RingContext& ctx, const Shard<T>& shard, const Fwd
     prev_send = std::move(this_send);
   }
   if (steps == 1) {
-    out.dk = std::move(sum[0].k);
-    out.dv = std::move(sum[0].v);
+    out.dk = ws.sum[0].k;
+    out.dv = ws.sum[0].v;
   }
   return out;
 }
 
-template FwdOut<float> ring_forward(const RingContext&, const Shard<float>&);
-template FwdOut<double> ring_forward(const RingContext&, const Shard<double>&);
-template BwdOut<float> ring_backward(const RingContext&, const Shard<float>&, const FwdOut<float>&);
+template struct Workspace<float>;
+template struct Workspace<double>;
+template FwdOut<float> ring_forward(const RingContext&, const Shard<float>&, Workspace<float>&);
+template FwdOut<double> ring_forward(const RingContext&, const Shard<double>&, Workspace<double>&);
+template BwdOut<float> ring_backward(const RingContext&, const Shard<float>&, const FwdOut<float>&,
+                                     Workspace<float>&);
 template BwdOut<double> ring_backward(const RingContext&, const Shard<double>&,
-                                      const FwdOut<double>&);
+                                      const FwdOut<double>&, Workspace<double>&);
 
 }  // namespace ringsim::mpi

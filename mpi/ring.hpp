@@ -12,6 +12,7 @@
 // compute. After the last step the block's dK/dV make one more hop home.
 // Gradients travel in the compute type (fp32 by default), as the kernels
 // accumulate them.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -59,6 +60,24 @@ struct BwdOut {
   kernels::HeadTensor<T> dq, dk, dv;  // this rank's rows (dk, dv: its own K/V block)
 };
 
+// A K/V block (and, backward, its dK/dV) as it travels.
+template <typename T>
+struct KV {
+  kernels::HeadTensor<T> k, v;
+};
+
+// Buffers allocated once, outside the timed region (as a framework's caching
+// allocator would hold them): the two halves of the receive double buffer and,
+// backward, the dK/dV in flight. A rank's own K/V is never copied: step 0
+// reads it where it lies and sends it from there.
+template <typename T>
+struct Workspace {
+  std::array<KV<T>, 2> recv;  // K/V arriving for the next step
+  std::array<KV<T>, 2> sum;   // backward: the visiting block's dK/dV after a step
+  KV<T> incoming;             // backward: that block's dK/dV from the previous rank
+  Workspace(const Shard<T>& shard, bool backward);
+};
+
 struct RingContext {
   World w;
   const RingOptions* opts = nullptr;
@@ -67,10 +86,11 @@ struct RingContext {
 };
 
 template <typename T>
-FwdOut<T> ring_forward(const RingContext& ctx, const Shard<T>& shard);
+FwdOut<T> ring_forward(const RingContext& ctx, const Shard<T>& shard, Workspace<T>& ws);
 
 template <typename T>
-BwdOut<T> ring_backward(const RingContext& ctx, const Shard<T>& shard, const FwdOut<T>& fwd);
+BwdOut<T> ring_backward(const RingContext& ctx, const Shard<T>& shard, const FwdOut<T>& fwd,
+                        Workspace<T>& ws);
 
 // Workload view of the options for models/work.hpp (devices = ranks).
 Workload ring_workload(const RingOptions& o, int ranks);

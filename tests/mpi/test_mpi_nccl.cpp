@@ -4,8 +4,10 @@
 // built (no CUDA or NCCL) or no GPU is usable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "tests/mpi/mpirun.hpp"
 
@@ -43,7 +45,8 @@ TEST_P(NcclExact, ForwardAndBackwardMatchFullAttention) {
   EXPECT_EQ(s["check"]["errors"].size(), 5u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, NcclExact, ::testing::Values("ring", "zigzag", "striped"));
+INSTANTIATE_TEST_SUITE_P(Layouts, NcclExact, ::testing::Values("ring", "zigzag", "striped"),
+                         [](const auto& info) { return std::string(info.param); });
 #else
 TEST(NcclExact, Skipped) {
   GTEST_SKIP() << "ringsim-mpi-nccl was not built (needs CUDA and NCCL: see the CMake status "
