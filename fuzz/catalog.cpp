@@ -2,11 +2,12 @@
 // embedded catalog as the CLI does. A catalog the reader accepts must be usable:
 // every device and cluster resolves to hardware whose small ring prediction is
 // finite and positive; otherwise the reader accepted garbage.
+#include "models/catalog.hpp"
+
 #include <cmath>
 
 #include "fuzz/target.hpp"
 #include "models/analytic.hpp"
-#include "models/catalog.hpp"
 #include "models/errors.hpp"
 #include "sim/cli/workload_flags.hpp"
 

@@ -41,7 +41,7 @@ namespace ringsim::fuzz {
 namespace {
 
 const std::vector<std::string> kSeedFiles = {"c.json", "b.json", "p.json", "q.npy", "k.npy",
-                                              "v.npy",  "s.npy",  "n.npy",  "t.npy"};
+                                             "v.npy",  "s.npy",  "n.npy",  "t.npy"};
 
 std::string& sandbox() {
   static std::string dir;
@@ -60,12 +60,13 @@ void write_file(const std::string& name, const std::string& bytes) {
 // Seed files the fuzzer can name (see fuzz/corpus/cli for inputs using them).
 void make_sandbox() {
   if (!sandbox().empty()) return;
-  sandbox() = (std::filesystem::temp_directory_path() /
-               ("ringsim-fuzz-cli-" + std::to_string(::getpid())))
-                  .string();
+  sandbox() =
+      (std::filesystem::temp_directory_path() / ("ringsim-fuzz-cli-" + std::to_string(::getpid())))
+          .string();
   std::filesystem::create_directories(sandbox());
   std::atexit(remove_sandbox);
-  write_file("c.json", R"({"devices": [{"name": "fz", "peak_flops": {"bf16": 1e15, "fp16": 1e15, "fp32": 0},
+  write_file("c.json",
+             R"({"devices": [{"name": "fz", "peak_flops": {"bf16": 1e15, "fp16": 1e15, "fp32": 0},
     "hbm_bytes": 8e10, "hbm_bandwidth": 3e12, "attention_efficiency": 0.5, "default_intra": "fzl",
     "default_inter": "fzl", "source": "fuzz", "efficiency_source": "fuzz"}],
     "interconnects": [{"name": "fzl", "bandwidth": 1e11, "latency": 1e-6, "source": "fuzz",
@@ -217,7 +218,8 @@ int cli(const std::uint8_t* data, std::size_t size) {
     finding("cli: NaN/Inf printed:" + shown + "\n" + o);
   if (!help && std::find(kept.begin(), kept.end(), "--json") != kept.end()) {
     const auto j = nlohmann::json::parse(o, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) finding("cli: --json did not print one object:" + shown);
+    if (j.is_discarded() || !j.is_object())
+      finding("cli: --json did not print one object:" + shown);
     // nlohmann prints NaN/Inf as null: the run summary's times must be numbers.
     if (sub == "run")
       for (const char* k : {"time_s", "ideal_time_s", "efficiency", "compute_s_per_step"})

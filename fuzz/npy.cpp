@@ -2,10 +2,11 @@
 // `ringsim verify`. An accepted array must be what its header says (element
 // count = product of the shape, every value finite) and must survive
 // encode_npy -> parse_npy unchanged.
+#include "kernels/npy.hpp"
+
 #include <cmath>
 
 #include "fuzz/target.hpp"
-#include "kernels/npy.hpp"
 #include "models/errors.hpp"
 
 namespace ringsim::fuzz {

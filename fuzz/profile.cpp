@@ -1,12 +1,13 @@
 // Fuzz target: `--profile FILE.json` (parse_profile, then ProfileModel as the
 // CLI builds it). An accepted profile must give finite, non-negative step
 // times at every block it is asked about, or refuse the block with one line.
+#include "models/profile.hpp"
+
 #include <cmath>
 #include <set>
 
 #include "fuzz/target.hpp"
 #include "models/errors.hpp"
-#include "models/profile.hpp"
 
 namespace ringsim::fuzz {
 
@@ -25,8 +26,8 @@ int profile(const std::uint8_t* data, std::size_t size) {
   for (const auto& pt : p.points) {
     dtypes.insert(pt.dtype);
     dims.insert(pt.head_dim);
-    if (pt.block < 1 || pt.head_dim < 1 || pt.entries < 1 || pt.repeats < 1 ||
-        !(pt.median_s > 0) || !std::isfinite(pt.median_s))
+    if (pt.block < 1 || pt.head_dim < 1 || pt.entries < 1 || pt.repeats < 1 || !(pt.median_s > 0) ||
+        !std::isfinite(pt.median_s))
       finding("profile: accepted a point outside its documented range");
   }
   for (const auto& dt : dtypes) {
@@ -35,14 +36,15 @@ int profile(const std::uint8_t* data, std::size_t size) {
       finding("profile: min_block " + std::to_string(m.min_block()) + " > max_block " +
               std::to_string(m.max_block()));
     const std::int64_t lo = m.min_block(), hi = m.max_block();
-    for (std::int64_t block : {std::int64_t{1}, lo, lo + 1, (lo + hi) / 2, hi - 1, hi, hi * 2,
-                               std::int64_t{1} << 40}) {
+    for (std::int64_t block :
+         {std::int64_t{1}, lo, lo + 1, (lo + hi) / 2, hi - 1, hi, hi * 2, std::int64_t{1} << 40}) {
       if (block < 1) continue;
       for (int dim : dims)
         for (bool bwd : {false, true})
           for (bool partial : {false, true}) {
-            const std::uint64_t entries = static_cast<std::uint64_t>(std::min<std::int64_t>(block, 1 << 20)) *
-                                          static_cast<std::uint64_t>(std::min<std::int64_t>(block, 1 << 20));
+            const std::uint64_t entries =
+                static_cast<std::uint64_t>(std::min<std::int64_t>(block, 1 << 20)) *
+                static_cast<std::uint64_t>(std::min<std::int64_t>(block, 1 << 20));
             try {
               const double s = m.seconds(entries, block, dim, bwd, partial);
               if (!std::isfinite(s) || s < 0)

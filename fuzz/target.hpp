@@ -36,9 +36,9 @@ inline void check_message(const char* target, const std::string& msg, bool one_l
 }  // namespace ringsim::fuzz
 
 #ifdef RINGSIM_FUZZ_MAIN
-#define RINGSIM_FUZZ_ENTRY(name)                                              \
+#define RINGSIM_FUZZ_ENTRY(name)                                                \
   extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* d, std::size_t n) { \
-    return ringsim::fuzz::name(d, n);                                         \
+    return ringsim::fuzz::name(d, n);                                           \
   }
 #else
 #define RINGSIM_FUZZ_ENTRY(name)

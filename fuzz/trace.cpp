@@ -22,7 +22,8 @@ void check(const gui::Trace& t) {
   for (std::size_t l = 0; l < t.lanes.size(); ++l) {
     const auto& lane = t.lanes[l];
     if (l > 0 && t.lanes[l - 1].device >= lane.device) finding("trace: lanes not sorted by device");
-    if (t.lane_of_device(lane.device) != static_cast<int>(l)) finding("trace: lane_of_device wrong");
+    if (t.lane_of_device(lane.device) != static_cast<int>(l))
+      finding("trace: lane_of_device wrong");
     for (const auto& row : lane.rows) {
       if (row.max_end.size() != row.events.size()) finding("trace: max_end size differs");
       for (std::size_t k = 0; k < row.events.size(); ++k) {

@@ -133,7 +133,8 @@ inline std::vector<DocRow> read_doc_rows(const std::string& path) {
     }
     if (c_err >= 0) {
       r.stderr_line = detail::unquote_code(cs[static_cast<std::size_t>(c_err)]);
-      if (r.stderr_line.size() >= 3 && r.stderr_line.compare(r.stderr_line.size() - 3, 3, "...") == 0) {
+      if (r.stderr_line.size() >= 3 &&
+          r.stderr_line.compare(r.stderr_line.size() - 3, 3, "...") == 0) {
         r.prefix = true;
         r.stderr_line.resize(r.stderr_line.size() - 3);
       }

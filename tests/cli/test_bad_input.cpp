@@ -31,7 +31,8 @@ void numbers(const nlohmann::json& j, const std::string& path,
   if (j.is_object()) {
     for (const auto& [k, v] : j.items()) numbers(v, path + "." + k, out);
   } else if (j.is_array()) {
-    for (std::size_t i = 0; i < j.size(); ++i) numbers(j[i], path + "[" + std::to_string(i) + "]", out);
+    for (std::size_t i = 0; i < j.size(); ++i)
+      numbers(j[i], path + "[" + std::to_string(i) + "]", out);
   } else if (j.is_number()) {
     out.emplace_back(path, j.get<double>());
   }
@@ -86,14 +87,16 @@ INSTANTIATE_TEST_SUITE_P(Doc, BadInput, ::testing::ValuesIn(rows()),
 
 TEST(BadInputDoc, CoversEveryKindOfBadInput) {
   // The kinds issue 10 asks for; each must have at least one refused row.
-  const std::vector<std::string> kinds = {
-      "missing", "truncated", "wrong type", "NaN/Inf", "out of range", "inconsistent shapes",
-      "absurd size", "unknown name", "malformed JSON", "malformed .npy"};
+  const std::vector<std::string> kinds = {"missing",       "truncated",    "wrong type",
+                                          "NaN/Inf",       "out of range", "inconsistent shapes",
+                                          "absurd size",   "unknown name", "malformed JSON",
+                                          "malformed .npy"};
   std::set<std::string> seen;
   for (const auto& r : rows())
     for (const auto& k : kinds)
       if (r.exit_code == 2 && r.kind.find(k) != std::string::npos) seen.insert(k);
-  for (const auto& k : kinds) EXPECT_TRUE(seen.count(k)) << "docs/bad-input.md has no '" << k << "' row";
+  for (const auto& k : kinds)
+    EXPECT_TRUE(seen.count(k)) << "docs/bad-input.md has no '" << k << "' row";
   EXPECT_GE(rows().size(), 40u);
 }
 
@@ -158,7 +161,8 @@ TEST(BadTrace, EveryRowRefusedWithItsLine) {
     }
     // The doc shows the name as given on the command line, relative to tests/cli/data.
     const std::string dir = std::string(RINGSIM_CLI_DATA) + "/";
-    for (auto p = got.find(dir); p != std::string::npos; p = got.find(dir)) got.erase(p, dir.size());
+    for (auto p = got.find(dir); p != std::string::npos; p = got.find(dir))
+      got.erase(p, dir.size());
     EXPECT_EQ(got.find('\n'), std::string::npos) << where;
     if (r.prefix)
       EXPECT_EQ(got.substr(0, r.message.size()), r.message) << where;

@@ -38,8 +38,8 @@ bool valid(const Workload& w) {
 TEST(AnalyticScale, GroupedDevicesEqualEveryDevice) {
   const RooflineModel rm(1e15);
   int checked = 0;
-  for (Layout l : {Layout::Ring, Layout::Striped, Layout::Zigzag, Layout::Ulysses, Layout::Allgather,
-                   Layout::Hybrid})
+  for (Layout l : {Layout::Ring, Layout::Striped, Layout::Zigzag, Layout::Ulysses,
+                   Layout::Allgather, Layout::Hybrid})
     for (std::int64_t n : {1, 2, 3, 4, 6, 8})
       for (std::int64_t c : {2, 6, 16})
         for (bool causal : {true, false}) {
@@ -60,7 +60,8 @@ TEST(AnalyticScale, GroupedDevicesEqualEveryDevice) {
                 << to_string(l) << " n=" << n << " c=" << c << " step " << st;
             compute_only += cmax;
           }
-          EXPECT_NEAR(s.compute_only_s, compute_only, kRel * compute_only) << to_string(l) << " n=" << n;
+          EXPECT_NEAR(s.compute_only_s, compute_only, kRel * compute_only)
+              << to_string(l) << " n=" << n;
           EXPECT_NEAR(s.ideal_time_s, ideal, kRel * ideal) << to_string(l) << " n=" << n;
           ++checked;
         }
@@ -104,8 +105,8 @@ TEST(AnalyticScale, EveryLayoutAtSizeExtremesIsFiniteOrRefused) {
   // blocks, 64-bit overflow). Under the sanitizer CI stage this also runs
   // every product through UBSan.
   int ok = 0, refused = 0;
-  for (Layout l : {Layout::Ring, Layout::Striped, Layout::Zigzag, Layout::Ulysses, Layout::Allgather,
-                   Layout::Hybrid})
+  for (Layout l : {Layout::Ring, Layout::Striped, Layout::Zigzag, Layout::Ulysses,
+                   Layout::Allgather, Layout::Hybrid})
     for (std::int64_t n : {1, 2, 8, 1024})
       for (int lb : {0, 1, 20, 29, 30, 32, 39, 40})
         for (bool causal : {true, false}) {
