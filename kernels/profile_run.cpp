@@ -15,6 +15,7 @@
 
 #include "kernels/blockwise.hpp"
 #include "kernels/inputs.hpp"
+#include "kernels/merge.hpp"
 #include "models/errors.hpp"
 
 #ifdef RINGSIM_HAVE_CUDA
@@ -100,6 +101,30 @@ void sweep(const CpuProfileOptions& opt, const std::string& dtype, std::int64_t 
                  k = random_tensor<T>(opt.heads, block, d, 2),
                  v = random_tensor<T>(opt.heads, block, d, 3),
                  d_o = random_tensor<T>(opt.heads, block, d, 4);
+      {
+        // The online-softmax merge of a ring step after the first: a block's
+        // partial (O, LSE) into the running one. A call takes about a
+        // microsecond at small blocks, near the CPU clock's own cost (~0.4
+        // us), so each timed sample runs enough calls for ~100k values.
+        const FwdResult<T> f = blockwise_forward(q, k, v, {}, {}, BlockOpts{});
+        const auto rows = static_cast<std::uint64_t>(opt.heads) * static_cast<std::uint64_t>(block);
+        const int inner = static_cast<int>(std::max<std::uint64_t>(1, 100000 / (rows * d)));
+        // Merging into the same running output again and again: the arithmetic
+        // (a max, two exps and a weighted sum per value) does not depend on
+        // the values, and the LSE only grows by log 2 per call.
+        auto acc = f.o;
+        auto lse = f.lse;
+        auto t = time_calls(
+            [&] {
+              for (int i = 0; i < inner; ++i) merge_partial(acc, lse, f.o, f.lse);
+            },
+            opt.warmup, opt.repeats, opt.point_budget_s);
+        for (double* x : {&t.median_s, &t.min_s, &t.max_s, &t.wall_median_s}) *x /= inner;
+        points.push_back({"merge", dtype, "full", d, opt.heads, block, rows, t});
+        if (progress)
+          progress(fmt::format("merge {} d={} block={}: {:.3f} us ({} calls per sample)", dtype, d,
+                               block, t.median_s * 1e6, inner));
+      }
       for (bool causal : {false, true}) {
         BlockOpts bo;
         bo.causal = causal;
@@ -200,6 +225,22 @@ std::string cpu_profile_json(const CpuProfileOptions& in,
 
   nlohmann::json pts = nlohmann::json::array();
   for (const auto& p : points) {
+    if (p.kernel == "merge") {
+      // Memory-bound: no FLOP rate; entries = rows merged.
+      pts.push_back({{"kernel", p.kernel},
+                     {"dtype", p.dtype},
+                     {"head_dim", p.head_dim},
+                     {"block", p.block},
+                     {"mask", p.mask},
+                     {"median_s", p.time.median_s},
+                     {"min_s", p.time.min_s},
+                     {"max_s", p.time.max_s},
+                     {"repeats", p.time.repeats},
+                     {"entries", p.entries},
+                     {"heads", p.heads},
+                     {"wall_median_s", p.time.wall_median_s}});
+      continue;
+    }
     const double flops =
         4.0 * p.head_dim * static_cast<double>(p.entries) * (p.kernel == "bwd" ? 2.5 : 1.0);
     pts.push_back({{"kernel", p.kernel},
@@ -240,7 +281,9 @@ std::string cpu_profile_json(const CpuProfileOptions& in,
       {"method",
        "thread CPU time of each call after warm-up; median, min and max over the repeats; "
        "unit-normal random inputs; one call = block x block x heads at positions 0..block-1; "
-       "gflops counts 4 d FLOPs per entry forward, 10 d backward"},
+       "gflops counts 4 d FLOPs per entry forward, 10 d backward; merge points: one "
+       "online-softmax merge of a block's partial (O, LSE) into the running one, entries = rows "
+       "(block x heads), timed in batches of calls"},
       {"quick", opt.quick},
       {"points", pts}};
   return j.dump(1);

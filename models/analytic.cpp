@@ -1,7 +1,7 @@
 #include "models/analytic.hpp"
 
 #include <algorithm>
-#include <unordered_map>
+#include <map>
 
 #include "models/checked.hpp"
 #include "models/memory.hpp"
@@ -79,7 +79,29 @@ double step_seconds(const Workload& w, const ComputeModel& cm, std::int64_t devi
   const auto e = step_entries(w, device, step);
   if (e == 0) return 0;
   const auto sh = step_shape(w);
-  return cm.seconds(e, sh.q_block, w.shape.head_dim, backward, e < sh.full_entries);
+  // Chunks cut by the diagonal run at the masked rate of a block their size
+  // (zigzag's are half blocks: the kernel's work per entry grows as the
+  // triangle shrinks), whole visible chunks (zigzag's other half blocks, the
+  // ring's earlier blocks) at the full rate of the query block.
+  const auto diag = step_diagonal_entries(w, device, step);
+  const bool halves = w.layout == Layout::Zigzag || w.layout == Layout::Allgather ||
+                      w.layout == Layout::Hybrid;
+  auto chunk = halves ? std::max<std::int64_t>(1, sh.q_block / 2) : sh.q_block;
+  // A profile has no points below its smallest block: a half block under it
+  // takes the smallest block's rate (models/profiles/README.md).
+  if (const auto* pm = dynamic_cast<const ProfileModel*>(&cm))
+    chunk = std::max(chunk, std::min(pm->min_block(), sh.q_block));
+  return cm.seconds(e - diag, sh.q_block, w.shape.head_dim, backward, false) +
+         cm.seconds(diag, chunk, w.shape.head_dim, backward, true);
+}
+
+double merge_step_seconds(const Workload& w, const ComputeModel& cm, std::int64_t device,
+                          std::int64_t step, bool backward) {
+  if (backward || step == 0 || step_entries(w, device, step) == 0) return 0;
+  const auto sh = step_shape(w);
+  // full_entries = q_block^2 x heads seen, so this is q_block x heads.
+  const auto rows = sh.full_entries / static_cast<std::uint64_t>(sh.q_block);
+  return cm.merge_seconds(rows, sh.q_block, w.shape.head_dim);
 }
 
 double alltoall_time(std::uint64_t bytes_per_device, std::int64_t group, double bw, double lat) {
@@ -130,6 +152,7 @@ Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm) {
   s.workload = w;
   s.hardware = hw.describe();
   s.compute_model = cm.name();
+  s.overlap = hw.overlap;
   const double bw = hw.ring_bandwidth(w.devices), lat = hw.ring_latency(w.devices);
   const auto n = w.devices;
   const auto steps = num_steps(w);
@@ -141,13 +164,15 @@ Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm) {
   bool first = true;
   for (bool bwd : passes) {
     const auto bytes = pass_bytes(w, bwd);
-    // step_entries takes few distinct values; cache their durations.
-    std::unordered_map<std::uint64_t, double> cache;
+    // step_entries takes few distinct values; cache their durations (the
+    // merge also depends on whether the step is the first).
+    std::map<std::pair<std::uint64_t, std::uint64_t>, double> cache[2];
     auto dev_step = [&](std::int64_t i, std::int64_t st) {
-      const auto e = step_entries(w, i, st);
-      auto it = cache.find(e);
-      if (it != cache.end()) return it->second;
-      return cache[e] = step_seconds(w, cm, i, st, bwd);
+      const std::pair e{step_entries(w, i, st), step_diagonal_entries(w, i, st)};
+      auto& c = cache[st > 0 ? 1 : 0];
+      auto it = c.find(e);
+      if (it != c.end()) return it->second;
+      return c[e] = step_seconds(w, cm, i, st, bwd) + merge_step_seconds(w, cm, i, st, bwd);
     };
     double pass_time = 0, compute_only = 0, collective = 0, total_compute = 0;
     double max_step_compute = 0;
@@ -173,11 +198,13 @@ Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm) {
         total_compute += t * static_cast<double>(n - wrapped);
       }
       // Double buffering: step st's transfer (of the block for step st+1)
-      // overlaps its compute; the step ends when both are done.
+      // overlaps its compute; the step ends when both are done. Without
+      // overlap (--overlap none) the transfer follows the compute.
       const double comm = st + 1 < steps ? ring_comm : 0;
-      if (st + 1 < steps && cmax < comm) hides = false;
-      if (first) s.steps.push_back({cmax, comm, std::max(cmax, comm)});
-      pass_time += std::max(cmax, comm);
+      if (st + 1 < steps && (cmax < comm || !hw.overlap)) hides = false;
+      const double step = hw.overlap ? std::max(cmax, comm) : cmax + comm;
+      if (first) s.steps.push_back({cmax, comm, step});
+      pass_time += step;
       compute_only += cmax;
       max_step_compute = std::max(max_step_compute, cmax);
     }
@@ -193,6 +220,8 @@ Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm) {
     pass_time += collective;
     if (first) {
       s.compute_s_per_step = max_step_compute;
+      for (std::int64_t st = 1; st < steps && !bwd; ++st)
+        s.merge_s_per_step = std::max(s.merge_s_per_step, merge_step_seconds(w, cm, n - 1, st, bwd));
       s.comm_s_per_step = bytes.ring ? ring_comm : collective;
       s.bytes_per_step =
           bytes.ring ? bytes.ring
@@ -225,7 +254,8 @@ Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm) {
   s.exposed_comm_s = s.time_s - s.compute_only_s;
   s.efficiency = s.time_s > 0 ? s.ideal_time_s / s.time_s : 0;
   s.memory_bytes_per_device = attention_memory(w).total();
-  s.min_block = min_block_for(w, hw, cm);
+  // Without overlap no block hides the transfer: "n/a".
+  s.min_block = hw.overlap ? min_block_for(w, hw, cm) : 0;
   return s;
 }
 

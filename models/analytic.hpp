@@ -16,7 +16,7 @@ class ComputeModel;  // models/profile.hpp
 struct StepTimes {
   double compute_s = 0;  // slowest device's compute in this step
   double comm_s = 0;     // transfer that overlaps this step (0 on the last)
-  double step_s = 0;     // max of the two
+  double step_s = 0;     // max of the two (their sum with --overlap none)
 };
 
 struct Summary {
@@ -24,11 +24,13 @@ struct Summary {
   Workload workload;
   std::string hardware, engine = "analytic", compute_model = "roofline";
   // Per step (ring-type layouts; one entry for ulysses/allgather).
-  double compute_s_per_step = 0;  // slowest device, heaviest step
+  double compute_s_per_step = 0;  // slowest device, heaviest step (merge included)
+  double merge_s_per_step = 0;    // of that: the online-softmax merge (profile "merge" points)
   double comm_s_per_step = 0;     // one ring transfer (K,V; backward K,V,dK,dV)
   std::uint64_t bytes_per_step = 0;
   std::int64_t min_block = 0;  // 0 = not applicable (no overlap in this layout)
   bool overlapped = false;     // every step's transfer hides under its compute
+  bool overlap = true;         // the transport overlaps transfers with compute (Hardware::overlap)
   // Totals (all covered layers).
   double time_s = 0;         // predicted wall time
   double ideal_time_s = 0;   // total work / devices, no communication
@@ -58,6 +60,12 @@ PassBytes pass_bytes(const Workload& w, bool backward);
 // with the query block and mask kind the kernel actually sees.
 double step_seconds(const Workload& w, const ComputeModel& cm, std::int64_t device,
                     std::int64_t step, bool backward);
+
+// Seconds to merge that step's partial into the running output: forward ring
+// steps after the first that computed anything (rows = the query block's rows
+// x heads the kernel saw). 0 for backward, whose dK/dV sums ride in the kernel.
+double merge_step_seconds(const Workload& w, const ComputeModel& cm, std::int64_t device,
+                          std::int64_t step, bool backward);
 
 // Time of a staged all-to-all (N-1 rounds) of `bytes_per_device` among `group`
 // devices, and of a ring all-gather/reduce-scatter of one block per device.

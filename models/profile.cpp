@@ -81,7 +81,8 @@ Profile parse_profile(const std::string& text, const std::string& origin) {
   for (const auto& e : j["points"]) {
     ProfilePoint pt;
     pt.kernel = str(e, "kernel");
-    if (pt.kernel != "fwd" && pt.kernel != "bwd") throw fail("point 'kernel' must be fwd or bwd");
+    if (pt.kernel != "fwd" && pt.kernel != "bwd" && pt.kernel != "merge")
+      throw fail("point 'kernel' must be fwd, bwd or merge");
     pt.dtype = str(e, "dtype");
     if (pt.dtype != "fp32" && pt.dtype != "fp64" && pt.dtype != "bf16" && pt.dtype != "fp16")
       throw fail("point 'dtype' must be fp32, fp64, bf16 or fp16, got \"" + pt.dtype + "\"");
@@ -89,6 +90,7 @@ Profile parse_profile(const std::string& text, const std::string& origin) {
     pt.block = static_cast<std::int64_t>(count(e, "block", 1, 1 << 24));
     pt.mask = str(e, "mask");
     if (pt.mask != "full" && pt.mask != "causal_diagonal") throw fail("point 'mask' must be full or causal_diagonal");
+    if (pt.kernel == "merge" && pt.mask != "full") throw fail("a merge point's 'mask' must be full");
     pt.median_s = num(e, "median_s", 1e-12, 1e6);
     pt.min_s = num(e, "min_s", 0, 1e6);
     pt.max_s = num(e, "max_s", 0, 1e6);
@@ -121,12 +123,14 @@ ProfileModel::ProfileModel(Profile p, const std::string& dtype, const std::strin
 
 std::int64_t ProfileModel::min_block() const {
   std::int64_t m = INT64_MAX;
-  for (const auto& [k, v] : curves_) m = std::min(m, v.front().first);
+  for (const auto& [k, v] : curves_)
+    if (std::get<0>(k) != "merge") m = std::min(m, v.front().first);
   return m;
 }
 std::int64_t ProfileModel::max_block() const {
   std::int64_t m = 0;
-  for (const auto& [k, v] : curves_) m = std::max(m, v.back().first);
+  for (const auto& [k, v] : curves_)
+    if (std::get<0>(k) != "merge") m = std::max(m, v.back().first);
   return m;
 }
 
@@ -172,6 +176,19 @@ double ProfileModel::seconds(std::uint64_t entries, std::int64_t block, int head
   if (entries == 0) return 0;
   const Key key{backward ? "bwd" : "fwd", head_dim, partial_mask ? "causal_diagonal" : "full"};
   return static_cast<double>(entries) * per_entry(key, block);
+}
+
+bool ProfileModel::has_merge() const {
+  for (const auto& [k, v] : curves_)
+    if (std::get<0>(k) == "merge") return true;
+  return false;
+}
+
+// Per row, by the same interpolation and range rule as the kernels. A profile
+// written before merge points existed has none: then 0, as the roofline.
+double ProfileModel::merge_seconds(std::uint64_t rows, std::int64_t block, int head_dim) const {
+  if (rows == 0 || !has_merge()) return 0;
+  return static_cast<double>(rows) * per_entry({"merge", head_dim, "full"}, block);
 }
 
 }  // namespace ringsim

@@ -27,6 +27,15 @@ class ComputeModel {
   // diagonal, striped, zigzag); kernels run those at a different rate.
   virtual double seconds(std::uint64_t entries, std::int64_t block, int head_dim, bool backward,
                          bool partial_mask) const = 0;
+  // Seconds to merge one step's partial output (O and LSE of `rows` query
+  // rows, heads included) into the running one: the online-softmax rescale
+  // of a ring step after the first. Memory-bound, O(rows x head_dim), so it
+  // matters only at small blocks. 0 unless the model measured it (a profile
+  // with "merge" points); the roofline counts FLOPs of the two GEMMs only.
+  virtual double merge_seconds(std::uint64_t /*rows*/, std::int64_t /*block*/,
+                               int /*head_dim*/) const {
+    return 0;
+  }
   // FLOP/s this model reaches at a given block (for reports and minblock).
   double achieved_flops(std::int64_t block, int head_dim, bool backward, bool partial_mask) const;
   virtual std::string name() const = 0;  // "roofline" or "profile:<device name>"
@@ -44,14 +53,14 @@ class RooflineModel final : public ComputeModel {
 };
 
 struct ProfilePoint {
-  std::string kernel;  // fwd | bwd
+  std::string kernel;  // fwd | bwd | merge
   std::string dtype;   // fp32 | fp64 | bf16 | fp16
   int head_dim = 0;
   std::int64_t block = 0;
   std::string mask;  // full | causal_diagonal
   double median_s = 0, min_s = 0, max_s = 0;
   int repeats = 0;
-  std::uint64_t entries = 0;  // score entries the timed call computed
+  std::uint64_t entries = 0;  // score entries the timed call computed (merge: rows merged)
 };
 
 struct Profile {
@@ -69,6 +78,8 @@ class ProfileModel final : public ComputeModel {
   ProfileModel(Profile p, const std::string& dtype, const std::string& origin);
   double seconds(std::uint64_t entries, std::int64_t block, int head_dim, bool backward,
                  bool partial_mask) const override;
+  double merge_seconds(std::uint64_t rows, std::int64_t block, int head_dim) const override;
+  bool has_merge() const;
   std::string name() const override { return "profile:" + profile_.device_name; }
   std::int64_t min_block() const;
   std::int64_t max_block() const;

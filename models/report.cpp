@@ -29,7 +29,9 @@ nlohmann::json summary_json(const Summary& s) {
   j["scope"] = w.scope == Scope::Layer ? "layer" : "attention";
   j["hardware"] = s.hardware;
   j["compute_s_per_step"] = s.compute_s_per_step;
+  j["merge_s_per_step"] = s.merge_s_per_step;
   j["comm_s_per_step"] = s.comm_s_per_step;
+  j["overlap"] = s.overlap ? "full" : "none";
   j["bytes_per_step"] = s.bytes_per_step;
   if (s.min_block > 0)
     j["min_block"] = s.min_block;
@@ -68,8 +70,11 @@ std::string summary_text(const Summary& s) {
   row("compute per step", human_seconds(s.compute_s_per_step) + " (busiest device, heaviest step)");
   row(w.layout == Layout::Ulysses || w.layout == Layout::Allgather ? "collectives" : "transfer per step",
       fmt::format("{} ({})", human_seconds(s.comm_s_per_step), human_bytes(static_cast<double>(s.bytes_per_step))));
+  if (s.merge_s_per_step > 0) row("merge per step", human_seconds(s.merge_s_per_step) + " (included above)");
+  if (!s.overlap) row("transfer overlap", "none (--overlap none: each transfer follows its compute)");
   row("min block to hide comm", s.min_block > 0 ? fmt::format("{} tokens", s.min_block)
-                                                : (s.min_block < 0 ? "never hides" : "n/a (no overlap in this layout)"));
+                                                : (s.min_block < 0 ? "never hides"
+                                                   : !s.overlap ? "n/a (--overlap none)" : "n/a (no overlap in this layout)"));
   row("communication hidden", s.overlapped ? "yes" : "no");
   row("time", fmt::format("{}{}", human_seconds(s.time_s), w.layers > 1 ? fmt::format(" ({} layers)", w.layers) : " (one layer)"));
   row("ideal time", human_seconds(s.ideal_time_s));

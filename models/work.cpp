@@ -68,6 +68,33 @@ std::uint64_t shard_pairs(Layout layout, std::int64_t n, std::int64_t c, bool ca
   }
 }
 
+namespace {
+
+// The part of shard_pairs that lies in chunks cut by the diagonal.
+std::uint64_t shard_diagonal_pairs(Layout layout, std::int64_t n, std::int64_t c, bool causal,
+                                   std::int64_t i, std::int64_t j) {
+  if (!causal) return 0;
+  switch (layout) {
+    case Layout::Striped:
+      return shard_pairs(layout, n, c, causal, i, j);
+    case Layout::Zigzag:
+    case Layout::Allgather:
+    case Layout::Hybrid: {
+      const auto h = c / 2;
+      const std::int64_t qs[2] = {i, 2 * n - 1 - i}, ks[2] = {j, 2 * n - 1 - j};
+      std::uint64_t s = 0;
+      for (auto q : qs)
+        for (auto k : ks)
+          if (q == k) s = add_checked(s, chunk_pairs(q, k, h, causal), kEntriesWhat);
+      return s;
+    }
+    default:
+      return i == j ? chunk_pairs(i, j, c, causal) : 0;
+  }
+}
+
+}  // namespace
+
 std::int64_t num_steps(const Workload& w) {
   switch (w.layout) {
     case Layout::Ulysses:
@@ -119,6 +146,33 @@ std::uint64_t step_entries(const Workload& w, std::int64_t device, std::int64_t 
     default:
       return mul_checked(shard_pairs(w.layout, n, c, w.causal, device, kv_source(w, device, step)),
                          heads, kEntriesWhat);
+  }
+}
+
+std::uint64_t step_diagonal_entries(const Workload& w, std::int64_t device, std::int64_t step) {
+  if (!w.causal) return 0;
+  const auto n = w.devices, c = w.block;
+  const auto heads = static_cast<std::uint64_t>(w.shape.heads);
+  switch (w.layout) {
+    case Layout::Ulysses:
+      return step_entries(w, device, step);  // one masked square
+    case Layout::Allgather: {
+      std::uint64_t pairs = 0;
+      for (std::int64_t j = 0; j < n; ++j)
+        pairs = add_checked(pairs, shard_diagonal_pairs(Layout::Zigzag, n, c, true, device, j),
+                            kEntriesWhat);
+      return mul_checked(pairs, heads, kEntriesWhat);
+    }
+    case Layout::Hybrid: {
+      const auto u = w.ulysses(), r = w.ring_degree();
+      const auto pairs = shard_diagonal_pairs(Layout::Zigzag, r, c * u, true, device / u,
+                                              kv_source(w, device, step));
+      return mul_checked(pairs, heads / static_cast<std::uint64_t>(u), kEntriesWhat);
+    }
+    default:
+      return mul_checked(
+          shard_diagonal_pairs(w.layout, n, c, true, device, kv_source(w, device, step)), heads,
+          kEntriesWhat);
   }
 }
 

@@ -36,6 +36,13 @@ std::int64_t kv_source(const Workload& w, std::int64_t device, std::int64_t step
 // Score entries device `device` computes at `step` (forward).
 std::uint64_t step_entries(const Workload& w, std::int64_t device, std::int64_t step);
 
+// Of those, the entries in chunks cut by the causal diagonal (the kernel masks
+// inside them: profiles time them as "causal_diagonal"); the rest are chunks
+// every pair of which is visible, which run at the full-block rate. Ring: the
+// own block; zigzag: its chunks against themselves; striped: every step (each
+// is a staircase); 0 without a causal mask.
+std::uint64_t step_diagonal_entries(const Workload& w, std::int64_t device, std::int64_t step);
+
 // Total over all devices and steps; equals heads * (S(S+1)/2 or S^2).
 std::uint64_t total_entries(const Workload& w);
 

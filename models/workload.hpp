@@ -74,6 +74,11 @@ struct Hardware {
   double intra_bw = 0, intra_lat = 0;
   double inter_bw = 0, inter_lat = 0;
   bool bandwidth_override = false;  // --bandwidth / --latency set every ring link
+  // --overlap none: a step's transfer starts only when its compute is done, as
+  // with an MPI whose shared-memory copies run on the computing core and that
+  // progresses only inside MPI calls (docs/mpi.md, "Calibration"). Default:
+  // the transfer runs during the compute (GPU copy engines, RDMA NICs).
+  bool overlap = true;
   std::string compute_model = "roofline";
 
   double effective_flops() const { return flops * efficiency; }

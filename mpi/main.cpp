@@ -27,10 +27,12 @@ int run_ring(const World& w, RingOptions& o) {
     }
     // Every rank's clock starts as the barrier releases it.
     RS_MPI(MPI_Barrier(w.comm));
+    const double cpu0 = thread_cpu_time();
     ctx.t0 = now();
     ctx.rec = rec;
     if (o.pass != Pass::Bwd) fwd = ring_forward(ctx, shard, ws);
     if (o.pass != Pass::Fwd) bwd = ring_backward(ctx, shard, *fwd, ws);
+    if (rec) rec->cpu_s = thread_cpu_time() - cpu0;
   };
   for (int i = 0; i < o.warmup; ++i) once(nullptr);
   std::vector<RankRun> runs(static_cast<std::size_t>(o.repeat));

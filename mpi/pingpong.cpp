@@ -41,6 +41,28 @@ std::vector<double> round_trips(const World& w, std::vector<char>& buf, std::int
   return t;
 }
 
+// One forward ring step's transfer between ranks 0 and 1, `bytes` in all as
+// two messages each way; the rank spins `spin_s` between posting and waiting.
+// Returns the time from posting to the end of the wait and the wait alone.
+std::pair<double, double> ring_step(const World& w, std::vector<char>& buf, std::int64_t bytes,
+                                    double spin_s) {
+  const int peer = 1 - w.rank, half = static_cast<int>(bytes / 2);
+  char* send = buf.data();
+  char* recv = buf.data() + bytes;
+  MPI_Request r[4];
+  const double t0 = now();
+  RS_MPI(MPI_Irecv(recv, half, MPI_CHAR, peer, 10, w.comm, &r[0]));
+  RS_MPI(MPI_Irecv(recv + half, half, MPI_CHAR, peer, 11, w.comm, &r[1]));
+  RS_MPI(MPI_Isend(send, half, MPI_CHAR, peer, 10, w.comm, &r[2]));
+  RS_MPI(MPI_Isend(send + half, half, MPI_CHAR, peer, 11, w.comm, &r[3]));
+  while (now() - t0 < spin_s) {
+  }
+  const double t1 = now();
+  RS_MPI(MPI_Waitall(4, r, MPI_STATUSES_IGNORE));
+  const double t2 = now();
+  return {t2 - t0, t2 - t1};
+}
+
 // The line t = L + bytes / B through the points of at least kFitFrom bytes.
 // From there on MPIs use their rendezvous protocol (OpenMPI's shared memory
 // switches above 4 KiB), whose handshake is the latency a ring step's
@@ -54,16 +76,32 @@ struct Line {
   double latency = 0, bandwidth = 0;
 };
 
-Line fit_line(const std::vector<PingPongPoint>& pts, bool exchange) {
+// Which time of a point a line goes through.
+enum class Series { OneWay, Exchange, RingStep };
+
+double series(const PingPongPoint& p, Series s) {
+  switch (s) {
+    case Series::OneWay:
+      return p.one_way_s;
+    case Series::Exchange:
+      return p.exchange_s;
+    default:
+      return p.ring_step_s;
+  }
+}
+
+// `from`: the smallest size fitted. A ring step sends two messages of half
+// its bytes, so its line starts at twice kFitFrom (each message rendezvous).
+Line fit_line(const std::vector<PingPongPoint>& pts, Series which, std::int64_t from) {
   std::vector<const PingPongPoint*> big;
   for (const auto& p : pts)
-    if (p.bytes >= kFitFrom) big.push_back(&p);
+    if (p.bytes >= from) big.push_back(&p);
   if (big.size() < 2) {  // --pp-max below the fit range: the two largest sizes measured
     big.clear();
     for (std::size_t i = pts.size() >= 2 ? pts.size() - 2 : 0; i < pts.size(); ++i)
       big.push_back(&pts[i]);
   }
-  auto t = [&](const PingPongPoint* p) { return exchange ? p->exchange_s : p->one_way_s; };
+  auto t = [&](const PingPongPoint* p) { return series(*p, which); };
   std::vector<double> slopes;
   for (std::size_t i = 0; i < big.size(); ++i)
     for (std::size_t j = i + 1; j < big.size(); ++j)
@@ -96,14 +134,58 @@ PingPongResult pingpong(const World& w, const RingOptions& o) {
       p.bytes = b;
       p.one_way_s = median(round_trips(w, buf, b, o.pp_iters, false)) / 2;
       p.exchange_s = median(round_trips(w, buf, b, o.pp_iters, true));
+      std::vector<double> t;
+      for (int i = -kWarmup; i < o.pp_iters; ++i) {
+        const double x = ring_step(w, buf, b, 0).first;
+        if (i >= 0) t.push_back(x);
+      }
+      p.ring_step_s = median(t);
       res.points.push_back(p);
       if (b > o.pp_max_bytes / 2) break;  // the next doubling would pass the largest size
+    }
+    // The overlap probe at a small, a middle and the largest ring-step size
+    // (eager and rendezvous protocols can differ). Both ranks spin for the
+    // same time: rank 0's ring_step_s, sent to rank 1.
+    for (const std::int64_t want : {std::int64_t{16} << 10, std::int64_t{256} << 10, o.pp_max_bytes}) {
+      const PingPongPoint* p = nullptr;
+      for (const auto& x : res.points)
+        if (x.bytes <= want) p = &x;
+      if (!p || (!res.overlap_points.empty() && res.overlap_points.back().bytes == p->bytes))
+        continue;
+      double spin = 2 * p->ring_step_s;
+      // Only ranks 0 and 1 are here: point to point, not a collective.
+      const int peer = 1 - w.rank;
+      if (w.rank == 0)
+        RS_MPI(MPI_Send(&spin, 1, MPI_DOUBLE, peer, 20, w.comm));
+      else
+        RS_MPI(MPI_Recv(&spin, 1, MPI_DOUBLE, peer, 20, w.comm, MPI_STATUS_IGNORE));
+      std::vector<double> wait;
+      for (int i = -kWarmup; i < std::max(5, o.pp_iters / 5); ++i) {
+        // Both post together, as ring ranks do after a step.
+        RS_MPI(MPI_Sendrecv(nullptr, 0, MPI_CHAR, peer, 21, nullptr, 0, MPI_CHAR, peer, 21, w.comm,
+                            MPI_STATUS_IGNORE));
+        const double x = ring_step(w, buf, p->bytes, spin).second;
+        if (i >= 0) wait.push_back(x);
+      }
+      OverlapPoint q;
+      q.bytes = p->bytes;
+      q.spin_s = spin;
+      q.residual_s = median(wait);
+      q.overlap = std::clamp(1.0 - q.residual_s / p->ring_step_s, 0.0, 1.0);
+      res.overlap_points.push_back(q);
     }
   }
   RS_MPI(MPI_Barrier(w.comm));
   if (w.rank != 0 || res.points.empty()) return res;
   res.small_latency_s = res.points.front().one_way_s;
-  const auto one = fit_line(res.points, false), both = fit_line(res.points, true);
+  const auto one = fit_line(res.points, Series::OneWay, kFitFrom),
+             both = fit_line(res.points, Series::Exchange, kFitFrom),
+             ring = fit_line(res.points, Series::RingStep, 2 * kFitFrom);
+  res.ring_latency_s = ring.latency;
+  res.ring_bandwidth_Bps = ring.bandwidth;
+  std::vector<double> ov;
+  for (const auto& q : res.overlap_points) ov.push_back(q.overlap);
+  res.overlap = ov.empty() ? 1.0 : median(ov);
   res.latency_s = one.latency;
   res.bandwidth_Bps = one.bandwidth;
   res.exchange_latency_s = both.latency;
@@ -119,25 +201,46 @@ nlohmann::json PingPongResult::to_json() const {
   j["exchange_latency_s"] = exchange_latency_s;
   j["fit_from_bytes"] = kFitFrom;
   j["exchange_bandwidth_Bps"] = exchange_bandwidth_Bps;
+  j["ring_step_latency_s"] = ring_latency_s;
+  j["ring_step_bandwidth_Bps"] = ring_bandwidth_Bps;
+  j["overlap"] = overlap;
+  j["overlap_mode"] = overlap_mode();
   nlohmann::json pts = nlohmann::json::array();
   for (const auto& p : points)
-    pts.push_back({{"bytes", p.bytes}, {"one_way_s", p.one_way_s}, {"exchange_s", p.exchange_s}});
+    pts.push_back({{"bytes", p.bytes},
+                   {"one_way_s", p.one_way_s},
+                   {"exchange_s", p.exchange_s},
+                   {"ring_step_s", p.ring_step_s}});
   j["points"] = pts;
+  nlohmann::json ov = nlohmann::json::array();
+  for (const auto& q : overlap_points)
+    ov.push_back({{"bytes", q.bytes},
+                  {"spin_s", q.spin_s},
+                  {"residual_s", q.residual_s},
+                  {"overlap", q.overlap}});
+  j["overlap_points"] = ov;
   return j;
 }
 
 std::string PingPongResult::text() const {
-  std::string out =
-      fmt::format("{:>12} {:>12} {:>12} {:>14}\n", "bytes", "one-way", "exchange", "one-way GB/s");
+  std::string out = fmt::format("{:>12} {:>12} {:>12} {:>12} {:>14}\n", "bytes", "one-way",
+                                "exchange", "ring step", "one-way GB/s");
   for (const auto& p : points)
-    out +=
-        fmt::format("{:>12} {:>12} {:>12} {:>14.3f}\n", p.bytes, human_seconds(p.one_way_s),
-                    human_seconds(p.exchange_s), static_cast<double>(p.bytes) / p.one_way_s / 1e9);
+    out += fmt::format("{:>12} {:>12} {:>12} {:>12} {:>14.3f}\n", p.bytes,
+                       human_seconds(p.one_way_s), human_seconds(p.exchange_s),
+                       human_seconds(p.ring_step_s),
+                       static_cast<double>(p.bytes) / p.one_way_s / 1e9);
   out += fmt::format(
       "line t = L + bytes / B through messages of {} KiB and more: L {}, B {:.3f} GB/s per "
       "direction\n(smallest message {}; both directions busy: L {}, B {:.3f} GB/s)\n",
       kFitFrom >> 10, human_seconds(latency_s), bandwidth_Bps / 1e9, human_seconds(small_latency_s),
       human_seconds(exchange_latency_s), exchange_bandwidth_Bps / 1e9);
+  out += fmt::format("ring step (K and V as two messages each way): L {}, B {:.3f} GB/s\n",
+                     human_seconds(ring_latency_s), ring_bandwidth_Bps / 1e9);
+  for (const auto& q : overlap_points)
+    out += fmt::format("overlap probe, {} bytes: spun {}, then waited {}: overlap {:.2f}\n",
+                       q.bytes, human_seconds(q.spin_s), human_seconds(q.residual_s), q.overlap);
+  out += fmt::format("overlap {:.2f} -> ringsim run --overlap {}\n", overlap, overlap_mode());
   return out;
 }
 

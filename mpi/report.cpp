@@ -12,18 +12,17 @@ namespace ringsim::mpi {
 
 namespace {
 
-constexpr int kPerStep = 5;  // start, end, compute, wait, compute cpu
+constexpr int kPerStep = 4;  // start, end, compute, wait
 
 }  // namespace
 
 Timing gather_timing(const World& w, const std::vector<RankRun>& mine) {
   const auto steps = mine.empty() ? 0 : mine.front().steps.size();
-  const std::size_t per_run = 1 + kPerStep * steps;
+  const std::size_t per_run = 2 + kPerStep * steps;
   std::vector<double> flat;
   for (const auto& r : mine) {
-    flat.push_back(r.end);
-    for (const auto& s : r.steps)
-      flat.insert(flat.end(), {s.start, s.end, s.compute_s, s.wait_s, s.compute_cpu_s});
+    flat.insert(flat.end(), {r.end, r.cpu_s});
+    for (const auto& s : r.steps) flat.insert(flat.end(), {s.start, s.end, s.compute_s, s.wait_s});
   }
   std::vector<double> all(w.rank == 0 ? flat.size() * static_cast<std::size_t>(w.size) : 0);
   RS_MPI(MPI_Gather(flat.data(), static_cast<int>(flat.size()), MPI_DOUBLE, all.data(),
@@ -36,9 +35,10 @@ Timing gather_timing(const World& w, const std::vector<RankRun>& mine) {
       const double* p = &all[(static_cast<std::size_t>(r) * mine.size() + k) * per_run];
       auto& run = t.runs[k][static_cast<std::size_t>(r)];
       run.end = p[0];
+      run.cpu_s = p[1];
       for (std::size_t s = 0; s < steps; ++s) {
-        const double* q = p + 1 + kPerStep * s;
-        run.steps.push_back({q[0], q[1], q[2], q[3], q[4]});
+        const double* q = p + 2 + kPerStep * s;
+        run.steps.push_back({q[0], q[1], q[2], q[3]});
       }
     }
   for (const auto& ranks : t.runs) {
@@ -89,15 +89,14 @@ nlohmann::json summary_json(const RingOptions& o, int ranks, int hosts, const Ti
   j["times_s"] = t.makespans;
 
   nlohmann::json steps = nlohmann::json::array();
-  double compute_sum = 0, wait_sum = 0, cpu_sum = 0;
+  double compute_sum = 0, wait_sum = 0;
   if (!t.runs.empty()) {
     const auto& run = t.runs[static_cast<std::size_t>(t.median)];
     const auto count = run.front().steps.size();
     double prev_end = 0;
     for (std::size_t s = 0; s < count; ++s) {
-      double end = 0, compute = 0, wait = 0, cpu = 0;
+      double end = 0, compute = 0, wait = 0;
       for (const auto& r : run) {
-        cpu = std::max(cpu, r.steps[s].compute_cpu_s);
         end = std::max(end, r.steps[s].end);
         compute = std::max(compute, r.steps[s].compute_s);
         wait = std::max(wait, r.steps[s].wait_s);
@@ -109,16 +108,20 @@ nlohmann::json summary_json(const RingOptions& o, int ranks, int hosts, const Ti
                        {"step", static_cast<std::int64_t>(s) % n},
                        {"time_s", end - prev_end},
                        {"compute_s", compute},
-                       {"wait_s", wait},
-                       {"compute_cpu_s", cpu}});
+                       {"wait_s", wait}});
       prev_end = end;
       compute_sum += compute;
       wait_sum += wait;
-      cpu_sum += cpu;
     }
     j["compute_s_per_step"] = count ? compute_sum / static_cast<double>(count) : 0.0;
     j["wait_s_per_step"] = count ? wait_sum / static_cast<double>(count) : 0.0;
-    j["compute_cpu_s_per_step"] = count ? cpu_sum / static_cast<double>(count) : 0.0;
+    // Wall over CPU time of the run, the most disturbed rank's: 1 when every
+    // rank had its core to itself (MPI's waits spin), more when other
+    // processes took time slices.
+    double contention = 1;
+    for (const auto& r : run)
+      if (r.cpu_s > 0) contention = std::max(contention, r.end / r.cpu_s);
+    j["contention"] = contention;
     j["step_s"] = count ? j["time_s"].get<double>() / static_cast<double>(count) : 0.0;
   }
   j["steps"] = steps;

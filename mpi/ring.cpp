@@ -104,9 +104,9 @@ class Recorder {
     const auto& i = t.info(g);
     if (i.posted >= 0) span(name, i.posted, i.done, step, kv_block, i.bytes, peer);
   }
-  void step(double start, double compute_s, double wait_s, double end, double cpu_s) {
+  void step(double start, double compute_s, double wait_s, double end) {
     if (!rec_) return;
-    rec_->steps.push_back({start - t0_, end - t0_, compute_s, wait_s, cpu_s});
+    rec_->steps.push_back({start - t0_, end - t0_, compute_s, wait_s});
     rec_->end = end - t0_;
   }
 
@@ -180,31 +180,30 @@ FwdOut<T> ring_forward(const RingContext& ctx, const Shard<T>& shard, Workspace<
       tr.send(kSendKV, cur_v, w.next(), kTagV, w);
     }
     const auto kv_pos = device_tokens(o.layout, w.size, o.block, src);
-    const double cpu0 = thread_cpu_time();
     const double c0 = now();
-    auto part = kernels::blockwise_forward(shard.q, cur_k, cur_v, shard.tokens, kv_pos, opts);
+    auto& part = ws.part;
+    kernels::blockwise_forward_into(shard.q, cur_k, cur_v, shard.tokens, kv_pos, opts, part);
     const double c1 = now();
-    if (s == 0) {
-      out.o = std::move(part.o);
-      out.lse = std::move(part.lse);
-    } else {
-      kernels::merge_partial(out.o, out.lse, part.o, part.lse);
-    }
-    // The CPU clock is a system call (~0.5 us): read it before the wall clock
-    // closes the compute, so the wait does not include it.
-    const double cpu = thread_cpu_time() - cpu0;
+    const auto entries = part.entries;
+    if (s == 0)
+      std::swap(ws.running, part);  // both buffers stay allocated: nothing to copy
+    else
+      kernels::merge_partial(ws.running.o, ws.running.lse, part.o, part.lse);
     const double c2 = now();
     tr.wait_all();
     const double end = now();
-    rec.span("partial", c0, c1, s, src, 0, -1, part.entries);
+    rec.span("partial", c0, c1, s, src, 0, -1, entries);
     if (s > 0) rec.span("merge", c1, c2, s, src);
     if (s + 1 < steps) {
       rec.transfers(tr, kSendKV, "send", s, src, w.next());
       rec.transfers(tr, kRecvKV, "recv", s, kv_source(work, w.rank, s + 1), w.prev());
     }
     if (end - c2 > 0) rec.span("wait", c2, end, s, src);
-    rec.step(start, c2 - c0, end - c2, end, cpu);
+    rec.step(start, c2 - c0, end - c2, end);
   }
+  // After the last step: the copy is not part of the ring's time.
+  out.o = ws.running.o;
+  out.lse = ws.running.lse;
   return out;
 }
 
@@ -256,21 +255,17 @@ BwdOut<T> ring_backward(const RingContext& ctx, const Shard<T>& shard, const Fwd
     const auto kv_pos = device_tokens(o.layout, w.size, o.block, src);
     std::fill(acc.k.data.begin(), acc.k.data.end(), T(0));
     std::fill(acc.v.data.begin(), acc.v.data.end(), T(0));
-    const double cpu0 = thread_cpu_time();
     const double c0 = now();
     const auto entries =
         kernels::blockwise_backward_accumulate(shard.q, cur_k, cur_v, shard.d_o, fwd.lse, delta,
                                                shard.tokens, kv_pos, opts, out.dq, acc.k, acc.v);
     const double c1 = now();
-    double cpu = thread_cpu_time() - cpu0;
     double w0 = c1, w1 = c1;
     if (s > 0) {
       tr.wait(kRecvDKV);  // the block's gradient so far, from the ranks it visited before
       w1 = now();
-      const double add0 = thread_cpu_time();
       for (std::size_t i = 0; i < acc.k.size(); ++i) acc.k.data[i] += incoming.k.data[i];
       for (std::size_t i = 0; i < acc.v.size(); ++i) acc.v.data[i] += incoming.v.data[i];
-      cpu += thread_cpu_time() - add0;
     }
     const double c2 = now();
     Transfers this_send;
@@ -303,7 +298,7 @@ BwdOut<T> ring_backward(const RingContext& ctx, const Shard<T>& shard, const Fwd
     if (s > 0)
       rec.transfers(prev_send, kSendDKV, "send", s - 1, kv_source(work, w.rank, s - 1), w.next());
     if (end > w2) rec.span("wait", w2, end, s, src);
-    rec.step(start, (c1 - c0) + (c2 - w1), (w1 - w0) + (end - w2), end, cpu);
+    rec.step(start, (c1 - c0) + (c2 - w1), (w1 - w0) + (end - w2), end);
     prev_send = std::move(this_send);
   }
   if (steps == 1) {

@@ -37,9 +37,6 @@ struct StepRecord {
   double start = 0, end = 0;  // seconds since the barrier
   double compute_s = 0;       // kernel + merge
   double wait_s = 0;          // blocked on transfers after the compute
-  // CPU time this thread spent in the compute (kernel + merge). Below
-  // compute_s when other processes share the core: the gap is preemption.
-  double compute_cpu_s = 0;
 };
 
 // What one rank saw in one timed run.
@@ -47,6 +44,11 @@ struct RankRun {
   std::vector<Event> events;
   std::vector<StepRecord> steps;  // forward steps, then backward steps
   double end = 0;
+  // CPU time of this rank's thread over the timed run (read once at each end:
+  // the clock costs ~0.4 us a call, too much to read in every step of a small
+  // block). MPI's waits spin, so on a core of its own cpu_s ~ end; other
+  // processes' time slices make end / cpu_s > 1.
+  double cpu_s = 0;
 };
 
 template <typename T>
@@ -75,6 +77,9 @@ struct Workspace {
   std::array<KV<T>, 2> recv;  // K/V arriving for the next step
   std::array<KV<T>, 2> sum;   // backward: the visiting block's dK/dV after a step
   KV<T> incoming;             // backward: that block's dK/dV from the previous rank
+  // Forward: this step's partial and the running output. Kept across steps
+  // and runs, so no step allocates (the kernel profile times the same calls).
+  kernels::FwdResult<T> part, running;
   Workspace(const Shard<T>& shard, bool backward);
 };
 

@@ -25,12 +25,13 @@ std::string to_string(NetworkModel m) {
 
 const char* phase_name(Phase p) {
   static const char* const n[] = {"partial",  "send",      "recv",          "wait",
-                                  "alltoall", "allgather", "reducescatter", "dense"};
+                                  "alltoall", "allgather", "reducescatter", "dense",
+                                  "merge"};
   return n[static_cast<int>(p)];
 }
 
 const char* phase_category(Phase p) {
-  return p == Phase::Partial || p == Phase::Dense ? "compute" : "comm";
+  return p == Phase::Partial || p == Phase::Dense || p == Phase::Merge ? "compute" : "comm";
 }
 
 TopologyOptions topology_options(const Hardware& hw, std::int64_t devices) {
@@ -118,7 +119,13 @@ struct Run {
   }
 
   double compute_seconds(std::int64_t d, int layer, int pass, std::int64_t step) const {
-    const double t = step_seconds(w, *o.compute, d, step, pass == 1);
+    return scaled(step_seconds(w, *o.compute, d, step, pass == 1), d, layer, pass, step);
+  }
+  double merge_seconds(std::int64_t d, int layer, int pass, std::int64_t step) const {
+    return scaled(merge_step_seconds(w, *o.compute, d, step, pass == 1), d, layer, pass, step);
+  }
+  // A straggler or jitter slows the whole step's compute, merge included.
+  double scaled(double t, std::int64_t d, int layer, int pass, std::int64_t step) const {
     if (t <= 0) return 0;
     return t * slow[static_cast<std::size_t>(d)] *
            jitter_factor(o.faults.jitter_sigma, o.faults.seed, d, layer, pass, step);
@@ -228,36 +235,44 @@ class Device {
     event(v);
   }
 
-  // One ring step as it happened: start, end of compute, end of the step.
+  // One ring step as it happened: start, end of the partial, end of the
+  // compute (after the merge), end of the step.
   struct StepTimes {
-    double t0, tc, te;
+    double t0, tp, tc, te;
   };
 
   // The ring steps of one pass (one step for ulysses and allgather): send the
   // held block on and receive the next while computing; the next step starts
   // when the compute, the receive and the send (its buffer is reused) are done.
+  // With --overlap none the transfer is posted only after the compute.
   void ring_steps(int layer, int pi, int pass) {
     const auto steps = r_.steps;
     const auto bytes = r_.bytes[pass].ring;
     const bool ringed = w_.layout != Layout::Ulysses && w_.layout != Layout::Allgather;
+    const bool overlap = r_.o.hardware.overlap;
     for (std::int64_t s = 0; s < steps; ++s) {
       if (interrupt_requested()) throw Interrupted{};
       const double t0 = now();
       const bool xfer = out_ && ringed && s + 1 < steps;
       sg4::CommPtr send, recv;
       int* got = nullptr;
-      if (xfer) {
+      auto post = [&] {
         send = out_->put_async(&g_token, bytes);
         recv = in_->get_async<int>(&got);
-      }
+      };
+      if (xfer && overlap) post();
       const double dur = r_.compute_seconds(d_, layer, pass, s);
       if (dur > 0) sg4::this_actor::execute(dur * kHostSpeed);
+      const double tp = now();
+      const double mdur = r_.merge_seconds(d_, layer, pass, s);
+      if (mdur > 0) sg4::this_actor::execute(mdur * kHostSpeed);
       const double tc = now();
+      if (xfer && !overlap) post();
       if (xfer) {
         recv->wait();
         send->wait();
       }
-      record_step(layer, pi, pass, s, {t0, tc, now()}, dur > 0, xfer ? bytes : 0, send, recv);
+      record_step(layer, pi, pass, s, {t0, tp, tc, now()}, dur > 0, xfer ? bytes : 0, send, recv);
     }
     // Backward: dK/dV of the block held last is one hop short of home.
     if (pass == 1 && ringed && out_ && r_.bytes[1].final_hop) {
@@ -302,10 +317,16 @@ class Device {
       if (computed) {
         e.phase = Phase::Partial;
         e.start = t.t0;
-        e.end = t.tc;
+        e.end = t.tp;
         e.entries = step_entries(w_, d_, s);
         event(e);
         e.entries = 0;
+        if (t.tc > t.tp) {
+          e.phase = Phase::Merge;
+          e.start = t.tp;
+          e.end = t.tc;
+          event(e);
+        }
       }
       if (xfer)
         comm_events(send, recv, bytes, layer, pass, step, kv,

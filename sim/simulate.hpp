@@ -33,7 +33,8 @@ enum class Phase : std::uint8_t {
   AllToAll,
   AllGather,
   ReduceScatter,
-  Dense
+  Dense,
+  Merge  // the online-softmax merge after a step's partial (profiles with merge points)
 };
 const char* phase_name(Phase p);
 const char* phase_category(Phase p);

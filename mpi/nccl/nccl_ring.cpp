@@ -293,7 +293,7 @@ void GpuRing::Impl::record_step(RankRun* rec, cudaEvent_t origin, const StepEven
     if (last) end = std::max(end, at(e.g1));  // the pass ends when dK/dV are home
   }
   // No host CPU time: the GPU computes.
-  rec->steps.push_back({s0, end, (c1 - c0) + (c2 - w1), (c0 - s0) + (w1 - c1), 0.0});
+  rec->steps.push_back({s0, end, (c1 - c0) + (c2 - w1), (c0 - s0) + (w1 - c1)});
   rec->end = end;
 }
 

@@ -1,13 +1,13 @@
 // `ringsim calibrate`: is the simulator right about this machine? Measures it
-// (MPI ping-pong latency and bandwidth between two ranks, the CPU kernel
-// profile), builds the matching SimGrid platform (a flat ring with the
-// measured bandwidth and latency), then runs the same configurations twice:
-// simulated (`ringsim run --engine simgrid ... --profile`) and for real
-// (`mpirun -n R ringsim-mpi ...`), and reports predicted against measured
-// total and per-step time.
+// (the CPU kernel profile; MPI ping-pongs: the ring step's transfer and
+// whether it overlaps with compute), runs the real ring (`mpirun -n R
+// ringsim-mpi ...`) on fixed configurations, several launches each, every
+// launch right after its own ping-pong, then simulates every launch on the
+// link it had (`ringsim run --engine simgrid --platform flat ... --profile`)
+// and reports predicted against measured total and per-step time.
 //
 // Nothing is fitted per experiment: the platform and compute model come only
-// from the ping-pong and the profile. Each simulation runs in its own process
+// from the ping-pongs and the profile. Each simulation runs in its own process
 // (one SimGrid engine per process; simgrid-3.32-notes.md, pitfall 1).
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -40,7 +40,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 struct CalibrateFlags {
-  std::string ranks = "2", repeat, timeout = "600", retries = "3";
+  std::string ranks = "2", repeat, timeout = "600", retries = "3", launches;
   bool json = false, quick = false, keep_files = false;
   std::string mpirun = "mpirun", mpi_bin, ringsim_bin, profile, workdir;
   std::vector<std::string> mpirun_args;
@@ -242,12 +242,13 @@ struct Config {
 };
 
 // Fixed configurations (chosen once, never tuned to a result). On one machine
-// MPI moves data through shared memory at ~10 GB/s while one core computes
+// MPI moves data through shared memory at ~15 GB/s while one core computes
 // ~1e10-1e11 FLOP/s, so a step's compute/transfer ratio, 2 c heads B /
 // (kv_heads b F) (Ring Attention sec. 3 with GQA, b bytes per element), stays
-// far above 1 at any usual block: the comm-heavy case needs a tiny block and
-// MHA. heads = kv_heads = 1 there also matches the profile's one-head calls,
-// so no per-call overhead is spread over heads the profile never ran.
+// far above 1 at any usual block: the communication-bound cases need tiny
+// blocks and MHA, where a transfer is mostly MPI's handshakes (~3.5 us). heads
+// = kv_heads = 1 there also matches the profile's one-head calls, so no
+// per-call overhead is spread over heads the profile never ran.
 std::vector<Config> default_configs(bool quick) {
   const std::int64_t big = quick ? 512 : 1024;
   std::vector<Config> c;
@@ -260,12 +261,18 @@ std::vector<Config> default_configs(bool quick) {
                  2, 64, "ring", "bwd", false});
   c.push_back({"comm-heavy", "tiny block, MHA: the transfer is comparable to the compute", 16, 1, 1,
                128, "ring", "fwd", false});
+  c.push_back({"comm-bound", "smaller still: the transfer outlasts the compute", 8, 1, 1,
+               128, "ring", "fwd", false});
   return c;
 }
 
 std::string profile_blocks(const std::vector<Config>& configs) {
   std::set<std::int64_t> b;
-  for (const auto& c : configs) b.insert(c.block);
+  for (const auto& c : configs) {
+    b.insert(c.block);
+    // Zigzag's diagonal chunks are half blocks, timed at their own size.
+    if (c.layout == "zigzag" && c.causal) b.insert(c.block / 2);
+  }
   std::string out;
   for (auto x : b) out += (out.empty() ? "" : ",") + std::to_string(x);
   return out;
@@ -283,8 +290,8 @@ json machine_load() {
 }
 
 struct Measured {
-  json pingpong;
-  double latency = 0, bandwidth = 0;
+  double latency = 0, bandwidth = 0, measured_overlap = 1;
+  std::string overlap = "full";
   std::string profile_path;
   Profile profile;
 };
@@ -293,103 +300,100 @@ std::vector<std::string> platform_flags(const Measured& m) {
   return {"--platform",  "flat",
           "--bandwidth", fmt::format("{:.6g}", m.bandwidth),
           "--latency",   fmt::format("{:.6g}", m.latency),
+          "--overlap",   m.overlap,
           "--profile",   m.profile_path};
 }
 
-// Both runs also write their traces into `dir` (NAME.sim.json, NAME.mpi.json),
-// to be opened side by side (Perfetto, ringsim-gui) with --workdir or --keep.
-// Wall over CPU time of the ranks' compute: 1 when they had their cores to
-// themselves, more when other processes took time slices (the measured times
-// then show the machine's load, not the ring).
-double contention(const json& mj) {
-  const double cpu = mj["compute_cpu_s_per_step"].get<double>();
-  return cpu > 0 ? mj["compute_s_per_step"].get<double>() / cpu : 1.0;
-}
+// Wall over CPU time of the ranks over a timed run: 1 when they had their
+// cores to themselves, more when other processes took time slices (the
+// measured times then show the machine's load, not the ring).
+double contention(const json& mj) { return mj.value("contention", 1.0); }
 
-// A run counts as undisturbed below this contention (10% of the compute lost
-// to other processes).
+// A run counts as undisturbed below this contention (10% of the time lost to
+// other processes).
 constexpr double kQuiet = 1.10;
 
-json run_config(const Tools& t, const Measured& m, const Config& c, int ranks, int repeat,
-                int retries, const fs::path& dir) {
-  json r;
-  r["config"] = c.to_json();
-  r["description"] = c.describe();
-
+// The simulator's side of one configuration: `ringsim run` on a measured
+// platform, in a child process (one SimGrid engine per process). `trace`
+// empty: no trace.
+json predict(const Tools& t, const Measured& m, const Config& c, int ranks,
+             const std::string& trace) {
   std::vector<std::string> sim{t.ringsim, "run",       "--engine",
                                "simgrid", "--devices", std::to_string(ranks),
                                "--dtype", "fp32",      "--json"};
   for (const auto& x : c.flags()) sim.push_back(x);
   for (const auto& x : platform_flags(m)) sim.push_back(x);
-  const auto sim_trace = (dir / (c.name + ".sim.json")).string();
-  const auto mpi_trace = (dir / (c.name + ".mpi.json")).string();
-  sim.insert(sim.end(), {"--trace", sim_trace});
+  if (!trace.empty()) sim.insert(sim.end(), {"--trace", trace});
   const auto s = run_child(sim, {}, t.timeout_s);
-  const std::int64_t steps = ranks * (c.pass == "fwdbwd" ? 2 : 1);
-  if (s.code == 0) {
-    const auto j = json::parse(s.out);
-    r["predicted_s"] = j["time_s"];
-    r["predicted_step_s"] = j["time_s"].get<double>() / static_cast<double>(steps);
-    r["predicted_compute_s_per_step"] = j.value("compute_s_per_step", 0.0);
-    r["predicted_comm_s_per_step"] = j.value("comm_s_per_step", 0.0);
-    r["bytes_per_step"] = j.value("bytes_per_step", 0.0);
-    // For context, the same inputs without any overlap: every step computes,
-    // then waits for its whole transfer (CPU-copy MPI on one host comes close).
-    const double hops = static_cast<double>(ranks - 1) + (c.pass == "fwd" ? 0.0 : 1.0);
-    r["predicted_no_overlap_s"] =
-        static_cast<double>(steps) * r["predicted_compute_s_per_step"].get<double>() +
-        hops * r["predicted_comm_s_per_step"].get<double>();
-  } else {
+  json r;
+  if (s.code != 0) {
     // One configuration the simulator refuses (e.g. outside the profile) does not
     // hide the others: its row says why.
     r["predicted_s"] = nullptr;
     r["note"] = error_line(s.err);
+    return r;
   }
-
-  auto real = mpirun_cmd(t, ranks);
-  for (const auto& x : c.flags()) real.push_back(x);
-  real.insert(real.end(), {"--repeat", std::to_string(repeat), "--warmup", "1", "--json", "--trace",
-                           mpi_trace});
-  // On a shared machine a disturbed run is measured again (up to `retries`
-  // times) and the least disturbed one kept. The choice looks only at the
-  // contention, never at the time or the prediction; every attempt is listed.
-  json mj;
-  r["attempts"] = json::array();
-  for (int a = 0; a <= retries; ++a) {
-    auto x = parse_child_json(run_child(real, t.env, t.timeout_s), "ringsim-mpi (" + c.name + ")");
-    r["attempts"].push_back({{"measured_s", x["time_s"]}, {"contention", contention(x)}});
-    if (mj.is_null() || contention(x) < contention(mj)) mj = std::move(x);
-    if (contention(mj) <= kQuiet) break;
-  }
-  r["measured_s"] = mj["time_s"];
-  r["measured_runs_s"] = mj["times_s"];
-  r["measured_step_s"] = mj["time_s"].get<double>() / static_cast<double>(steps);
-  r["measured_compute_s_per_step"] = mj["compute_s_per_step"];
-  r["measured_wait_s_per_step"] = mj["wait_s_per_step"];
-  r["measured_compute_cpu_s_per_step"] = mj["compute_cpu_s_per_step"];
-  r["contention"] = contention(mj);
-  double max_step = 0;
-  for (const auto& st : mj["steps"]) max_step = std::max(max_step, st["time_s"].get<double>());
-  r["measured_max_step_s"] = max_step;
-  if (!r["predicted_s"].is_null())
-    r["error"] = r["predicted_s"].get<double>() / r["measured_s"].get<double>() - 1.0;
+  const auto j = json::parse(s.out);
+  r["predicted_s"] = j["time_s"];
+  r["predicted_compute_s_per_step"] = j.value("compute_s_per_step", 0.0);
+  r["predicted_merge_s_per_step"] = j.value("merge_s_per_step", 0.0);
+  r["predicted_comm_s_per_step"] = j.value("comm_s_per_step", 0.0);
+  r["bytes_per_step"] = j.value("bytes_per_step", 0.0);
   return r;
 }
 
-Measured measure(const Tools& t, const CalibrateFlags& f, const fs::path& dir,
-                 const std::vector<Config>& configs) {
-  Measured m;
+// One ping-pong run (ranks 0 and 1): one-way, exchange and ring-step lines
+// and the overlap probe (mpi/pingpong.hpp).
+json pingpong(const Tools& t, const CalibrateFlags& f) {
   auto pp = mpirun_cmd(t, 2);
   for (const auto& x : {"--pingpong", "--json", "--pp-max", "4M", "--pp-iters"}) pp.push_back(x);
-  pp.push_back(f.quick ? "20" : "100");
-  m.pingpong = parse_child_json(run_child(pp, t.env, t.timeout_s), "ringsim-mpi --pingpong");
-  m.latency = m.pingpong["latency_s"].get<double>();
-  m.bandwidth = m.pingpong["bandwidth_Bps"].get<double>();
+  pp.push_back(f.quick ? "20" : "50");
+  return parse_child_json(run_child(pp, t.env, t.timeout_s), "ringsim-mpi --pingpong");
+}
+
+// One launch of the real ring (`mpirun ... ringsim-mpi`). Three warm-up runs
+// first: the first two runs of a fresh launch are slower (page faults, the
+// MPI's first rendezvous with each peer), by 40% at tiny blocks. A launch
+// disturbed by other processes (wall/cpu above kQuiet) is measured again, up
+// to `retries` times, and the least disturbed kept; every attempt is listed.
+json measure_launch(const Tools& t, const Config& c, int ranks, int repeat, int retries,
+                    const std::string& trace, json& attempts) {
+  auto real = mpirun_cmd(t, ranks);
+  for (const auto& x : c.flags()) real.push_back(x);
+  real.insert(real.end(), {"--repeat", std::to_string(repeat), "--warmup", "3", "--json",
+                           "--trace", trace});
+  json best;
+  for (int a = 0; a <= retries; ++a) {
+    auto x = parse_child_json(run_child(real, t.env, t.timeout_s), "ringsim-mpi (" + c.name + ")");
+    attempts.push_back({{"measured_s", x["time_s"]}, {"contention", contention(x)}});
+    if (best.is_null() || contention(x) < contention(best)) best = std::move(x);
+    if (contention(best) <= kQuiet) break;
+  }
+  return best;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) / 2];
+}
+
+// The transport a ping-pong saw: the line through the ring step's own pattern
+// (K and V as two messages each way, posted with Isend/Irecv, then Waitall),
+// that is the ring's transfer as this MPI performs it, handshakes and posting
+// included. The overlap mode is set apart, once, from every probe.
+Measured with_link(Measured m, const json& pp) {
+  m.latency = pp["ring_step_latency_s"].get<double>();
+  m.bandwidth = pp["ring_step_bandwidth_Bps"].get<double>();
   if (!(m.bandwidth > 0) || !(m.latency >= 0))
     throw InputError(
         "calibrate: the ping-pong measured no usable bandwidth (a busy machine?); "
         "run it again");
+  return m;
+}
 
+Measured measure_profile(const Tools& t, const CalibrateFlags& f, const fs::path& dir,
+                         const std::vector<Config>& configs) {
+  Measured m;
   if (!f.profile.empty()) {
     m.profile_path = f.profile;
   } else {
@@ -410,35 +414,127 @@ Measured measure(const Tools& t, const CalibrateFlags& f, const fs::path& dir,
   return m;
 }
 
+// One configuration's launches, each paired with the ping-pong run just
+// before it, and predicted on that link: the simulator gets the machine as it
+// was when the ring ran (a shared machine's links slow down in bursts, 2x
+// here, for seconds at a time). The row reports the launch whose error is the
+// median of all launches' (the fair summary of independent pairs; every pair
+// is listed), and for it the prediction with the other --overlap, for context.
+json config_row(const Tools& t, const Measured& base, const Config& c, int ranks,
+                const std::vector<json>& launched, const std::vector<json>& pps,
+                const json& attempts, const fs::path& dir, bool kept) {
+  json r;
+  r["config"] = c.to_json();
+  r["description"] = c.describe();
+  r["attempts"] = attempts;
+  r["launches"] = json::array();
+  std::vector<std::pair<double, std::size_t>> errors;
+  std::vector<json> preds;
+  for (std::size_t l = 0; l < launched.size(); ++l) {
+    auto p = predict(t, with_link(base, pps[l]), c, ranks, "");
+    const double meas = launched[l]["time_s"].get<double>();
+    json row = {{"ring_step_latency_s", pps[l]["ring_step_latency_s"]},
+                {"ring_step_bandwidth_Bps", pps[l]["ring_step_bandwidth_Bps"]},
+                {"predicted_s", p["predicted_s"]},
+                {"measured_s", meas},
+                {"contention", contention(launched[l])}};
+    if (!p["predicted_s"].is_null()) {
+      row["error"] = p["predicted_s"].get<double>() / meas - 1.0;
+      errors.emplace_back(row["error"].get<double>(), l);
+    }
+    r["launches"].push_back(row);
+    preds.push_back(std::move(p));
+  }
+  std::size_t pick = 0;
+  if (!errors.empty()) {
+    std::sort(errors.begin(), errors.end());
+    pick = errors[(errors.size() - 1) / 2].second;
+  }
+  const auto m = with_link(base, pps[pick]);
+  // The chosen launch again, now with its trace, and with the other overlap.
+  const auto sim_trace = (dir / (c.name + ".sim.json")).string();
+  const auto chosen = predict(t, m, c, ranks, kept ? sim_trace : "");
+  for (const auto& [k, v] : chosen.items()) r[k] = v;
+  const std::int64_t steps = ranks * (c.pass == "fwdbwd" ? 2 : 1);
+  if (!r["predicted_s"].is_null()) {
+    r["predicted_step_s"] = r["predicted_s"].get<double>() / static_cast<double>(steps);
+    auto other = m;
+    other.overlap = m.overlap == "none" ? "full" : "none";
+    const auto o = predict(t, other, c, ranks, "");
+    r["predicted_other_overlap"] = other.overlap;
+    r["predicted_other_overlap_s"] = o["predicted_s"];
+  }
+  std::string flags;
+  for (const auto& x : platform_flags(m)) flags += (flags.empty() ? "" : " ") + x;
+  r["platform_flags"] = flags;
+  r["launch"] = pick;
+  const auto& mj = launched[pick];
+  r["measured_s"] = mj["time_s"];
+  r["measured_runs_s"] = mj["times_s"];
+  r["measured_step_s"] = mj["time_s"].get<double>() / static_cast<double>(steps);
+  r["measured_compute_s_per_step"] = mj["compute_s_per_step"];
+  r["measured_wait_s_per_step"] = mj["wait_s_per_step"];
+  r["contention"] = contention(mj);
+  double max_step = 0;
+  for (const auto& st : mj["steps"]) max_step = std::max(max_step, st["time_s"].get<double>());
+  r["measured_max_step_s"] = max_step;
+  if (!r["predicted_s"].is_null())
+    r["error"] = r["predicted_s"].get<double>() / r["measured_s"].get<double>() - 1.0;
+  if (kept) r["traces"] = {sim_trace, (dir / fmt::format("{}.mpi.{}.json", c.name, pick)).string()};
+  return r;
+}
+
 std::string pct(const json& r) {
   return r.contains("error") ? fmt::format("{:+.1f}%", 100 * r["error"].get<double>()) : "n/a";
 }
 
 std::string text_report(const json& j) {
+  const auto& pl = j["platform"];
   std::string out = fmt::format(
       "ringsim calibrate: {} ranks on this machine ({})\n"
-      "measured link: latency {}, bandwidth {:.3f} GB/s per direction (MPI ping-pong)\n"
+      "MPI ping-pong: latency {}, bandwidth {:.3f} GB/s per direction (one message each way)\n"
+      "ring step (K and V, two messages each way, Isend/Irecv/Waitall): latency {} (range {} - "
+      "{} over {} ping-pongs, one before each launch), bandwidth {:.3f} GB/s\n"
+      "overlap probe: {:.2f} of a transfer moves while the rank computes -> --overlap {}\n"
       "kernel profile: {}\n"
-      "simulator platform: ringsim run --engine simgrid {}\n\n",
+      "simulator platform (median link; each launch is predicted on its own ping-pong's):\n"
+      "  ringsim run --engine simgrid {}\n\n",
       j["ranks"].get<int>(), j["mpi"].get<std::string>(),
-      human_seconds(j["platform"]["latency_s"].get<double>()),
-      j["platform"]["bandwidth_Bps"].get<double>() / 1e9, j["profile"].get<std::string>(),
-      j["platform"]["flags"].get<std::string>());
-  out += fmt::format("{:<14} {:>11} {:>11} {:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>6}\n",
-                     "config", "predicted", "measured", "error", "pred/step", "meas/step",
-                     "pred comp", "meas comp", "no-overlap", "wall/cpu");
+      human_seconds(j["pingpong"]["latency_s"].get<double>()),
+      j["pingpong"]["bandwidth_Bps"].get<double>() / 1e9, human_seconds(pl["latency_s"].get<double>()),
+      human_seconds(pl["latency_range_s"][0].get<double>()),
+      human_seconds(pl["latency_range_s"][1].get<double>()), j["pingpongs"].size(),
+      pl["bandwidth_Bps"].get<double>() / 1e9, pl["measured_overlap"].get<double>(),
+      pl["overlap"].get<std::string>(), j["profile"].get<std::string>(),
+      pl["flags"].get<std::string>());
+  const std::string other = pl["overlap"].get<std::string>() == "none" ? "if full" : "if none";
+  out += fmt::format("{:<14} {:>11} {:>11} {:>8} {:>15} {:>11} {:>11} {:>11} {:>11} {:>6}\n",
+                     "config", "predicted", "measured", "error", "launch errors", "pred comp",
+                     "meas comp", "pred comm", other, "wall/cpu");
   for (const auto& r : j["runs"]) {
     const bool p = !r["predicted_s"].is_null();
-    out += fmt::format("{:<14} {:>11} {:>11} {:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>6.2f}\n",
-                       r["config"]["name"].get<std::string>(),
-                       p ? human_seconds(r["predicted_s"].get<double>()) : "-",
-                       human_seconds(r["measured_s"].get<double>()), pct(r),
-                       p ? human_seconds(r["predicted_step_s"].get<double>()) : "-",
-                       human_seconds(r["measured_step_s"].get<double>()),
-                       p ? human_seconds(r["predicted_compute_s_per_step"].get<double>()) : "-",
-                       human_seconds(r["measured_compute_s_per_step"].get<double>()),
-                       p ? human_seconds(r["predicted_no_overlap_s"].get<double>()) : "-",
-                       r["contention"].get<double>());
+    double lo = 0, hi = 0;
+    bool any = false;
+    for (const auto& l : r["launches"])
+      if (l.contains("error")) {
+        const double e = l["error"].get<double>();
+        lo = any ? std::min(lo, e) : e;
+        hi = any ? std::max(hi, e) : e;
+        any = true;
+      }
+    out += fmt::format(
+        "{:<14} {:>11} {:>11} {:>8} {:>15} {:>11} {:>11} {:>11} {:>11} {:>6.2f}\n",
+        r["config"]["name"].get<std::string>(),
+        p ? human_seconds(r["predicted_s"].get<double>()) : "-",
+        human_seconds(r["measured_s"].get<double>()), pct(r),
+        any ? fmt::format("{:+.0f}..{:+.0f}%", 100 * lo, 100 * hi) : "-",
+        p ? human_seconds(r["predicted_compute_s_per_step"].get<double>()) : "-",
+        human_seconds(r["measured_compute_s_per_step"].get<double>()),
+        p ? human_seconds(r["predicted_comm_s_per_step"].get<double>()) : "-",
+        r.contains("predicted_other_overlap_s") && r["predicted_other_overlap_s"].is_number()
+            ? human_seconds(r["predicted_other_overlap_s"].get<double>())
+            : "-",
+        r["contention"].get<double>());
   }
   out += "\n";
   for (const auto& r : j["runs"]) {
@@ -455,20 +551,24 @@ std::string text_report(const json& j) {
   if (load > 0.5 * cores)
     out += fmt::format(
         "\nwarning: load average {:.1f} on {} cores: other processes share the CPUs, so the "
-        "measured times include their time slices (wall/cpu: the ranks' compute wall time over "
-        "its CPU time; 1.00 is an undisturbed run)\n",
+        "measured times include their time slices (wall/cpu: the ranks' wall time over "
+        "their CPU time; 1.00 is an undisturbed run)\n",
         load, cores);
   out += fmt::format(
-      "\nerror = predicted / measured - 1; measured = median of {} runs after one warm-up; "
-      "compute per step is the slowest rank's (measured) or the model's; no-overlap = the "
-      "model's compute and transfers added up, for context\n",
-      j["repeat"].get<int>());
+      "\nEach of {} launches per configuration (the median of {} runs after three warm-up runs) is "
+      "predicted on the ping-pong just before it; error = predicted / measured - 1 of the launch "
+      "with the median error (launch errors: all of them). Compute per step: the slowest rank's "
+      "(measured) or the model's, merge included; pred comm: one ring step's transfer; {} = the "
+      "prediction with the other --overlap, for context.\n",
+      j["launches"].get<int>(), j["repeat"].get<int>(), other);
   return out;
 }
 
 int run(const CalibrateFlags& f) {
   const int ranks = static_cast<int>(parse_count("--ranks", f.ranks, 2, 1024));
   const int retries = static_cast<int>(parse_count("--retries", f.retries, 0, 100));
+  const int launches = static_cast<int>(
+      f.launches.empty() ? (f.quick ? 3 : 5) : parse_count("--launches", f.launches, 1, 100));
   const int repeat = static_cast<int>(
       f.repeat.empty() ? (f.quick ? 3 : 7) : parse_count("--repeat", f.repeat, 1, 1000));
   if (!f.profile.empty()) (void)read_profile(f.profile);  // a bad file fails before measuring
@@ -497,28 +597,66 @@ int run(const CalibrateFlags& f) {
 
   const auto configs = default_configs(f.quick);
   const auto load_before = machine_load();
-  const auto m = measure(tools, f, dir, configs);
+  auto m = measure_profile(tools, f, dir, configs);
+  // Launches go round the configurations (round l launches each once), each
+  // right after its own ping-pong: drift on a shared machine then spreads
+  // over all rows, and every launch is predicted on the link it had.
+  std::vector<std::vector<json>> launched(configs.size()), pps(configs.size());
+  std::vector<json> attempts(configs.size(), json::array());
+  json pingpongs = json::array();
+  std::vector<double> overlaps;
+  for (int l = 0; l < launches; ++l)
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      auto pp = pingpong(tools, f);
+      overlaps.push_back(pp["overlap"].get<double>());
+      pingpongs.push_back({{"latency_s", pp["latency_s"]},
+                           {"bandwidth_Bps", pp["bandwidth_Bps"]},
+                           {"ring_step_latency_s", pp["ring_step_latency_s"]},
+                           {"ring_step_bandwidth_Bps", pp["ring_step_bandwidth_Bps"]},
+                           {"overlap", pp["overlap"]}});
+      const auto trace = (dir / fmt::format("{}.mpi.{}.json", configs[i].name, l)).string();
+      launched[i].push_back(
+          measure_launch(tools, configs[i], ranks, repeat, retries, trace, attempts[i]));
+      pps[i].push_back(std::move(pp));
+    }
+  // Whether the transport overlaps is one property of it: the median of every
+  // probe, with the rule of mpi/pingpong.hpp.
+  m.measured_overlap = median_of(overlaps);
+  m.overlap = m.measured_overlap < 0.5 ? "none" : "full";
+  std::vector<double> lat, bw;
+  for (const auto& p : pingpongs) {
+    lat.push_back(p["ring_step_latency_s"].get<double>());
+    bw.push_back(p["ring_step_bandwidth_Bps"].get<double>());
+  }
+
   json j;
   j["command"] = "calibrate";
   j["ranks"] = ranks;
   j["repeat"] = repeat;
+  j["launches"] = launches;
   j["mpi"] = tools.mpi_version;
-  j["pingpong"] = m.pingpong;
+  j["pingpong"] = pps[0][0];
+  j["pingpongs"] = pingpongs;
   j["profile"] = m.profile_path;
   j["profile_device"] = m.profile.device_name;
-  std::string flags;
-  for (const auto& x : platform_flags(m)) flags += (flags.empty() ? "" : " ") + x;
-  j["platform"] = {
-      {"kind", "flat"}, {"latency_s", m.latency}, {"bandwidth_Bps", m.bandwidth}, {"flags", flags}};
-  j["runs"] = json::array();
   const bool kept = !temp || f.keep_files;
-  for (const auto& c : configs) {
-    auto r = run_config(tools, m, c, ranks, repeat, retries, dir);
-    if (kept)
-      r["traces"] = {(dir / (c.name + ".sim.json")).string(),
-                     (dir / (c.name + ".mpi.json")).string()};
-    j["runs"].push_back(std::move(r));
-  }
+  // The platform of the median ping-pong, for the header; each launch used its own.
+  const auto mid = with_link(m, {{"ring_step_latency_s", median_of(lat)},
+                                 {"ring_step_bandwidth_Bps", median_of(bw)}});
+  std::string flags;
+  for (const auto& x : platform_flags(mid)) flags += (flags.empty() ? "" : " ") + x;
+  j["platform"] = {{"kind", "flat"},
+                   {"latency_s", mid.latency},
+                   {"bandwidth_Bps", mid.bandwidth},
+                   {"latency_range_s", {*std::min_element(lat.begin(), lat.end()),
+                                        *std::max_element(lat.begin(), lat.end())}},
+                   {"overlap", m.overlap},
+                   {"measured_overlap", m.measured_overlap},
+                   {"flags", flags}};
+  j["runs"] = json::array();
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    j["runs"].push_back(
+        config_row(tools, m, configs[i], ranks, launched[i], pps[i], attempts[i], dir, kept));
   if (kept) j["workdir"] = dir.string();
   j["machine"] = {{"before", load_before}, {"after", machine_load()}};
 
@@ -555,6 +693,9 @@ const CommandRegistrar reg{
                        "Keep the profile and both traces of every configuration here "
                        "(default: a temporary folder, removed)");
        sub->add_flag("--keep", f->keep_files, "Keep the temporary folder");
+       sub->add_option("--launches", f->launches,
+                       "Separate mpirun launches per configuration; the median launch is "
+                       "reported (default 5, quick 3)");
        sub->add_option("--retries", f->retries,
                        "Measure a configuration again when other processes took more than 10% "
                        "of its compute time (wall/cpu > 1.10); the least disturbed run is kept")

@@ -36,6 +36,7 @@ struct RunFlags {
   bool progress = false;
   std::string max_activities, max_memory;
   std::string symmetry = "auto";
+  std::string overlap = "full";
 };
 
 // --symmetry auto reduces a symmetric ring to one period past this size, where
@@ -56,6 +57,7 @@ int run(const RunFlags& f) {
   const auto cat = load_catalog(f.hw);
   const auto dtype = parse_dtype("--dtype", f.w.dtype);
   auto hw = resolve_hardware(f.hw, cat, dtype);
+  hw.overlap = parse_choice("--overlap", f.overlap, {"full", "none"}) == "full";
   const auto w = resolve_workload(f.w, hw);
   auto cm = make_compute_model(f.hw, hw, dtype);
   const bool simgrid = parse_choice("--engine", f.engine, {"simgrid", "analytic"}) == "simgrid";
@@ -183,6 +185,11 @@ const CommandRegistrar reg{
        sub->add_option(
               "--symmetry", f->symmetry,
               "auto|on|off: simulate one period of a uniform ring (auto: past 1024 devices)")
+           ->capture_default_str();
+       sub->add_option("--overlap", f->overlap,
+                       "full: a step's transfer runs during its compute (GPUs, RDMA) | none: it "
+                       "starts when the compute ends (MPI over shared memory; `ringsim calibrate` "
+                       "measures which)")
            ->capture_default_str();
        sub->add_option("--max-activities", f->max_activities,
                        "Size guard: most activities to simulate (default 2^29)");

@@ -30,10 +30,14 @@ TEST(Profile, CpuSweepIsReadableByTheModel) {
   const auto p = parse_profile(doc, "test");
   EXPECT_EQ(p.schema, "ringsim-profile-1");
   EXPECT_EQ(p.device_kind, "cpu");
-  EXPECT_EQ(p.points.size(), 2u * 2 * 2 * 2);  // dtypes x blocks x masks x {fwd, bwd}
+  // dtypes x blocks x (masks x {fwd, bwd} + merge)
+  EXPECT_EQ(p.points.size(), 2u * 2 * (2 * 2 + 1));
   for (const auto& pt : p.points) {
     const auto c = static_cast<std::uint64_t>(pt.block);
-    EXPECT_EQ(pt.entries, pt.mask == "full" ? c * c : c * (c + 1) / 2) << pt.block << pt.mask;
+    if (pt.kernel == "merge")  // rows merged: block x heads (1)
+      EXPECT_EQ(pt.entries, c) << pt.block;
+    else
+      EXPECT_EQ(pt.entries, pt.mask == "full" ? c * c : c * (c + 1) / 2) << pt.block << pt.mask;
     EXPECT_LE(pt.min_s, pt.median_s);
     EXPECT_LE(pt.median_s, pt.max_s);
     EXPECT_EQ(pt.repeats, 2);
@@ -42,6 +46,12 @@ TEST(Profile, CpuSweepIsReadableByTheModel) {
   EXPECT_GT(m.seconds(1000, 32, 8, false, false), 0);
   EXPECT_GT(m.seconds(1000, 24, 8, true, true), 0);               // interpolated between 16 and 32
   EXPECT_THROW(m.seconds(1000, 8, 8, false, false), InputError);  // below the profile
+  EXPECT_TRUE(m.has_merge());
+  EXPECT_GT(m.merge_seconds(32, 32, 8), 0);
+  EXPECT_EQ(m.merge_seconds(0, 32, 8), 0);
+  // Merge points do not widen the kernels' block range.
+  EXPECT_EQ(m.min_block(), 16);
+  EXPECT_EQ(m.max_block(), 32);
 }
 
 TEST(Profile, RejectsBadOptions) {
@@ -67,8 +77,8 @@ TEST(ProfileCli, WritesAProfile) {
                         "--head-dims", "8", "--dtypes", "fp32", "--repeats", "1", "--json"});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["points"], 8);
-  EXPECT_EQ(read_profile(out).points.size(), 8u);
+  EXPECT_EQ(j["points"], 10);  // 2 blocks x (2 masks x {fwd, bwd} + merge)
+  EXPECT_EQ(read_profile(out).points.size(), 10u);
 }
 
 TEST(ProfileCli, BadInputsExitTwo) {

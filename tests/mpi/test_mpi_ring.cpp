@@ -135,6 +135,21 @@ TEST(MpiRing, PingPongReportsLatencyAndBandwidth) {
   EXPECT_EQ(s["points"].size(), 14u);  // 8 B .. 64 KiB in powers of two
   EXPECT_EQ(s["points"].front()["bytes"], 8);
   EXPECT_EQ(s["points"].back()["bytes"], 65536);
+  // The ring step's own pattern and the overlap probe (values are timings:
+  // only their presence and range are checked, never their size).
+  EXPECT_GT(s["ring_step_latency_s"].get<double>(), 0);
+  EXPECT_GT(s["ring_step_bandwidth_Bps"].get<double>(), 0);
+  for (const auto& p : s["points"]) EXPECT_GT(p["ring_step_s"].get<double>(), 0) << p;
+  ASSERT_EQ(s["overlap_points"].size(), 2u);  // 16 KiB and the largest size, 64 KiB
+  EXPECT_EQ(s["overlap_points"][0]["bytes"], 16384);
+  EXPECT_EQ(s["overlap_points"][1]["bytes"], 65536);
+  for (const auto& q : s["overlap_points"]) {
+    EXPECT_GE(q["overlap"].get<double>(), 0);
+    EXPECT_LE(q["overlap"].get<double>(), 1);
+    EXPECT_GT(q["spin_s"].get<double>(), 0);
+  }
+  const double ov = s["overlap"].get<double>();
+  EXPECT_EQ(s["overlap_mode"], ov < 0.5 ? "none" : "full");
 }
 
 }  // namespace

@@ -76,7 +76,8 @@ inline sim::SimOptions sim_options(const Workload& w, const Hardware& hw) {
 // a simulation.
 inline bool simulate_once(SimRun& run) {
   if (!sim::simulation_available()) return false;
-  run.compute = std::make_unique<RooflineModel>(run.options.hardware.effective_flops());
+  if (!run.compute)  // a test may set a ProfileModel instead
+    run.compute = std::make_unique<RooflineModel>(run.options.hardware.effective_flops());
   run.options.compute = run.compute.get();
   run.result = sim::simulate(run.options);
   return true;

@@ -1,0 +1,79 @@
+// `ringsim calibrate` end to end, for its interface only: the JSON keys users'
+// scripts read (runs: [{config, predicted_s, measured_s}]), the traces it keeps
+// and its bad input. How close the prediction comes is a benchmark
+// (mpi_calibrate_quick, `ctest -L bench`; README figures), never asserted.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "tests/mpi/mpirun.hpp"
+
+namespace ringsim::mpi::test {
+namespace {
+
+MpiRun run_ringsim(const std::string& args) {
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  ::setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 0);
+  const auto dir = scratch_dir("calibrate-out");
+  const auto out = dir / "out.txt", err = dir / "err.txt";
+  const std::string cmd = std::string(RINGSIM_BIN) + " " + args + " >" + out.string() + " 2>" +
+                          err.string();
+  const int status = std::system(cmd.c_str());
+  MpiRun r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  std::filesystem::remove_all(dir);
+  return r;
+}
+
+TEST(Calibrate, JsonHasEveryConfigurationPredictedAndMeasured) {
+  const auto work = scratch_dir("calibrate-work");
+  const auto r = run_ringsim("calibrate --ranks 2 --quick --json --launches 1 --repeat 1 "
+                             "--retries 0 --mpi-bin " RINGSIM_MPI_BIN " --workdir " +
+                             work.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["ranks"], 2);
+  const auto overlap = j["platform"]["overlap"].get<std::string>();
+  EXPECT_TRUE(overlap == "none" || overlap == "full") << overlap;
+  EXPECT_NE(j["platform"]["flags"].get<std::string>().find("--overlap " + overlap),
+            std::string::npos);
+  EXPECT_EQ(j["pingpongs"].size(), 4u);  // one before each launch: 1 round x 4 configurations
+  ASSERT_EQ(j["runs"].size(), 4u);
+  std::vector<std::string> names;
+  for (const auto& run : j["runs"]) {
+    names.push_back(run["config"]["name"]);
+    ASSERT_TRUE(run["predicted_s"].is_number()) << run.dump();
+    EXPECT_GT(run["predicted_s"].get<double>(), 0);
+    EXPECT_GT(run["measured_s"].get<double>(), 0);
+    EXPECT_NEAR(run["error"].get<double>(),
+                run["predicted_s"].get<double>() / run["measured_s"].get<double>() - 1, 1e-12);
+    ASSERT_EQ(run["launches"].size(), 1u);
+    const auto& l = run["launches"][0];
+    EXPECT_EQ(l["predicted_s"], run["predicted_s"]);  // one launch: it is the row
+    EXPECT_EQ(l["measured_s"], run["measured_s"]);
+    EXPECT_GT(l["ring_step_latency_s"].get<double>(), 0);
+    EXPECT_TRUE(run["predicted_other_overlap_s"].is_number());
+    for (const auto& t : run["traces"])
+      EXPECT_TRUE(std::filesystem::exists(t.get<std::string>())) << t;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"compute-bound", "causal-zigzag", "comm-heavy",
+                                             "comm-bound"}));
+  std::filesystem::remove_all(work);
+}
+
+TEST(Calibrate, BadInputOneLineExit2) {
+  for (const auto* args : {"calibrate --launches 0", "calibrate --ranks 1",
+                           "calibrate --mpi-bin /nonexistent/ringsim-mpi"}) {
+    const auto r = run_ringsim(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind("ringsim: error: ", 0), 0u) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace ringsim::mpi::test
