@@ -137,7 +137,7 @@ TEST(MpiRing, PingPongReportsLatencyAndBandwidth) {
   EXPECT_EQ(s["points"].back()["bytes"], 65536);
   // The ring step's own pattern and the overlap probe (values are timings:
   // only their presence and range are checked, never their size).
-  EXPECT_GT(s["ring_step_latency_s"].get<double>(), 0);
+  EXPECT_GE(s["ring_step_latency_s"].get<double>(), 0);  // an intercept, clamped at 0
   EXPECT_GT(s["ring_step_bandwidth_Bps"].get<double>(), 0);
   for (const auto& p : s["points"]) EXPECT_GT(p["ring_step_s"].get<double>(), 0) << p;
   ASSERT_EQ(s["overlap_points"].size(), 2u);  // 16 KiB and the largest size, 64 KiB
