@@ -17,6 +17,7 @@
 #include "kernels/inputs.hpp"
 #include "kernels/merge.hpp"
 #include "models/errors.hpp"
+#include "models/profile.hpp"
 
 #ifdef RINGSIM_HAVE_CUDA
 #include "kernels/cuda/attention.hpp"
@@ -225,37 +226,15 @@ std::string cpu_profile_json(const CpuProfileOptions& in,
 
   nlohmann::json pts = nlohmann::json::array();
   for (const auto& p : points) {
-    if (p.kernel == "merge") {
-      // Memory-bound: no FLOP rate; entries = rows merged.
-      pts.push_back({{"kernel", p.kernel},
-                     {"dtype", p.dtype},
-                     {"head_dim", p.head_dim},
-                     {"block", p.block},
-                     {"mask", p.mask},
-                     {"median_s", p.time.median_s},
-                     {"min_s", p.time.min_s},
-                     {"max_s", p.time.max_s},
-                     {"repeats", p.time.repeats},
-                     {"entries", p.entries},
-                     {"heads", p.heads},
-                     {"wall_median_s", p.time.wall_median_s}});
-      continue;
-    }
-    const double flops =
-        4.0 * p.head_dim * static_cast<double>(p.entries) * (p.kernel == "bwd" ? 2.5 : 1.0);
-    pts.push_back({{"kernel", p.kernel},
-                   {"dtype", p.dtype},
-                   {"head_dim", p.head_dim},
-                   {"block", p.block},
-                   {"mask", p.mask},
-                   {"median_s", p.time.median_s},
-                   {"min_s", p.time.min_s},
-                   {"max_s", p.time.max_s},
-                   {"repeats", p.time.repeats},
-                   {"entries", p.entries},
-                   {"heads", p.heads},
-                   {"wall_median_s", p.time.wall_median_s},
-                   {"gflops", flops / p.time.median_s * 1e-9}});
+    auto j = profile_point_json({p.kernel, p.dtype, p.head_dim, p.block, p.mask, p.time.median_s,
+                                 p.time.min_s, p.time.max_s, p.time.repeats, p.entries},
+                                p.heads);
+    j["wall_median_s"] = p.time.wall_median_s;
+    // Merge points are memory-bound: no FLOP rate (their entries are rows merged).
+    if (p.kernel != "merge")
+      j["gflops"] = 4.0 * p.head_dim * static_cast<double>(p.entries) *
+                    (p.kernel == "bwd" ? 2.5 : 1.0) / p.time.median_s * 1e-9;
+    pts.push_back(std::move(j));
   }
   const BlockOpts tiles;
   nlohmann::json j = {

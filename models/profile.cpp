@@ -33,6 +33,13 @@ double RooflineModel::seconds(std::uint64_t entries, std::int64_t, int head_dim,
   return static_cast<double>(entries) * flops_per_entry(head_dim, backward) / flops_;
 }
 
+nlohmann::json profile_point_json(const ProfilePoint& p, int heads) {
+  return {{"kernel", p.kernel},   {"dtype", p.dtype},       {"head_dim", p.head_dim},
+          {"block", p.block},     {"mask", p.mask},         {"median_s", p.median_s},
+          {"min_s", p.min_s},     {"max_s", p.max_s},       {"repeats", p.repeats},
+          {"entries", p.entries}, {"heads", heads}};
+}
+
 Profile read_profile(const std::string& path) {
   // 64 MiB: a profile of thousands of points is a few hundred KB.
   return parse_profile(read_input_file("--profile", path, 64u << 20), "--profile " + path);

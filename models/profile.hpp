@@ -6,6 +6,7 @@
 //   measured sizes. Schema: models/profiles/README.md.
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -67,6 +68,10 @@ struct Profile {
   std::string schema, device_kind, device_name, driver, date, kernel_version;
   std::vector<ProfilePoint> points;
 };
+
+// One point as the schema writes it (models/profiles/README.md): the fields
+// parse_profile reads, and `heads` per call. Writers add their own extras.
+nlohmann::json profile_point_json(const ProfilePoint& p, int heads);
 
 // Reads and validates a profile; throws InputError naming `path` on any problem.
 Profile read_profile(const std::string& path);

@@ -8,6 +8,7 @@
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/timing.hpp"
 #include "models/errors.hpp"
+#include "models/profile.hpp"
 
 namespace ringsim::kernels::cuda {
 namespace {
@@ -88,19 +89,8 @@ std::string cuda_profile_json(const CudaProfileOptions& opt_in,
           };
           add("fwd", time_on_device([&] { flash_forward(t, d, fp); }, opt.warmup, opt.repeats));
           if (!opt.backward) continue;
-          BwdParams bp;
-          bp.q = fp.q;
-          bp.k = fp.k;
-          bp.v = fp.v;
-          bp.o = fp.o;
-          bp.d_o = d_o.as<std::uint16_t>();
-          bp.lse = fp.lse;
-          bp.dq = dq.as<float>();
-          bp.dk = dk.as<float>();
-          bp.dv = dv.as<float>();
-          bp.seq_q = bp.seq_k = block;
-          bp.heads = bp.kv_heads = opt.heads;
-          bp.causal = causal;
+          const BwdParams bp = backward_of(fp, d_o.as<std::uint16_t>(), dq.as<float>(),
+                                           dk.as<float>(), dv.as<float>());
           // The gradients accumulate into dq/dk/dv; their values do not matter here,
           // only that o and lse are the forward's (set by the fwd runs just above).
           add("bwd", time_on_device([&] { flash_backward(t, d, bp, delta.as<float>()); },
@@ -117,17 +107,10 @@ std::string cuda_profile_document(const DeviceInfo& info,
   auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
   nlohmann::json pts = nlohmann::json::array();
   for (const auto& p : points)
-    pts.push_back({{"kernel", p.kernel},
-                   {"dtype", p.dtype},
-                   {"head_dim", p.head_dim},
-                   {"block", p.block},
-                   {"mask", p.mask},
-                   {"median_s", p.time.median_s},
-                   {"min_s", p.time.min_s},
-                   {"max_s", p.time.max_s},
-                   {"repeats", p.time.repeats},
-                   {"entries", p.entries},
-                   {"heads", p.heads}});
+    pts.push_back(profile_point_json({p.kernel, p.dtype, p.head_dim, p.block, p.mask,
+                                      p.time.median_s, p.time.min_s, p.time.max_s,
+                                      p.time.repeats, p.entries},
+                                     p.heads));
   nlohmann::json j = {
       {"schema", "ringsim-profile-1"},
       {"device",
