@@ -148,19 +148,8 @@ json bench_shape(const Shape& s, UnfusedAttention& unfused, double gemm_ceiling,
     dq.fill_bytes(0);
     dk.fill_bytes(0);
     dv.fill_bytes(0);
-    BwdParams b;
-    b.q = p.q;
-    b.k = p.k;
-    b.v = p.v;
-    b.o = p.o;
-    b.d_o = d_o.as<std::uint16_t>();
-    b.lse = p.lse;
-    b.dq = dq.as<float>();
-    b.dk = dk.as<float>();
-    b.dv = dv.as<float>();
-    b.seq_q = b.seq_k = s.seq;
-    b.heads = b.kv_heads = s.heads;
-    b.causal = s.causal;
+    const BwdParams b =
+        backward_of(p, d_o.as<std::uint16_t>(), dq.as<float>(), dk.as<float>(), dv.as<float>());
     flash_forward(s.dtype, s.head_dim, p);  // o, lse from flash for the backward
     const auto tb = time_on_device([&] { flash_backward(s.dtype, s.head_dim, b, delta.as<float>()); }, 2, reps);
     r["flash_bwd_ms"] = tb.median_s * 1e3;

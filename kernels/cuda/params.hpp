@@ -57,4 +57,30 @@ struct BwdParams {
   PosMap q_pos, k_pos;
 };
 
+// The backward of the forward call `f`: its tensors, output, LSE, shapes, mask,
+// scale and positions, with dO (input type) and the fp32 gradients to add into.
+// `delta` is left for the caller (flash_backward fills its own).
+inline BwdParams backward_of(const FwdParams& f, const std::uint16_t* d_o, float* dq, float* dk,
+                             float* dv) {
+  BwdParams b;
+  b.q = f.q;
+  b.k = f.k;
+  b.v = f.v;
+  b.o = f.o;
+  b.d_o = d_o;
+  b.lse = f.lse;
+  b.dq = dq;
+  b.dk = dk;
+  b.dv = dv;
+  b.seq_q = f.seq_q;
+  b.seq_k = f.seq_k;
+  b.heads = f.heads;
+  b.kv_heads = f.kv_heads;
+  b.causal = f.causal;
+  b.scale = f.scale;
+  b.q_pos = f.q_pos;
+  b.k_pos = f.k_pos;
+  return b;
+}
+
 }  // namespace ringsim::kernels::cuda

@@ -42,28 +42,11 @@ void run(const BwdCase& c, const testing::Inputs& in, std::vector<float>& dq,
   emu::launch({static_cast<unsigned>((s.seq_q + FC::kBr - 1) / FC::kBr), static_cast<unsigned>(s.heads), 1},
               {128, 1, 1}, FC::kSmemBytes, [&] { flash_fwd_kernel<B, D, 2>(f); });
 
-  BwdParams p;
-  p.q = f.q;
-  p.k = f.k;
-  p.v = f.v;
-  p.o = o.data();
-  p.d_o = in.d_o.data();
-  p.lse = lse.data();
-  p.delta = delta.data();
   dq.assign(in.q.size(), 0.f);
   dk.assign(in.k.size(), 0.f);
   dv.assign(in.v.size(), 0.f);
-  p.dq = dq.data();
-  p.dk = dk.data();
-  p.dv = dv.data();
-  p.seq_q = s.seq_q;
-  p.seq_k = s.seq_k;
-  p.heads = s.heads;
-  p.kv_heads = s.kv_heads;
-  p.causal = s.causal;
-  p.scale = f.scale;
-  p.q_pos = f.q_pos;
-  p.k_pos = f.k_pos;
+  BwdParams p = backward_of(f, in.d_o.data(), dq.data(), dk.data(), dv.data());
+  p.delta = delta.data();
   const unsigned rows = static_cast<unsigned>(s.seq_q * s.heads);
   emu::launch({(rows + 7) / 8, 1, 1}, {256, 1, 1}, 0,
               [&] { bwd_delta_kernel<B, D>(p, delta.data()); });

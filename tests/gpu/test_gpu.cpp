@@ -225,23 +225,8 @@ void check_backward(const AttnShape& s, bool bf16, std::uint64_t seed, std::int6
   f.q_pos.offset = q_off;
   f.k_pos.offset = k_off;
   flash_forward(t, s.head_dim, f);
-  BwdParams b;
-  b.q = f.q;
-  b.k = f.k;
-  b.v = f.v;
-  b.o = f.o;
-  b.d_o = d_o.as<std::uint16_t>();
-  b.lse = f.lse;
-  b.dq = dq.as<float>();
-  b.dk = dk.as<float>();
-  b.dv = dv.as<float>();
-  b.seq_q = s.seq_q;
-  b.seq_k = s.seq_k;
-  b.heads = s.heads;
-  b.kv_heads = s.kv_heads;
-  b.causal = s.causal;
-  b.q_pos = f.q_pos;
-  b.k_pos = f.k_pos;
+  const BwdParams b =
+      backward_of(f, d_o.as<std::uint16_t>(), dq.as<float>(), dk.as<float>(), dv.as<float>());
   flash_backward(t, s.head_dim, b, delta.as<float>());
   const auto vq = tc::judge(download<float>(dq, in.q.size()), low.dq, exact.dq);
   const auto vk = tc::judge(download<float>(dk, in.k.size()), low.dk, exact.dk);
