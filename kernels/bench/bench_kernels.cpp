@@ -55,13 +55,9 @@ void BM_EigenGemmQKt(benchmark::State& state) {
 
 // Blockwise forward over one n-token sequence, one head: QK^T and PV, 4 n^2 d FLOPs
 // (the exp and the online-softmax bookkeeping are not counted).
-void BM_BlockwiseForward(benchmark::State& state) {
-  const auto n = state.range(0);
-  const bool causal = state.range(1) != 0;
+void time_forward(benchmark::State& state, std::int64_t n, const BlockOpts& opts) {
   const auto q = random_head_tensor(1, n, kDim, 1), k = random_head_tensor(1, n, kDim, 2),
              v = random_head_tensor(1, n, kDim, 3);
-  BlockOpts opts;
-  opts.causal = causal;
   std::uint64_t entries = 0;
   for (auto _ : state) {
     auto r = blockwise_forward(q, k, v, {}, {}, opts);
@@ -71,21 +67,18 @@ void BM_BlockwiseForward(benchmark::State& state) {
   set_flops(state, 4.0 * kDim * static_cast<double>(entries));
 }
 
+void BM_BlockwiseForward(benchmark::State& state) {
+  BlockOpts opts;
+  opts.causal = state.range(1) != 0;
+  time_forward(state, state.range(0), opts);
+}
+
 // Tile-size sweep at a 4096-token sequence: why BlockOpts defaults to 256 x 256.
 void BM_BlockwiseForwardTiles(benchmark::State& state) {
-  const std::int64_t n = 4096;
-  const auto q = random_head_tensor(1, n, kDim, 1), k = random_head_tensor(1, n, kDim, 2),
-             v = random_head_tensor(1, n, kDim, 3);
   BlockOpts opts;
   opts.q_chunk = state.range(0);
   opts.k_chunk = state.range(1);
-  std::uint64_t entries = 0;
-  for (auto _ : state) {
-    auto r = blockwise_forward(q, k, v, {}, {}, opts);
-    entries = r.entries;
-    benchmark::DoNotOptimize(r.o.data.data());
-  }
-  set_flops(state, 4.0 * kDim * static_cast<double>(entries));
+  time_forward(state, 4096, opts);
 }
 
 // Backward: five GEMMs per tile (S, dV, dP, dQ, dK): 10 n^2 d FLOPs.
@@ -120,19 +113,9 @@ Workload ring_workload(bool causal) {
 }
 
 void BM_SingleDevice(benchmark::State& state) {
-  const bool causal = state.range(0) != 0;
-  const auto n = kRingDevices * kRingBlock;
-  const auto q = random_head_tensor(1, n, kDim, 1), k = random_head_tensor(1, n, kDim, 2),
-             v = random_head_tensor(1, n, kDim, 3);
   BlockOpts opts;
-  opts.causal = causal;
-  std::uint64_t entries = 0;
-  for (auto _ : state) {
-    auto r = blockwise_forward(q, k, v, {}, {}, opts);
-    entries = r.entries;
-    benchmark::DoNotOptimize(r.o.data.data());
-  }
-  set_flops(state, 4.0 * kDim * static_cast<double>(entries));
+  opts.causal = state.range(0) != 0;
+  time_forward(state, kRingDevices * kRingBlock, opts);
 }
 
 void BM_RingEmulator(benchmark::State& state) {
