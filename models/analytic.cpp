@@ -89,8 +89,7 @@ double step_seconds(const Workload& w, const ComputeModel& cm, std::int64_t devi
   auto chunk = halves ? std::max<std::int64_t>(1, sh.q_block / 2) : sh.q_block;
   // A profile has no points below its smallest block: a half block under it
   // takes the smallest block's rate (models/profiles/README.md).
-  if (const auto* pm = dynamic_cast<const ProfileModel*>(&cm))
-    chunk = std::max(chunk, std::min(pm->min_block(), sh.q_block));
+  chunk = std::max(chunk, std::min(cm.min_block(), sh.q_block));
   return cm.seconds(e - diag, sh.q_block, w.shape.head_dim, backward, false) +
          cm.seconds(diag, chunk, w.shape.head_dim, backward, true);
 }

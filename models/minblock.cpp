@@ -49,15 +49,15 @@ std::int64_t min_block_for(const Workload& w, const Hardware& hw, const ComputeM
     }
   } catch (const InputError&) {
     // Below a profile's measured range: search only inside it.
-    if (auto* pm = dynamic_cast<const ProfileModel*>(&cm)) {
-      lo = pm->min_block();
+    if (cm.min_block() > 0) {
+      lo = cm.min_block();
       hi = lo;
       while (!hides(hi)) {
         if (hi > (std::int64_t{1} << 40)) return -1;
         lo = hi;
         hi *= 2;
       }
-      if (hi == pm->min_block()) return (hi + u - 1) / u;
+      if (hi == cm.min_block()) return (hi + u - 1) / u;
     } else {
       throw;
     }

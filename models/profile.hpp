@@ -37,6 +37,9 @@ class ComputeModel {
                                int /*head_dim*/) const {
     return 0;
   }
+  // Smallest block the model can time (a profile's smallest measured block);
+  // 0: any block.
+  virtual std::int64_t min_block() const { return 0; }
   // FLOP/s this model reaches at a given block (for reports and minblock).
   double achieved_flops(std::int64_t block, int head_dim, bool backward, bool partial_mask) const;
   virtual std::string name() const = 0;  // "roofline" or "profile:<device name>"
@@ -86,7 +89,7 @@ class ProfileModel final : public ComputeModel {
   double merge_seconds(std::uint64_t rows, std::int64_t block, int head_dim) const override;
   bool has_merge() const;
   std::string name() const override { return "profile:" + profile_.device_name; }
-  std::int64_t min_block() const;
+  std::int64_t min_block() const override;
   std::int64_t max_block() const;
   const Profile& profile() const { return profile_; }
 
