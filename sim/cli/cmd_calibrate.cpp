@@ -343,9 +343,10 @@ json config_row(const Tools& t, const Measured& base, const Config& c, int ranks
     pick = errors[(errors.size() - 1) / 2].second;
   }
   const auto m = with_link(base, pps[pick]);
-  // The chosen launch again, now with its trace, and with the other overlap.
+  // The chosen launch's prediction; simulated again only to write its trace
+  // (the simulation is deterministic, so the numbers are the same).
   const auto sim_trace = (dir / (c.name + ".sim.json")).string();
-  const auto chosen = predict(t, m, c, ranks, kept ? sim_trace : "");
+  const auto chosen = kept ? predict(t, m, c, ranks, sim_trace) : preds[pick];
   for (const auto& [k, v] : chosen.items()) r[k] = v;
   const std::int64_t steps = ranks * (c.pass == "fwdbwd" ? 2 : 1);
   if (!r["predicted_s"].is_null()) {
