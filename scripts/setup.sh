@@ -11,6 +11,9 @@ PACKAGES=(
   build-essential cmake pkg-config git ca-certificates
   libsimgrid-dev libeigen3-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   qt6-base-dev qt6-svg-dev qt6-charts-dev libgl-dev
+  # Qt6Charts' CMake config requires Qt6OpenGL's, which qt6-base-dev leaves out:
+  # without it ringsim-plot is skipped and experiments write no PNG.
+  libqt6opengl6-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
   clang clang-format libclang-rt-14-dev
