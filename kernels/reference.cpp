@@ -6,7 +6,9 @@
 
 namespace ringsim::kernels {
 
-double AttnShape::scale() const { return 1.0 / std::sqrt(static_cast<double>(head_dim)); }
+double AttnShape::scale() const {
+  return 1.0 / std::sqrt(static_cast<double>(head_dim));
+}
 
 namespace {
 
@@ -24,7 +26,8 @@ Positions positions(const AttnShape& s, const std::vector<std::int64_t>& qp,
   if (static_cast<std::int64_t>(p.q.size()) != s.seq_q ||
       static_cast<std::int64_t>(p.k.size()) != s.seq_k)
     throw std::invalid_argument("reference: positions do not match the sequence lengths");
-  if (s.heads % s.kv_heads != 0) throw std::invalid_argument("reference: kv_heads must divide heads");
+  if (s.heads % s.kv_heads != 0)
+    throw std::invalid_argument("reference: kv_heads must divide heads");
   return p;
 }
 

@@ -84,8 +84,8 @@ double step_seconds(const Workload& w, const ComputeModel& cm, std::int64_t devi
   // triangle shrinks), whole visible chunks (zigzag's other half blocks, the
   // ring's earlier blocks) at the full rate of the query block.
   const auto diag = step_diagonal_entries(w, device, step);
-  const bool halves = w.layout == Layout::Zigzag || w.layout == Layout::Allgather ||
-                      w.layout == Layout::Hybrid;
+  const bool halves =
+      w.layout == Layout::Zigzag || w.layout == Layout::Allgather || w.layout == Layout::Hybrid;
   auto chunk = halves ? std::max<std::int64_t>(1, sh.q_block / 2) : sh.q_block;
   // A profile has no points below its smallest block: a half block under it
   // takes the smallest block's rate (models/profiles/README.md).
@@ -212,7 +212,8 @@ Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm) {
     if (bytes.a2a_in || bytes.a2a_out) {
       const auto g = w.ulysses();
       const double abw = alltoall_bandwidth(hw, g), alat = alltoall_latency(hw, g);
-      collective += alltoall_time(bytes.a2a_in, g, abw, alat) + alltoall_time(bytes.a2a_out, g, abw, alat);
+      collective +=
+          alltoall_time(bytes.a2a_in, g, abw, alat) + alltoall_time(bytes.a2a_out, g, abw, alat);
     }
     if (bytes.gather_block) collective += ring_collective_time(bytes.gather_block, n, bw, lat);
     if (bytes.scatter_block) collective += ring_collective_time(bytes.scatter_block, n, bw, lat);
@@ -220,13 +221,14 @@ Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm) {
     if (first) {
       s.compute_s_per_step = max_step_compute;
       for (std::int64_t st = 1; st < steps && !bwd; ++st)
-        s.merge_s_per_step = std::max(s.merge_s_per_step, merge_step_seconds(w, cm, n - 1, st, bwd));
+        s.merge_s_per_step =
+            std::max(s.merge_s_per_step, merge_step_seconds(w, cm, n - 1, st, bwd));
       s.comm_s_per_step = bytes.ring ? ring_comm : collective;
       s.bytes_per_step =
           bytes.ring ? bytes.ring
                      : add_checked(bytes.a2a_in + bytes.a2a_out,
-                                   mul_checked(bytes.gather_block, static_cast<std::uint64_t>(n - 1),
-                                               "gather bytes"),
+                                   mul_checked(bytes.gather_block,
+                                               static_cast<std::uint64_t>(n - 1), "gather bytes"),
                                    "gather bytes");
       s.overlapped = bytes.ring ? hides : false;
     }

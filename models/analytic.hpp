@@ -32,13 +32,13 @@ struct Summary {
   bool overlapped = false;     // every step's transfer hides under its compute
   bool overlap = true;         // the transport overlaps transfers with compute (Hardware::overlap)
   // Totals (all covered layers).
-  double time_s = 0;         // predicted wall time
-  double ideal_time_s = 0;   // total work / devices, no communication
-  double efficiency = 0;     // ideal / predicted
-  double exposed_comm_s = 0; // time_s minus the same schedule with free links
-  double compute_only_s = 0; // the same schedule with free links
-  double collective_s = 0;   // ulysses all-to-alls / allgather gathers (exposed)
-  double other_s = 0;        // --scope layer: projections + MLP by roofline
+  double time_s = 0;          // predicted wall time
+  double ideal_time_s = 0;    // total work / devices, no communication
+  double efficiency = 0;      // ideal / predicted
+  double exposed_comm_s = 0;  // time_s minus the same schedule with free links
+  double compute_only_s = 0;  // the same schedule with free links
+  double collective_s = 0;    // ulysses all-to-alls / allgather gathers (exposed)
+  double other_s = 0;         // --scope layer: projections + MLP by roofline
   std::uint64_t memory_bytes_per_device = 0;
   std::vector<StepTimes> steps;  // forward then backward, one layer
 };
@@ -47,10 +47,10 @@ struct Summary {
 // Backward ships dK/dV in fp32 (they accumulate across the ring; rounding them
 // to bf16 at every hop would lose exactness), K/V in the workload dtype.
 struct PassBytes {
-  std::uint64_t ring = 0;        // per ring step, per device (ring-type and hybrid)
-  std::uint64_t final_hop = 0;   // backward: dK/dV's last hop home, after the last step
-  std::uint64_t a2a_in = 0;      // ulysses/hybrid: per device, before local attention
-  std::uint64_t a2a_out = 0;     // ulysses/hybrid: per device, after it
+  std::uint64_t ring = 0;           // per ring step, per device (ring-type and hybrid)
+  std::uint64_t final_hop = 0;      // backward: dK/dV's last hop home, after the last step
+  std::uint64_t a2a_in = 0;         // ulysses/hybrid: per device, before local attention
+  std::uint64_t a2a_out = 0;        // ulysses/hybrid: per device, after it
   std::uint64_t gather_block = 0;   // allgather: each device's block that everyone gathers
   std::uint64_t scatter_block = 0;  // allgather backward: dK/dV reduce-scatter block
 };

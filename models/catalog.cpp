@@ -20,9 +20,12 @@ using nlohmann::json;
 
 double Device::peak(DType d) const {
   switch (d) {
-    case DType::BF16: return peak_bf16;
-    case DType::FP16: return peak_fp16;
-    case DType::FP32: return peak_fp32;
+    case DType::BF16:
+      return peak_bf16;
+    case DType::FP16:
+      return peak_fp16;
+    case DType::FP32:
+      return peak_fp32;
   }
   return 0;
 }
@@ -56,8 +59,8 @@ struct Reader {
       throw InputError(fmt::format("{}: {}: '{}' must be a number", origin, where, key));
     double x = v.get<double>();
     if (!std::isfinite(x) || x < lo || x > hi)
-      throw InputError(
-          fmt::format("{}: {}: '{}' must be in [{:g}, {:g}], got {:g}", origin, where, key, lo, hi, x));
+      throw InputError(fmt::format("{}: {}: '{}' must be in [{:g}, {:g}], got {:g}", origin, where,
+                                   key, lo, hi, x));
     return x;
   }
 };
@@ -80,7 +83,8 @@ const T& find(const std::vector<T>& items, const std::string& name, const char* 
     if (it.name == name) return it;
     names.push_back(it.name);
   }
-  throw InputError(fmt::format("{}: unknown {} '{}'; choose one of: {}", flag, what, name, join(names, ", ")));
+  throw InputError(
+      fmt::format("{}: unknown {} '{}'; choose one of: {}", flag, what, name, join(names, ", ")));
 }
 
 template <typename T>
@@ -114,7 +118,8 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
     throw InputError(fmt::format("{}: not valid JSON (byte {})", origin, e.byte));
   } catch (const json::out_of_range&) {
     // nlohmann reports a number beyond double's range (1e999) this way, not as a parse error.
-    throw InputError(fmt::format("{}: not valid JSON (a number is beyond the range of a double)", origin));
+    throw InputError(
+        fmt::format("{}: not valid JSON (a number is beyond the range of a double)", origin));
   }
   if (!j.is_object()) throw InputError(fmt::format("{}: top level must be a JSON object", origin));
   // Parse into copies first so a bad file leaves the catalog unchanged.
@@ -146,9 +151,8 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
       parse_platform(origin + ": " + r.where + " default_platform", d.default_platform);
       d.default_intra = r.str_or("default_intra", "nvlink4");
       d.default_inter = r.str_or("default_inter", "ib-ndr");
-      d.default_gpus_per_node = static_cast<int>(r.j.contains("default_gpus_per_node")
-                                                     ? r.num("default_gpus_per_node", 1, 1024)
-                                                     : 8);
+      d.default_gpus_per_node = static_cast<int>(
+          r.j.contains("default_gpus_per_node") ? r.num("default_gpus_per_node", 1, 1024) : 8);
       d.source = r.str("source");
       d.efficiency_source = r.str("efficiency_source");
       upsert(next.devices_, d);
@@ -223,8 +227,14 @@ const Interconnect& Catalog::interconnect(const std::string& name) const {
 const ClusterPreset& Catalog::cluster(const std::string& name) const {
   return find(clusters_, name, "--cluster", "cluster");
 }
-std::vector<std::string> Catalog::device_names() const { return names_of(devices_); }
-std::vector<std::string> Catalog::interconnect_names() const { return names_of(interconnects_); }
-std::vector<std::string> Catalog::cluster_names() const { return names_of(clusters_); }
+std::vector<std::string> Catalog::device_names() const {
+  return names_of(devices_);
+}
+std::vector<std::string> Catalog::interconnect_names() const {
+  return names_of(interconnects_);
+}
+std::vector<std::string> Catalog::cluster_names() const {
+  return names_of(clusters_);
+}
 
 }  // namespace ringsim

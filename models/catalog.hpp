@@ -11,7 +11,7 @@
 namespace ringsim {
 
 struct Device {
-  std::string name, display, kind;  // kind: gpu | tpu
+  std::string name, display, kind;                     // kind: gpu | tpu
   double peak_bf16 = 0, peak_fp16 = 0, peak_fp32 = 0;  // FLOP/s, dense; 0 = unsupported
   double hbm_bytes = 0, hbm_bandwidth = 0;
   double attention_efficiency = 0;  // fraction of peak a fused attention kernel reaches
@@ -40,7 +40,7 @@ struct PaperRow {
 
 class Catalog {
  public:
-  static const Catalog& embedded();  // the built-in data (copy it to merge files)
+  static const Catalog& embedded();          // the built-in data (copy it to merge files)
   void merge_file(const std::string& path);  // throws InputError naming the file
   void merge_json_text(const std::string& text, const std::string& origin);
 

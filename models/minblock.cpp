@@ -10,7 +10,9 @@ namespace {
 // Under a causal mask every layout has a step whose busiest device does about
 // half a block: the diagonal step 0 of a contiguous ring, every step of
 // striped/zigzag (c(c+1)/2 of c^2 pairs). kappa = 1/2 makes every step hide.
-double kappa_of(const Workload& w) { return w.causal ? 0.5 : 1.0; }
+double kappa_of(const Workload& w) {
+  return w.causal ? 0.5 : 1.0;
+}
 double bytes_per_token(const Workload& w, bool backward) {
   const double kv = static_cast<double>(w.local_kv_heads()) * w.shape.head_dim;
   return kv * (2.0 * dtype_bytes(w.dtype) + (backward ? 2.0 * 4 : 0.0));
@@ -21,7 +23,8 @@ double min_block_closed_form(double flops_eff, double bandwidth, double latency,
                              int kv_heads, int head_dim, int dtype_bytes, bool backward,
                              double kappa) {
   const double a = kappa * heads * flops_per_entry(head_dim, backward) / flops_eff;
-  const double beta = kv_heads * head_dim * (2.0 * dtype_bytes + (backward ? 8.0 : 0.0)) / bandwidth;
+  const double beta =
+      kv_heads * head_dim * (2.0 * dtype_bytes + (backward ? 8.0 : 0.0)) / bandwidth;
   return (beta + std::sqrt(beta * beta + 4 * a * latency)) / (2 * a);
 }
 

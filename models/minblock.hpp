@@ -26,7 +26,11 @@ double min_block_closed_form(double flops_eff, double bandwidth, double latency,
                              double kappa);
 
 // The paper's c = F/B and its minimum sequence per device 6c (Table 2).
-inline double paper_min_block(double flops, double bandwidth) { return flops / bandwidth; }
-inline double paper_min_seq(double flops, double bandwidth) { return 6.0 * flops / bandwidth; }
+inline double paper_min_block(double flops, double bandwidth) {
+  return flops / bandwidth;
+}
+inline double paper_min_seq(double flops, double bandwidth) {
+  return 6.0 * flops / bandwidth;
+}
 
 }  // namespace ringsim

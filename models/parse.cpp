@@ -13,8 +13,9 @@ namespace ringsim {
 std::int64_t parse_count(const std::string& flag, const std::string& text, std::int64_t min,
                          std::int64_t max) {
   auto fail = [&] {
-    return InputError(fmt::format("{}: expected an integer in [{}, {}] (suffix K/M/G allowed), got '{}'",
-                                  flag, min, max, text));
+    return InputError(
+        fmt::format("{}: expected an integer in [{}, {}] (suffix K/M/G allowed), got '{}'", flag,
+                    min, max, text));
   };
   if (text.empty() || text.size() > 24) throw fail();
   std::string digits = text;
@@ -59,8 +60,8 @@ std::string parse_choice(const std::string& flag, const std::string& text,
                          const std::vector<std::string>& choices) {
   for (const auto& c : choices)
     if (c == text) return c;
-  throw InputError(fmt::format("{}: unknown value '{}'; choose one of: {}", flag, text,
-                               join(choices, ", ")));
+  throw InputError(
+      fmt::format("{}: unknown value '{}'; choose one of: {}", flag, text, join(choices, ", ")));
 }
 
 std::string join(const std::vector<std::string>& items, const std::string& sep) {

@@ -34,9 +34,9 @@ double RooflineModel::seconds(std::uint64_t entries, std::int64_t, int head_dim,
 }
 
 nlohmann::json profile_point_json(const ProfilePoint& p, int heads) {
-  return {{"kernel", p.kernel},   {"dtype", p.dtype},       {"head_dim", p.head_dim},
-          {"block", p.block},     {"mask", p.mask},         {"median_s", p.median_s},
-          {"min_s", p.min_s},     {"max_s", p.max_s},       {"repeats", p.repeats},
+  return {{"kernel", p.kernel},   {"dtype", p.dtype}, {"head_dim", p.head_dim},
+          {"block", p.block},     {"mask", p.mask},   {"median_s", p.median_s},
+          {"min_s", p.min_s},     {"max_s", p.max_s}, {"repeats", p.repeats},
           {"entries", p.entries}, {"heads", heads}};
 }
 
@@ -53,15 +53,18 @@ Profile parse_profile(const std::string& text, const std::string& origin) {
     throw InputError(fmt::format("{}: not valid JSON (byte {})", origin, e.byte));
   } catch (const json::out_of_range&) {
     // nlohmann reports a number beyond double's range (1e999) this way, not as a parse error.
-    throw InputError(fmt::format("{}: not valid JSON (a number is beyond the range of a double)", origin));
+    throw InputError(
+        fmt::format("{}: not valid JSON (a number is beyond the range of a double)", origin));
   }
   auto fail = [&](const std::string& what) { return InputError(origin + ": " + what); };
   auto str = [&](const json& o, const char* k) {
-    if (!o.is_object() || !o.contains(k) || !o[k].is_string()) throw fail(fmt::format("'{}' must be a string", k));
+    if (!o.is_object() || !o.contains(k) || !o[k].is_string())
+      throw fail(fmt::format("'{}' must be a string", k));
     return o[k].get<std::string>();
   };
   auto num = [&](const json& o, const char* k, double lo, double hi) {
-    if (!o.is_object() || !o.contains(k) || !o[k].is_number()) throw fail(fmt::format("'{}' must be a number", k));
+    if (!o.is_object() || !o.contains(k) || !o[k].is_number())
+      throw fail(fmt::format("'{}' must be a number", k));
     const double v = o[k].get<double>();
     if (!std::isfinite(v) || v < lo || v > hi)
       throw fail(fmt::format("'{}' must be in [{:g}, {:g}], got {:g}", k, lo, hi, v));
@@ -76,11 +79,14 @@ Profile parse_profile(const std::string& text, const std::string& origin) {
   if (!j.is_object()) throw fail("top level must be a JSON object");
   Profile p;
   p.schema = str(j, "schema");
-  if (p.schema != "ringsim-profile-1") throw fail("'schema' must be \"ringsim-profile-1\", got \"" + p.schema + "\"");
+  if (p.schema != "ringsim-profile-1")
+    throw fail("'schema' must be \"ringsim-profile-1\", got \"" + p.schema + "\"");
   if (!j.contains("device") || !j["device"].is_object()) throw fail("'device' must be an object");
   p.device_kind = str(j["device"], "kind");
   p.device_name = str(j["device"], "name");
-  p.driver = j["device"].contains("driver") && j["device"]["driver"].is_string() ? j["device"]["driver"].get<std::string>() : "";
+  p.driver = j["device"].contains("driver") && j["device"]["driver"].is_string()
+                 ? j["device"]["driver"].get<std::string>()
+                 : "";
   p.date = str(j, "date");
   p.kernel_version = str(j, "kernel_version");
   if (!j.contains("points") || !j["points"].is_array() || j["points"].empty())
@@ -96,12 +102,15 @@ Profile parse_profile(const std::string& text, const std::string& origin) {
     pt.head_dim = static_cast<int>(count(e, "head_dim", 1, 4096));
     pt.block = static_cast<std::int64_t>(count(e, "block", 1, 1 << 24));
     pt.mask = str(e, "mask");
-    if (pt.mask != "full" && pt.mask != "causal_diagonal") throw fail("point 'mask' must be full or causal_diagonal");
-    if (pt.kernel == "merge" && pt.mask != "full") throw fail("a merge point's 'mask' must be full");
+    if (pt.mask != "full" && pt.mask != "causal_diagonal")
+      throw fail("point 'mask' must be full or causal_diagonal");
+    if (pt.kernel == "merge" && pt.mask != "full")
+      throw fail("a merge point's 'mask' must be full");
     pt.median_s = num(e, "median_s", 1e-12, 1e6);
     pt.min_s = num(e, "min_s", 0, 1e6);
     pt.max_s = num(e, "max_s", 0, 1e6);
-    if (pt.min_s > pt.median_s || pt.median_s > pt.max_s) throw fail("point needs min_s <= median_s <= max_s");
+    if (pt.min_s > pt.median_s || pt.median_s > pt.max_s)
+      throw fail("point needs min_s <= median_s <= max_s");
     pt.repeats = static_cast<int>(count(e, "repeats", 1, 1e6));
     pt.entries = static_cast<std::uint64_t>(count(e, "entries", 1, 1e18));
     p.points.push_back(pt);
@@ -119,12 +128,14 @@ ProfileModel::ProfileModel(Profile p, const std::string& dtype, const std::strin
         pt.block, pt.median_s / static_cast<double>(pt.entries));
   }
   if (curves_.empty())
-    throw InputError(fmt::format("{}: has no {} points (it has: {}); pass --dtype with one of those",
-                                 origin, dtype, join({dtypes.begin(), dtypes.end()}, ", ")));
+    throw InputError(
+        fmt::format("{}: has no {} points (it has: {}); pass --dtype with one of those", origin,
+                    dtype, join({dtypes.begin(), dtypes.end()}, ", ")));
   for (auto& [k, v] : curves_) {
     std::sort(v.begin(), v.end());
     // Duplicate sizes: keep the first after sorting (deterministic).
-    v.erase(std::unique(v.begin(), v.end(), [](auto& a, auto& b) { return a.first == b.first; }), v.end());
+    v.erase(std::unique(v.begin(), v.end(), [](auto& a, auto& b) { return a.first == b.first; }),
+            v.end());
   }
 }
 
@@ -154,27 +165,31 @@ double ProfileModel::per_entry(const Key& key, std::int64_t block) const {
       Key full{std::get<0>(key), std::get<1>(key), "full"};
       bool any_diag = false;
       for (const auto& [k, v] : curves_)
-        if (std::get<0>(k) == std::get<0>(key) && std::get<2>(k) == "causal_diagonal") any_diag = true;
+        if (std::get<0>(k) == std::get<0>(key) && std::get<2>(k) == "causal_diagonal")
+          any_diag = true;
       if (!any_diag && curves_.count(full)) return per_entry(full, block);
     }
     std::set<int> dims;
     for (const auto& [k, v] : curves_) dims.insert(std::get<1>(k));
     std::vector<std::string> ds;
     for (int d : dims) ds.push_back(std::to_string(d));
-    throw InputError(fmt::format("{}: no {} points for head dim {} (mask {}); the profile has head dims: {}",
-                                 origin_, std::get<0>(key), std::get<1>(key), std::get<2>(key), join(ds, ", ")));
+    throw InputError(
+        fmt::format("{}: no {} points for head dim {} (mask {}); the profile has head dims: {}",
+                    origin_, std::get<0>(key), std::get<1>(key), std::get<2>(key), join(ds, ", ")));
   }
   const auto& v = it->second;
   if (block < v.front().first)
-    throw InputError(fmt::format("{}: block {} is below the smallest measured block {} (no extrapolation below the profile)",
-                                 origin_, block, v.front().first));
+    throw InputError(fmt::format(
+        "{}: block {} is below the smallest measured block {} (no extrapolation below the profile)",
+        origin_, block, v.front().first));
   if (block >= v.back().first) return v.back().second;
   auto hi = std::lower_bound(v.begin(), v.end(), std::make_pair(block, 0.0),
                              [](auto& a, auto& b) { return a.first < b.first; });
   if (hi->first == block) return hi->second;
   auto lo = hi - 1;
-  const double t = (std::log(static_cast<double>(block)) - std::log(static_cast<double>(lo->first))) /
-                   (std::log(static_cast<double>(hi->first)) - std::log(static_cast<double>(lo->first)));
+  const double t =
+      (std::log(static_cast<double>(block)) - std::log(static_cast<double>(lo->first))) /
+      (std::log(static_cast<double>(hi->first)) - std::log(static_cast<double>(lo->first)));
   return lo->second + t * (hi->second - lo->second);
 }
 

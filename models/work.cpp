@@ -15,11 +15,14 @@ constexpr const char* kEntriesWhat = "--devices/--block: score entries of one st
 std::uint64_t chunk_pairs(std::int64_t qx, std::int64_t ky, std::int64_t h, bool causal) {
   const auto hh = static_cast<std::uint64_t>(h);
   if (!causal || qx > ky) return mul_checked(hh, hh, kEntriesWhat);
-  if (qx == ky) return mul_checked(hh % 2 ? hh : hh / 2, hh % 2 ? (hh + 1) / 2 : hh + 1, kEntriesWhat);
+  if (qx == ky)
+    return mul_checked(hh % 2 ? hh : hh / 2, hh % 2 ? (hh + 1) / 2 : hh + 1, kEntriesWhat);
   return 0;
 }
 
-std::int64_t mod(std::int64_t a, std::int64_t n) { return ((a % n) + n) % n; }
+std::int64_t mod(std::int64_t a, std::int64_t n) {
+  return ((a % n) + n) % n;
+}
 
 }  // namespace
 
@@ -51,8 +54,9 @@ std::uint64_t shard_pairs(Layout layout, std::int64_t n, std::int64_t c, bool ca
     case Layout::Striped:
       // Query i+N*a sees key j+N*b iff b < a, or b == a and j <= i.
       if (!causal) return mul_checked(cc, cc, kEntriesWhat);
-      return add_checked(mul_checked(cc % 2 ? cc : cc / 2, cc % 2 ? (cc - 1) / 2 : cc - 1, kEntriesWhat),
-                         j <= i ? cc : 0, kEntriesWhat);
+      return add_checked(
+          mul_checked(cc % 2 ? cc : cc / 2, cc % 2 ? (cc - 1) / 2 : cc - 1, kEntriesWhat),
+          j <= i ? cc : 0, kEntriesWhat);
     case Layout::Zigzag:
     case Layout::Allgather:
     case Layout::Hybrid: {
@@ -126,21 +130,24 @@ std::uint64_t step_entries(const Workload& w, std::int64_t device, std::int64_t 
   switch (w.layout) {
     case Layout::Ulysses: {
       // Every token of heads/N heads: the full (masked) square.
-      const auto pairs = w.causal ? mul_checked(S % 2 ? S : S / 2, S % 2 ? (S + 1) / 2 : S + 1, kEntriesWhat)
-                                  : mul_checked(S, S, kEntriesWhat);
+      const auto pairs =
+          w.causal ? mul_checked(S % 2 ? S : S / 2, S % 2 ? (S + 1) / 2 : S + 1, kEntriesWhat)
+                   : mul_checked(S, S, kEntriesWhat);
       return mul_checked(pairs, heads / static_cast<std::uint64_t>(n), kEntriesWhat);
     }
     case Layout::Allgather: {
       // Own queries (zigzag chunks) against every key.
       std::uint64_t pairs = 0;
       for (std::int64_t j = 0; j < n; ++j)
-        pairs = add_checked(pairs, shard_pairs(Layout::Zigzag, n, c, w.causal, device, j), kEntriesWhat);
+        pairs = add_checked(pairs, shard_pairs(Layout::Zigzag, n, c, w.causal, device, j),
+                            kEntriesWhat);
       return mul_checked(pairs, heads, kEntriesWhat);
     }
     case Layout::Hybrid: {
       const auto u = w.ulysses(), r = w.ring_degree();
       const auto g = device / u;
-      const auto pairs = shard_pairs(Layout::Zigzag, r, c * u, w.causal, g, kv_source(w, device, step));
+      const auto pairs =
+          shard_pairs(Layout::Zigzag, r, c * u, w.causal, g, kv_source(w, device, step));
       return mul_checked(pairs, heads / static_cast<std::uint64_t>(u), kEntriesWhat);
     }
     default:
@@ -179,14 +186,14 @@ std::uint64_t step_diagonal_entries(const Workload& w, std::int64_t device, std:
 std::uint64_t total_entries(const Workload& w) {
   std::uint64_t t = 0;
   for (std::int64_t d = 0; d < w.devices; ++d)
-    for (std::int64_t s = 0; s < num_steps(w); ++s) t = add_checked(t, step_entries(w, d, s), "work");
+    for (std::int64_t s = 0; s < num_steps(w); ++s)
+      t = add_checked(t, step_entries(w, d, s), "work");
   return t;
 }
 
 std::uint64_t kv_block_elements(const Workload& w) {
   return mul_checked(static_cast<std::uint64_t>(w.block),
-                     static_cast<std::uint64_t>(w.shape.kv_heads) * w.shape.head_dim,
-                     "kv block");
+                     static_cast<std::uint64_t>(w.shape.kv_heads) * w.shape.head_dim, "kv block");
 }
 
 std::uint64_t ring_elements_per_step(const Workload& w, bool backward) {

@@ -22,7 +22,8 @@ E parse_enum(const std::string& flag, const std::string& s, const std::vector<st
 }  // namespace
 
 const std::vector<std::string>& layout_names() {
-  static const std::vector<std::string> n{"ring", "striped", "zigzag", "ulysses", "allgather", "hybrid"};
+  static const std::vector<std::string> n{"ring",    "striped",   "zigzag",
+                                          "ulysses", "allgather", "hybrid"};
   return n;
 }
 const std::vector<std::string>& pass_names() {
@@ -37,10 +38,18 @@ const std::vector<std::string>& platform_names() {
   static const std::vector<std::string> n{"flat", "nodes", "torus2d", "torus3d", "fattree"};
   return n;
 }
-std::string to_string(Layout l) { return layout_names()[static_cast<int>(l)]; }
-std::string to_string(Pass p) { return pass_names()[static_cast<int>(p)]; }
-std::string to_string(DType d) { return dtype_names()[static_cast<int>(d)]; }
-std::string to_string(Platform p) { return platform_names()[static_cast<int>(p)]; }
+std::string to_string(Layout l) {
+  return layout_names()[static_cast<int>(l)];
+}
+std::string to_string(Pass p) {
+  return pass_names()[static_cast<int>(p)];
+}
+std::string to_string(DType d) {
+  return dtype_names()[static_cast<int>(d)];
+}
+std::string to_string(Platform p) {
+  return platform_names()[static_cast<int>(p)];
+}
 Layout parse_layout(const std::string& f, const std::string& s) {
   return parse_enum<Layout>(f, s, layout_names());
 }
@@ -53,7 +62,9 @@ DType parse_dtype(const std::string& f, const std::string& s) {
 Platform parse_platform(const std::string& f, const std::string& s) {
   return parse_enum<Platform>(f, s, platform_names());
 }
-int dtype_bytes(DType d) { return d == DType::FP32 ? 4 : 2; }
+int dtype_bytes(DType d) {
+  return d == DType::FP32 ? 4 : 2;
+}
 
 const std::vector<ModelShape>& model_shapes() {
   static const std::vector<ModelShape> shapes = [] {
@@ -83,8 +94,10 @@ const ModelShape& find_model(const std::string& flag, const std::string& name) {
     if (m.name == name) return m;
     names.push_back(m.name);
   }
-  throw InputError(fmt::format("{}: unknown model '{}'; choose one of: {} (or give --d-model --heads --kv-heads --head-dim --ffn)",
-                               flag, name, join(names, ", ")));
+  throw InputError(
+      fmt::format("{}: unknown model '{}'; choose one of: {} (or give --d-model --heads --kv-heads "
+                  "--head-dim --ffn)",
+                  flag, name, join(names, ", ")));
 }
 
 std::int64_t Workload::ulysses() const {
@@ -128,30 +141,35 @@ std::string Hardware::describe() const {
 void validate(const Workload& w, const Hardware& hw) {
   const auto& s = w.shape;
   if (s.heads % s.kv_heads != 0)
-    throw InputError(fmt::format("--kv-heads: must divide --heads ({}), got {}", s.heads, s.kv_heads));
+    throw InputError(
+        fmt::format("--kv-heads: must divide --heads ({}), got {}", s.heads, s.kv_heads));
   // allgather shards its queries as zigzag chunks too (models/work.hpp); an odd
   // block would drop a token from every count.
   if ((w.layout == Layout::Zigzag || w.layout == Layout::Allgather) && w.block % 2 != 0)
-    throw InputError(fmt::format("--block: {} splits each block into two chunks, so it must be even, got {}",
-                                 to_string(w.layout), w.block));
+    throw InputError(
+        fmt::format("--block: {} splits each block into two chunks, so it must be even, got {}",
+                    to_string(w.layout), w.block));
   if (w.layout == Layout::Ulysses) {
     if (w.devices > s.kv_heads || s.kv_heads % w.devices != 0)
-      throw InputError(fmt::format(
-          "--devices: ulysses needs the degree to divide the KV heads ({}), got {}; use hybrid for more devices",
-          s.kv_heads, w.devices));
+      throw InputError(
+          fmt::format("--devices: ulysses needs the degree to divide the KV heads ({}), got {}; "
+                      "use hybrid for more devices",
+                      s.kv_heads, w.devices));
   }
   if (w.layout == Layout::Hybrid) {
     const auto u = w.ulysses_degree;
     if (u < 1 || w.devices % u != 0 || s.kv_heads % u != 0)
-      throw InputError(fmt::format(
-          "--ulysses-degree: must divide --devices ({}) and the KV heads ({}), got {}", w.devices,
-          s.kv_heads, u));
+      throw InputError(
+          fmt::format("--ulysses-degree: must divide --devices ({}) and the KV heads ({}), got {}",
+                      w.devices, s.kv_heads, u));
     if ((w.block * u) % 2 != 0)
-      throw InputError(fmt::format("--block: hybrid's zigzag ring needs an even group block, got {} x {}", w.block, u));
+      throw InputError(fmt::format(
+          "--block: hybrid's zigzag ring needs an even group block, got {} x {}", w.block, u));
   }
   if (hw.flops <= 0)
-    throw InputError(fmt::format("--dtype: {} is not supported by {} (no peak FLOP/s in the catalog)",
-                                 to_string(w.dtype), hw.gpu_name));
+    throw InputError(
+        fmt::format("--dtype: {} is not supported by {} (no peak FLOP/s in the catalog)",
+                    to_string(w.dtype), hw.gpu_name));
 }
 
 }  // namespace ringsim

@@ -65,8 +65,8 @@ int auto_ulysses_degree(std::int64_t devices, int kv_heads, int gpus_per_node);
 // Hardware resolved from the catalog plus overrides. Bandwidths per direction.
 struct Hardware {
   std::string gpu_name = "h100-sxm", gpu_display;
-  double flops = 0;        // peak FLOP/s for the workload's dtype
-  double efficiency = 0;   // attention kernel fraction of peak
+  double flops = 0;       // peak FLOP/s for the workload's dtype
+  double efficiency = 0;  // attention kernel fraction of peak
   double hbm_bytes = 0, hbm_bandwidth = 0;
   Platform platform = Platform::Nodes;
   int gpus_per_node = 8;

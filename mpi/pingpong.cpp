@@ -146,7 +146,8 @@ PingPongResult pingpong(const World& w, const RingOptions& o) {
     // The overlap probe at a small, a middle and the largest ring-step size
     // (eager and rendezvous protocols can differ). Both ranks spin for the
     // same time: rank 0's ring_step_s, sent to rank 1.
-    for (const std::int64_t want : {std::int64_t{16} << 10, std::int64_t{256} << 10, o.pp_max_bytes}) {
+    for (const std::int64_t want :
+         {std::int64_t{16} << 10, std::int64_t{256} << 10, o.pp_max_bytes}) {
       const PingPongPoint* p = nullptr;
       for (const auto& x : res.points)
         if (x.bytes <= want) p = &x;
@@ -226,10 +227,10 @@ std::string PingPongResult::text() const {
   std::string out = fmt::format("{:>12} {:>12} {:>12} {:>12} {:>14}\n", "bytes", "one-way",
                                 "exchange", "ring step", "one-way GB/s");
   for (const auto& p : points)
-    out += fmt::format("{:>12} {:>12} {:>12} {:>12} {:>14.3f}\n", p.bytes,
-                       human_seconds(p.one_way_s), human_seconds(p.exchange_s),
-                       human_seconds(p.ring_step_s),
-                       static_cast<double>(p.bytes) / p.one_way_s / 1e9);
+    out +=
+        fmt::format("{:>12} {:>12} {:>12} {:>12} {:>14.3f}\n", p.bytes, human_seconds(p.one_way_s),
+                    human_seconds(p.exchange_s), human_seconds(p.ring_step_s),
+                    static_cast<double>(p.bytes) / p.one_way_s / 1e9);
   out += fmt::format(
       "line t = L + bytes / B through messages of {} KiB and more: L {}, B {:.3f} GB/s per "
       "direction\n(smallest message {}; both directions busy: L {}, B {:.3f} GB/s)\n",

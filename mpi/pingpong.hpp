@@ -42,7 +42,7 @@ struct PingPongResult {
   double latency_s = 0, bandwidth_Bps = 0;  // the line's intercept and 1 / slope
   double small_latency_s = 0;               // one-way time of the smallest message
   double exchange_latency_s = 0, exchange_bandwidth_Bps = 0;  // both directions busy
-  double ring_latency_s = 0, ring_bandwidth_Bps = 0;  // the line through ring_step_s
+  double ring_latency_s = 0, ring_bandwidth_Bps = 0;          // the line through ring_step_s
   std::vector<OverlapPoint> overlap_points;
   double overlap = 0;  // median over overlap_points
   // "none" when overlap < 0.5 (most of a transfer waits for the compute to

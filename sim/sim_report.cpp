@@ -111,7 +111,8 @@ std::string sim_summary_text(const Summary& a, const SimResult& r, const SimCont
   row("hardware", a.hardware);
   row("simulated platform", fmt::format("{}; {} network model", r.platform, to_string(c.network)));
   row("engine / compute model", "simgrid (analytic alongside) / " + a.compute_model);
-  if (!a.overlap) row("transfer overlap", "none (--overlap none: each transfer follows its compute)");
+  if (!a.overlap)
+    row("transfer overlap", "none (--overlap none: each transfer follows its compute)");
   if (r.simulated_devices > 0 && r.simulated_devices < w.devices)
     row("symmetry",
         fmt::format("every device's timeline is the same: simulated one period of {} devices "
@@ -151,10 +152,11 @@ std::string sim_summary_text(const Summary& a, const SimResult& r, const SimCont
     row("critical device",
         fmt::format("{} (busiest: {} of compute)", r.critical_device,
                     human_seconds(r.device_busy_s[static_cast<std::size_t>(r.critical_device)])));
-  row("min block to hide comm",
-      a.min_block > 0 ? fmt::format("{} tokens (analytic)", a.min_block)
-                      : (a.min_block < 0 ? "never hides"
-                         : !a.overlap ? "n/a (--overlap none)" : "n/a (no overlap in this layout)"));
+  row("min block to hide comm", a.min_block > 0
+                                    ? fmt::format("{} tokens (analytic)", a.min_block)
+                                    : (a.min_block < 0 ? "never hides"
+                                       : !a.overlap    ? "n/a (--overlap none)"
+                                                       : "n/a (no overlap in this layout)"));
   row("memory per device", human_bytes(static_cast<double>(a.memory_bytes_per_device)) +
                                " (attention buffers, one layer)");
   row("simulated activities", fmt::format("{}", r.activities));

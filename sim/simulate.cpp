@@ -24,9 +24,8 @@ std::string to_string(NetworkModel m) {
 }
 
 const char* phase_name(Phase p) {
-  static const char* const n[] = {"partial",  "send",      "recv",          "wait",
-                                  "alltoall", "allgather", "reducescatter", "dense",
-                                  "merge"};
+  static const char* const n[] = {"partial",   "send",          "recv",  "wait", "alltoall",
+                                  "allgather", "reducescatter", "dense", "merge"};
   return n[static_cast<int>(p)];
 }
 

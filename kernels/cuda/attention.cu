@@ -13,7 +13,9 @@
 namespace ringsim::kernels::cuda {
 namespace {
 
-cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
+cudaStream_t as_stream(void* s) {
+  return static_cast<cudaStream_t>(s);
+}
 
 void check_shape(int head_dim, std::int64_t seq_q, std::int64_t seq_k, int heads, int kv_heads,
                  const void* q, const void* k, const void* v) {
@@ -79,7 +81,9 @@ void bwd(BwdParams p, float* delta, cudaStream_t s) {
 
 }  // namespace
 
-const char* dtype_name(DType t) { return t == DType::kBf16 ? "bf16" : "fp16"; }
+const char* dtype_name(DType t) {
+  return t == DType::kBf16 ? "bf16" : "fp16";
+}
 
 const char* variant_name(FwdVariant v) {
   return v == FwdVariant::kAuto ? "auto" : v == FwdVariant::kRows16 ? "rows16" : "rows32";
@@ -112,11 +116,13 @@ void flash_forward(DType t, int head_dim, FwdParams p, void* stream, FwdVariant 
   const bool b = t == DType::kBf16;
   // 128-row blocks halve shared-memory traffic per FLOP but make half as many
   // blocks; below one block per multiprocessor, parallelism matters more.
-  const bool rows32 = variant == FwdVariant::kRows32 ||
-                      (variant == FwdVariant::kAuto &&
-                       (p.seq_q + 127) / 128 * p.heads >= multiprocessors());
-  if (head_dim == 64) b ? fwd_variant<true, 64>(p, s, rows32) : fwd_variant<false, 64>(p, s, rows32);
-  else b ? fwd_variant<true, 128>(p, s, rows32) : fwd_variant<false, 128>(p, s, rows32);
+  const bool rows32 =
+      variant == FwdVariant::kRows32 ||
+      (variant == FwdVariant::kAuto && (p.seq_q + 127) / 128 * p.heads >= multiprocessors());
+  if (head_dim == 64)
+    b ? fwd_variant<true, 64>(p, s, rows32) : fwd_variant<false, 64>(p, s, rows32);
+  else
+    b ? fwd_variant<true, 128>(p, s, rows32) : fwd_variant<false, 128>(p, s, rows32);
 }
 
 void flash_backward(DType t, int head_dim, BwdParams p, float* delta, void* stream) {
@@ -127,8 +133,10 @@ void flash_backward(DType t, int head_dim, BwdParams p, float* delta, void* stre
   if (p.seq_q == 0 || p.seq_k == 0) return;
   const auto s = as_stream(stream);
   const bool b = t == DType::kBf16;
-  if (head_dim == 64) b ? bwd<true, 64>(p, delta, s) : bwd<false, 64>(p, delta, s);
-  else b ? bwd<true, 128>(p, delta, s) : bwd<false, 128>(p, delta, s);
+  if (head_dim == 64)
+    b ? bwd<true, 64>(p, delta, s) : bwd<false, 64>(p, delta, s);
+  else
+    b ? bwd<true, 128>(p, delta, s) : bwd<false, 128>(p, delta, s);
 }
 
 void lse_merge(float* acc_o, float* acc_lse, const float* part_o, const float* part_lse,

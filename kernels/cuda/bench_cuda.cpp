@@ -68,7 +68,8 @@ json bench_shape(const Shape& s, UnfusedAttention& unfused, double gemm_ceiling,
   fill_random(k, n, bf16, 12);
   fill_random(v, n, bf16, 13);
   fill_random(d_o, n, bf16, 14);
-  DeviceBuffer ws(static_cast<std::size_t>(UnfusedAttention::workspace_bytes(s.seq, s.seq, s.heads)));
+  DeviceBuffer ws(
+      static_cast<std::size_t>(UnfusedAttention::workspace_bytes(s.seq, s.seq, s.heads)));
 
   FwdParams p;
   p.q = q.as<std::uint16_t>();
@@ -99,7 +100,8 @@ json bench_shape(const Shape& s, UnfusedAttention& unfused, double gemm_ceiling,
     lse.download(l1.data(), l1.size() * 4);
     for (std::size_t i = 0; i < n; ++i) {
       const double a = storage_to_float(h1[i], bf16), b = storage_to_float(h2[i], bf16);
-      d_o_max = std::isfinite(a) && std::isfinite(b) ? std::max(d_o_max, std::fabs(a - b)) : INFINITY;
+      d_o_max =
+          std::isfinite(a) && std::isfinite(b) ? std::max(d_o_max, std::fabs(a - b)) : INFINITY;
     }
     for (std::size_t i = 0; i < l1.size(); ++i)
       d_lse_max = std::isfinite(l1[i]) && std::isfinite(l2[i])
@@ -119,30 +121,34 @@ json bench_shape(const Shape& s, UnfusedAttention& unfused, double gemm_ceiling,
       [&] { flash_forward(s.dtype, s.head_dim, p, nullptr, FwdVariant::kRows32); }, 3, reps);
   const auto& tf = t32.median_s <= t16.median_s ? t32 : t16;
   const char* best = t32.median_s <= t16.median_s ? "rows32" : "rows16";
-  const auto tu = time_on_device([&] { unfused.forward(s.dtype, s.head_dim, pr, ws.get()); }, 3, reps);
-  json r = {{"seq", s.seq},
-            {"heads", s.heads},
-            {"head_dim", s.head_dim},
-            {"causal", s.causal},
-            {"dtype", dtype_name(s.dtype)},
-            {"cross_check", {{"max_abs_diff_o", d_o_max}, {"max_abs_diff_lse", d_lse_max}, {"ok", cross_ok}}},
-            {"flash_fwd_ms", tf.median_s * 1e3},
-            {"flash_fwd_variant", best},
-            {"flash_fwd_rows16_ms", t16.median_s * 1e3},
-            {"flash_fwd_rows32_ms", t32.median_s * 1e3},
-            {"flash_fwd_ms_min_max", {tf.min_s * 1e3, tf.max_s * 1e3}},
-            {"unfused_fwd_ms", tu.median_s * 1e3},
-            {"flash_fwd_tflops", fwd_flops / tf.median_s * 1e-12},
-            {"unfused_fwd_tflops", fwd_flops / tu.median_s * 1e-12},
-            {"speedup_vs_unfused", tu.median_s / tf.median_s},
-            {"fraction_of_datasheet_bf16_peak", fwd_flops / tf.median_s * 1e-12 / kHopperBf16PeakTflops},
-            {"fraction_of_measured_gemm", fwd_flops / tf.median_s * 1e-12 / gemm_ceiling}};
-  std::printf("%-5s seq %6lld d %3d %-7s fwd: flash(%s) %8.3f ms %6.1f TF/s [rows16 %.1f, rows32 %.1f] | unfused %8.3f ms %6.1f TF/s | x%.2f | check %s\n",
-              dtype_name(s.dtype), static_cast<long long>(s.seq), s.head_dim,
-              s.causal ? "causal" : "full", best, tf.median_s * 1e3, fwd_flops / tf.median_s * 1e-12,
-              fwd_flops / t16.median_s * 1e-12, fwd_flops / t32.median_s * 1e-12,
-              tu.median_s * 1e3, fwd_flops / tu.median_s * 1e-12, tu.median_s / tf.median_s,
-              cross_ok ? "ok" : "FAILED");
+  const auto tu =
+      time_on_device([&] { unfused.forward(s.dtype, s.head_dim, pr, ws.get()); }, 3, reps);
+  json r = {
+      {"seq", s.seq},
+      {"heads", s.heads},
+      {"head_dim", s.head_dim},
+      {"causal", s.causal},
+      {"dtype", dtype_name(s.dtype)},
+      {"cross_check",
+       {{"max_abs_diff_o", d_o_max}, {"max_abs_diff_lse", d_lse_max}, {"ok", cross_ok}}},
+      {"flash_fwd_ms", tf.median_s * 1e3},
+      {"flash_fwd_variant", best},
+      {"flash_fwd_rows16_ms", t16.median_s * 1e3},
+      {"flash_fwd_rows32_ms", t32.median_s * 1e3},
+      {"flash_fwd_ms_min_max", {tf.min_s * 1e3, tf.max_s * 1e3}},
+      {"unfused_fwd_ms", tu.median_s * 1e3},
+      {"flash_fwd_tflops", fwd_flops / tf.median_s * 1e-12},
+      {"unfused_fwd_tflops", fwd_flops / tu.median_s * 1e-12},
+      {"speedup_vs_unfused", tu.median_s / tf.median_s},
+      {"fraction_of_datasheet_bf16_peak", fwd_flops / tf.median_s * 1e-12 / kHopperBf16PeakTflops},
+      {"fraction_of_measured_gemm", fwd_flops / tf.median_s * 1e-12 / gemm_ceiling}};
+  std::printf(
+      "%-5s seq %6lld d %3d %-7s fwd: flash(%s) %8.3f ms %6.1f TF/s [rows16 %.1f, rows32 %.1f] | "
+      "unfused %8.3f ms %6.1f TF/s | x%.2f | check %s\n",
+      dtype_name(s.dtype), static_cast<long long>(s.seq), s.head_dim, s.causal ? "causal" : "full",
+      best, tf.median_s * 1e3, fwd_flops / tf.median_s * 1e-12, fwd_flops / t16.median_s * 1e-12,
+      fwd_flops / t32.median_s * 1e-12, tu.median_s * 1e3, fwd_flops / tu.median_s * 1e-12,
+      tu.median_s / tf.median_s, cross_ok ? "ok" : "FAILED");
   if (s.backward) {
     DeviceBuffer dq(n * 4), dk(n * 4), dv(n * 4);
     dq.fill_bytes(0);
@@ -151,7 +157,8 @@ json bench_shape(const Shape& s, UnfusedAttention& unfused, double gemm_ceiling,
     const BwdParams b =
         backward_of(p, d_o.as<std::uint16_t>(), dq.as<float>(), dk.as<float>(), dv.as<float>());
     flash_forward(s.dtype, s.head_dim, p);  // o, lse from flash for the backward
-    const auto tb = time_on_device([&] { flash_backward(s.dtype, s.head_dim, b, delta.as<float>()); }, 2, reps);
+    const auto tb =
+        time_on_device([&] { flash_backward(s.dtype, s.head_dim, b, delta.as<float>()); }, 2, reps);
     r["flash_bwd_ms"] = tb.median_s * 1e3;
     r["flash_bwd_tflops"] = 2.5 * fwd_flops / tb.median_s * 1e-12;
     std::printf("%-5s seq %6lld d %3d %-7s bwd: flash %8.3f ms %6.1f TF/s\n", dtype_name(s.dtype),
@@ -203,11 +210,12 @@ int main(int argc, char** argv) {
       results.push_back(bench_shape(s, unfused, gemm, reps));
       all_ok = all_ok && results.back()["cross_check"]["ok"].get<bool>();
     }
-    json j = {{"device", {{"name", info.name}, {"multiprocessors", info.sm_count}}},
-              {"gemm_bf16_8192_tflops", gemm},
-              {"datasheet_bf16_peak_tflops", kHopperBf16PeakTflops},
-              {"goal", "flash fwd d=128, seq>=8K: >= 50% of dense bf16 peak and faster than unfused"},
-              {"results", results}};
+    json j = {
+        {"device", {{"name", info.name}, {"multiprocessors", info.sm_count}}},
+        {"gemm_bf16_8192_tflops", gemm},
+        {"datasheet_bf16_peak_tflops", kHopperBf16PeakTflops},
+        {"goal", "flash fwd d=128, seq>=8K: >= 50% of dense bf16 peak and faster than unfused"},
+        {"results", results}};
     if (!out.empty()) std::ofstream(out) << j.dump(1) << "\n";
     if (!all_ok) {
       std::printf("bench_cuda: cross-check FAILED for at least one shape (see JSON)\n");

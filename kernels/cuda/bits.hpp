@@ -25,7 +25,9 @@ inline std::uint16_t float_to_bf16(float f) {
   u += 0x7fffu + ((u >> 16) & 1u);  // round half to even on the dropped 16 bits
   return static_cast<std::uint16_t>(u >> 16);
 }
-inline float bf16_to_float(std::uint16_t h) { return bits_float(static_cast<std::uint32_t>(h) << 16); }
+inline float bf16_to_float(std::uint16_t h) {
+  return bits_float(static_cast<std::uint32_t>(h) << 16);
+}
 
 inline float half_to_float(std::uint16_t h) {
   const std::uint32_t sign = (h & 0x8000u) << 16;

@@ -60,7 +60,9 @@ void DeviceBuffer::upload(const void* host, std::size_t bytes) {
 void DeviceBuffer::download(void* host, std::size_t bytes) const {
   RINGSIM_CUDA_CHECK(cudaMemcpy(host, p_, bytes, cudaMemcpyDeviceToHost));
 }
-void DeviceBuffer::fill_bytes(int value) { RINGSIM_CUDA_CHECK(cudaMemset(p_, value, n_)); }
+void DeviceBuffer::fill_bytes(int value) {
+  RINGSIM_CUDA_CHECK(cudaMemset(p_, value, n_));
+}
 
 void fill_random(DeviceBuffer& b, std::size_t n, bool bf16, std::uint64_t seed) {
   std::vector<std::uint16_t> h(n);

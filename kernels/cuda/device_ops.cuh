@@ -39,18 +39,32 @@ namespace ringsim::kernels::cuda::dev {
 
 #if RINGSIM_CUDA_DEVICE
 
-RS_DEV unsigned tid() { return threadIdx.x; }
-RS_DEV unsigned bid_x() { return blockIdx.x; }
-RS_DEV unsigned bid_y() { return blockIdx.y; }
-RS_DEV unsigned grid_x() { return gridDim.x; }
-RS_DEV void sync_block() { __syncthreads(); }
-RS_DEV void sync_warp() { __syncwarp(); }
+RS_DEV unsigned tid() {
+  return threadIdx.x;
+}
+RS_DEV unsigned bid_x() {
+  return blockIdx.x;
+}
+RS_DEV unsigned bid_y() {
+  return blockIdx.y;
+}
+RS_DEV unsigned grid_x() {
+  return gridDim.x;
+}
+RS_DEV void sync_block() {
+  __syncthreads();
+}
+RS_DEV void sync_warp() {
+  __syncwarp();
+}
 RS_DEV unsigned char* smem() {
   extern __shared__ __align__(16) unsigned char smem_buf[];
   return smem_buf;
 }
 
-RS_DEV float shfl_xor(float v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+RS_DEV float shfl_xor(float v, int mask) {
+  return __shfl_xor_sync(0xffffffffu, v, mask);
+}
 
 RS_DEV std::uint32_t smem_addr(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
@@ -59,10 +73,12 @@ RS_DEV std::uint32_t smem_addr(const void* p) {
 // 16-byte global->shared copy that bypasses L1; src_bytes = 0 fills zeros.
 RS_DEV void cp_async16(void* dst, const void* src, bool valid) {
   const int src_bytes = valid ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)),
-               "l"(src), "r"(src_bytes));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+               "r"(src_bytes));
 }
-RS_DEV void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+RS_DEV void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
 template <int N>
 RS_DEV void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
@@ -136,17 +152,33 @@ RS_DEV float exp2_fast(float x) {
   return y;
 }
 
-RS_DEV void atomic_add(float* p, float v) { atomicAdd(p, v); }
+RS_DEV void atomic_add(float* p, float v) {
+  atomicAdd(p, v);
+}
 
 #else  // RINGSIM_CUDA_EMULATION
 
-inline unsigned tid() { return emu::thread_idx().x; }
-inline unsigned bid_x() { return emu::block_idx().x; }
-inline unsigned bid_y() { return emu::block_idx().y; }
-inline unsigned grid_x() { return emu::grid_dim().x; }
-inline void sync_block() { emu::sync_block(); }
-inline void sync_warp() { emu::sync_warp(); }
-inline unsigned char* smem() { return emu::dynamic_smem(); }
+inline unsigned tid() {
+  return emu::thread_idx().x;
+}
+inline unsigned bid_x() {
+  return emu::block_idx().x;
+}
+inline unsigned bid_y() {
+  return emu::block_idx().y;
+}
+inline unsigned grid_x() {
+  return emu::grid_dim().x;
+}
+inline void sync_block() {
+  emu::sync_block();
+}
+inline void sync_warp() {
+  emu::sync_warp();
+}
+inline unsigned char* smem() {
+  return emu::dynamic_smem();
+}
 
 inline std::uint64_t to_word(float v) {
   std::uint32_t u;
@@ -203,7 +235,9 @@ inline void ldmatrix_x4_impl(std::uint32_t (&r)[4], const void* row_addr) {
     r[m] = static_cast<std::uint32_t>(lo) | (static_cast<std::uint32_t>(hi) << 16);
   }
 }
-inline void ldmatrix_x4(std::uint32_t (&r)[4], const void* p) { ldmatrix_x4_impl<false>(r, p); }
+inline void ldmatrix_x4(std::uint32_t (&r)[4], const void* p) {
+  ldmatrix_x4_impl<false>(r, p);
+}
 inline void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* p) {
   ldmatrix_x4_impl<true>(r, p);
 }
@@ -253,12 +287,20 @@ template <bool kBf16>
 inline std::uint16_t from_float(float f) {
   return float_to_storage(f, kBf16);
 }
-inline float exp2_fast(float x) { return std::exp2(x); }
-inline void atomic_add(float* p, float v) { *p += v; }
+inline float exp2_fast(float x) {
+  return std::exp2(x);
+}
+inline void atomic_add(float* p, float v) {
+  *p += v;
+}
 
 #endif
 
-RS_DEV unsigned lane() { return tid() % 32; }
-RS_DEV unsigned warp() { return tid() / 32; }
+RS_DEV unsigned lane() {
+  return tid() % 32;
+}
+RS_DEV unsigned warp() {
+  return tid() / 32;
+}
 
 }  // namespace ringsim::kernels::cuda::dev

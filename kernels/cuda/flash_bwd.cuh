@@ -27,8 +27,8 @@ struct BwdConfig {
   static constexpr int kBr = 64, kBc = 64;  // query rows, keys per tile
   static constexpr int kLd = D + 8, kLdP = kBc + 8;
   static constexpr int kSmemBytes = (2 * kBc + 2 * kBr) * kLd * 2  // K, V, Q, dO
-                                    + 2 * kBr * kLdP * 2            // P, dS
-                                    + 2 * kBr * 4;                  // LSE, delta
+                                    + 2 * kBr * kLdP * 2           // P, dS
+                                    + 2 * kBr * 4;                 // LSE, delta
 };
 
 // delta[i, h] = sum_d dO[i, h, d] * O[i, h, d]: one warp per (token, head) row.
@@ -74,8 +74,8 @@ RS_KERNEL void RS_LAUNCH_BOUNDS(BwdConfig<D>::kThreads) flash_bwd_kernel(const B
 
   const int w = static_cast<int>(warp()), ln = static_cast<int>(lane());
   const int g = ln / 4, t = ln % 4;
-  const int wr = (w % 4) * 16;    // this warp's 16 rows (queries in S/dQ, keys in dK/dV)
-  const int wc = (w / 4) * 32;    // its 32 key columns of S / dP
+  const int wr = (w % 4) * 16;     // this warp's 16 rows (queries in S/dQ, keys in dK/dV)
+  const int wc = (w / 4) * 32;     // its 32 key columns of S / dP
   const int wd = (w / 4) * kHalf;  // its half of the head dimension in dK, dV, dQ
 
   float dk_acc[kHalf / 8][4], dv_acc[kHalf / 8][4];
@@ -208,8 +208,8 @@ RS_KERNEL void RS_LAUNCH_BOUNDS(BwdConfig<D>::kThreads) flash_bwd_kernel(const B
     for (int e = 0; e < 4; ++e) {
       const std::int64_t kj = k0 + wr + g + 8 * (e / 2);
       if (kj >= p.seq_k) continue;
-      const std::int64_t off = kj * kv_stride + static_cast<std::int64_t>(hk) * D + wd + nt * 8 +
-                               2 * t + (e % 2);
+      const std::int64_t off =
+          kj * kv_stride + static_cast<std::int64_t>(hk) * D + wd + nt * 8 + 2 * t + (e % 2);
       p.dk[off] += dk_acc[nt][e];  // this block is the only writer of these keys
       p.dv[off] += dv_acc[nt][e];
     }

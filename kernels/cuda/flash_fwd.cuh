@@ -96,8 +96,8 @@ RS_KERNEL void RS_LAUNCH_BOUNDS(128) flash_fwd_kernel(const FwdParams p) {
 
   const std::int64_t q_last = (q0 + kBr < p.seq_q ? q0 + kBr : p.seq_q) - 1;
   const std::int64_t q_pos_min = p.q_pos.at(q0), q_pos_max = p.q_pos.at(q_last);
-  const std::int64_t n_tiles = p.causal ? visible_tiles(p.k_pos, p.seq_k, kBc, q_pos_max)
-                                        : (p.seq_k + kBc - 1) / kBc;
+  const std::int64_t n_tiles =
+      p.causal ? visible_tiles(p.k_pos, p.seq_k, kBc, q_pos_max) : (p.seq_k + kBc - 1) / kBc;
 
   load_rows<kBr, D, C::kThreads>(q_s, p.q, q0, p.seq_q, q_stride, h);
   if (n_tiles > 0) {
@@ -109,8 +109,8 @@ RS_KERNEL void RS_LAUNCH_BOUNDS(128) flash_fwd_kernel(const FwdParams p) {
   sync_block();
 
   const int w = static_cast<int>(warp()), ln = static_cast<int>(lane());
-  const int g = ln / 4, t = ln % 4;     // fragment row group and column pair
-  const int mat = ln / 8, r8 = ln % 8;  // which 8x8 matrix this lane addresses in ldmatrix
+  const int g = ln / 4, t = ln % 4;      // fragment row group and column pair
+  const int mat = ln / 8, r8 = ln % 8;   // which 8x8 matrix this lane addresses in ldmatrix
   const int wrow = w * C::kRowsPerWarp;  // this warp's first row in the block
 
   // Q fragments for the whole loop (kMT = 1 only; otherwise re-read per k step).
@@ -145,7 +145,7 @@ RS_KERNEL void RS_LAUNCH_BOUNDS(128) flash_fwd_kernel(const FwdParams p) {
       load_rows<kBc, D, C::kThreads>(v_s + (buf ^ 1) * kBc * kLd, p.v, (j + 1) * kBc, p.seq_k,
                                      kv_stride, hk);
     }
-    cp_async_commit();   // possibly empty, so that "all but the newest" means tile j
+    cp_async_commit();  // possibly empty, so that "all but the newest" means tile j
     cp_async_wait<1>();
     sync_block();
     const std::uint16_t* kb = k_s + buf * kBc * kLd;
@@ -186,8 +186,7 @@ RS_KERNEL void RS_LAUNCH_BOUNDS(128) flash_fwd_kernel(const FwdParams p) {
 
     const std::int64_t k0 = j * kBc;
     const std::int64_t k_end = k0 + kBc < p.seq_k ? k0 + kBc : p.seq_k;
-    const bool need_mask =
-        k0 + kBc > p.seq_k || (p.causal && p.k_pos.at(k_end - 1) > q_pos_min);
+    const bool need_mask = k0 + kBc > p.seq_k || (p.causal && p.k_pos.at(k_end - 1) > q_pos_min);
 #pragma unroll
     for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
@@ -285,8 +284,7 @@ RS_KERNEL void RS_LAUNCH_BOUNDS(128) flash_fwd_kernel(const FwdParams p) {
       const std::int64_t row = q0 + wrow + mt * 16 + g + 8 * r;
       if (row >= p.seq_q) continue;
       const float inv = l > 0.f ? 1.f / l : 0.f;
-      if (t == 0)
-        p.lse[row * p.heads + h] = l > 0.f ? (m_run[mt][r] + log2f(l)) * kLn2 : -INFINITY;
+      if (t == 0) p.lse[row * p.heads + h] = l > 0.f ? (m_run[mt][r] + log2f(l)) * kLn2 : -INFINITY;
       const std::int64_t base = row * q_stride + static_cast<std::int64_t>(h) * D + 2 * t;
 #pragma unroll
       for (int dn = 0; dn < D / 8; ++dn) {

@@ -37,8 +37,8 @@ RS_KERNEL void RS_LAUNCH_BOUNDS(256)
 
 // fp32 -> storage type, elementwise (the ring's final output).
 template <bool kBf16>
-RS_KERNEL void RS_LAUNCH_BOUNDS(256) to_storage_kernel(std::uint16_t* dst, const float* src,
-                                                       std::int64_t n) {
+RS_KERNEL void RS_LAUNCH_BOUNDS(256)
+    to_storage_kernel(std::uint16_t* dst, const float* src, std::int64_t n) {
   using namespace dev;
   const std::int64_t i = static_cast<std::int64_t>(bid_x()) * 256 + tid();
   if (i < n) dst[i] = from_float<kBf16>(src[i]);

@@ -30,14 +30,16 @@ std::string cuda_profile_json(const CudaProfileOptions& opt_in,
   CudaProfileOptions opt = opt_in;
   if (opt.blocks.empty())
     for (std::int64_t b = 128; b <= (opt.quick ? 4096 : 16384); b *= 2) opt.blocks.push_back(b);
-  if (opt.dtypes.empty()) opt.dtypes = opt.quick ? std::vector<std::string>{"bf16"}
-                                                 : std::vector<std::string>{"bf16", "fp16"};
+  if (opt.dtypes.empty())
+    opt.dtypes =
+        opt.quick ? std::vector<std::string>{"bf16"} : std::vector<std::string>{"bf16", "fp16"};
   if (opt.quick) {
     opt.warmup = std::min(opt.warmup, 1);
     opt.repeats = std::min(opt.repeats, 5);
   }
   for (const auto& d : opt.dtypes)
-    if (d != "bf16" && d != "fp16") throw InputError("--dtype: CUDA profiles bf16 or fp16, got " + d);
+    if (d != "bf16" && d != "fp16")
+      throw InputError("--dtype: CUDA profiles bf16 or fp16, got " + d);
   if (opt.heads < 1 || opt.repeats < 1) throw InputError("cuda profile: heads and repeats >= 1");
 
   std::string why;
@@ -64,8 +66,9 @@ std::string cuda_profile_json(const CudaProfileOptions& opt_in,
       if (d != 64 && d != 128) throw InputError("--head-dims: CUDA kernels take 64 or 128");
       for (bool causal : {false, true})
         for (auto block : opt.blocks) {
-          const std::uint64_t per_head = causal ? static_cast<std::uint64_t>(block) * (block + 1) / 2
-                                                : static_cast<std::uint64_t>(block) * block;
+          const std::uint64_t per_head = causal
+                                             ? static_cast<std::uint64_t>(block) * (block + 1) / 2
+                                             : static_cast<std::uint64_t>(block) * block;
           FwdParams fp;
           fp.q = q.as<std::uint16_t>();
           fp.k = k.as<std::uint16_t>();
@@ -76,14 +79,14 @@ std::string cuda_profile_json(const CudaProfileOptions& opt_in,
           fp.heads = fp.kv_heads = opt.heads;
           fp.causal = causal;
           auto add = [&](const char* kernel, const TimeStats& st) {
-            points.push_back({kernel, dts, causal ? "causal_diagonal" : "full", d, opt.heads,
-                              block, per_head * static_cast<std::uint64_t>(opt.heads), st});
+            points.push_back({kernel, dts, causal ? "causal_diagonal" : "full", d, opt.heads, block,
+                              per_head * static_cast<std::uint64_t>(opt.heads), st});
             if (progress) {
               const double flops = 4.0 * d * static_cast<double>(per_head) * opt.heads *
                                    (kernel[0] == 'b' ? 2.5 : 1.0);
               progress(std::string(kernel) + " " + dts + " d=" + std::to_string(d) +
-                       " block=" + std::to_string(block) + (causal ? " causal" : " full") +
-                       ": " + std::to_string(st.median_s * 1e3) + " ms, " +
+                       " block=" + std::to_string(block) + (causal ? " causal" : " full") + ": " +
+                       std::to_string(st.median_s * 1e3) + " ms, " +
                        std::to_string(flops / st.median_s * 1e-12) + " TFLOP/s");
             }
           };
@@ -104,13 +107,15 @@ std::string cuda_profile_json(const CudaProfileOptions& opt_in,
 std::string cuda_profile_document(const DeviceInfo& info,
                                   const std::vector<CudaProfilePoint>& points,
                                   const std::string& date) {
-  auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  auto version = [](int v) {
+    return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+  };
   nlohmann::json pts = nlohmann::json::array();
   for (const auto& p : points)
-    pts.push_back(profile_point_json({p.kernel, p.dtype, p.head_dim, p.block, p.mask,
-                                      p.time.median_s, p.time.min_s, p.time.max_s,
-                                      p.time.repeats, p.entries},
-                                     p.heads));
+    pts.push_back(
+        profile_point_json({p.kernel, p.dtype, p.head_dim, p.block, p.mask, p.time.median_s,
+                            p.time.min_s, p.time.max_s, p.time.repeats, p.entries},
+                           p.heads));
   nlohmann::json j = {
       {"schema", "ringsim-profile-1"},
       {"device",
@@ -123,8 +128,9 @@ std::string cuda_profile_document(const DeviceInfo& info,
         {"memory_gib", info.mem_gib}}},
       {"date", date},
       {"kernel_version", kKernelVersion},
-      {"method", "CUDA events around each call after warm-up; median of repeats; inputs uniform "
-                 "unit-variance random; one call = block x block x heads, positions 0..block-1"},
+      {"method",
+       "CUDA events around each call after warm-up; median of repeats; inputs uniform "
+       "unit-variance random; one call = block x block x heads, positions 0..block-1"},
       {"points", pts}};
   return j.dump(1);
 }

@@ -19,12 +19,12 @@
 namespace ringsim::kernels::cuda {
 
 struct CudaProfileOptions {
-  bool quick = false;                 // fewer sizes and repeats, bf16 only
-  std::vector<std::int64_t> blocks;   // empty: 128, 256, ..., 16384 (quick: up to 4096)
+  bool quick = false;                // fewer sizes and repeats, bf16 only
+  std::vector<std::int64_t> blocks;  // empty: 128, 256, ..., 16384 (quick: up to 4096)
   std::vector<int> head_dims{64, 128};
-  std::vector<std::string> dtypes;    // empty: bf16, fp16 (quick: bf16)
-  int heads = 16;                     // query heads = KV heads per call
-  int warmup = 2, repeats = 10;       // quick: 1 and 5
+  std::vector<std::string> dtypes;  // empty: bf16, fp16 (quick: bf16)
+  int heads = 16;                   // query heads = KV heads per call
+  int warmup = 2, repeats = 10;     // quick: 1 and 5
   bool backward = true;
 };
 

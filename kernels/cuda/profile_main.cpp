@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--heads") && i + 1 < argc) {
       opt.heads = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "ringsim_cuda_profile: error: usage: --out FILE [--quick] [--heads N]\n");
+      std::fprintf(stderr,
+                   "ringsim_cuda_profile: error: usage: --out FILE [--quick] [--heads N]\n");
       return 2;
     }
   }

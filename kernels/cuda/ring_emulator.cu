@@ -1,9 +1,8 @@
-#include "kernels/cuda/ring_emulator.hpp"
-
 #include <cmath>
 #include <vector>
 
 #include "kernels/cuda/check.hpp"
+#include "kernels/cuda/ring_emulator.hpp"
 
 namespace ringsim::kernels::cuda {
 namespace {
@@ -74,8 +73,8 @@ std::vector<Device> place(const RingProblem& pr, const std::uint16_t* q, const s
     const auto tokens = layout_tokens(pr.layout, pr.seq, pr.devices, r);
     Device& d = devs[static_cast<size_t>(r)];
     d.pos = a.get<std::int64_t>(c);
-    RINGSIM_CUDA_CHECK(cudaMemcpyAsync(d.pos, tokens.data(), c * sizeof(std::int64_t),
-                                       cudaMemcpyHostToDevice, s));
+    RINGSIM_CUDA_CHECK(
+        cudaMemcpyAsync(d.pos, tokens.data(), c * sizeof(std::int64_t), cudaMemcpyHostToDevice, s));
     d.q = a.get<std::uint16_t>(c * pr.heads * pr.head_dim);
     d.k = a.get<std::uint16_t>(c * pr.kv_heads * pr.head_dim);
     d.v = a.get<std::uint16_t>(c * pr.kv_heads * pr.head_dim);
@@ -89,8 +88,7 @@ std::vector<Device> place(const RingProblem& pr, const std::uint16_t* q, const s
 }
 
 void check_problem(const RingProblem& pr) {
-  if (pr.devices < 1 || pr.seq < 1)
-    throw InputError("ring emulator: devices and seq must be >= 1");
+  if (pr.devices < 1 || pr.seq < 1) throw InputError("ring emulator: devices and seq must be >= 1");
   (void)layout_tokens(pr.layout, pr.seq, pr.devices, 0);  // divisibility
 }
 

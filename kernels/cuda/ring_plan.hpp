@@ -25,8 +25,8 @@ inline const char* layout_name(RingLayout l) {
 inline std::vector<std::int64_t> layout_tokens(RingLayout l, std::int64_t seq, int n, int rank) {
   const int parts = l == RingLayout::kZigzag ? 2 * n : n;
   if (n < 1 || rank < 0 || rank >= n || seq % parts != 0)
-    throw InputError("ring layout " + std::string(layout_name(l)) + ": seq " +
-                     std::to_string(seq) + " must be a multiple of " + std::to_string(parts));
+    throw InputError("ring layout " + std::string(layout_name(l)) + ": seq " + std::to_string(seq) +
+                     " must be a multiple of " + std::to_string(parts));
   std::vector<std::int64_t> t;
   const std::int64_t c = seq / parts;
   auto chunk = [&](std::int64_t i) {
@@ -48,6 +48,8 @@ inline std::vector<std::int64_t> layout_tokens(RingLayout l, std::int64_t seq, i
 }
 
 // At step s (0 .. n-1) device r holds the K/V that started on device (r - s) mod n.
-inline int kv_source(int rank, int step, int n) { return ((rank - step) % n + n) % n; }
+inline int kv_source(int rank, int step, int n) {
+  return ((rank - step) % n + n) % n;
+}
 
 }  // namespace ringsim::kernels::cuda

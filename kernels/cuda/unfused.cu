@@ -1,5 +1,3 @@
-#include "kernels/cuda/unfused.hpp"
-
 #include <cublas_v2.h>
 
 #include <cmath>
@@ -7,16 +5,17 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/device_ops.cuh"
+#include "kernels/cuda/unfused.hpp"
 #include "models/errors.hpp"
 
 namespace ringsim::kernels::cuda {
 namespace {
 
-#define RINGSIM_CUBLAS_CHECK(expr)                                                         \
-  do {                                                                                     \
-    const cublasStatus_t st_ = (expr);                                                     \
-    if (st_ != CUBLAS_STATUS_SUCCESS)                                                      \
-      throw CudaError(std::string(#expr) + " failed: " + cublasGetStatusString(st_));     \
+#define RINGSIM_CUBLAS_CHECK(expr)                                                    \
+  do {                                                                                \
+    const cublasStatus_t st_ = (expr);                                                \
+    if (st_ != CUBLAS_STATUS_SUCCESS)                                                 \
+      throw CudaError(std::string(#expr) + " failed: " + cublasGetStatusString(st_)); \
   } while (0)
 
 constexpr int kSoftmaxThreads = 256;
@@ -86,8 +85,8 @@ std::int64_t UnfusedAttention::workspace_bytes(std::int64_t seq_q, std::int64_t 
 }
 
 void UnfusedAttention::forward(DType t, int d, const FwdParams& p, void* workspace, void* stream) {
-  if (p.o == nullptr || p.lse == nullptr || p.q_pos.array || p.k_pos.array ||
-      p.q_pos.offset != 0 || p.k_pos.offset != 0 || p.q_pos.stride != 1 || p.k_pos.stride != 1)
+  if (p.o == nullptr || p.lse == nullptr || p.q_pos.array || p.k_pos.array || p.q_pos.offset != 0 ||
+      p.k_pos.offset != 0 || p.q_pos.stride != 1 || p.k_pos.stride != 1)
     throw InputError("unfused attention: needs o (input type), lse and default positions");
   if (p.heads % p.kv_heads != 0) throw InputError("unfused attention: kv_heads must divide heads");
   if (p.seq_q == 0 || p.seq_k == 0) return;
@@ -111,11 +110,11 @@ void UnfusedAttention::forward(DType t, int d, const FwdParams& p, void* workspa
   }
   const unsigned rows = static_cast<unsigned>(p.seq_q * p.heads);
   if (t == DType::kBf16)
-    softmax_rows_kernel<true><<<rows, kSoftmaxThreads, 0, s>>>(sbuf, p.lse, p.seq_q, p.seq_k,
-                                                              p.heads, p.causal, scale);
+    softmax_rows_kernel<true>
+        <<<rows, kSoftmaxThreads, 0, s>>>(sbuf, p.lse, p.seq_q, p.seq_k, p.heads, p.causal, scale);
   else
-    softmax_rows_kernel<false><<<rows, kSoftmaxThreads, 0, s>>>(sbuf, p.lse, p.seq_q, p.seq_k,
-                                                               p.heads, p.causal, scale);
+    softmax_rows_kernel<false>
+        <<<rows, kSoftmaxThreads, 0, s>>>(sbuf, p.lse, p.seq_q, p.seq_k, p.heads, p.causal, scale);
   check_last("softmax_rows_kernel launch");
   // O_h^T (d x seq_q) = V_h^T (d x seq_k) P_h^T (seq_k x seq_q).
   for (int gi = 0; gi < group; ++gi) {

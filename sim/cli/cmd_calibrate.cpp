@@ -153,8 +153,8 @@ std::vector<Config> default_configs(bool quick) {
                  2, 64, "ring", "bwd", false});
   c.push_back({"comm-heavy", "tiny block, MHA: the transfer is comparable to the compute", 16, 1, 1,
                128, "ring", "fwd", false});
-  c.push_back({"comm-bound", "smaller still: the transfer outlasts the compute", 8, 1, 1,
-               128, "ring", "fwd", false});
+  c.push_back({"comm-bound", "smaller still: the transfer outlasts the compute", 8, 1, 1, 128,
+               "ring", "fwd", false});
   return c;
 }
 
@@ -199,7 +199,9 @@ std::vector<std::string> platform_flags(const Measured& m) {
 // Wall over CPU time of the ranks over a timed run: 1 when they had their
 // cores to themselves, more when other processes took time slices (the
 // measured times then show the machine's load, not the ring).
-double contention(const json& mj) { return mj.value("contention", 1.0); }
+double contention(const json& mj) {
+  return mj.value("contention", 1.0);
+}
 
 // A run counts as undisturbed below this contention (10% of the time lost to
 // other processes).
@@ -252,8 +254,8 @@ json measure_launch(const Tools& t, const Config& c, int ranks, int repeat, int 
                     const std::string& trace, json& attempts) {
   auto real = mpirun_cmd(t, ranks);
   for (const auto& x : c.flags()) real.push_back(x);
-  real.insert(real.end(), {"--repeat", std::to_string(repeat), "--warmup", "3", "--json",
-                           "--trace", trace});
+  real.insert(real.end(),
+              {"--repeat", std::to_string(repeat), "--warmup", "3", "--json", "--trace", trace});
   json best;
   for (int a = 0; a <= retries; ++a) {
     auto x = parse_child_json(run_child(real, t.env, t.timeout_s), "ringsim-mpi (" + c.name + ")");
@@ -394,7 +396,8 @@ std::string text_report(const json& j) {
       "  ringsim run --engine simgrid {}\n\n",
       j["ranks"].get<int>(), j["mpi"].get<std::string>(),
       human_seconds(j["pingpong"]["latency_s"].get<double>()),
-      j["pingpong"]["bandwidth_Bps"].get<double>() / 1e9, human_seconds(pl["latency_s"].get<double>()),
+      j["pingpong"]["bandwidth_Bps"].get<double>() / 1e9,
+      human_seconds(pl["latency_s"].get<double>()),
       human_seconds(pl["latency_range_s"][0].get<double>()),
       human_seconds(pl["latency_range_s"][1].get<double>()), j["pingpongs"].size(),
       pl["bandwidth_Bps"].get<double>() / 1e9, pl["measured_overlap"].get<double>(),
@@ -534,18 +537,19 @@ int run(const CalibrateFlags& f) {
   j["profile_device"] = m.profile.device_name;
   const bool kept = !temp || f.keep_files;
   // The platform of the median ping-pong, for the header; each launch used its own.
-  const auto mid = with_link(m, {{"ring_step_latency_s", median_of(lat)},
-                                 {"ring_step_bandwidth_Bps", median_of(bw)}});
+  const auto mid = with_link(
+      m, {{"ring_step_latency_s", median_of(lat)}, {"ring_step_bandwidth_Bps", median_of(bw)}});
   std::string flags;
   for (const auto& x : platform_flags(mid)) flags += (flags.empty() ? "" : " ") + x;
-  j["platform"] = {{"kind", "flat"},
-                   {"latency_s", mid.latency},
-                   {"bandwidth_Bps", mid.bandwidth},
-                   {"latency_range_s", {*std::min_element(lat.begin(), lat.end()),
-                                        *std::max_element(lat.begin(), lat.end())}},
-                   {"overlap", m.overlap},
-                   {"measured_overlap", m.measured_overlap},
-                   {"flags", flags}};
+  j["platform"] = {
+      {"kind", "flat"},
+      {"latency_s", mid.latency},
+      {"bandwidth_Bps", mid.bandwidth},
+      {"latency_range_s",
+       {*std::min_element(lat.begin(), lat.end()), *std::max_element(lat.begin(), lat.end())}},
+      {"overlap", m.overlap},
+      {"measured_overlap", m.measured_overlap},
+      {"flags", flags}};
   j["runs"] = json::array();
   for (std::size_t i = 0; i < configs.size(); ++i)
     j["runs"].push_back(

@@ -15,7 +15,9 @@ std::vector<Command>& registry() {
 }
 }  // namespace
 
-void register_command(Command c) { registry().push_back(std::move(c)); }
+void register_command(Command c) {
+  registry().push_back(std::move(c));
+}
 
 const std::vector<Command>& commands() {
   auto& r = registry();
@@ -27,7 +29,8 @@ const std::vector<Command>& commands() {
 
 int run_cli(int argc, const char* const* argv) {
   CLI::App app{
-      "ringsim: how ring attention (context parallelism) behaves on a cluster, before you rent it.\n"
+      "ringsim: how ring attention (context parallelism) behaves on a cluster, before you rent "
+      "it.\n"
       "`ringsim --devices 256 --block 4096` is `ringsim run --devices 256 --block 4096`.",
       "ringsim"};
   app.set_version_flag("--version", std::string("ringsim ") + RINGSIM_VERSION);
@@ -43,7 +46,8 @@ int run_cli(int argc, const char* const* argv) {
   // a subcommand or a top-level flag.
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
-  const bool top_flag = !args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "--version");
+  const bool top_flag =
+      !args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "--version");
   if (!top_flag && (args.empty() || std::find(names.begin(), names.end(), args[0]) == names.end()))
     args.insert(args.begin(), "run");
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
@@ -71,7 +75,8 @@ int run_cli(int argc, const char* const* argv) {
   } catch (const InputError& e) {
     // Messages quote file contents (names, keys), which may hold line breaks.
     std::string msg = e.what();
-    std::replace_if(msg.begin(), msg.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+    std::replace_if(
+        msg.begin(), msg.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
     std::cerr << "ringsim: error: " << msg << "\n";
     return 2;
   } catch (const std::bad_alloc&) {

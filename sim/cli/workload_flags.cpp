@@ -8,7 +8,7 @@
 namespace ringsim::cli {
 
 namespace {
-constexpr std::int64_t kMaxDevices = 1 << 20;           // 1M devices
+constexpr std::int64_t kMaxDevices = 1 << 20;               // 1M devices
 constexpr std::int64_t kMaxTokens = std::int64_t{1} << 40;  // 2^40 tokens
 }  // namespace
 
@@ -24,37 +24,48 @@ void add_model_flags(CLI::App* app, WorkloadFlags& f) {
 
 void add_workload_flags(CLI::App* app, WorkloadFlags& f, bool with_sizes) {
   if (with_sizes) {
-    app->add_option("--devices", f.devices, "Devices in the ring, N (1 .. 1M)")->capture_default_str();
-    app->add_option("--block", f.block, "Tokens per device block, c (sequence = N x c; K/M suffix ok)")
+    app->add_option("--devices", f.devices, "Devices in the ring, N (1 .. 1M)")
+        ->capture_default_str();
+    app->add_option("--block", f.block,
+                    "Tokens per device block, c (sequence = N x c; K/M suffix ok)")
         ->capture_default_str();
   }
-  app->add_option("--layout", f.layout, "ring|striped|zigzag|ulysses|allgather|hybrid")->capture_default_str();
+  app->add_option("--layout", f.layout, "ring|striped|zigzag|ulysses|allgather|hybrid")
+      ->capture_default_str();
   app->add_flag("--causal,!--no-causal", f.causal, "Causal mask (default) or full attention");
   app->add_option("--pass", f.pass, "fwd|bwd|fwdbwd")->capture_default_str();
-  app->add_option("--dtype", f.dtype, "bf16|fp16|fp32 (bytes moved and peak FLOP/s)")->capture_default_str();
+  app->add_option("--dtype", f.dtype, "bf16|fp16|fp32 (bytes moved and peak FLOP/s)")
+      ->capture_default_str();
   add_model_flags(app, f);
-  app->add_option("--layers", f.layers,
-                  "Transformer layers this run covers (default 1; with a custom shape also its depth)");
+  app->add_option(
+      "--layers", f.layers,
+      "Transformer layers this run covers (default 1; with a custom shape also its depth)");
   app->add_option("--ulysses-degree", f.ulysses_degree,
                   "hybrid: head-parallel degree inside each group (default: largest power of two "
                   "dividing devices and KV heads within a node)");
-  app->add_option("--scope", f.scope, "attention|layer (layer adds projections and MLP by roofline)")
+  app->add_option("--scope", f.scope,
+                  "attention|layer (layer adds projections and MLP by roofline)")
       ->capture_default_str();
 }
 
 void add_hardware_flags(CLI::App* app, HardwareFlags& f) {
   app->add_option("--gpu", f.gpu, "Device from the catalog (default h100-sxm)");
-  app->add_option("--cluster", f.cluster, "Cluster preset: sets --gpu, --platform, --gpus-per-node, --intra, --inter");
-  app->add_option("--platform", f.platform, "flat|nodes|torus2d|torus3d|fattree (default: the device's)");
+  app->add_option("--cluster", f.cluster,
+                  "Cluster preset: sets --gpu, --platform, --gpus-per-node, --intra, --inter");
+  app->add_option("--platform", f.platform,
+                  "flat|nodes|torus2d|torus3d|fattree (default: the device's)");
   app->add_option("--gpus-per-node", f.gpus_per_node, "GPUs per node on `nodes` (default 8)");
   app->add_option("--intra", f.intra, "Interconnect inside a node (default nvlink4 for H100)");
   app->add_option("--inter", f.inter, "Interconnect between nodes (default ib-ndr for H100)");
   app->add_option("--flops", f.flops, "Override: device peak FLOP/s (e.g. 1e15)");
-  app->add_option("--efficiency", f.efficiency, "Override: fraction of peak the attention kernel reaches (0..1]");
-  app->add_option("--bandwidth", f.bandwidth, "Override: bytes/s per direction of every ring link (flat ring)");
+  app->add_option("--efficiency", f.efficiency,
+                  "Override: fraction of peak the attention kernel reaches (0..1]");
+  app->add_option("--bandwidth", f.bandwidth,
+                  "Override: bytes/s per direction of every ring link (flat ring)");
   app->add_option("--latency", f.latency, "Override: seconds per link hop");
   app->add_option("--catalog", f.catalog, "Extra catalog JSON (adds or replaces entries by name)");
-  app->add_option("--profile", f.profile, "Kernel profile JSON (models/profiles): compute time from measurements");
+  app->add_option("--profile", f.profile,
+                  "Kernel profile JSON (models/profiles): compute time from measurements");
 }
 
 Catalog load_catalog(const HardwareFlags& f) {
@@ -67,24 +78,30 @@ ModelShape resolve_shape(const WorkloadFlags& f) {
   ModelShape s = find_model("--model", f.model);
   const bool custom = !f.d_model.empty() || !f.heads.empty() || !f.kv_heads.empty() ||
                       !f.head_dim.empty() || !f.ffn.empty();
-  if (!f.d_model.empty()) s.d_model = static_cast<int>(parse_count("--d-model", f.d_model, 1, 1 << 20));
+  if (!f.d_model.empty())
+    s.d_model = static_cast<int>(parse_count("--d-model", f.d_model, 1, 1 << 20));
   if (!f.heads.empty()) s.heads = static_cast<int>(parse_count("--heads", f.heads, 1, 4096));
-  if (!f.kv_heads.empty()) s.kv_heads = static_cast<int>(parse_count("--kv-heads", f.kv_heads, 1, 4096));
-  else if (!f.heads.empty() && s.kv_heads > s.heads) s.kv_heads = s.heads;
-  if (!f.head_dim.empty()) s.head_dim = static_cast<int>(parse_count("--head-dim", f.head_dim, 1, 1024));
+  if (!f.kv_heads.empty())
+    s.kv_heads = static_cast<int>(parse_count("--kv-heads", f.kv_heads, 1, 4096));
+  else if (!f.heads.empty() && s.kv_heads > s.heads)
+    s.kv_heads = s.heads;
+  if (!f.head_dim.empty())
+    s.head_dim = static_cast<int>(parse_count("--head-dim", f.head_dim, 1, 1024));
   if (!f.ffn.empty()) s.ffn = static_cast<int>(parse_count("--ffn", f.ffn, 1, 1 << 22));
   if (custom) {
     s.name = "custom";
     s.source = "command-line flags";
   }
   if (s.kv_heads > s.heads || s.heads % s.kv_heads != 0)
-    throw InputError(fmt::format("--kv-heads: must divide --heads ({}), got {}", s.heads, s.kv_heads));
+    throw InputError(
+        fmt::format("--kv-heads: must divide --heads ({}), got {}", s.heads, s.kv_heads));
   return s;
 }
 
 Hardware resolve_hardware(const HardwareFlags& f, const Catalog& cat, DType dtype) {
   Hardware hw;
-  std::string gpu = f.gpu, platform = f.platform, intra = f.intra, inter = f.inter, gpn = f.gpus_per_node;
+  std::string gpu = f.gpu, platform = f.platform, intra = f.intra, inter = f.inter,
+              gpn = f.gpus_per_node;
   if (!f.cluster.empty()) {
     const auto& c = cat.cluster(f.cluster);
     if (gpu.empty()) gpu = c.gpu;
@@ -128,19 +145,22 @@ Hardware resolve_hardware(const HardwareFlags& f, const Catalog& cat, DType dtyp
     hw.intra_lat = hw.inter_lat = l;
     if (f.bandwidth.empty()) {
       hw.bandwidth_override = true;
-      hw.inter_bw = hw.intra_bw = hw.platform == Platform::Nodes ? std::min(hw.intra_bw, hw.inter_bw) : hw.intra_bw;
+      hw.inter_bw = hw.intra_bw =
+          hw.platform == Platform::Nodes ? std::min(hw.intra_bw, hw.inter_bw) : hw.intra_bw;
     }
   }
   if (hw.flops <= 0)
-    throw InputError(fmt::format("--dtype: {} is not supported by {} (the catalog lists no peak for it)",
-                                 to_string(dtype), hw.gpu_name));
+    throw InputError(
+        fmt::format("--dtype: {} is not supported by {} (the catalog lists no peak for it)",
+                    to_string(dtype), hw.gpu_name));
   return hw;
 }
 
 std::unique_ptr<ComputeModel> make_compute_model(const HardwareFlags& f, const Hardware& hw,
                                                  DType dtype) {
   if (f.profile.empty()) return std::make_unique<RooflineModel>(hw.effective_flops());
-  return std::make_unique<ProfileModel>(read_profile(f.profile), to_string(dtype), "--profile " + f.profile);
+  return std::make_unique<ProfileModel>(read_profile(f.profile), to_string(dtype),
+                                        "--profile " + f.profile);
 }
 
 Workload resolve_workload(const WorkloadFlags& f, const Hardware& hw) {
@@ -148,7 +168,8 @@ Workload resolve_workload(const WorkloadFlags& f, const Hardware& hw) {
   w.devices = parse_count("--devices", f.devices, 1, kMaxDevices);
   w.block = parse_count("--block", f.block, 1, kMaxTokens);
   if (w.block > kMaxTokens / w.devices)
-    throw InputError(fmt::format("--block: devices x block must be at most 2^40 tokens, got {} x {}", w.devices, w.block));
+    throw InputError(fmt::format(
+        "--block: devices x block must be at most 2^40 tokens, got {} x {}", w.devices, w.block));
   w.layout = parse_layout("--layout", f.layout);
   w.causal = f.causal;
   w.pass = parse_pass("--pass", f.pass);
@@ -158,12 +179,14 @@ Workload resolve_workload(const WorkloadFlags& f, const Hardware& hw) {
     w.layers = static_cast<int>(parse_count("--layers", f.layers, 1, 100000));
     if (w.shape.name == "custom") w.shape.layers = w.layers;
   }
-  w.scope = parse_choice("--scope", f.scope, {"attention", "layer"}) == "layer" ? Scope::Layer : Scope::Attention;
+  w.scope = parse_choice("--scope", f.scope, {"attention", "layer"}) == "layer" ? Scope::Layer
+                                                                                : Scope::Attention;
   w.batch = parse_count("--batch", f.batch, 1, 1 << 20);
   if (w.layout == Layout::Hybrid) {
-    w.ulysses_degree = f.ulysses_degree.empty()
-                           ? auto_ulysses_degree(w.devices, w.shape.kv_heads, hw.gpus_per_node)
-                           : static_cast<int>(parse_count("--ulysses-degree", f.ulysses_degree, 1, 4096));
+    w.ulysses_degree =
+        f.ulysses_degree.empty()
+            ? auto_ulysses_degree(w.devices, w.shape.kv_heads, hw.gpus_per_node)
+            : static_cast<int>(parse_count("--ulysses-degree", f.ulysses_degree, 1, 4096));
   } else if (!f.ulysses_degree.empty()) {
     throw InputError("--ulysses-degree: only applies to --layout hybrid");
   }

@@ -26,8 +26,8 @@ struct WorkloadFlags {
 struct HardwareFlags {
   std::string gpu, platform, gpus_per_node, intra, inter, cluster;
   std::string flops, efficiency, bandwidth, latency;
-  std::string catalog;   // extra catalog file
-  std::string profile;   // kernel profile (models/profiles)
+  std::string catalog;  // extra catalog file
+  std::string profile;  // kernel profile (models/profiles)
 };
 
 // `with_sizes`: add --devices/--block (run) or not (minblock adds its own).

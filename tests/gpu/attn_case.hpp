@@ -54,7 +54,9 @@ inline std::vector<std::int64_t> iota_pos(std::int64_t n, std::int64_t offset = 
   return p;
 }
 
-inline float round_to(float x, bool bf16) { return storage_to_float(float_to_storage(x, bf16), bf16); }
+inline float round_to(float x, bool bf16) {
+  return storage_to_float(float_to_storage(x, bf16), bf16);
+}
 
 // fp32 attention with framework-style roundings; returns O (rounded) and LSE.
 inline ReferenceOut lowprec_forward(const AttnShape& s, const Inputs& in, bool bf16,
@@ -123,7 +125,8 @@ inline ReferenceGrads lowprec_backward(const AttnShape& s, const Inputs& in, boo
         }
         float dot = 0;
         for (int t = 0; t < d; ++t)
-          dot += static_cast<float>(qi[t]) * static_cast<float>(in.kd[(j * s.kv_heads + hk) * d + t]);
+          dot +=
+              static_cast<float>(qi[t]) * static_cast<float>(in.kd[(j * s.kv_heads + hk) * d + t]);
         p[j] = round_to(dot, bf16) * scale;
         mx = std::max(mx, p[j]);
       }
@@ -138,7 +141,8 @@ inline ReferenceGrads lowprec_backward(const AttnShape& s, const Inputs& in, boo
         p[j] = round_to(p[j] / sum, bf16);
         float acc = 0;
         for (int t = 0; t < d; ++t)
-          acc += static_cast<float>(doi[t]) * static_cast<float>(in.vd[(j * s.kv_heads + hk) * d + t]);
+          acc +=
+              static_cast<float>(doi[t]) * static_cast<float>(in.vd[(j * s.kv_heads + hk) * d + t]);
         dp[j] = round_to(acc, bf16);
         rowdot += p[j] * dp[j];
       }

@@ -22,8 +22,7 @@ void run(const BwdCase& c, const testing::Inputs& in, std::vector<float>& dq,
          std::vector<float>& dk, std::vector<float>& dv) {
   const auto& s = c.shape;
   std::vector<std::uint16_t> o(in.q.size(), 0x7fff);
-  std::vector<float> lse(static_cast<size_t>(s.seq_q * s.heads), NAN),
-      delta(lse.size(), NAN);
+  std::vector<float> lse(static_cast<size_t>(s.seq_q * s.heads), NAN), delta(lse.size(), NAN);
   FwdParams f;
   f.q = in.q.data();
   f.k = in.k.data();
@@ -39,8 +38,9 @@ void run(const BwdCase& c, const testing::Inputs& in, std::vector<float>& dq,
   f.q_pos = {nullptr, c.q_offset, c.stride};
   f.k_pos = {nullptr, c.k_offset, c.stride};
   using FC = FwdConfig<D, 2>;
-  emu::launch({static_cast<unsigned>((s.seq_q + FC::kBr - 1) / FC::kBr), static_cast<unsigned>(s.heads), 1},
-              {128, 1, 1}, FC::kSmemBytes, [&] { flash_fwd_kernel<B, D, 2>(f); });
+  emu::launch(
+      {static_cast<unsigned>((s.seq_q + FC::kBr - 1) / FC::kBr), static_cast<unsigned>(s.heads), 1},
+      {128, 1, 1}, FC::kSmemBytes, [&] { flash_fwd_kernel<B, D, 2>(f); });
 
   dq.assign(in.q.size(), 0.f);
   dk.assign(in.k.size(), 0.f);
@@ -69,16 +69,19 @@ void check(const BwdCase& c, std::uint64_t seed) {
   const auto vq = testing::judge(dq, low.dq, exact.dq);
   const auto vk = testing::judge(dk, low.dk, exact.dk);
   const auto vv = testing::judge(dv, low.dv, exact.dv);
-  std::printf("  dQ %s\n  dK %s\n  dV %s\n", vq.str().c_str(), vk.str().c_str(),
-              vv.str().c_str());
+  std::printf("  dQ %s\n  dK %s\n  dV %s\n", vq.str().c_str(), vk.str().c_str(), vv.str().c_str());
   EXPECT_TRUE(vq.ok()) << "dQ: " << vq.str();
   EXPECT_TRUE(vk.ok()) << "dK: " << vk.str();
   EXPECT_TRUE(vv.ok()) << "dV: " << vv.str();
 }
 
-TEST(EmuBackward, Bf16D64NonCausalRagged) { check({{100, 77, 2, 2, 64, false}, true}, 11); }
+TEST(EmuBackward, Bf16D64NonCausalRagged) {
+  check({{100, 77, 2, 2, 64, false}, true}, 11);
+}
 
-TEST(EmuBackward, Bf16D128CausalGqa) { check({{129, 129, 4, 2, 128, true}, true}, 12); }
+TEST(EmuBackward, Bf16D128CausalGqa) {
+  check({{129, 129, 4, 2, 128, true}, true}, 12);
+}
 
 TEST(EmuBackward, Fp16D64CausalRingStep) {
   // Queries at 64.., keys at 100..: some query rows see nothing (LSE -inf).

@@ -64,15 +64,32 @@ void run_emulated(const FwdCase& c, int mt, const Inputs& in, std::vector<std::u
   set_pos(p.k_pos, c.k_pos);
   const int key = (c.bf16 ? 100 : 0) + s.head_dim + mt;
   switch (key) {
-    case 165: launch_fwd<true, 64, 1>(p); break;
-    case 166: launch_fwd<true, 64, 2>(p); break;
-    case 229: launch_fwd<true, 128, 1>(p); break;
-    case 230: launch_fwd<true, 128, 2>(p); break;
-    case 65: launch_fwd<false, 64, 1>(p); break;
-    case 66: launch_fwd<false, 64, 2>(p); break;
-    case 129: launch_fwd<false, 128, 1>(p); break;
-    case 130: launch_fwd<false, 128, 2>(p); break;
-    default: FAIL() << "no such variant";
+    case 165:
+      launch_fwd<true, 64, 1>(p);
+      break;
+    case 166:
+      launch_fwd<true, 64, 2>(p);
+      break;
+    case 229:
+      launch_fwd<true, 128, 1>(p);
+      break;
+    case 230:
+      launch_fwd<true, 128, 2>(p);
+      break;
+    case 65:
+      launch_fwd<false, 64, 1>(p);
+      break;
+    case 66:
+      launch_fwd<false, 64, 2>(p);
+      break;
+    case 129:
+      launch_fwd<false, 128, 1>(p);
+      break;
+    case 130:
+      launch_fwd<false, 128, 2>(p);
+      break;
+    default:
+      FAIL() << "no such variant";
   }
 }
 
@@ -87,8 +104,9 @@ void check(const FwdCase& c, std::uint64_t seed) {
     std::vector<std::uint16_t> o;
     std::vector<float> o32, lse;
     run_emulated(c, mt, in, o, o32, lse);
-    const auto vo = c.f32_out ? testing::judge(o32, low.o, exact.o)
-                              : testing::judge(testing::storage_to_double(o, c.bf16), low.o, exact.o);
+    const auto vo = c.f32_out
+                        ? testing::judge(o32, low.o, exact.o)
+                        : testing::judge(testing::storage_to_double(o, c.bf16), low.o, exact.o);
     const auto vl = testing::judge(lse, low.lse, exact.lse);
     std::printf("  rows%d O   %s\n  rows%d LSE %s\n", 16 * mt, vo.str().c_str(), 16 * mt,
                 vl.str().c_str());
@@ -120,7 +138,8 @@ TEST(EmuForward, RingStepOffsetsWithFullyMaskedRows) {
 
 TEST(EmuForward, StripedPositionArrays) {
   // Striped layout, rank 1 of 4: queries at 1, 5, 9, ..., keys of rank 3 at 3, 7, 11, ...
-  FwdCase c{{70, 70, 2, 1, 128, true}, true, testing::iota_pos(70, 1, 4), testing::iota_pos(70, 3, 4)};
+  FwdCase c{
+      {70, 70, 2, 1, 128, true}, true, testing::iota_pos(70, 1, 4), testing::iota_pos(70, 3, 4)};
   c.pos_as_array = true;
   check(c, 5);
 }

@@ -51,7 +51,8 @@ void ring_check(RingLayout layout, int n, std::int64_t seq, int head_dim) {
   }
   for (int r = 0; r < n; ++r) {
     std::vector<float> acc_o(static_cast<size_t>(c * hd), 0.f), part_o(acc_o.size());
-    std::vector<float> acc_lse(static_cast<size_t>(c * s.heads), -INFINITY), part_lse(acc_lse.size());
+    std::vector<float> acc_lse(static_cast<size_t>(c * s.heads), -INFINITY),
+        part_lse(acc_lse.size());
     for (int step = 0; step < n; ++step) {
       const int src = kv_source(r, step, n);
       FwdParams p;
@@ -82,8 +83,7 @@ void ring_check(RingLayout layout, int n, std::int64_t seq, int head_dim) {
     }
     for (std::int64_t i = 0; i < c; ++i) {
       const std::int64_t gi = tok[r][i];
-      for (std::int64_t e = 0; e < hd; ++e)
-        out[gi * hd + e] = float_to_bf16(acc_o[i * hd + e]);
+      for (std::int64_t e = 0; e < hd; ++e) out[gi * hd + e] = float_to_bf16(acc_o[i * hd + e]);
       for (int h = 0; h < s.heads; ++h) out_lse[gi * s.heads + h] = acc_lse[i * s.heads + h];
     }
   }
@@ -93,9 +93,15 @@ void ring_check(RingLayout layout, int n, std::int64_t seq, int head_dim) {
   EXPECT_TRUE(vl.ok()) << layout_name(layout) << " LSE: " << vl.str();
 }
 
-TEST(EmuRing, RingFourDevices) { ring_check(RingLayout::kRing, 4, 256, 64); }
-TEST(EmuRing, ZigzagFourDevices) { ring_check(RingLayout::kZigzag, 4, 256, 64); }
-TEST(EmuRing, StripedThreeDevicesD128) { ring_check(RingLayout::kStriped, 3, 192, 128); }
+TEST(EmuRing, RingFourDevices) {
+  ring_check(RingLayout::kRing, 4, 256, 64);
+}
+TEST(EmuRing, ZigzagFourDevices) {
+  ring_check(RingLayout::kZigzag, 4, 256, 64);
+}
+TEST(EmuRing, StripedThreeDevicesD128) {
+  ring_check(RingLayout::kStriped, 3, 192, 128);
+}
 
 }  // namespace
 }  // namespace ringsim::kernels::cuda

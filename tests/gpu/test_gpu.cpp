@@ -114,7 +114,6 @@ void check_forward(const AttnShape& s, bool bf16, std::uint64_t seed, const Pos&
   }
 }
 
-
 // ---- forward ----------------------------------------------------------------
 
 struct FwdCase {
@@ -124,7 +123,9 @@ struct FwdCase {
 };
 
 // Keeps gtest from printing the struct's bytes in test names and failures.
-void PrintTo(const FwdCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const FwdCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class GpuForward : public Gpu, public ::testing::WithParamInterface<FwdCase> {};
 
@@ -145,11 +146,14 @@ INSTANTIATE_TEST_SUITE_P(
                       FwdCase{"bf16_d128_causal_long", {2048, 2048, 2, 1, 128, true}, true}),
     [](const auto& info) { return std::string(info.param.name); });
 
-TEST_F(Gpu, ForwardFloatOutput) { check_forward({160, 160, 2, 2, 128, true}, true, 7, {}, true); }
+TEST_F(Gpu, ForwardFloatOutput) {
+  check_forward({160, 160, 2, 2, 128, true}, true, 7, {}, true);
+}
 
 TEST_F(Gpu, ForwardRingStepOffsets) {
   // Queries at 64.., keys at 100..: the first rows see nothing (O = 0, LSE = -inf).
-  check_forward({130, 120, 2, 2, 64, true}, true, 8, {tc::iota_pos(130, 64), tc::iota_pos(120, 100)});
+  check_forward({130, 120, 2, 2, 64, true}, true, 8,
+                {tc::iota_pos(130, 64), tc::iota_pos(120, 100)});
 }
 
 TEST_F(Gpu, ForwardStripedPositionArrays) {
@@ -162,7 +166,8 @@ TEST_F(Gpu, ForwardIsDeterministic) {
   const AttnShape s{512, 512, 4, 4, 128, true};
   const auto in = tc::make_inputs(s, true, 10);
   for (auto v : {FwdVariant::kRows16, FwdVariant::kRows32}) {
-    const auto a = run_forward(s, true, in, {}, false, v), b = run_forward(s, true, in, {}, false, v);
+    const auto a = run_forward(s, true, in, {}, false, v),
+               b = run_forward(s, true, in, {}, false, v);
     EXPECT_EQ(a.o, b.o) << variant_name(v);
     EXPECT_EQ(std::memcmp(a.lse.data(), b.lse.data(), a.lse.size() * 4), 0) << variant_name(v);
   }
@@ -237,10 +242,18 @@ void check_backward(const AttnShape& s, bool bf16, std::uint64_t seed, std::int6
   std::printf("  dQ %s\n  dK %s\n  dV %s\n", vq.str().c_str(), vk.str().c_str(), vv.str().c_str());
 }
 
-TEST_F(Gpu, BackwardBf16D64Full) { check_backward({200, 170, 2, 2, 64, false}, true, 20); }
-TEST_F(Gpu, BackwardBf16D128CausalGqa) { check_backward({257, 257, 4, 2, 128, true}, true, 21); }
-TEST_F(Gpu, BackwardFp16D128RingStep) { check_backward({150, 140, 2, 1, 128, true}, false, 22, 64, 100); }
-TEST_F(Gpu, BackwardBf16D128CausalLong) { check_backward({1024, 1024, 2, 2, 128, true}, true, 23); }
+TEST_F(Gpu, BackwardBf16D64Full) {
+  check_backward({200, 170, 2, 2, 64, false}, true, 20);
+}
+TEST_F(Gpu, BackwardBf16D128CausalGqa) {
+  check_backward({257, 257, 4, 2, 128, true}, true, 21);
+}
+TEST_F(Gpu, BackwardFp16D128RingStep) {
+  check_backward({150, 140, 2, 1, 128, true}, false, 22, 64, 100);
+}
+TEST_F(Gpu, BackwardBf16D128CausalLong) {
+  check_backward({1024, 1024, 2, 2, 128, true}, true, 23);
+}
 
 // ---- ring emulator ----------------------------------------------------------
 
@@ -284,9 +297,15 @@ void check_ring(RingLayout layout, int devices) {
   EXPECT_TRUE(vv.ok()) << layout_name(layout) << " dV: " << vv.str();
 }
 
-TEST_F(Gpu, RingEmulatorRing) { check_ring(RingLayout::kRing, 4); }
-TEST_F(Gpu, RingEmulatorZigzag) { check_ring(RingLayout::kZigzag, 4); }
-TEST_F(Gpu, RingEmulatorStriped) { check_ring(RingLayout::kStriped, 4); }
+TEST_F(Gpu, RingEmulatorRing) {
+  check_ring(RingLayout::kRing, 4);
+}
+TEST_F(Gpu, RingEmulatorZigzag) {
+  check_ring(RingLayout::kZigzag, 4);
+}
+TEST_F(Gpu, RingEmulatorStriped) {
+  check_ring(RingLayout::kStriped, 4);
+}
 
 // ---- cuBLAS unfused baseline ------------------------------------------------
 

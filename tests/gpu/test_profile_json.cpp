@@ -20,7 +20,8 @@ TEST(GpuApi, ProfileDocumentReadsBackThroughModelsParser) {
     for (const char* k : {"fwd", "bwd"})
       for (const char* m : {"full", "causal_diagonal"}) {
         const std::uint64_t e = std::string(m) == "full" ? b * b * 16 : b * (b + 1) / 2 * 16;
-        const double s = 1e-9 * static_cast<double>(e) * (k[0] == 'b' ? 2.5 : 1.0) / (b == 128 ? 100 : 400);
+        const double s =
+            1e-9 * static_cast<double>(e) * (k[0] == 'b' ? 2.5 : 1.0) / (b == 128 ? 100 : 400);
         pts.push_back({k, "bf16", m, 128, 16, b, e, {s, 0.9 * s, 1.2 * s, 10}});
       }
   const std::string text = cuda_profile_document(dev, pts, "2026-11-29T00:00:00Z");

@@ -111,7 +111,8 @@ TEST(Analytic, LayersAndLayerScopeScale) {
   w.shape.d_model = 4096;
   w.shape.ffn = 14336;
   const auto layer = analyze(w, flat(1e15, 1e11));
-  const double other = 4096.0 * (2 * 4096.0 * 48 * 128 + 2 * 32 * 128 * 4096.0 + 6 * 4096.0 * 14336) / 1e15;
+  const double other =
+      4096.0 * (2 * 4096.0 * 48 * 128 + 2 * 32 * 128 * 4096.0 + 6 * 4096.0 * 14336) / 1e15;
   EXPECT_NEAR(layer.time_s, one.time_s + other, 1e-12);
 }
 

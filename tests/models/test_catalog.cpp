@@ -10,10 +10,11 @@ using namespace ringsim;
 
 TEST(Catalog, EmbeddedHasTheRequiredDevicesAndInterconnects) {
   const auto c = Catalog::embedded();
-  for (const char* d : {"a100-80gb", "h100-sxm", "h200", "b200", "mi300x", "tpu-v3", "tpu-v4", "tpu-v5e", "tpu-v5p"})
+  for (const char* d : {"a100-80gb", "h100-sxm", "h200", "b200", "mi300x", "tpu-v3", "tpu-v4",
+                        "tpu-v5e", "tpu-v5p"})
     EXPECT_NO_THROW(c.device(d)) << d;
-  for (const char* n : {"nvlink3", "nvlink4", "nvlink5", "pcie4", "pcie5", "ib-hdr", "ib-ndr", "ib-xdr", "roce-400g",
-                        "ici-v3", "ici-v4", "ici-v5e", "ici-v5p"})
+  for (const char* n : {"nvlink3", "nvlink4", "nvlink5", "pcie4", "pcie5", "ib-hdr", "ib-ndr",
+                        "ib-xdr", "roce-400g", "ici-v3", "ici-v4", "ici-v5e", "ici-v5p"})
     EXPECT_NO_THROW(c.interconnect(n)) << n;
   for (const char* k : {"dgx-a100", "dgx-h100", "tpu-v4-pod"}) EXPECT_NO_THROW(c.cluster(k)) << k;
 }
@@ -55,9 +56,10 @@ TEST(Catalog, UnknownNameListsChoices) {
 
 TEST(Catalog, MergeAddsAndReplacesByName) {
   auto c = Catalog::embedded();
-  c.merge_json_text(R"({"interconnects":[{"name":"nvlink4","bandwidth":1e9,"latency":0,"source":"test","latency_source":"test"},
+  c.merge_json_text(
+      R"({"interconnects":[{"name":"nvlink4","bandwidth":1e9,"latency":0,"source":"test","latency_source":"test"},
                                           {"name":"mylink","bandwidth":2e9,"latency":1e-6,"source":"t","latency_source":"t"}]})",
-                    "test");
+      "test");
   EXPECT_DOUBLE_EQ(c.interconnect("nvlink4").bandwidth, 1e9);
   EXPECT_DOUBLE_EQ(c.interconnect("mylink").bandwidth, 2e9);
 }
@@ -65,7 +67,9 @@ TEST(Catalog, MergeAddsAndReplacesByName) {
 TEST(Catalog, MalformedInputIsRejectedAndLeavesCatalogUnchanged) {
   auto c = Catalog::embedded();
   const char* bad[] = {
-      "{", "[]", R"({"devices": 3})",
+      "{",
+      "[]",
+      R"({"devices": 3})",
       R"({"devices":[{"name":"x"}]})",
       R"({"interconnects":[{"name":"l","bandwidth":-1,"latency":0,"source":"s","latency_source":"s"}]})",
       R"({"interconnects":[{"name":"l","bandwidth":"fast","latency":0,"source":"s","latency_source":"s"}]})",

@@ -9,7 +9,8 @@ using ringsim::testing::make_workload;
 TEST(Memory, RingForwardByHand) {
   // c = 1024, 32 heads, 8 KV heads, d = 128, bf16.
   auto m = attention_memory(make_workload(8, 1024, Layout::Ring, true));
-  const std::uint64_t q = 1024ull * 32 * 128 * 2, o = 1024ull * 32 * 128 * 4, st = 1024ull * 32 * 2 * 4;
+  const std::uint64_t q = 1024ull * 32 * 128 * 2, o = 1024ull * 32 * 128 * 4,
+                      st = 1024ull * 32 * 2 * 4;
   const std::uint64_t kv = 2ull * 1024 * 8 * 128 * 2;
   EXPECT_EQ(m.total(), q + o + st + 2 * kv);
 }
@@ -22,7 +23,8 @@ TEST(Memory, PapersSixBlocksForMHA) {
   auto m = attention_memory(w);
   std::uint64_t bf16_blocks = 0;
   for (const auto& it : m.items)
-    if (it.name == "query" || it.name == "kv_current" || it.name == "kv_incoming") bf16_blocks += it.bytes;
+    if (it.name == "query" || it.name == "kv_current" || it.name == "kv_incoming")
+      bf16_blocks += it.bytes;
   EXPECT_EQ(bf16_blocks, 5ull * 512 * 32 * 128 * 2);
 }
 

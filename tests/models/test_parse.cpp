@@ -12,7 +12,8 @@ TEST(Parse, CountAcceptsPlainAndBinarySuffixes) {
 }
 
 TEST(Parse, CountRejectsJunkSignsExponentsAndRange) {
-  for (const char* bad : {"", "abc", "-3", "+3", "1e30", "1.5", "0x10", "12abc", "K", " 5", "99999999999999999999999"})
+  for (const char* bad : {"", "abc", "-3", "+3", "1e30", "1.5", "0x10", "12abc", "K", " 5",
+                          "99999999999999999999999"})
     EXPECT_THROW(parse_count("--devices", bad, 1, 1 << 20), InputError) << bad;
   EXPECT_THROW(parse_count("--devices", "0", 1, 1 << 20), InputError);
   EXPECT_THROW(parse_count("--devices", "2M", 1, 1 << 20), InputError);
@@ -23,7 +24,8 @@ TEST(Parse, ErrorNamesFlagAndRange) {
     parse_count("--devices", "0", 1, 1048576);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "--devices: expected an integer in [1, 1048576] (suffix K/M/G allowed), got '0'");
+    EXPECT_STREQ(e.what(),
+                 "--devices: expected an integer in [1, 1048576] (suffix K/M/G allowed), got '0'");
   }
 }
 

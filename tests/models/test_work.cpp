@@ -9,7 +9,8 @@ using namespace ringsim;
 using ringsim::testing::make_workload;
 
 namespace {
-std::uint64_t brute_pairs(Layout l, std::int64_t n, std::int64_t c, bool causal, std::int64_t i, std::int64_t j) {
+std::uint64_t brute_pairs(Layout l, std::int64_t n, std::int64_t c, bool causal, std::int64_t i,
+                          std::int64_t j) {
   std::uint64_t p = 0;
   for (auto q : device_tokens(l, n, c, i))
     for (auto k : device_tokens(l, n, c, j)) p += (!causal || k <= q);
@@ -41,7 +42,8 @@ TEST(Work, ShardsPartitionTheSequence) {
 }
 
 TEST(Work, TotalIsFullAttentionForEveryLayout) {
-  for (Layout l : {Layout::Ring, Layout::Striped, Layout::Zigzag, Layout::Ulysses, Layout::Allgather, Layout::Hybrid})
+  for (Layout l : {Layout::Ring, Layout::Striped, Layout::Zigzag, Layout::Ulysses,
+                   Layout::Allgather, Layout::Hybrid})
     for (bool causal : {false, true}) {
       auto w = make_workload(l == Layout::Ulysses ? 4 : 8, 6, l, causal);
       const std::uint64_t S = w.seq_len(), H = w.shape.heads;
@@ -71,7 +73,8 @@ TEST(Work, StripedAndZigzagBalanceEveryStep) {
   EXPECT_EQ(step_entries(s, 0, 1), 28u * 32);
   auto z = make_workload(4, 8, Layout::Zigzag, true);
   for (std::int64_t st = 1; st < 4; ++st)
-    for (std::int64_t d = 0; d < 4; ++d) EXPECT_EQ(step_entries(z, d, st), 32u * 32) << d << " " << st;
+    for (std::int64_t d = 0; d < 4; ++d)
+      EXPECT_EQ(step_entries(z, d, st), 32u * 32) << d << " " << st;
 }
 
 TEST(Work, RingElementsAreKAndVForwardPlusGradsBackward) {

@@ -18,8 +18,8 @@ MpiRun run_ringsim(const std::string& args) {
   ::setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 0);
   const auto dir = scratch_dir("calibrate-out");
   const auto out = dir / "out.txt", err = dir / "err.txt";
-  const std::string cmd = std::string(RINGSIM_BIN) + " " + args + " >" + out.string() + " 2>" +
-                          err.string();
+  const std::string cmd =
+      std::string(RINGSIM_BIN) + " " + args + " >" + out.string() + " 2>" + err.string();
   const int status = std::system(cmd.c_str());
   MpiRun r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -31,9 +31,10 @@ MpiRun run_ringsim(const std::string& args) {
 
 TEST(Calibrate, JsonHasEveryConfigurationPredictedAndMeasured) {
   const auto work = scratch_dir("calibrate-work");
-  const auto r = run_ringsim("calibrate --ranks 2 --quick --json --launches 1 --repeat 1 "
-                             "--retries 0 --mpi-bin " RINGSIM_MPI_BIN " --workdir " +
-                             work.string());
+  const auto r = run_ringsim(
+      "calibrate --ranks 2 --quick --json --launches 1 --repeat 1 "
+      "--retries 0 --mpi-bin " RINGSIM_MPI_BIN " --workdir " +
+      work.string());
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["ranks"], 2);

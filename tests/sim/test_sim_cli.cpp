@@ -61,7 +61,8 @@ std::string without_sanitizer_notice(std::string err) {
     const auto begin = err.rfind('\n', at);
     const auto end = err.find('\n', at);
     err.erase(begin == std::string::npos ? 0 : begin + 1,
-              (end == std::string::npos ? err.size() : end + 1) - (begin == std::string::npos ? 0 : begin + 1));
+              (end == std::string::npos ? err.size() : end + 1) -
+                  (begin == std::string::npos ? 0 : begin + 1));
   }
 #endif
   return err;

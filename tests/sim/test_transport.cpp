@@ -30,7 +30,8 @@ struct Case {
 };
 
 void run_case(SimRun& run, bool overlap) {
-  run.options = testing::sim_options(llama3(4, 4096, Layout::Ring, false), flat_hw(1e15, 1e11, 2e-6));
+  run.options =
+      testing::sim_options(llama3(4, 4096, Layout::Ring, false), flat_hw(1e15, 1e11, 2e-6));
   run.options.hardware.overlap = overlap;
   run.options.record_events = true;
   run.compute = std::make_unique<ProfileModel>(testing::hand_profile());
@@ -72,8 +73,9 @@ TEST(Transport, OverlappedTransfersHideUnderComputeAndMerge) {
   const double expect = 4 * k.comp + 3 * k.merge;
   EXPECT_NEAR(run.result.time_s, expect, expect * kRel);
   EXPECT_EQ(run.result.stalled_device_steps, 0u);
-  const auto merges = std::count_if(run.result.events[0].begin(), run.result.events[0].end(),
-                                    [](const sim::Event& e) { return e.phase == sim::Phase::Merge; });
+  const auto merges =
+      std::count_if(run.result.events[0].begin(), run.result.events[0].end(),
+                    [](const sim::Event& e) { return e.phase == sim::Phase::Merge; });
   EXPECT_EQ(merges, 3);  // steps 1-3; step 0 has nothing to merge into
 }
 

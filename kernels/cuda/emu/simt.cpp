@@ -61,15 +61,31 @@ void yield_with(State s) {
 
 }  // namespace
 
-const Dim3& thread_idx() { return g_block->current->ts.thread_idx; }
-const Dim3& block_idx() { return g_block->current->ts.block_idx; }
-const Dim3& block_dim() { return g_block->block; }
-const Dim3& grid_dim() { return g_block->grid; }
-unsigned lane_id() { return thread_idx().x % 32; }
-unsigned char* dynamic_smem() { return g_block->smem.data(); }
+const Dim3& thread_idx() {
+  return g_block->current->ts.thread_idx;
+}
+const Dim3& block_idx() {
+  return g_block->current->ts.block_idx;
+}
+const Dim3& block_dim() {
+  return g_block->block;
+}
+const Dim3& grid_dim() {
+  return g_block->grid;
+}
+unsigned lane_id() {
+  return thread_idx().x % 32;
+}
+unsigned char* dynamic_smem() {
+  return g_block->smem.data();
+}
 
-void sync_block() { yield_with(State::kWaitBlock); }
-void sync_warp() { yield_with(State::kWaitWarp); }
+void sync_block() {
+  yield_with(State::kWaitBlock);
+}
+void sync_warp() {
+  yield_with(State::kWaitWarp);
+}
 
 std::uint64_t (*next_slots())[8] {
   Fiber* f = g_block->current;
@@ -129,8 +145,7 @@ void launch(Dim3 grid, Dim3 block, std::size_t dynamic_smem_bytes,
               // Some lanes wait at a warp collective that the others are not at:
               // on hardware that is undefined behaviour or a hang.
               g_block = saved;
-              throw std::logic_error("emu: divergent warp collective in warp " +
-                                     std::to_string(w));
+              throw std::logic_error("emu: divergent warp collective in warp " + std::to_string(w));
             }
           }
           any_live = live > 0;
