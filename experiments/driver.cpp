@@ -7,10 +7,10 @@
 #include <fstream>
 #include <ostream>
 
-#include "experiments/child.hpp"
 #include "experiments/experiment.hpp"
 #include "experiments/markdown.hpp"
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
+#include "proc/child.hpp"
 
 namespace ringsim::exp {
 

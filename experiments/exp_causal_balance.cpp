@@ -12,7 +12,7 @@
 #include "experiments/list.hpp"
 #include "experiments/markdown.hpp"
 #include "experiments/runner.hpp"
-#include "models/parse.hpp"
+#include "models/core/parse.hpp"
 
 namespace ringsim::exp {
 
@@ -27,16 +27,19 @@ struct Setting {
 constexpr const char* kModel = "llama2-7b";
 const std::vector<std::string> kLayouts{"ring", "striped", "zigzag"};
 
-std::vector<std::string> flags(const std::string& cluster, std::int64_t n, std::int64_t seq,
-                               const std::string& layout, const std::string& scope) {
-  return {"--cluster", cluster,
-          "--devices", std::to_string(n),
-          "--block",   std::to_string(seq / n),
-          "--layout",  layout,
-          "--model",   kModel,
-          "--pass",    "fwdbwd",
-          "--causal",  "--scope",
-          scope};
+proc::RunSpec point(const Context& ctx, const std::string& cluster, std::int64_t n,
+                    std::int64_t seq, const std::string& layout, const std::string& scope) {
+  proc::RunSpec s;
+  s.hardware.cluster = cluster;
+  s.workload.devices = n;
+  s.workload.block = seq / n;
+  s.workload.layout = parse_layout("layout", layout);
+  s.workload.model = kModel;
+  s.workload.pass = Pass::FwdBwd;
+  s.workload.causal = true;
+  s.workload.scope = scope == "layer" ? Scope::Layer : Scope::Attention;
+  s.sim.engine = engine_of(ctx.engine);
+  return s;
 }
 
 double bound(std::int64_t n) {
@@ -59,7 +62,7 @@ void run(const Context& ctx, Output& out) {
   const std::vector<std::int64_t> sweep_n =
       ctx.quick ? std::vector<std::int64_t>{2, 8} : std::vector<std::int64_t>{2, 4, 8, 16, 32, 64};
 
-  std::vector<std::vector<std::string>> pts;
+  std::vector<proc::RunSpec> pts;
   struct Key {
     std::string setting, cluster, scope, sweep;
     std::int64_t n, seq;
@@ -69,15 +72,16 @@ void run(const Context& ctx, Output& out) {
     for (auto seq : s.seqs)
       for (const std::string scope : {"attention", "layer"}) {
         keys.push_back({s.name, s.cluster, scope, "sequence", s.devices, seq});
-        for (const auto& l : kLayouts) pts.push_back(flags(s.cluster, s.devices, seq, l, scope));
+        for (const auto& l : kLayouts)
+          pts.push_back(point(ctx, s.cluster, s.devices, seq, l, scope));
       }
   for (const auto& s : settings)
     for (auto n : sweep_n) {
       keys.push_back({s.name, s.cluster, "attention", "devices", n, n * sweep_block});
       for (const auto& l : kLayouts)
-        pts.push_back(flags(s.cluster, n, n * sweep_block, l, "attention"));
+        pts.push_back(point(ctx, s.cluster, n, n * sweep_block, l, "attention"));
     }
-  const auto runs = run_points(ctx, out, pts, ctx.engine, 600);
+  const auto runs = run_points(ctx, out, pts, 600);
 
   out.data.set_columns({"sweep", "setting", "cluster", "devices", "seq_len", "block", "scope",
                         "engine", "time_ring_s", "time_striped_s", "time_zigzag_s",
@@ -120,7 +124,7 @@ void run(const Context& ctx, Output& out) {
     const auto& st = runs[3 * i + 1];
     const auto& zz = runs[3 * i + 2];
     if (!r.ok || !st.ok || !zz.ok) continue;
-    const double tr = num(r.j, "time_s"), ts = num(st.j, "time_s"), tz = num(zz.j, "time_s");
+    const double tr = r.s.time_s, ts = st.s.time_s, tz = zz.s.time_s;
     const double ss = tr / ts, sz = tr / tz, b = bound(k.n);
     out.data.add_row()
         .set("sweep", k.sweep)
@@ -130,17 +134,17 @@ void run(const Context& ctx, Output& out) {
         .set("seq_len", k.seq)
         .set("block", k.seq / k.n)
         .set("scope", k.scope)
-        .set("engine", r.j.value("engine", ""))
+        .set("engine", r.s.engine)
         .set("time_ring_s", tr)
         .set("time_striped_s", ts)
         .set("time_zigzag_s", tz)
         .set("speedup_striped", ss)
         .set("speedup_zigzag", sz)
         .set("bound_2n_minus_1_over_n", b)
-        .set("exposed_comm_ring_s", num(r.j, "exposed_comm_s"))
-        .set("exposed_comm_striped_s", num(st.j, "exposed_comm_s"))
-        .set("efficiency_ring", num(r.j, "efficiency"))
-        .set("efficiency_striped", num(st.j, "efficiency"));
+        .set("exposed_comm_ring_s", r.s.exposed_comm_s)
+        .set("exposed_comm_striped_s", st.s.exposed_comm_s)
+        .set("efficiency_ring", r.s.efficiency)
+        .set("efficiency_striped", st.s.efficiency);
     // 1e-9: the bound is exact only up to rounding of the step times.
     for (double s : {ss, sz}) {
       if (s > b * (1 + 1e-9)) {
@@ -209,9 +213,9 @@ void run(const Context& ctx, Output& out) {
       const auto& k = keys[i];
       if (k.sweep != "sequence" || k.setting != p.setting || k.seq != p.seq) continue;
       if (!runs[3 * i].ok || !runs[3 * i + 1].ok || !runs[3 * i + 2].ok) continue;
-      const double tr = num(runs[3 * i].j, "time_s");
-      (k.scope == "attention" ? s_att : s_layer) = tr / num(runs[3 * i + 1].j, "time_s");
-      if (k.scope == "layer") z_layer = tr / num(runs[3 * i + 2].j, "time_s");
+      const double tr = runs[3 * i].s.time_s;
+      (k.scope == "attention" ? s_att : s_layer) = tr / runs[3 * i + 1].s.time_s;
+      if (k.scope == "layer") z_layer = tr / runs[3 * i + 2].s.time_s;
       b = bound(k.n);
     }
     if (s_layer == 0) continue;  // not in this sweep (quick mode keeps both)

@@ -11,8 +11,8 @@
 #include "experiments/list.hpp"
 #include "experiments/markdown.hpp"
 #include "experiments/runner.hpp"
-#include "models/parse.hpp"
-#include "models/workload.hpp"
+#include "models/core/parse.hpp"
+#include "models/core/workload.hpp"
 
 namespace ringsim::exp {
 
@@ -44,7 +44,7 @@ void run(const Context& ctx, Output& out) {
                                            ? std::vector<std::int64_t>{4, 16}
                                            : std::vector<std::int64_t>{2, 4, 8, 16, 32, 64, 128};
   std::vector<Point> points;
-  std::vector<std::vector<std::string>> flags;
+  std::vector<proc::RunSpec> specs;
   for (const auto& m : models) {
     const auto& shape = find_model("--model", m);
     for (const auto& f : fabrics)
@@ -53,12 +53,19 @@ void run(const Context& ctx, Output& out) {
           // Ulysses splits heads: its degree must divide the KV heads.
           if (l == "ulysses" && (n > shape.kv_heads || shape.kv_heads % n != 0)) continue;
           points.push_back({m, f.cluster, l, n});
-          flags.push_back({"--cluster", f.cluster, "--devices", std::to_string(n), "--block",
-                           std::to_string(kBlock), "--layout", l, "--model", m, "--causal",
-                           "--pass", "fwdbwd"});
+          proc::RunSpec s;
+          s.hardware.cluster = f.cluster;
+          s.workload.devices = n;
+          s.workload.block = kBlock;
+          s.workload.layout = parse_layout("layout", l);
+          s.workload.model = m;
+          s.workload.causal = true;
+          s.workload.pass = Pass::FwdBwd;
+          s.sim.engine = engine_of(ctx.engine);
+          specs.push_back(std::move(s));
         }
   }
-  const auto runs = run_points(ctx, out, flags, ctx.engine, 600);
+  const auto runs = run_points(ctx, out, specs, 600);
 
   out.data.set_columns({"model", "kv_heads", "cluster", "devices", "block", "seq_len", "layout",
                         "engine", "time_s", "ideal_time_s", "efficiency", "exposed_comm_s",
@@ -66,7 +73,7 @@ void run(const Context& ctx, Output& out) {
                         "analytic_time_s", "sim_vs_analytic"});
   // results[model][cluster][n][layout] = summary
   std::map<std::string,
-           std::map<std::string, std::map<std::int64_t, std::map<std::string, nlohmann::json>>>>
+           std::map<std::string, std::map<std::int64_t, std::map<std::string, RunSummary>>>>
       res;
   bool eff_ok = true, balance_ok = true;
   std::pair<double, std::string> worst_gap{0.0, ""};
@@ -74,9 +81,8 @@ void run(const Context& ctx, Output& out) {
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];
     if (!runs[i].ok) continue;
-    const auto& j = runs[i].j;
-    const double t = num(j, "time_s"), exposed = num(j, "exposed_comm_s"),
-                 eff = num(j, "efficiency");
+    const auto& j = runs[i].s;
+    const double t = j.time_s, exposed = j.exposed_comm_s, eff = j.efficiency;
     auto row = out.data.add_row();
     row.set("model", p.model)
         .set("kv_heads", find_model("--model", p.model).kv_heads)
@@ -85,20 +91,19 @@ void run(const Context& ctx, Output& out) {
         .set("block", kBlock)
         .set("seq_len", p.n * kBlock)
         .set("layout", p.layout)
-        .set("engine", j.value("engine", ""))
+        .set("engine", j.engine)
         .set("time_s", t)
-        .set("ideal_time_s", num(j, "ideal_time_s"))
+        .set("ideal_time_s", j.ideal_time_s)
         .set("efficiency", eff)
         .set("exposed_comm_s", exposed)
         .set("exposed_share", t > 0 ? exposed / t : 0)
-        .set("collective_s", num(j, "collective_s"))
-        .set("ulysses_degree",
-             j.contains("ulysses_degree") ? static_cast<std::int64_t>(num(j, "ulysses_degree")) : 0)
-        .set("memory_gb_per_device", num(j, "memory_bytes_per_device") / 1e9);
-    if (j.contains("analytic_time_s") && num(j, "analytic_time_s") > 0) {
+        .set("collective_s", j.collective_s)
+        .set("ulysses_degree", j.ulysses_degree.value_or(0))
+        .set("memory_gb_per_device", static_cast<double>(j.memory_bytes_per_device) / 1e9);
+    if (j.sim && j.sim->analytic_time_s > 0) {
       // The simulation also reports the closed form for the same point.
-      const double g = t / num(j, "analytic_time_s") - 1;
-      row.set("analytic_time_s", num(j, "analytic_time_s")).set("sim_vs_analytic", g);
+      const double g = t / j.sim->analytic_time_s - 1;
+      row.set("analytic_time_s", j.sim->analytic_time_s).set("sim_vs_analytic", g);
       if (std::fabs(g) > std::fabs(worst_gap.first))
         worst_gap = {g, fmt::format("{} on {}, N = {}, {}", p.model, p.cluster, p.n, p.layout)};
     }
@@ -116,9 +121,9 @@ void run(const Context& ctx, Output& out) {
     for (auto& [c, byn] : byc)
       for (auto& [n, byl] : byn) {
         if (!byl.count("ring")) continue;
-        const double tr = num(byl["ring"], "time_s");
+        const double tr = byl["ring"].time_s;
         for (const std::string l : {"zigzag", "striped"})
-          if (byl.count(l) && num(byl[l], "time_s") > tr * (1 + 1e-9)) {
+          if (byl.count(l) && byl[l].time_s > tr * (1 + 1e-9)) {
             balance_ok = false;
             bal_detail += fmt::format("{} {} N={} {}; ", m, c, n, l);
           }
@@ -148,10 +153,9 @@ void run(const Context& ctx, Output& out) {
       for (auto n : ns) {
         const auto it = res[pm][f.cluster][n].find(l);
         if (it == res[pm][f.cluster][n].end()) continue;
-        const double t = num(it->second, "time_s");
-        se.points.push_back({static_cast<double>(n), num(it->second, "efficiency")});
-        sx.points.push_back(
-            {static_cast<double>(n), t > 0 ? num(it->second, "exposed_comm_s") / t : 0});
+        const double t = it->second.time_s;
+        se.points.push_back({static_cast<double>(n), it->second.efficiency});
+        sx.points.push_back({static_cast<double>(n), t > 0 ? it->second.exposed_comm_s / t : 0});
       }
       e.series.push_back(se);
       x.series.push_back(sx);
@@ -191,19 +195,19 @@ void run(const Context& ctx, Output& out) {
         std::string best;
         double tbest = 1e300;
         for (const auto& [l, j] : byl)
-          if (num(j, "time_s") < tbest) {
-            tbest = num(j, "time_s");
+          if (j.time_s < tbest) {
+            tbest = j.time_s;
             best = l;
           }
         ++best_count[best];
         auto cell = [&](const std::string& l) {
-          return byl.count(l) ? fmt::format("{:.2f} ({})", num(byl[l], "efficiency"),
-                                            human_seconds(num(byl[l], "time_s")))
-                              : std::string("-");
+          return byl.count(l)
+                     ? fmt::format("{:.2f} ({})", byl[l].efficiency, human_seconds(byl[l].time_s))
+                     : std::string("-");
         };
         std::string ratio = "-";
         if (byl.count("ulysses") && byl.count("zigzag")) {
-          const double r = num(byl["ulysses"], "time_s") / num(byl["zigzag"], "time_s");
+          const double r = byl["ulysses"].time_s / byl["zigzag"].time_s;
           ratio = fmt::format("{:.2f}", r);
           ++ulysses_points;
           if (r < 1) {

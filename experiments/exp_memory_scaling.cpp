@@ -14,11 +14,13 @@
 
 #include "experiments/list.hpp"
 #include "experiments/markdown.hpp"
-#include "experiments/runner.hpp"
-#include "models/catalog.hpp"
-#include "models/memory.hpp"
-#include "models/parse.hpp"
-#include "models/plan.hpp"
+#include "models/analytic/memory.hpp"
+#include "models/core/catalog.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
+#include "models/core/profile.hpp"
+#include "models/plan/plan.hpp"
+#include "proc/resolve.hpp"
 
 namespace ringsim::exp {
 
@@ -72,36 +74,64 @@ void run(const Context& ctx, Output& out) {
   const std::int64_t fixed_context = std::int64_t{1} << 20;  // panel 1: 1M tokens
   const auto& cat = Catalog::embedded();
 
-  // Children: ring cp = N and no CP (cp 1) longest context, per combo and N;
-  // and the planner's memory at 1M tokens for 7B on A100.
-  std::vector<std::vector<std::string>> args;
-  auto plan_args = [](const Combo& c, std::int64_t n, std::int64_t cp, const std::string& loss) {
-    std::vector<std::string> a{
-        "plan", "--model",          c.model,         "--gpu",  c.gpu, "--gpus", std::to_string(n),
-        "--cp", std::to_string(cp), "--max-context", "--loss", loss,  "--json"};
-    if (cp > 1) a.insert(a.end(), {"--layout", "ring"});
-    return a;
+  // The planner, in-process (pure closed forms): ring cp = N and no CP (cp 1)
+  // longest context, per combo and N; and its memory at 1M tokens for 7B on A100.
+  struct PlanRun {
+    bool ok = true;
+    double tokens = 0;       // longest context (max-context runs)
+    double memory = 0;       // the best config's memory (fixed-context runs)
+    std::string limited_by;  // what stops one step longer, or why it failed
   };
+  auto request = [&](const Combo& c, std::int64_t n, std::int64_t cp, LossImpl loss) {
+    PlanRequest r;
+    r.shape = find_model("--model", c.model);
+    r.gpus = n;
+    r.cp_degrees = {cp};
+    if (cp > 1) r.layouts = {Layout::Ring};
+    r.loss = loss;
+    return r;
+  };
+  auto hardware = [&](const Combo& c) {
+    proc::HardwareSpec h;
+    h.gpu = c.gpu;
+    return proc::resolve_hardware(h, cat, DType::BF16);
+  };
+  // The planner's own search limit (`ringsim plan --max-context`).
+  constexpr std::int64_t kContextLimit = std::int64_t{1} << 30;
+  auto longest = [&](const Combo& c, std::int64_t n, std::int64_t cp, LossImpl loss) {
+    ++out.points;
+    PlanRun p;
+    try {
+      const auto mc = max_context(request(c, n, cp, loss), hardware(c), kContextLimit);
+      p.tokens = static_cast<double>(mc.tokens);
+      if (!mc.by_config.empty()) p.limited_by = mc.by_config.front().limited_by;
+    } catch (const InputError& e) {
+      ++out.failed_points;
+      p.ok = false;
+      p.limited_by = std::string("failed: ") + e.what();
+    }
+    return p;
+  };
+  std::vector<PlanRun> runs;
   for (const auto& c : combos)
     for (auto n : ns) {
-      args.push_back(plan_args(c, n, n, "chunked"));
-      args.push_back(plan_args(c, n, 1, "chunked"));
+      runs.push_back(longest(c, n, n, LossImpl::Chunked));
+      runs.push_back(longest(c, n, 1, LossImpl::Chunked));
     }
-  for (const auto& c : combos) args.push_back(plan_args(c, ns.front(), ns.front(), "eager"));
-  for (auto n : ns)
-    args.push_back({"plan", "--model", combos[0].model, "--gpu", combos[0].gpu, "--gpus",
-                    std::to_string(n), "--cp", std::to_string(n), "--layout", "ring", "--loss",
-                    "chunked", "--context", std::to_string(fixed_context), "--json"});
-  if (ctx.log) *ctx.log << fmt::format("  {} planner run(s)\n", args.size());
-  const auto runs = run_json(ctx, out, args, 300);
-
-  auto max_ctx = [](const JsonRun& r) -> std::pair<double, std::string> {
-    if (!r.ok) return {0, "failed: " + r.error};
-    const auto& m = r.j.at("max_context");
-    std::string lim;
-    if (!m.at("by_config").empty()) lim = m.at("by_config")[0].value("limited_by", "");
-    return {num(m, "tokens"), lim};
-  };
+  for (const auto& c : combos) runs.push_back(longest(c, ns.front(), ns.front(), LossImpl::Eager));
+  for (auto n : ns) {
+    ++out.points;
+    PlanRun p;
+    auto r = request(combos[0], n, n, LossImpl::Chunked);
+    r.context = fixed_context;
+    const auto hw = hardware(combos[0]);
+    const RooflineModel cm(hw.effective_flops());
+    const auto configs = search(r, hw, cm);
+    if (!configs.empty() && configs.front().evaluated) p.memory = configs.front().memory.total;
+    runs.push_back(p);
+  }
+  if (ctx.log) *ctx.log << fmt::format("  {} planner evaluation(s), in-process\n", runs.size());
+  auto max_ctx = [](const PlanRun& r) { return std::pair{r.tokens, r.limited_by}; };
 
   out.data.set_columns(
       {"model", "hardware", "devices", "hbm_gb", "params", "state_gb_per_device",
@@ -198,9 +228,7 @@ void run(const Context& ctx, Output& out) {
         w.shape = shape;
         const double ours = static_cast<double>(attention_memory(w).total());
         const auto& tr1m = runs[runs.size() - ns.size() + ni];
-        const double planner_total = tr1m.ok && !tr1m.j.at("configs").empty()
-                                         ? num(tr1m.j.at("configs")[0], "memory_bytes_per_device")
-                                         : 0;
+        const double planner_total = tr1m.memory;
         row.set("table1_ring_gb_at_1m", ring_bytes(1, h7, cblk) / 1e9)
             .set("ours_ring_attention_gb_at_1m", ours / 1e9);
         if (planner_total > 0) row.set("planner_ring_total_gb_at_1m", planner_total / 1e9);

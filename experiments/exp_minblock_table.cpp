@@ -1,8 +1,8 @@
 // minblock-table: Ring Attention Table 2 (minimum block c = F/B and minimum
 // sequence per device 6c) reproduced from the paper's own inputs, then the
 // catalog's devices and links with each of the paper's assumptions dropped.
-// The numbers come from `ringsim minblock --json` (models/minblock.hpp), the
-// same code users run.
+// The numbers come from the library `ringsim minblock` prints
+// (models/analytic/minblock.hpp), called here in-process: no simulation.
 #include <fmt/format.h>
 
 #include <cctype>
@@ -10,10 +10,10 @@
 
 #include "experiments/list.hpp"
 #include "experiments/markdown.hpp"
-#include "experiments/runner.hpp"
-#include "models/catalog.hpp"
-#include "models/parse.hpp"
-#include "models/workload.hpp"
+#include "models/analytic/minblock.hpp"
+#include "models/core/catalog.hpp"
+#include "models/core/parse.hpp"
+#include "models/core/workload.hpp"
 
 namespace ringsim::exp {
 
@@ -37,20 +37,23 @@ std::string short_device(const std::string& name) {
 }
 
 void run(const Context& ctx, Output& out) {
-  const auto runs = run_json(ctx, out, {{"minblock", "--model", kModel, "--json"}}, 120);
+  (void)ctx;
+  const auto& cat = Catalog::embedded();
+  // The workload of the "combined" column: sizes do not matter for a 2-device ring.
+  Workload w;
+  w.devices = 2;
+  w.block = 1024;
+  w.shape = find_model("--model", kModel);
+  const auto rows = minblock_rows(cat, w, DType::BF16, [](const Hardware& hw) {
+    return std::make_unique<RooflineModel>(hw.effective_flops());
+  });
+  ++out.points;
   out.data.set_columns({"kind", "host", "device", "interconnect", "flops_tflops", "bandwidth_gbs",
                         "min_block_paper", "published_min_block", "rel_diff_min_block",
                         "min_seq_paper", "published_min_seq", "rel_diff_min_seq", "min_block_gqa",
                         "min_block_causal", "min_block_backward", "min_block_efficiency",
                         "min_block_combined"});
-  if (!runs[0].ok) {
-    out.report = "`ringsim minblock --json` failed: " + runs[0].error + "\n";
-    out.check("ringsim minblock ran", false, runs[0].error);
-    return;
-  }
-  const auto& j = runs[0].j;
-  const auto& shape = find_model("--model", kModel);
-  const auto& cat = Catalog::embedded();
+  const auto& shape = w.shape;
 
   // Table 2, reproduced.
   MdTable t2({"host", "F (TFLOP/s)", "B (GB/s)", "min block: ours (F/B)", "published", "rel. diff",
@@ -67,11 +70,10 @@ void run(const Context& ctx, Output& out) {
   bool within_fb = true, within_print = true;
   std::string worst;
   double x = 0;
-  for (const auto& r : j.at("paper_table2")) {
-    const double F = num(r, "flops"), B = num(r, "bandwidth"), c = num(r, "min_block"),
-                 s = num(r, "min_seq_per_device");
-    const double pc = num(r, "published_min_block"), ps = num(r, "published_min_seq");
-    const std::string host = r.value("host", "");
+  for (const auto& r : cat.paper_table2()) {
+    const double F = r.flops, B = r.bandwidth, c = paper_min_block(F, B), s = paper_min_seq(F, B);
+    const double pc = r.published_min_block, ps = r.published_min_seq;
+    const std::string& host = r.host;
     out.data.add_row()
         .set("kind", "paper_table2")
         .set("host", host)
@@ -132,13 +134,15 @@ void run(const Context& ctx, Output& out) {
   bool ratios_ok = true;
   std::string ratio_detail;
   x = 0;
-  for (const auto& r : j.at("rows")) {
-    const std::string dev = r.value("device", ""), link = r.value("interconnect", "");
-    const double F = num(r, "flops"), B = num(r, "bandwidth");
-    const double paper = num(r, "paper"), gqa = num(r, "gqa"), causal = num(r, "causal");
-    const double bwd = num(r, "backward"), eff = num(r, "efficiency");
-    const bool has_comb = r.contains("combined") && r.at("combined").is_number();
-    const double comb = has_comb ? num(r, "combined") : 0;
+  for (const auto& r : rows) {
+    const std::string& dev = r.device;
+    const std::string& link = r.interconnect;
+    const double F = r.flops, B = r.bandwidth;
+    const auto& col = r.columns;
+    const double paper = col.paper, gqa = col.gqa, causal = col.causal;
+    const double bwd = col.backward, eff = col.efficiency;
+    const bool has_comb = col.combined > 0;
+    const double comb = static_cast<double>(col.combined);
     auto row = out.data.add_row();
     row.set("kind", "extension")
         .set("device", dev)
@@ -202,21 +206,21 @@ void run(const Context& ctx, Output& out) {
     double fast_max = 0, slow_min = 1e300, slow_max = 0;
     std::string slow_list;
     int smaller = 0, total = 0;
-    for (const auto& r : j.at("rows")) {
-      const std::string link = r.value("interconnect", "");
-      const double paper = num(r, "paper");
+    for (const auto& r : rows) {
+      const std::string& link = r.interconnect;
+      const double paper = r.columns.paper;
       const bool fabric = link.rfind("nvlink", 0) == 0 || link.rfind("ici", 0) == 0;
       if (fabric) {
         fast_max = std::max(fast_max, paper);
       } else if (link.rfind("ib-", 0) == 0 || link.rfind("roce", 0) == 0) {
         slow_min = std::min(slow_min, paper);
         slow_max = std::max(slow_max, paper);
-        slow_list += fmt::format("{}{} on {} {}", slow_list.empty() ? "" : ", ",
-                                 r.value("device", ""), link, human_tokens(paper));
+        slow_list += fmt::format("{}{} on {} {}", slow_list.empty() ? "" : ", ", r.device, link,
+                                 human_tokens(paper));
       }
-      if (r.contains("combined") && r.at("combined").is_number()) {
+      if (r.columns.combined > 0) {
         ++total;
-        if (num(r, "combined") < paper) ++smaller;
+        if (static_cast<double>(r.columns.combined) < paper) ++smaller;
       }
     }
     reading_tail += fmt::format(
@@ -236,12 +240,12 @@ void run(const Context& ctx, Output& out) {
 
   std::string& rep = out.report;
   rep += "## Comparison with published values: Ring Attention Table 2\n\n";
-  rep += "Source: " + j.value("paper_source", std::string("Ring Attention Table 2")) +
+  rep += "Source: " + cat.paper_table2_source() +
          ". Inputs F and B are the paper's (models/data/catalog.json `paper_table2`).\n\n";
   rep += t2.str();
   rep += "\n## Extension: catalog devices and links, one assumption dropped at a time\n\n";
   rep += "Minimum block c in tokens per device (decimal K as in the paper). " +
-         j.value("assumptions", std::string()) + "\n\n";
+         minblock_assumptions(w, false) + "\n\n";
   rep += ext.str();
   rep += R"(
 ## Reading

@@ -13,8 +13,8 @@
 #include "experiments/list.hpp"
 #include "experiments/markdown.hpp"
 #include "experiments/runner.hpp"
-#include "models/catalog.hpp"
-#include "models/parse.hpp"
+#include "models/core/catalog.hpp"
+#include "models/core/parse.hpp"
 
 namespace ringsim::exp {
 
@@ -64,37 +64,28 @@ void run(const Context& ctx, Output& out) {
   if (ctx.engine == "simgrid") engines.push_back("simgrid");
 
   std::vector<Pt> pts;
-  std::vector<std::vector<std::string>> flags;
+  std::vector<proc::RunSpec> specs;
   for (std::size_t s = 0; s < sweeps.size(); ++s)
     for (auto b : blocks)
       for (const auto& e : engines) {
         pts.push_back({s, b, e});
-        std::vector<std::string> f{"--gpu",
-                                   kGpu,
-                                   "--platform",
-                                   "flat",
-                                   "--intra",
-                                   sweeps[s].link,
-                                   "--devices",
-                                   std::to_string(kDevices),
-                                   "--block",
-                                   std::to_string(b),
-                                   "--model",
-                                   kModel,
-                                   "--no-causal",
-                                   "--pass",
-                                   "fwd",
-                                   "--engine",
-                                   e,
-                                   "--json"};
+        proc::RunSpec spec;
+        spec.hardware.gpu = kGpu;
+        spec.hardware.platform = Platform::Flat;
+        spec.hardware.intra = sweeps[s].link;
         if (!sweeps[s].efficiency.empty())
-          f.insert(f.end(), {"--efficiency", sweeps[s].efficiency});
-        f.insert(f.begin(), "run");
-        flags.push_back(f);
+          spec.hardware.efficiency = parse_real("efficiency", sweeps[s].efficiency, 1e-3, 1);
+        spec.workload.devices = kDevices;
+        spec.workload.block = b;
+        spec.workload.model = kModel;
+        spec.workload.causal = false;
+        spec.workload.pass = Pass::Fwd;
+        spec.sim.engine = engine_of(e);
+        specs.push_back(std::move(spec));
       }
   if (ctx.log)
-    *ctx.log << fmt::format("  {} run(s), engines: {}\n", flags.size(), join(engines, ", "));
-  const auto runs = run_json(ctx, out, flags, 600);
+    *ctx.log << fmt::format("  {} run(s), engines: {}\n", specs.size(), join(engines, ", "));
+  const auto runs = run_points(ctx, out, specs, 600);
 
   out.data.set_columns({"link", "label", "efficiency_override", "block", "engine", "time_s",
                         "compute_only_s", "exposed_comm_s", "exposed_share", "comm_s_per_step",
@@ -119,21 +110,21 @@ void run(const Context& ctx, Output& out) {
     const auto& p = pts[i];
     const auto& sw = sweeps[p.sweep];
     if (!runs[i].ok) continue;
-    const auto& j = runs[i].j;
-    const double t = num(j, "time_s"), ex = num(j, "exposed_comm_s"), share = t > 0 ? ex / t : 0;
-    const double mb = num(j, "min_block");
+    const auto& j = runs[i].s;
+    const double t = j.time_s, ex = j.exposed_comm_s, share = t > 0 ? ex / t : 0;
+    const double mb = static_cast<double>(j.min_block.value_or(0));
     out.data.add_row()
         .set("link", sw.link)
         .set("label", sw.label)
         .set("efficiency_override", sw.efficiency)
         .set("block", p.block)
-        .set("engine", j.value("engine", p.engine))
+        .set("engine", j.engine)
         .set("time_s", t)
-        .set("compute_only_s", num(j, "compute_only_s"))
+        .set("compute_only_s", j.compute_only_s)
         .set("exposed_comm_s", ex)
         .set("exposed_share", share)
-        .set("comm_s_per_step", num(j, "comm_s_per_step"))
-        .set("compute_s_per_step", num(j, "compute_s_per_step"))
+        .set("comm_s_per_step", j.comm_s_per_step)
+        .set("compute_s_per_step", j.compute_s_per_step)
         .set("min_block", mb)
         .set("published_min_block", sw.published > 0 ? format_number(sw.published) : std::string());
     times[{p.sweep, p.block}][p.engine] = t;

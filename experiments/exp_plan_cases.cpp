@@ -1,9 +1,10 @@
 // plan-cases: the planner's answers to the README's three questions
 // (docs/plan.md): an hour of video as LWM encodes it (921,600 tokens) for a
 // 7B model; Llama 3 8B at 1M tokens on 32 H100; Llama 3 70B at 128K on 64
-// H100. Each is `ringsim plan ... --json` in a child process (with
-// --recheck 1, which re-runs the best config's attention in SimGrid, when the
-// simulator is built), plus a sweep of the GPU count for each question.
+// H100. Each is the planner's search, run in-process as `ringsim plan` runs
+// it (with the re-check of the best config's attention in a SimGrid child
+// process, `--recheck 1`, when the simulator is built), plus a sweep of the
+// GPU count for each question.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,8 +12,13 @@
 
 #include "experiments/list.hpp"
 #include "experiments/markdown.hpp"
-#include "experiments/runner.hpp"
-#include "models/parse.hpp"
+#include "models/core/catalog.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
+#include "models/core/profile.hpp"
+#include "models/plan/plan.hpp"
+#include "proc/recheck.hpp"
+#include "proc/resolve.hpp"
 
 namespace ringsim::exp {
 
@@ -24,12 +30,41 @@ struct Case {
   std::string question;
 };
 
-std::vector<std::string> plan_args(const Case& c, std::int64_t gpus, bool recheck) {
-  std::vector<std::string> a{
-      "plan",  "--model", c.model, "--context", c.context, "--gpus", std::to_string(gpus),
-      "--gpu", c.gpu,     "--json"};
-  if (recheck) a.insert(a.end(), {"--recheck", "1"});
-  return a;
+// One planner answer, as `ringsim plan --model M --context C --gpus G --gpu D
+// [--recheck 1]` gives it.
+struct PlanRun {
+  bool ok = false;
+  std::string error;
+  double hbm = 0;
+  std::vector<PlanConfig> configs;
+  proc::Recheck recheck;
+};
+
+PlanRun plan(const Case& c, std::int64_t gpus, bool recheck, Output& out) {
+  ++out.points;
+  PlanRun p;
+  try {
+    proc::HardwareSpec hs;
+    hs.gpu = c.gpu;
+    const auto hw = proc::resolve_hardware(hs, Catalog::embedded(), DType::BF16);
+    const RooflineModel cm(hw.effective_flops());
+    PlanRequest r;
+    r.shape = find_model("--model", c.model);
+    r.context = parse_count("--context", c.context, 1, kMaxTokens);
+    r.gpus = gpus;
+    p.configs = search(r, hw, cm);
+    p.hbm = hw.hbm_bytes;
+    if (recheck) p.recheck = proc::recheck_top(1, p.configs, r, hw, hs, cm);
+    p.ok = true;
+  } catch (const InputError& e) {
+    ++out.failed_points;
+    p.error = e.what();
+  }
+  return p;
+}
+
+std::string layout_of(const PlanConfig& c) {
+  return c.cp == 1 ? "none" : to_string(c.layout);
 }
 
 void run(const Context& ctx, Output& out) {
@@ -43,11 +78,10 @@ void run(const Context& ctx, Output& out) {
   const bool recheck = ctx.engine == "simgrid" && !ctx.quick;
   const std::vector<std::int64_t> sweep =
       ctx.quick ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{8, 16, 32, 64, 128, 256};
-  std::vector<std::vector<std::string>> args;
-  for (const auto& c : cases) args.push_back(plan_args(c, c.gpus, recheck));
+  std::vector<PlanRun> runs;
+  for (const auto& c : cases) runs.push_back(plan(c, c.gpus, recheck, out));
   for (const auto& c : cases)
-    for (auto g : sweep) args.push_back(plan_args(c, g, false));
-  const auto runs = run_json(ctx, out, args, 600);
+    for (auto g : sweep) runs.push_back(plan(c, g, false, out));
 
   out.data.set_columns({"case", "model", "context", "gpus", "kind", "rank", "config", "feasible",
                         "layout", "cp", "dp", "block", "memory_gb_per_device", "step_time_s",
@@ -73,13 +107,14 @@ void run(const Context& ctx, Output& out) {
       panels.push_back(p);
       continue;
     }
-    const auto& cfgs = r.j.at("configs");
-    const double hbm = num(r.j, "hbm_bytes");
+    const auto& cfgs = r.configs;
+    const double hbm = r.hbm;
     int feasible = 0, rank = 0;
     Series s = scatter_series("tokens/s per GPU", palette_color(ci), "circle");
     Series mfu = scatter_series("MFU", palette_color(ci), "square");
     for (const auto& cfg : cfgs) {
-      const bool ok = cfg.value("feasible", false);
+      const bool ok = cfg.feasible;
+      const double mem = cfg.evaluated ? std::round(cfg.memory.total) : 0.0;
       ++rank;
       auto row = out.data.add_row();
       row.set("case", c.name)
@@ -88,32 +123,31 @@ void run(const Context& ctx, Output& out) {
           .set("gpus", c.gpus)
           .set("kind", "question")
           .set("rank", rank)
-          .set("config", cfg.value("label", ""))
+          .set("config", cfg.label())
           .set("feasible", ok)
-          .set("layout", cfg.value("layout", ""))
-          .set("cp", static_cast<std::int64_t>(num(cfg, "cp")))
-          .set("dp", static_cast<std::int64_t>(num(cfg, "dp")))
-          .set("block", static_cast<std::int64_t>(num(cfg, "block")))
-          .set("memory_gb_per_device", num(cfg, "memory_bytes_per_device") / 1e9);
+          .set("layout", layout_of(cfg))
+          .set("cp", cfg.cp)
+          .set("dp", cfg.dp)
+          .set("block", cfg.block)
+          .set("memory_gb_per_device", mem / 1e9);
       if (ok) {
-        row.set("step_time_s", num(cfg, "step_time_s"))
-            .set("tokens_per_s_per_gpu", num(cfg, "tokens_per_s_per_gpu"))
-            .set("mfu", num(cfg, "mfu"));
-        if (num(cfg, "memory_bytes_per_device") > hbm) mem_ok = false;
+        row.set("step_time_s", cfg.time.step_time_s)
+            .set("tokens_per_s_per_gpu", cfg.tokens_per_s_per_gpu)
+            .set("mfu", cfg.mfu);
+        if (mem > hbm) mem_ok = false;
         if (feasible < 8) {
-          std::string label = cfg.value("label", "");
+          std::string label = cfg.label();
           if (const auto paren = label.find(" ("); paren != std::string::npos)
             label.replace(paren, 1, "<br>");
-          p.x.categories.push_back(
-              label + "<br>" + fmt::format("{:.1f} GB", num(cfg, "memory_bytes_per_device") / 1e9));
-          s.points.push_back({static_cast<double>(feasible), num(cfg, "tokens_per_s_per_gpu")});
+          p.x.categories.push_back(label + "<br>" + fmt::format("{:.1f} GB", mem / 1e9));
+          s.points.push_back({static_cast<double>(feasible), cfg.tokens_per_s_per_gpu});
         }
-        if (cfg.value("layout", "") == "ring" && ring_rate[ci] == 0)
-          ring_rate[ci] = num(cfg, "tokens_per_s_per_gpu");
-        if (best_rate[ci] == 0) best_rate[ci] = num(cfg, "tokens_per_s_per_gpu");
+        if (layout_of(cfg) == "ring" && ring_rate[ci] == 0)
+          ring_rate[ci] = cfg.tokens_per_s_per_gpu;
+        if (best_rate[ci] == 0) best_rate[ci] = cfg.tokens_per_s_per_gpu;
         ++feasible;
-      } else if (cfg.contains("reason") && cfg.at("reason").is_string()) {
-        row.set("reason", cfg.at("reason").get<std::string>());
+      } else {
+        row.set("reason", cfg.reason());
       }
     }
     if (feasible == 0) {
@@ -128,13 +162,12 @@ void run(const Context& ctx, Output& out) {
 
     // The best config and its SimGrid re-check.
     std::string rc = recheck ? "not run" : "off (quick mode or no simulator)";
-    if (r.j.contains("recheck") && r.j.at("recheck").value("status", "") == "ok" &&
-        !r.j.at("recheck").at("configs").empty()) {
-      const auto& x = r.j.at("recheck").at("configs")[0];
-      const double d = num(x, "attention_rel_diff");
-      rc = fmt::format("attention {} vs analytic {} ({:+.2e})",
-                       human_seconds(num(x, "attention_s_simgrid")),
-                       human_seconds(num(x, "attention_s_analytic")), d);
+    if (r.recheck.status == proc::Recheck::Status::Ok && !r.recheck.rows.empty()) {
+      const auto& x = r.recheck.rows.front();
+      const double sim = x.with_simgrid.time.attention_s, an = x.analytic_attention_s;
+      const double d = an > 0 ? sim / an - 1 : 0.0;
+      rc = fmt::format("attention {} vs analytic {} ({:+.2e})", human_seconds(sim),
+                       human_seconds(an), d);
       // Within a node or across NICs without shared links the simulation
       // reproduces the closed form; 1% would flag a real disagreement.
       if (std::fabs(d) > 0.01) {
@@ -147,18 +180,16 @@ void run(const Context& ctx, Output& out) {
           .set("context", c.context)
           .set("gpus", c.gpus)
           .set("kind", "recheck")
-          .set("config", x.value("config", ""))
+          .set("config", x.config)
           .set("recheck_attention_rel_diff", d);
     }
     if (feasible > 0) {
       const auto& b = cfgs[0];
-      best_labels.push_back(b.value("label", ""));
-      answers.add(
-          {c.question, std::to_string(c.gpus), b.value("label", ""),
-           fmt::format("{:.1f} GB of {:.0f}", num(b, "memory_bytes_per_device") / 1e9, hbm / 1e9),
-           human_seconds(num(b, "step_time_s")),
-           fmt::format("{:.0f}", num(b, "tokens_per_s_per_gpu")),
-           fmt::format("{:.1f}%", 100 * num(b, "mfu")), std::to_string(feasible), rc});
+      best_labels.push_back(b.label());
+      answers.add({c.question, std::to_string(c.gpus), b.label(),
+                   fmt::format("{:.1f} GB of {:.0f}", b.memory.total / 1e9, hbm / 1e9),
+                   human_seconds(b.time.step_time_s), fmt::format("{:.0f}", b.tokens_per_s_per_gpu),
+                   fmt::format("{:.1f}%", 100 * b.mfu), std::to_string(feasible), rc});
     } else {
       answers.add({c.question, std::to_string(c.gpus), "none fits", "-", "-", "-", "-", "0", rc});
     }
@@ -178,9 +209,10 @@ void run(const Context& ctx, Output& out) {
     for (auto g : sweep) {
       const auto& r = runs[k++];
       if (!r.ok) continue;
-      const auto& cfgs = r.j.at("configs");
-      const bool fits = !cfgs.empty() && cfgs[0].value("feasible", false);
-      const auto& b = cfgs.empty() ? nlohmann::json::object() : cfgs[0];
+      const auto& cfgs = r.configs;
+      const bool fits = !cfgs.empty() && cfgs[0].feasible;
+      const PlanConfig none;
+      const auto& b = cfgs.empty() ? none : cfgs[0];
       out.data.add_row()
           .set("case", cases[ci].name)
           .set("model", cases[ci].model)
@@ -188,19 +220,19 @@ void run(const Context& ctx, Output& out) {
           .set("gpus", g)
           .set("kind", "gpu_sweep_best")
           .set("rank", 1)
-          .set("config", fits ? b.value("label", "") : std::string("none fits"))
+          .set("config", fits ? b.label() : std::string("none fits"))
           .set("feasible", fits)
-          .set("memory_gb_per_device", fits ? num(b, "memory_bytes_per_device") / 1e9 : 0.0)
-          .set("tokens_per_s_per_gpu", fits ? num(b, "tokens_per_s_per_gpu") : 0.0)
-          .set("mfu", fits ? num(b, "mfu") : 0.0);
+          .set("memory_gb_per_device", fits ? std::round(b.memory.total) / 1e9 : 0.0)
+          .set("tokens_per_s_per_gpu", fits ? b.tokens_per_s_per_gpu : 0.0)
+          .set("mfu", fits ? b.mfu : 0.0);
       if (fits) {
-        s.points.push_back({static_cast<double>(g), num(b, "tokens_per_s_per_gpu")});
-        ymax = std::max(ymax, num(b, "tokens_per_s_per_gpu"));
+        s.points.push_back({static_cast<double>(g), b.tokens_per_s_per_gpu});
+        ymax = std::max(ymax, b.tokens_per_s_per_gpu);
       }
-      sweep_tab.add({cases[ci].name, std::to_string(g), fits ? b.value("label", "") : "none fits",
-                     fits ? fmt::format("{:.1f} GB", num(b, "memory_bytes_per_device") / 1e9) : "-",
-                     fits ? fmt::format("{:.0f}", num(b, "tokens_per_s_per_gpu")) : "-",
-                     fits ? fmt::format("{:.1f}%", 100 * num(b, "mfu")) : "-"});
+      sweep_tab.add({cases[ci].name, std::to_string(g), fits ? b.label() : "none fits",
+                     fits ? fmt::format("{:.1f} GB", b.memory.total / 1e9) : "-",
+                     fits ? fmt::format("{:.0f}", b.tokens_per_s_per_gpu) : "-",
+                     fits ? fmt::format("{:.1f}%", 100 * b.mfu) : "-"});
     }
     ps.series.push_back(s);
   }

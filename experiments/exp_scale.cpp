@@ -13,7 +13,7 @@
 #include "experiments/list.hpp"
 #include "experiments/markdown.hpp"
 #include "experiments/runner.hpp"
-#include "models/parse.hpp"
+#include "models/core/parse.hpp"
 
 namespace ringsim::exp {
 
@@ -38,26 +38,33 @@ void run(const Context& ctx, Output& out) {
                                              ? std::vector<std::int64_t>{256 * K, 1 * M}
                                              : std::vector<std::int64_t>{1 * M, 4 * M, 16 * M};
   std::vector<Pt> pts;
-  std::vector<std::vector<std::string>> flags;
+  std::vector<proc::RunSpec> specs;
   for (auto seq : seqs)
     for (auto n : ns) {
       std::vector<std::string> engines{"analytic"};
       if (ctx.engine == "simgrid") engines.push_back("simgrid");
       for (const auto& e : engines) {
         pts.push_back({n, seq, e});
-        flags.push_back({"run", "--cluster", kCluster, "--devices", std::to_string(n), "--block",
-                         std::to_string(seq / n), "--layout", kLayout, "--model", kModel,
-                         "--causal", "--pass", "fwd", "--engine", e, "--json"});
+        proc::RunSpec s;
+        s.hardware.cluster = kCluster;
+        s.workload.devices = n;
+        s.workload.block = seq / n;
+        s.workload.layout = parse_layout("layout", kLayout);
+        s.workload.model = kModel;
+        s.workload.causal = true;
+        s.workload.pass = Pass::Fwd;
+        s.sim.engine = engine_of(e);
+        specs.push_back(std::move(s));
       }
     }
   if (ctx.log)
-    *ctx.log << fmt::format("  {} run(s); the largest simulations take minutes\n", flags.size());
-  const auto runs = run_json(ctx, out, flags, kSimTimeout);
+    *ctx.log << fmt::format("  {} run(s); the largest simulations take minutes\n", specs.size());
+  const auto runs = run_points(ctx, out, specs, kSimTimeout);
 
   out.data.set_columns({"devices", "seq_len", "block", "engine", "status", "time_s",
                         "analytic_time_s", "sim_vs_analytic", "efficiency", "exposed_comm_s",
                         "memory_gb_per_device", "activities", "simulated_devices", "wall_s"});
-  std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::string, const JsonRun*>> by;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::string, const PointRun*>> by;
   for (std::size_t i = 0; i < pts.size(); ++i) {
     const auto& p = pts[i];
     const auto& r = runs[i];
@@ -72,18 +79,17 @@ void run(const Context& ctx, Output& out) {
       continue;
     }
     row.set("status", "ok")
-        .set("time_s", num(r.j, "time_s"))
-        .set("efficiency", num(r.j, "efficiency"))
-        .set("exposed_comm_s", num(r.j, "exposed_comm_s"))
-        .set("memory_gb_per_device", num(r.j, "memory_bytes_per_device") / 1e9);
-    if (r.j.contains("analytic_time_s")) {
-      const double a = num(r.j, "analytic_time_s");
-      row.set("analytic_time_s", a).set("sim_vs_analytic", a > 0 ? num(r.j, "time_s") / a - 1 : 0);
+        .set("time_s", r.s.time_s)
+        .set("efficiency", r.s.efficiency)
+        .set("exposed_comm_s", r.s.exposed_comm_s)
+        .set("memory_gb_per_device", static_cast<double>(r.s.memory_bytes_per_device) / 1e9);
+    if (r.s.sim) {
+      const double a = r.s.sim->analytic_time_s;
+      row.set("analytic_time_s", a)
+          .set("sim_vs_analytic", a > 0 ? r.s.time_s / a - 1 : 0)
+          .set("activities", static_cast<std::int64_t>(r.s.sim->activities))
+          .set("simulated_devices", r.s.sim->simulated_devices);
     }
-    if (r.j.contains("activities"))
-      row.set("activities", static_cast<std::int64_t>(num(r.j, "activities")));
-    if (r.j.contains("simulated_devices"))
-      row.set("simulated_devices", static_cast<std::int64_t>(num(r.j, "simulated_devices")));
     by[{p.seq, p.n}][p.engine] = &r;
   }
 
@@ -118,18 +124,18 @@ void run(const Context& ctx, Output& out) {
     double prev_mem = 0;
     for (auto n : ns) {
       auto& m = by[{seq, n}];
-      const JsonRun* a = m.count("analytic") ? m["analytic"] : nullptr;
-      const JsonRun* s = m.count("simgrid") ? m["simgrid"] : nullptr;
+      const PointRun* a = m.count("analytic") ? m["analytic"] : nullptr;
+      const PointRun* s = m.count("simgrid") ? m["simgrid"] : nullptr;
       const double x = static_cast<double>(n);
       std::string sim_time = "-", gap = "-", sim_wall = "-", acts = "-";
       const auto* best = s ? s : a;
       if (best) {
-        st.points.push_back({x, num(best->j, "time_s")});
-        sm.points.push_back({x, num(best->j, "memory_bytes_per_device")});
+        st.points.push_back({x, best->s.time_s});
+        sm.points.push_back({x, static_cast<double>(best->s.memory_bytes_per_device)});
       }
       if (a) {
         wa.points.push_back({x, a->wall_s});
-        const double mem = num(a->j, "memory_bytes_per_device");
+        const double mem = static_cast<double>(a->s.memory_bytes_per_device);
         if (prev_mem > 0 && mem >= prev_mem) {
           mem_ok = false;
           mem_detail += fmt::format("{} N={}; ", tokens_k(seq), n);
@@ -137,12 +143,13 @@ void run(const Context& ctx, Output& out) {
         prev_mem = mem;
       }
       if (s) {
-        const auto period = static_cast<std::int64_t>(num(s->j, "simulated_devices"));
+        const auto& sim = *s->s.sim;
+        const auto period = sim.simulated_devices;
         if (period > 0 && period < n)
           sym.points.push_back({x, s->wall_s});
         else
           ws.points.push_back({x, s->wall_s});
-        const double g = num(s->j, "time_s") / num(s->j, "analytic_time_s") - 1;
+        const double g = s->s.time_s / sim.analytic_time_s - 1;
         worst_gap = std::max(worst_gap, std::fabs(g));
         // The ring crosses each NIC once and shares no link, so the
         // simulation must land on the closed form; 1e-6 is summation order.
@@ -150,22 +157,23 @@ void run(const Context& ctx, Output& out) {
           sim_close = false;
           close_detail += fmt::format("{} N={}: {:+.2e}; ", tokens_k(seq), n, g);
         }
-        sim_time = human_seconds(num(s->j, "time_s"));
+        sim_time = human_seconds(s->s.time_s);
         gap = fmt::format("{:+.1e}", g);
         sim_wall = fmt::format("{:.2f} s", s->wall_s);
-        const auto simulated = static_cast<std::int64_t>(num(s->j, "simulated_devices"));
+        const auto simulated = sim.simulated_devices;
         acts = fmt::format(
-            "{} ({})", static_cast<std::int64_t>(num(s->j, "activities")),
+            "{} ({})", sim.activities,
             simulated > 0 && simulated < n ? fmt::format("one period of {}", simulated) : "all");
       }
       if (a && n == ns.back())
         eff_last += fmt::format("{}{} tokens {:.2f} (block {})", eff_last.empty() ? "" : ", ",
-                                tokens_k(seq), num(a->j, "efficiency"), seq / n);
-      if (a && n > 8) min_block_seen = std::max(min_block_seen, num(a->j, "min_block"));
+                                tokens_k(seq), a->s.efficiency, seq / n);
+      if (a && n > 8)
+        min_block_seen = std::max(min_block_seen, static_cast<double>(a->s.min_block.value_or(0)));
       if (a)
         tab.add({tokens_k(seq), std::to_string(n), std::to_string(seq / n),
-                 human_seconds(num(a->j, "time_s")), fmt::format("{:.2f}", num(a->j, "efficiency")),
-                 human_bytes(num(a->j, "memory_bytes_per_device")),
+                 human_seconds(a->s.time_s), fmt::format("{:.2f}", a->s.efficiency),
+                 human_bytes(static_cast<double>(a->s.memory_bytes_per_device)),
                  fmt::format("{:.2f} s", a->wall_s), sim_time, gap, sim_wall, acts});
     }
     pt.series.push_back(st);

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "experiments/child.hpp"
+#include "proc/child.hpp"
 
 namespace ringsim::exp {
 
@@ -106,13 +106,12 @@ std::string render_plot(const std::string& plotter, const std::string& spec_path
   if (plotter.empty())
     return "ringsim-plot was not found next to the ringsim binary (it is built only with "
            "RINGSIM_GUI=ON and Qt 6 Charts, Debian package qt6-charts-dev)";
-  const auto r = run_child({plotter, spec_path, png_path}, 120.0);
+  proc::Command c;
+  c.argv = {plotter, spec_path, png_path};
+  c.timeout_s = 120;
+  const auto r = proc::run(c);
   if (r.timed_out) return "ringsim-plot did not finish within 120 s";
-  if (r.exit_code != 0) {
-    std::string err = r.err.empty() ? r.out : r.err;
-    while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
-    return fmt::format("ringsim-plot failed (exit {}): {}", r.exit_code, err);
-  }
+  if (!r.ok()) return "ringsim-plot failed (" + r.failure() + ")";
   return "";
 }
 

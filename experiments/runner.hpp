@@ -1,34 +1,32 @@
 #pragma once
-// Runs ringsim subcommands as children and reads their one JSON object.
-#include <nlohmann/json.hpp>
+// Runs simulated sweep points: each point is a run spec handed to its own
+// `ringsim run --json` child (SimGrid allows one engine per process) and read
+// back as a typed run summary, a few children at a time (proc::run_many).
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "experiments/experiment.hpp"
+#include "models/analytic/report.hpp"
+#include "proc/run_spec.hpp"
 
 namespace ringsim::exp {
 
-struct JsonRun {
+struct PointRun {
   bool ok = false;
-  nlohmann::json j;   // the child's JSON object when ok
-  std::string error;  // one line when not ok
-  double wall_s = 0;  // the child's wall time (start to exit)
-  std::vector<std::string> argv;
+  RunSummary s;                   // the child's summary when ok
+  std::string error;              // one line when not ok
+  double wall_s = 0;              // the child's wall time (start to exit)
+  std::vector<std::string> argv;  // the command, as a reader would type it
 };
 
-// `ringsim ARGS...` for each entry (ARGS start with the subcommand and include
-// --json), `ctx.jobs` at a time. Counts points and failures in `out` and keeps
-// the first command as an example for the report.
-std::vector<JsonRun> run_json(const Context& ctx, Output& out,
-                              const std::vector<std::vector<std::string>>& args, double timeout_s);
+// One child per spec (--json added), `ctx.jobs` at a time. Counts points and
+// failures in `out` and keeps the first command as an example for the report.
+std::vector<PointRun> run_points(const Context& ctx, Output& out, std::vector<proc::RunSpec> specs,
+                                 double timeout_s);
 
-// `ringsim run FLAGS... --engine ENGINE --json` for each entry.
-std::vector<JsonRun> run_points(const Context& ctx, Output& out,
-                                const std::vector<std::vector<std::string>>& flags,
-                                const std::string& engine, double timeout_s);
-
-// Whether `ringsim SUB --help` succeeds (the subcommand is built in).
-bool has_subcommand(const std::string& ringsim, const std::string& sub);
+// The engine named by the context ("simgrid" or "analytic").
+proc::Engine engine_of(const std::string& name);
 
 // Engine for simulated points: `requested` is auto | simgrid | analytic. auto
 // takes simgrid when `ringsim run --engine simgrid` answers a 2-device run.
@@ -36,8 +34,5 @@ bool has_subcommand(const std::string& ringsim, const std::string& sub);
 // requested but not available.
 std::pair<std::string, std::string> choose_engine(const std::string& ringsim,
                                                   const std::string& requested);
-
-// Numeric field of a summary (0 when absent or not a number).
-double num(const nlohmann::json& j, const std::string& key);
 
 }  // namespace ringsim::exp

@@ -2,28 +2,28 @@
 // embedded catalog as the CLI does. A catalog the reader accepts must be usable:
 // every device and cluster resolves to hardware whose small ring prediction is
 // finite and positive; otherwise the reader accepted garbage.
-#include "models/catalog.hpp"
+#include "models/core/catalog.hpp"
 
 #include <cmath>
 
 #include "fuzz/target.hpp"
-#include "models/analytic.hpp"
-#include "models/errors.hpp"
-#include "sim/cli/workload_flags.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/core/errors.hpp"
+#include "proc/resolve.hpp"
 
 namespace ringsim::fuzz {
 
 namespace {
 
-void check_prediction(const Catalog& cat, cli::HardwareFlags hf, const std::string& what) {
-  for (const char* dt : {"bf16", "fp16", "fp32"}) {
-    cli::WorkloadFlags wf;
-    wf.devices = "8";
-    wf.block = "1024";
+void check_prediction(const Catalog& cat, const proc::HardwareSpec& hf, const std::string& what) {
+  for (const DType dt : {DType::BF16, DType::FP16, DType::FP32}) {
+    proc::WorkloadSpec wf;
+    wf.devices = 8;
+    wf.block = 1024;
     wf.dtype = dt;
     Hardware hw;
     try {
-      hw = cli::resolve_hardware(hf, cat, parse_dtype("--dtype", dt));
+      hw = proc::resolve_hardware(hf, cat, dt);
     } catch (const InputError& e) {
       check_message("catalog", e.what(), false);  // e.g. no peak for this dtype
       continue;
@@ -31,7 +31,7 @@ void check_prediction(const Catalog& cat, cli::HardwareFlags hf, const std::stri
     if (!(hw.effective_flops() > 0) || !std::isfinite(hw.effective_flops()))
       finding("catalog: accepted " + what + " with effective FLOP/s " +
               std::to_string(hw.effective_flops()));
-    const auto w = cli::resolve_workload(wf, hw);
+    const auto w = proc::resolve_workload(wf, hw);
     const auto s = analyze(w, hw);
     if (!std::isfinite(s.time_s) || !(s.time_s > 0) || !std::isfinite(s.efficiency))
       finding("catalog: accepted " + what + " predicts time " + std::to_string(s.time_s));
@@ -57,12 +57,12 @@ int catalog(const std::uint8_t* data, std::size_t size) {
   }
   try {
     for (const auto& d : cat.devices()) {
-      cli::HardwareFlags hf;
+      proc::HardwareSpec hf;
       hf.gpu = d.name;
       check_prediction(cat, hf, "device '" + d.name + "'");
     }
     for (const auto& c : cat.clusters()) {
-      cli::HardwareFlags hf;
+      proc::HardwareSpec hf;
       hf.cluster = c.name;
       check_prediction(cat, hf, "cluster '" + c.name + "'");
     }

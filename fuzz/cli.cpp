@@ -32,9 +32,9 @@
 #include <string>
 #include <vector>
 
+#include "cli/command.hpp"
 #include "fuzz/target.hpp"
 #include "kernels/npy.hpp"
-#include "sim/cli/command.hpp"
 
 namespace ringsim::fuzz {
 

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "fuzz/target.hpp"
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 
 namespace ringsim::fuzz {
 

@@ -1,13 +1,13 @@
 // Fuzz target: `--profile FILE.json` (parse_profile, then ProfileModel as the
 // CLI builds it). An accepted profile must give finite, non-negative step
 // times at every block it is asked about, or refuse the block with one line.
-#include "models/profile.hpp"
+#include "models/core/profile.hpp"
 
 #include <cmath>
 #include <set>
 
 #include "fuzz/target.hpp"
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 
 namespace ringsim::fuzz {
 

@@ -1,4 +1,5 @@
-// Fuzz target: trace JSON (gui::parse_trace), what `ringsim-gui FILE` opens.
+// Fuzz target: trace JSON (the trace reader, then the timeline's lanes), what
+// `ringsim-gui FILE` opens.
 // An accepted trace must be one the timeline can draw without checking again:
 // finite times inside the documented limits, every event on exactly one lane
 // row, rows sorted by start with a running max end, and range queries that
@@ -6,15 +7,15 @@
 #include <cmath>
 
 #include "fuzz/target.hpp"
-#include "gui/trace_reader.hpp"
-#include "models/errors.hpp"
+#include "gui/trace_model.hpp"
+#include "models/core/errors.hpp"
 
 namespace ringsim::fuzz {
 
 namespace {
 
 void check(const gui::Trace& t) {
-  using gui::kMaxTimeUs;
+  using trace::kMaxTimeUs;
   if (t.events.empty()) finding("trace: accepted a trace without events");
   if (!std::isfinite(t.end_us) || t.end_us < 0 || t.end_us > 2 * kMaxTimeUs + kMaxTimeUs)
     finding("trace: end_us out of range");
@@ -50,8 +51,7 @@ void check(const gui::Trace& t) {
         e.end() > t.end_us)
       finding("trace: event time out of range");
     if (e.name_id >= t.names.size()) finding("trace: name id out of range");
-    if (e.device < 0 || e.device >= gui::kMaxDevices || e.bytes < 0 || !std::isfinite(e.entries))
-      finding("trace: event field out of range");
+    if (e.device < 0 || e.device >= trace::kMaxDevices) finding("trace: event field out of range");
     if (e.step > t.max_step) finding("trace: max_step is not the largest step");
   }
   double t0 = 0, t1 = 0;

@@ -24,7 +24,7 @@
 #include "gui/run_panel.hpp"
 #include "gui/summary_panel.hpp"
 #include "gui/timeline_widget.hpp"
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 
 namespace ringsim::gui {
 

@@ -1,7 +1,7 @@
 #include "gui/run_choices.hpp"
 
-#include "models/catalog.hpp"
-#include "models/workload.hpp"
+#include "models/core/catalog.hpp"
+#include "models/core/workload.hpp"
 
 namespace ringsim::gui {
 

@@ -1,7 +1,7 @@
 #include "gui/screenshot.hpp"
 
 #include "gui/export_view.hpp"
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 
 namespace ringsim::gui {
 

@@ -7,6 +7,10 @@
 #include <QStandardPaths>
 #include <QTimer>
 
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
+#include "proc/child.hpp"
+
 namespace ringsim::gui {
 
 QString RunParams::describe() const {
@@ -16,39 +20,38 @@ QString RunParams::describe() const {
       .arg(block);
 }
 
+proc::RunSpec run_spec(const RunParams& p, const QString& trace_path) {
+  proc::RunSpec s;
+  auto& w = s.workload;
+  w.devices = p.devices;
+  w.block = parse_count("--block", p.block.trimmed().toStdString(), 1, kMaxTokens);
+  w.layout = parse_layout("--layout", p.layout.toStdString());
+  w.model = p.model.toStdString();
+  w.pass = parse_pass("--pass", p.pass.toStdString());
+  w.causal = p.causal;
+  s.hardware.gpu = p.gpu.toStdString();
+  s.hardware.intra = p.intra.toStdString();
+  s.hardware.inter = p.inter.toStdString();
+  s.sim.trace = trace_path.toStdString();
+  // ringsim draws its progress bar only on a terminal unless asked.
+  s.sim.progress = true;
+  s.json = true;
+  return s;
+}
+
 QStringList ringsim_arguments(const RunParams& p, const QString& trace_path) {
-  QStringList a{"run",     "--devices", QString::number(p.devices),
-                "--block", p.block,     "--layout",
-                p.layout,  "--model",   p.model,
-                "--pass",  p.pass,      p.causal ? "--causal" : "--no-causal"};
-  if (!p.gpu.isEmpty()) a << "--gpu" << p.gpu;
-  if (!p.intra.isEmpty()) a << "--intra" << p.intra;
-  if (!p.inter.isEmpty()) a << "--inter" << p.inter;
+  QStringList a;
+  for (const auto& x : proc::to_args(run_spec(p, trace_path))) a << QString::fromStdString(x);
+  // The panel's free-text flags, as the user typed them, after the spec's.
   a << p.extra;
-  // --progress: ringsim draws its bar only on a terminal unless asked.
-  a << "--trace" << trace_path << "--json"
-    << "--progress";
   return a;
 }
 
 QString find_ringsim(QString* searched) {
-  QStringList looked;
-  // An explicit choice is final: falling back would run a different ringsim
-  // than the one asked for.
-  const QString env = qEnvironmentVariable("RINGSIM_BIN");
-  if (!env.isEmpty()) {
-    if (searched) *searched = "$RINGSIM_BIN=" + env + ", which is not an executable file";
-    return QFileInfo(env).isFile() && QFileInfo(env).isExecutable() ? env : QString();
-  }
-  const QString dir = QCoreApplication::applicationDirPath();
-  for (const QString& cand : {dir + "/ringsim", dir + "/../sim/ringsim"}) {
-    looked << QDir::cleanPath(cand);
-    if (QFileInfo(cand).isFile() && QFileInfo(cand).isExecutable()) return QDir::cleanPath(cand);
-  }
-  looked << "PATH";
-  const QString on_path = QStandardPaths::findExecutable("ringsim");
-  if (searched) *searched = looked.join(", ");
-  return on_path;
+  std::string why;
+  const auto path = proc::ringsim_exe(&why);
+  if (searched) *searched = QString::fromStdString(why);
+  return QString::fromStdString(path);
 }
 
 SimRunner::SimRunner(QObject* parent) : QObject(parent) {}
@@ -85,7 +88,13 @@ bool SimRunner::start(const RunParams& p, QString* error) {
     return false;
   }
   trace_path_ = dir_->filePath(QString("run-%1.json").arg(++runs_));
-  const QStringList args = ringsim_arguments(p, trace_path_);
+  QStringList args;
+  try {
+    args = ringsim_arguments(p, trace_path_);
+  } catch (const InputError& e) {
+    *error = QString::fromStdString(e.what());
+    return false;
+  }
   command_line_ = bin + " " + args.join(' ');
   stdout_.clear();
   stderr_buf_.clear();

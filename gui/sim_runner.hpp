@@ -8,6 +8,8 @@
 #include <QTemporaryDir>
 #include <memory>
 
+#include "proc/run_spec.hpp"
+
 namespace ringsim::gui {
 
 struct RunParams {
@@ -24,11 +26,15 @@ struct RunParams {
   QString describe() const;  // "ring · causal · 8 x 4096" for titles
 };
 
-// The ringsim command line for `p`, writing the trace to `trace_path`.
+// The run spec of the panel's choices (proc/run_spec.hpp), writing the trace
+// to `trace_path`; InputError for a value ringsim would refuse (--block).
+proc::RunSpec run_spec(const RunParams& p, const QString& trace_path);
+// The ringsim command line for `p`: the spec's flags (proc::to_args), then
+// the panel's extra flags as typed.
 QStringList ringsim_arguments(const RunParams& p, const QString& trace_path);
 
-// $RINGSIM_BIN if set (and then only it), else `ringsim` next to this program
-// or in ../sim, else on PATH. Empty if none; `searched` says where it looked.
+// proc::ringsim_exe: $RINGSIM_BIN if set (and then only it), else `ringsim`
+// next to this program, else on PATH. Empty if none; `searched` says where it looked.
 QString find_ringsim(QString* searched = nullptr);
 
 class SimRunner : public QObject {

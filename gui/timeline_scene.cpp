@@ -5,36 +5,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gui/trace_reader.hpp"
-
 namespace ringsim::gui {
 
 QColor phase_color(Phase p) {
-  // Colour-blind-safe Tableau 10 hues: compute blue, send orange, receive
-  // green, waiting red, so the eye finds stalls first.
-  switch (p) {
-    case Phase::Partial:
-      return QColor(0x4e, 0x79, 0xa7);
-    case Phase::Merge:
-      return QColor(0x76, 0xb7, 0xb2);
-    case Phase::Send:
-      return QColor(0xf2, 0x8e, 0x2b);
-    case Phase::Recv:
-      return QColor(0x59, 0xa1, 0x4f);
-    case Phase::Wait:
-      return QColor(0xe1, 0x57, 0x59);
-    case Phase::Collective:
-      return QColor(0xb0, 0x7a, 0xa1);
-    case Phase::Idle:
-      return QColor(0xc9, 0xc3, 0xbf);
-    case Phase::OtherCompute:
-      return QColor(0x5f, 0x6f, 0x86);
-    case Phase::OtherComm:
-      return QColor(0xed, 0xc9, 0x48);
-    case Phase::Other:
-      break;
-  }
-  return QColor(0x9c, 0x75, 0x5f);
+  const auto rgb = trace::phase_rgb(p);
+  return QColor((rgb >> 16) & 0xff, (rgb >> 8) & 0xff, rgb & 0xff);
 }
 
 LoadedTrace make_loaded(std::shared_ptr<const Trace> trace, const QString& title) {

@@ -7,58 +7,12 @@
 
 namespace ringsim::gui {
 
-const char* phase_label(Phase p) {
-  switch (p) {
-    case Phase::Partial:
-      return "partial";
-    case Phase::Merge:
-      return "merge";
-    case Phase::Send:
-      return "send";
-    case Phase::Recv:
-      return "recv";
-    case Phase::Wait:
-      return "wait";
-    case Phase::Collective:
-      return "collective";
-    case Phase::Idle:
-      return "idle";
-    case Phase::OtherCompute:
-      return "other compute";
-    case Phase::OtherComm:
-      return "other comm";
-    case Phase::Other:
-      break;
-  }
-  return "other";
-}
-
-Phase phase_from_name(const std::string& name, const std::string& category) {
-  if (name == "partial") return Phase::Partial;
-  if (name == "merge") return Phase::Merge;
-  if (name == "send") return Phase::Send;
-  if (name == "recv") return Phase::Recv;
-  if (name == "wait") return Phase::Wait;
-  if (name == "alltoall" || name == "allgather" || name == "reducescatter")
-    return Phase::Collective;
-  if (name == "idle") return Phase::Idle;
-  if (category == "compute") return Phase::OtherCompute;
-  if (category == "comm") return Phase::OtherComm;
-  return Phase::Other;
-}
-
-bool is_compute(Phase p) {
-  return p == Phase::Partial || p == Phase::Merge || p == Phase::OtherCompute;
-}
-bool is_comm(Phase p) {
-  return p == Phase::Send || p == Phase::Recv || p == Phase::Wait || p == Phase::Collective ||
-         p == Phase::OtherComm;
-}
-
 Row row_of(Phase p) {
   switch (p) {
     case Phase::Send:
-    case Phase::Collective:
+    case Phase::AllToAll:
+    case Phase::AllGather:
+    case Phase::ReduceScatter:
     case Phase::OtherComm:
       return Row::Send;
     case Phase::Recv:
@@ -78,12 +32,6 @@ std::pair<std::size_t, std::size_t> RowIndex::overlapping(const std::vector<Even
                                          [&](std::uint32_t i) { return all[i].start < t1; }) -
                     events.begin();
   return {static_cast<std::size_t>(first), static_cast<std::size_t>(std::max(first, last))};
-}
-
-const RunInfo::Field* RunInfo::find(const std::string& key) const {
-  for (const auto& f : summary)
-    if (f.key == key) return &f;
-  return nullptr;
 }
 
 int Trace::lane_of_device(std::int32_t device) const {
@@ -161,6 +109,20 @@ void build_lanes(Trace& trace, const std::vector<std::pair<std::int32_t, std::st
     for (const auto& [key, start] : step_start) lane.step_starts.push_back(start);
     std::sort(lane.step_starts.begin(), lane.step_starts.end());
   }
+}
+
+Trace parse_trace(std::string_view json, const std::string& origin) {
+  Trace t;
+  static_cast<trace::Contents&>(t) = trace::parse_trace(json, origin);
+  build_lanes(t, t.lane_names, t.run.devices);
+  return t;
+}
+
+Trace read_trace_file(const std::string& path) {
+  Trace t;
+  static_cast<trace::Contents&>(t) = trace::read_trace_file(path);
+  build_lanes(t, t.lane_names, t.run.devices);
+  return t;
 }
 
 }  // namespace ringsim::gui

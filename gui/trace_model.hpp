@@ -6,33 +6,22 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "trace/reader.hpp"
+
 namespace ringsim::gui {
 
-// The phase names of docs/trace-format.md; the colours of the timeline key on
-// these. Names the format does not list (the simulator's "dense" projections,
-// other tools' kernels) keep their category: compute, comm, or neither.
-enum class Phase : std::uint8_t {
-  Partial,
-  Merge,
-  Send,
-  Recv,
-  Wait,
-  Collective,
-  Idle,
-  OtherCompute,
-  OtherComm,
-  Other
-};
-inline constexpr int kPhaseCount = 10;
-const char* phase_label(Phase p);  // "partial", "send", ..., "other compute", "other"
-Phase phase_from_name(const std::string& name, const std::string& category);
-bool is_compute(Phase p);  // partial, merge, other compute
-bool is_comm(Phase p);     // send, recv, wait, collectives, other comm
-
-enum class PassKind : std::uint8_t { Unknown, Fwd, Bwd };
+// The trace format's own types (trace/): one definition of the phases and the
+// event record, shared with the simulator and the MPI ring.
+using trace::Event;
+using trace::kPhaseCount;
+using trace::Phase;
+using trace::phase_label;
+using trace::RunInfo;
+using PassKind = trace::Pass;
 
 // A lane has three rows: compute (partial, merge, idle), the outgoing link
 // (send, collectives) and the incoming link (recv, wait). Send and receive run
@@ -40,22 +29,6 @@ enum class PassKind : std::uint8_t { Unknown, Fwd, Bwd };
 enum class Row : std::uint8_t { Compute, Send, Recv };
 inline constexpr int kRowCount = 3;
 Row row_of(Phase p);
-
-struct Event {
-  double start = 0;  // microseconds since the trace's first event
-  double dur = 0;    // microseconds
-  std::int64_t bytes = 0;
-  double entries = 0;  // attention-matrix entries of a compute step, 0 if absent
-  std::int32_t device = 0;
-  std::int32_t step = -1;
-  std::int32_t kv_block = -1;
-  std::int32_t peer = -1;
-  std::int32_t layer = -1;    // args.layer of multi-layer runs, -1 if absent
-  std::uint32_t name_id = 0;  // index into Trace::names (the event's own name)
-  Phase phase = Phase::Other;
-  PassKind pass = PassKind::Unknown;
-  double end() const { return start + dur; }
-};
 
 // One event list of a lane row, sorted by start. `max_end[i]` is the largest
 // end among the first i+1 events, which is non-decreasing even when events
@@ -76,36 +49,17 @@ struct Lane {
   std::vector<double> step_starts;  // start of each ring step on this device, sorted
 };
 
-// otherData.ringsim, when the trace has it.
-struct RunInfo {
-  bool present = false;
-  std::string format, layout;
-  std::int64_t devices = 0, steps = 0;
-  // The summary object flattened to "key" / "a.b" -> value, numbers kept as numbers.
-  struct Field {
-    std::string key;
-    bool is_number = false;
-    double number = 0;
-    std::string text;
-  };
-  std::vector<Field> summary;
-  const Field* find(const std::string& key) const;
-};
-
-struct Trace {
-  std::string origin;  // file name or "<memory>", for messages and titles
-  std::vector<Event> events;
-  std::vector<std::string> names;  // distinct event names
-  std::vector<Lane> lanes;         // sorted by device
-  RunInfo run;
-  double origin_us = 0;  // the first event's raw ts; events are relative to it
-  double end_us = 0;     // latest event end (relative)
-  std::int32_t max_step = -1;
-  std::size_t skipped_events = 0;  // events of kinds the timeline does not show
+// A trace as the timeline needs it: the file's contents plus one lane per
+// device with its rows indexed.
+struct Trace : trace::Contents {
+  std::vector<Lane> lanes;  // sorted by device
 
   int lane_of_device(std::int32_t device) const;  // -1 if none
-  const std::string& name_of(const Event& e) const { return names[e.name_id]; }
 };
+
+// Reads with the trace module's reader, then builds the lanes.
+Trace parse_trace(std::string_view json, const std::string& origin = "<memory>");
+Trace read_trace_file(const std::string& path);
 
 // [t0, t1] spanned by the events of ring step `step` on all devices; false if
 // the step has no events. A run over several layers or passes repeats the

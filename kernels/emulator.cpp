@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "kernels/merge.hpp"
-#include "models/errors.hpp"
-#include "models/work.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/work.hpp"
 
 namespace ringsim::kernels {
 

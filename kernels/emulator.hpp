@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "kernels/blockwise.hpp"
-#include "models/workload.hpp"
+#include "models/core/workload.hpp"
 
 namespace ringsim::kernels {
 

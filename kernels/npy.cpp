@@ -10,7 +10,7 @@
 #include <fstream>
 #include <limits>
 
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 
 namespace ringsim::kernels {
 

@@ -16,8 +16,8 @@
 #include "kernels/blockwise.hpp"
 #include "kernels/inputs.hpp"
 #include "kernels/merge.hpp"
-#include "models/errors.hpp"
-#include "models/profile.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/profile.hpp"
 
 #ifdef RINGSIM_HAVE_CUDA
 #include "kernels/cuda/attention.hpp"

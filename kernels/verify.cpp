@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "kernels/reference.hpp"
-#include "models/work.hpp"
+#include "models/core/work.hpp"
 
 namespace ringsim::kernels {
 

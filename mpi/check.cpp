@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "kernels/reference.hpp"
-#include "models/work.hpp"
+#include "models/core/work.hpp"
 
 namespace ringsim::mpi {
 

@@ -4,7 +4,7 @@
 
 #include <ctime>
 
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 
 namespace ringsim::mpi {
 

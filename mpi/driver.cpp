@@ -7,7 +7,7 @@
 #include <iostream>
 #include <optional>
 
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 #include "mpi/pingpong.hpp"
 #include "mpi/report.hpp"
 #include "mpi/trace.hpp"
@@ -98,9 +98,10 @@ int finish_run(const World& w, const RingOptions& o, const Program& prog,
   int code = 0;
   if (w.rank == 0) {
     try {
-      auto summary = summary_json(o, w.size, count_hosts(hosts), timing);
-      summary["program"] = prog.name;
-      if (check) summary["check"] = check->to_json();
+      auto s = summary_of(o, w.size, count_hosts(hosts), timing);
+      s.program = prog.name;
+      if (check) s.check = check->to_json();
+      const auto summary = s.to_json();
       if (!o.trace.empty()) {
         std::vector<std::vector<Event>> ev;
         for (const auto& e : events) ev.push_back(decode_events(e));
@@ -116,7 +117,7 @@ int finish_run(const World& w, const RingOptions& o, const Program& prog,
       if (o.json) {
         std::cout << summary.dump(2) << "\n";
       } else {
-        std::cout << summary_text(summary);
+        std::cout << s.text();
         if (check) std::cout << check->line() << "\n";
       }
       if (check && !check->matches) code = 1;

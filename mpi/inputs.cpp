@@ -5,8 +5,8 @@
 #include <array>
 
 #include "kernels/npy.hpp"
-#include "models/errors.hpp"
-#include "models/work.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/work.hpp"
 
 namespace ringsim::mpi {
 

@@ -4,8 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "models/errors.hpp"
-#include "models/parse.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
 
 namespace ringsim::mpi {
 
@@ -162,6 +162,47 @@ void validate(const RingOptions& o, int ranks) {
         "--check: the float64 reference materialises a whole score matrix, so the sequence "
         "(ranks x block) must be at most {} tokens, got {}",
         kMaxCheckTokens, o.block * ranks));
+}
+
+std::vector<std::string> to_args(const RingOptions& o) {
+  const RingOptions d;
+  std::vector<std::string> a;
+  auto put = [&](const char* flag, const std::string& v) {
+    a.push_back(flag);
+    a.push_back(v);
+  };
+  auto text = [&](const char* flag, const std::string& v, const std::string& dflt) {
+    if (v != dflt) put(flag, v);
+  };
+  auto count = [&](const char* flag, std::int64_t v, std::int64_t dflt) {
+    if (v != dflt) put(flag, std::to_string(v));
+  };
+  count("--block", o.block, d.block);
+  count("--heads", o.heads, d.heads);
+  count("--kv-heads", o.kv_heads, d.kv_heads);
+  count("--head-dim", o.head_dim, d.head_dim);
+  if (o.layout != d.layout) put("--layout", to_string(o.layout));
+  if (o.causal != d.causal) a.push_back(o.causal ? "--causal" : "--no-causal");
+  if (o.pass != d.pass) put("--pass", to_string(o.pass));
+  text("--dtype", o.dtype, d.dtype);
+  count("--seed", static_cast<std::int64_t>(o.seed), static_cast<std::int64_t>(d.seed));
+  count("--tile", o.tile, d.tile);
+  text("--q", o.q_path, "");
+  text("--k", o.k_path, "");
+  text("--v", o.v_path, "");
+  text("--do", o.do_path, "");
+  if (o.check) a.push_back("--check");
+  if (o.tolerance_factor != d.tolerance_factor)
+    put("--tolerance-factor", fmt::format("{}", o.tolerance_factor));
+  text("--trace", o.trace, "");
+  if (o.json) a.push_back("--json");
+  count("--repeat", o.repeat, d.repeat);
+  count("--warmup", o.warmup, d.warmup);
+  if (o.pingpong) a.push_back("--pingpong");
+  count("--pp-min", o.pp_min_bytes, d.pp_min_bytes);
+  count("--pp-max", o.pp_max_bytes, d.pp_max_bytes);
+  count("--pp-iters", o.pp_iters, d.pp_iters);
+  return a;
 }
 
 }  // namespace ringsim::mpi

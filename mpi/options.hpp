@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "models/workload.hpp"
+#include "models/core/workload.hpp"
 
 namespace ringsim::mpi {
 
@@ -39,6 +39,7 @@ struct RingOptions {
   int pp_iters = 50;
 
   bool from_files() const { return !q_path.empty(); }
+  bool operator==(const RingOptions&) const = default;
 };
 
 // Result of parsing argv: run, or exit now with `exit_code` after printing
@@ -59,6 +60,11 @@ struct Program {
 const Program& cpu_program();
 
 ParsedArgs parse_args(int argc, const char* const* argv, const Program& prog = cpu_program());
+
+// The flags that reproduce `o` (those at their default are left out), so a
+// launcher builds a ringsim-mpi command line from typed options:
+// parse_args(program + to_args(o)).opts == o.
+std::vector<std::string> to_args(const RingOptions& o);
 
 // Checks what only the communicator size can tell (ranks vs layout, sizes).
 // Throws InputError naming the flag.

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "models/parse.hpp"
+#include "models/core/parse.hpp"
 
 namespace ringsim::mpi {
 
@@ -70,7 +70,6 @@ std::pair<double, double> ring_step(const World& w, std::vector<char>& buf, std:
 // understate it. Theil-Sen: the slope is the median of the pairwise slopes
 // and L the median of t - bytes / B, so one disturbed size on a busy machine
 // does not tilt the line the way a least-squares fit would.
-constexpr std::int64_t kFitFrom = 8 << 10;
 
 struct Line {
   double latency = 0, bandwidth = 0;
@@ -192,57 +191,6 @@ PingPongResult pingpong(const World& w, const RingOptions& o) {
   res.exchange_latency_s = both.latency;
   res.exchange_bandwidth_Bps = both.bandwidth;
   return res;
-}
-
-nlohmann::json PingPongResult::to_json() const {
-  nlohmann::json j;
-  j["latency_s"] = latency_s;
-  j["bandwidth_Bps"] = bandwidth_Bps;
-  j["small_message_latency_s"] = small_latency_s;
-  j["exchange_latency_s"] = exchange_latency_s;
-  j["fit_from_bytes"] = kFitFrom;
-  j["exchange_bandwidth_Bps"] = exchange_bandwidth_Bps;
-  j["ring_step_latency_s"] = ring_latency_s;
-  j["ring_step_bandwidth_Bps"] = ring_bandwidth_Bps;
-  j["overlap"] = overlap;
-  j["overlap_mode"] = overlap_mode();
-  nlohmann::json pts = nlohmann::json::array();
-  for (const auto& p : points)
-    pts.push_back({{"bytes", p.bytes},
-                   {"one_way_s", p.one_way_s},
-                   {"exchange_s", p.exchange_s},
-                   {"ring_step_s", p.ring_step_s}});
-  j["points"] = pts;
-  nlohmann::json ov = nlohmann::json::array();
-  for (const auto& q : overlap_points)
-    ov.push_back({{"bytes", q.bytes},
-                  {"spin_s", q.spin_s},
-                  {"residual_s", q.residual_s},
-                  {"overlap", q.overlap}});
-  j["overlap_points"] = ov;
-  return j;
-}
-
-std::string PingPongResult::text() const {
-  std::string out = fmt::format("{:>12} {:>12} {:>12} {:>12} {:>14}\n", "bytes", "one-way",
-                                "exchange", "ring step", "one-way GB/s");
-  for (const auto& p : points)
-    out +=
-        fmt::format("{:>12} {:>12} {:>12} {:>12} {:>14.3f}\n", p.bytes, human_seconds(p.one_way_s),
-                    human_seconds(p.exchange_s), human_seconds(p.ring_step_s),
-                    static_cast<double>(p.bytes) / p.one_way_s / 1e9);
-  out += fmt::format(
-      "line t = L + bytes / B through messages of {} KiB and more: L {}, B {:.3f} GB/s per "
-      "direction\n(smallest message {}; both directions busy: L {}, B {:.3f} GB/s)\n",
-      kFitFrom >> 10, human_seconds(latency_s), bandwidth_Bps / 1e9, human_seconds(small_latency_s),
-      human_seconds(exchange_latency_s), exchange_bandwidth_Bps / 1e9);
-  out += fmt::format("ring step (K and V as two messages each way): L {}, B {:.3f} GB/s\n",
-                     human_seconds(ring_latency_s), ring_bandwidth_Bps / 1e9);
-  for (const auto& q : overlap_points)
-    out += fmt::format("overlap probe, {} bytes: spun {}, then waited {}: overlap {:.2f}\n",
-                       q.bytes, human_seconds(q.spin_s), human_seconds(q.residual_s), q.overlap);
-  out += fmt::format("overlap {:.2f} -> ringsim run --overlap {}\n", overlap, overlap_mode());
-  return out;
 }
 
 }  // namespace ringsim::mpi

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "models/parse.hpp"
-#include "models/work.hpp"
+#include "models/core/parse.hpp"
+#include "models/core/work.hpp"
 
 namespace ringsim::mpi {
 
@@ -61,91 +61,61 @@ std::vector<std::string> gather_hosts(const World& w) {
   return gather_strings(w, std::string(name, static_cast<std::size_t>(len)));
 }
 
-nlohmann::json summary_json(const RingOptions& o, int ranks, int hosts, const Timing& t) {
+RingSummary summary_of(const RingOptions& o, int ranks, int hosts, const Timing& t) {
   const auto work = ring_workload(o, ranks);
   const auto n = num_steps(work);
   const auto kv = static_cast<std::uint64_t>(kv_block_elements(work));
   const auto kv_bytes = kv * static_cast<std::uint64_t>(element_bytes(o.dtype));
   const auto grad = kv * static_cast<std::uint64_t>(grad_bytes(o.dtype));
-  nlohmann::json j;
-  j["engine"] = "mpi";
-  j["devices"] = ranks;
-  j["hosts"] = hosts;
-  j["block"] = o.block;
-  j["seq_len"] = o.block * ranks;
-  j["layout"] = to_string(o.layout);
-  j["pass"] = to_string(o.pass);
-  j["causal"] = o.causal;
-  j["dtype"] = o.dtype;
-  j["heads"] = o.heads;
-  j["kv_heads"] = o.kv_heads;
-  j["head_dim"] = o.head_dim;
-  j["tile"] = o.tile;
-  j["repeat"] = o.repeat;
-  j["warmup"] = o.warmup;
+  RingSummary s;
+  s.devices = ranks;
+  s.hosts = hosts;
+  s.block = o.block;
+  s.seq_len = o.block * ranks;
+  s.layout = to_string(o.layout);
+  s.pass = to_string(o.pass);
+  s.causal = o.causal;
+  s.dtype = o.dtype;
+  s.heads = o.heads;
+  s.kv_heads = o.kv_heads;
+  s.head_dim = o.head_dim;
+  s.tile = o.tile;
+  s.repeat = o.repeat;
+  s.warmup = o.warmup;
   // Forward sends K and V per step; backward K, V, dK and dV.
-  j["bytes_per_step"] = o.pass == Pass::Fwd ? 2 * kv_bytes : 2 * kv_bytes + 2 * grad;
-  j["time_s"] = t.makespans.empty() ? 0.0 : t.makespans[static_cast<std::size_t>(t.median)];
-  j["times_s"] = t.makespans;
-
-  nlohmann::json steps = nlohmann::json::array();
-  double compute_sum = 0, wait_sum = 0;
-  if (!t.runs.empty()) {
-    const auto& run = t.runs[static_cast<std::size_t>(t.median)];
-    const auto count = run.front().steps.size();
-    double prev_end = 0;
-    for (std::size_t s = 0; s < count; ++s) {
-      double end = 0, compute = 0, wait = 0;
-      for (const auto& r : run) {
-        end = std::max(end, r.steps[s].end);
-        compute = std::max(compute, r.steps[s].compute_s);
-        wait = std::max(wait, r.steps[s].wait_s);
-      }
-      const bool bwd =
-          o.pass == Pass::Bwd || (o.pass == Pass::FwdBwd && s >= static_cast<std::size_t>(n));
-      // The step ends when its slowest rank ends: the ring advances at that pace.
-      steps.push_back({{"pass", bwd ? "bwd" : "fwd"},
-                       {"step", static_cast<std::int64_t>(s) % n},
-                       {"time_s", end - prev_end},
-                       {"compute_s", compute},
-                       {"wait_s", wait}});
-      prev_end = end;
-      compute_sum += compute;
-      wait_sum += wait;
+  s.bytes_per_step = o.pass == Pass::Fwd ? 2 * kv_bytes : 2 * kv_bytes + 2 * grad;
+  s.time_s = t.makespans.empty() ? 0.0 : t.makespans[static_cast<std::size_t>(t.median)];
+  s.times_s = t.makespans;
+  if (t.runs.empty()) return s;
+  const auto& run = t.runs[static_cast<std::size_t>(t.median)];
+  const auto count = run.front().steps.size();
+  double prev_end = 0, compute_sum = 0, wait_sum = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    double end = 0, compute = 0, wait = 0;
+    for (const auto& r : run) {
+      end = std::max(end, r.steps[k].end);
+      compute = std::max(compute, r.steps[k].compute_s);
+      wait = std::max(wait, r.steps[k].wait_s);
     }
-    j["compute_s_per_step"] = count ? compute_sum / static_cast<double>(count) : 0.0;
-    j["wait_s_per_step"] = count ? wait_sum / static_cast<double>(count) : 0.0;
-    // Wall over CPU time of the run, the most disturbed rank's: 1 when every
-    // rank had its core to itself (MPI's waits spin), more when other
-    // processes took time slices.
-    double contention = 1;
-    for (const auto& r : run)
-      if (r.cpu_s > 0) contention = std::max(contention, r.end / r.cpu_s);
-    j["contention"] = contention;
-    j["step_s"] = count ? j["time_s"].get<double>() / static_cast<double>(count) : 0.0;
+    const bool bwd =
+        o.pass == Pass::Bwd || (o.pass == Pass::FwdBwd && k >= static_cast<std::size_t>(n));
+    // The step ends when its slowest rank ends: the ring advances at that pace.
+    s.steps.push_back(
+        {bwd ? "bwd" : "fwd", static_cast<std::int64_t>(k) % n, end - prev_end, compute, wait});
+    prev_end = end;
+    compute_sum += compute;
+    wait_sum += wait;
   }
-  j["steps"] = steps;
-  return j;
-}
-
-std::string summary_text(const nlohmann::json& s) {
-  std::string out = fmt::format(
-      "ringsim-mpi: {} ranks on {} host(s), {} layout, {}, {}, block {} (sequence {}), heads {}/{} "
-      "kv, head dim {}, {}\n",
-      s["devices"].get<int>(), s["hosts"].get<int>(), s["layout"].get<std::string>(),
-      s["causal"].get<bool>() ? "causal" : "full", s["pass"].get<std::string>(),
-      s["block"].get<std::int64_t>(), s["seq_len"].get<std::int64_t>(), s["heads"].get<int>(),
-      s["kv_heads"].get<int>(), s["head_dim"].get<int>(), s["dtype"].get<std::string>());
-  out +=
-      fmt::format("{:>5} {:>5} {:>12} {:>12} {:>12}\n", "pass", "step", "time", "compute", "wait");
-  for (const auto& st : s["steps"])
-    out += fmt::format("{:>5} {:>5} {:>12} {:>12} {:>12}\n", st["pass"].get<std::string>(),
-                       st["step"].get<std::int64_t>(), human_seconds(st["time_s"].get<double>()),
-                       human_seconds(st["compute_s"].get<double>()),
-                       human_seconds(st["wait_s"].get<double>()));
-  out += fmt::format("total {} (median of {} run(s)); compute and wait are the slowest rank's\n",
-                     human_seconds(s["time_s"].get<double>()), s["repeat"].get<int>());
-  return out;
+  if (count == 0) return s;
+  s.compute_s_per_step = compute_sum / static_cast<double>(count);
+  s.wait_s_per_step = wait_sum / static_cast<double>(count);
+  // Wall over CPU time of the run, the most disturbed rank's: 1 when every
+  // rank had its core to itself (MPI's waits spin), more when other
+  // processes took time slices.
+  for (const auto& r : run)
+    if (r.cpu_s > 0) s.contention = std::max(s.contention, r.end / r.cpu_s);
+  s.step_s = s.time_s / static_cast<double>(count);
+  return s;
 }
 
 }  // namespace ringsim::mpi

@@ -8,6 +8,7 @@
 
 #include "mpi/comm.hpp"
 #include "mpi/options.hpp"
+#include "mpi/results.hpp"
 #include "mpi/ring.hpp"
 
 namespace ringsim::mpi {
@@ -24,7 +25,7 @@ Timing gather_timing(const World& w, const std::vector<RankRun>& mine);
 // Host name of every rank, on rank 0.
 std::vector<std::string> gather_hosts(const World& w);
 
-nlohmann::json summary_json(const RingOptions& o, int ranks, int hosts, const Timing& t);
-std::string summary_text(const nlohmann::json& s);
+// The run's summary from the median timed run (the slowest rank per step).
+RingSummary summary_of(const RingOptions& o, int ranks, int hosts, const Timing& t);
 
 }  // namespace ringsim::mpi

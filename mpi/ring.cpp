@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "kernels/merge.hpp"
-#include "models/work.hpp"
+#include "models/core/work.hpp"
 
 namespace ringsim::mpi {
 
@@ -79,28 +79,19 @@ class Transfers {
   std::vector<int> group_;
 };
 
-// Appends events to a RankRun (if timing) in seconds since the barrier.
+// Appends events to a RankRun (if timing), in microseconds since the barrier.
 class Recorder {
  public:
-  Recorder(const RingContext& ctx, const char* pass) : rec_(ctx.rec), t0_(ctx.t0), pass_(pass) {}
+  Recorder(const RingContext& ctx, trace::Pass pass) : rec_(ctx.rec), t0_(ctx.t0), pass_(pass) {}
 
-  void span(const char* name, double begin, double end, std::int64_t step, std::int64_t kv_block,
+  void span(Phase phase, double begin, double end, std::int64_t step, std::int64_t kv_block,
             std::int64_t bytes = 0, std::int64_t peer = -1, std::uint64_t entries = 0) {
     if (!rec_) return;
-    Event e;
-    e.name = name;
-    e.pass = pass_;
-    e.ts = begin - t0_;
-    e.dur = std::max(0.0, end - begin);
-    e.step = step;
-    e.kv_block = kv_block;
-    e.bytes = bytes;
-    e.peer = peer;
-    e.entries = entries;
-    rec_->events.push_back(std::move(e));
+    rec_->events.push_back(
+        make_event(phase, pass_, begin - t0_, end - t0_, step, kv_block, bytes, peer, entries));
   }
-  void transfers(const Transfers& t, Group g, const char* name, std::int64_t step,
-                 std::int64_t kv_block, int peer) {
+  void transfers(const Transfers& t, Group g, Phase name, std::int64_t step, std::int64_t kv_block,
+                 int peer) {
     const auto& i = t.info(g);
     if (i.posted >= 0) span(name, i.posted, i.done, step, kv_block, i.bytes, peer);
   }
@@ -113,7 +104,7 @@ class Recorder {
  private:
   RankRun* rec_;
   double t0_;
-  const char* pass_;
+  trace::Pass pass_;
 };
 
 kernels::BlockOpts kernel_opts(const RingOptions& o) {
@@ -160,7 +151,7 @@ FwdOut<T> ring_forward(const RingContext& ctx, const Shard<T>& shard, Workspace<
   const auto work = ring_workload(o, w.size);
   const auto steps = num_steps(work);
   const auto opts = kernel_opts(o);
-  Recorder rec(ctx, "fwd");
+  Recorder rec(ctx, trace::Pass::Fwd);
 
   FwdOut<T> out;
   for (std::int64_t s = 0; s < steps; ++s) {
@@ -192,13 +183,13 @@ FwdOut<T> ring_forward(const RingContext& ctx, const Shard<T>& shard, Workspace<
     const double c2 = now();
     tr.wait_all();
     const double end = now();
-    rec.span("partial", c0, c1, s, src, 0, -1, entries);
-    if (s > 0) rec.span("merge", c1, c2, s, src);
+    rec.span(Phase::Partial, c0, c1, s, src, 0, -1, entries);
+    if (s > 0) rec.span(Phase::Merge, c1, c2, s, src);
     if (s + 1 < steps) {
-      rec.transfers(tr, kSendKV, "send", s, src, w.next());
-      rec.transfers(tr, kRecvKV, "recv", s, kv_source(work, w.rank, s + 1), w.prev());
+      rec.transfers(tr, kSendKV, Phase::Send, s, src, w.next());
+      rec.transfers(tr, kRecvKV, Phase::Recv, s, kv_source(work, w.rank, s + 1), w.prev());
     }
-    if (end - c2 > 0) rec.span("wait", c2, end, s, src);
+    if (end - c2 > 0) rec.span(Phase::Wait, c2, end, s, src);
     rec.step(start, c2 - c0, end - c2, end);
   }
   // After the last step: the copy is not part of the ring's time.
@@ -215,7 +206,7 @@ BwdOut<T> ring_backward(const RingContext& ctx, const Shard<T>& shard, const Fwd
   const auto work = ring_workload(o, w.size);
   const auto steps = num_steps(work);
   const auto opts = kernel_opts(o);
-  Recorder rec(ctx, "bwd");
+  Recorder rec(ctx, trace::Pass::Bwd);
   const auto& k = shard.k;
   auto zeros = [&] { return HeadTensor<T>(k.heads, k.tokens, k.dim); };
 
@@ -280,24 +271,25 @@ BwdOut<T> ring_backward(const RingContext& ctx, const Shard<T>& shard, const Fwd
     if (last) this_send.wait_all();  // the hop home ends the pass
     const double end = now();
 
-    rec.span("partial", c0, c1, s, src, 0, -1, entries);
+    rec.span(Phase::Partial, c0, c1, s, src, 0, -1, entries);
     if (s > 0) {
-      if (w1 > w0) rec.span("wait", w0, w1, s, src);
-      rec.span("merge", w1, c2, s, src);
+      if (w1 > w0) rec.span(Phase::Wait, w0, w1, s, src);
+      rec.span(Phase::Merge, w1, c2, s, src);
     }
     if (!last) {
-      rec.transfers(tr, kSendKV, "send", s, src, w.next());
-      rec.transfers(tr, kRecvKV, "recv", s, kv_source(work, w.rank, s + 1), w.prev());
+      rec.transfers(tr, kSendKV, Phase::Send, s, src, w.next());
+      rec.transfers(tr, kRecvKV, Phase::Recv, s, kv_source(work, w.rank, s + 1), w.prev());
     }
-    if (s > 0) rec.transfers(tr, kRecvDKV, "recv", s, src, w.prev());
+    if (s > 0) rec.transfers(tr, kRecvDKV, Phase::Recv, s, src, w.prev());
     if (last && steps > 1) {
       // The hop home is outside the ring's steps: step -1, as the simulator writes it.
-      rec.transfers(this_send, kSendDKV, "send", -1, src, w.next());
-      rec.transfers(tr, kRecvHome, "recv", -1, w.rank, w.prev());
+      rec.transfers(this_send, kSendDKV, Phase::Send, -1, src, w.next());
+      rec.transfers(tr, kRecvHome, Phase::Recv, -1, w.rank, w.prev());
     }
     if (s > 0)
-      rec.transfers(prev_send, kSendDKV, "send", s - 1, kv_source(work, w.rank, s - 1), w.next());
-    if (end > w2) rec.span("wait", w2, end, s, src);
+      rec.transfers(prev_send, kSendDKV, Phase::Send, s - 1, kv_source(work, w.rank, s - 1),
+                    w.next());
+    if (end > w2) rec.span(Phase::Wait, w2, end, s, src);
     rec.step(start, (c1 - c0) + (c2 - w1), (w1 - w0) + (end - w2), end);
     prev_send = std::move(this_send);
   }

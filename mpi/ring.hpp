@@ -21,17 +21,31 @@
 #include "mpi/comm.hpp"
 #include "mpi/inputs.hpp"
 #include "mpi/options.hpp"
+#include "trace/event.hpp"
 
 namespace ringsim::mpi {
 
-// One timed activity, seconds since the run's barrier (docs/trace-format.md).
-struct Event {
-  std::string name;  // partial | merge | send | recv | wait
-  std::string pass;  // fwd | bwd
-  double ts = 0, dur = 0;
-  std::int64_t step = -1, kv_block = -1, bytes = 0, peer = -1;
-  std::uint64_t entries = 0;
-};
+// Events are the trace format's own (trace/event.hpp): microseconds since
+// the timed run's barrier.
+using trace::Event;
+using trace::Phase;
+
+// One activity from `begin` to `end`, both seconds since the barrier.
+inline Event make_event(Phase phase, trace::Pass pass, double begin, double end, std::int64_t step,
+                        std::int64_t kv_block, std::int64_t bytes = 0, std::int64_t peer = -1,
+                        std::uint64_t entries = 0) {
+  Event e;
+  e.phase = phase;
+  e.pass = pass;
+  e.start = begin * 1e6;
+  e.dur = end > begin ? (end - begin) * 1e6 : 0.0;
+  e.step = static_cast<std::int32_t>(step);
+  e.kv_block = static_cast<std::int32_t>(kv_block);
+  e.bytes = static_cast<std::uint64_t>(bytes);
+  e.peer = static_cast<std::int32_t>(peer);
+  e.entries = entries;
+  return e;
+}
 
 struct StepRecord {
   double start = 0, end = 0;  // seconds since the barrier

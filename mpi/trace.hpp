@@ -1,7 +1,7 @@
 #pragma once
-// The real run's timeline in the simulator's Chrome trace format
-// (docs/trace-format.md): one process per host, one thread per rank, complete
-// events named by phase. Each rank serialises its events; rank 0 writes the file.
+// The real run's timeline in the trace format (docs/trace-format.md), written
+// by the one trace writer (trace/writer.hpp): one process per host, one
+// thread per rank. Each rank serialises its events; rank 0 writes the file.
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -10,13 +10,12 @@
 
 namespace ringsim::mpi {
 
-// One rank's events as compact text for gathering.
+// One rank's events as compact text for gathering, and back.
 std::string encode_events(const std::vector<Event>& events);
 std::vector<Event> decode_events(const std::string& text);
 
 // Rank 0: writes the trace. `events[r]` and `hosts[r]` belong to rank r;
 // `ringsim` becomes otherData.ringsim (run description and summary).
-// Events are sorted by rank, start, name so a trace diff shows timing alone.
 void write_trace(const std::string& path, const std::vector<std::vector<Event>>& events,
                  const std::vector<std::string>& hosts, const nlohmann::json& ringsim);
 

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "models/errors.hpp"
-#include "models/parse.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
 
 namespace ringsim::sim {
 

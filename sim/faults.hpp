@@ -13,11 +13,13 @@ namespace ringsim::sim {
 struct Straggler {
   std::int64_t device = 0;
   double factor = 1;  // the device's compute takes factor x as long
+  bool operator==(const Straggler&) const = default;
 };
 
 struct Degrade {
   std::string link;   // a link name (nic7, ring3, torus5.x, leaf0-spine2) or "A-B" (route A -> B)
   double factor = 1;  // bandwidth divided by factor
+  bool operator==(const Degrade&) const = default;
 };
 
 struct Faults {
@@ -26,6 +28,7 @@ struct Faults {
   double jitter_sigma = 0;  // lognormal sigma of each compute's noise; 0 = none
   std::uint64_t seed = 1;
   bool any() const { return !stragglers.empty() || !degrades.empty() || jitter_sigma > 0; }
+  bool operator==(const Faults&) const = default;
 };
 
 // "DEVICE:FACTOR", e.g. "3:2" (device 3 computes twice as slowly).

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "models/errors.hpp"
-#include "models/parse.hpp"
-#include "models/work.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
+#include "models/core/work.hpp"
 #include "sim/simulate.hpp"
 
 namespace ringsim::sim {

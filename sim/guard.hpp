@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "models/workload.hpp"
+#include "models/core/workload.hpp"
 #include "sim/topology.hpp"
 
 namespace ringsim::sim {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "models/parse.hpp"
-#include "models/report.hpp"
+#include "models/analytic/report.hpp"
+#include "models/core/parse.hpp"
 
 namespace ringsim::sim {
 
@@ -58,39 +58,43 @@ Summary simulated_summary(const Summary& a, const SimResult& r) {
   return s;
 }
 
-nlohmann::json sim_summary_json(const Summary& a, const SimResult& r, const SimContext& c) {
-  auto j = summary_json(simulated_summary(a, r));
-  j["analytic_time_s"] = a.time_s;
-  j["analytic_efficiency"] = a.efficiency;
-  j["platform"] = r.platform;
-  j["network_model"] = to_string(c.network);
-  if (c.platform == Platform::Nodes) j["inter_topology"] = to_string(c.inter);
-  j["activities"] = r.activities;
-  j["simulated_devices"] = r.simulated_devices;
-  j["stalled_steps"] = {{"fwd", r.stalled_steps[0]}, {"bwd", r.stalled_steps[1]}};
-  j["stalled_device_steps"] = r.stalled_device_steps;
-  j["wait_s"] = r.wait_s;
-  j["critical_device"] = r.critical_device;
-  j["critical_device_busy_s"] =
+RunSummary sim_summary(const Summary& a, const SimResult& r, const SimOptions& o) {
+  auto s = RunSummary::of(simulated_summary(a, r));
+  RunSummary::Simulated m;
+  m.analytic_time_s = a.time_s;
+  m.analytic_efficiency = a.efficiency;
+  m.platform = r.platform;
+  m.network_model = to_string(o.network);
+  if (o.hardware.platform == Platform::Nodes) m.inter_topology = to_string(o.topology.inter);
+  m.activities = r.activities;
+  m.simulated_devices = r.simulated_devices;
+  m.stalled_fwd = r.stalled_steps[0];
+  m.stalled_bwd = r.stalled_steps[1];
+  m.stalled_device_steps = r.stalled_device_steps;
+  m.wait_s = r.wait_s;
+  m.critical_device = r.critical_device;
+  m.critical_device_busy_s =
       r.device_busy_s.empty() ? 0.0 : r.device_busy_s[static_cast<std::size_t>(r.critical_device)];
   nlohmann::json f = nlohmann::json::object();
-  if (!c.faults.stragglers.empty()) {
+  const auto& faults = o.faults;
+  if (!faults.stragglers.empty()) {
     f["straggler"] = nlohmann::json::array();
-    for (const auto& s : c.faults.stragglers)
-      f["straggler"].push_back({{"device", s.device}, {"factor", s.factor}});
+    for (const auto& x : faults.stragglers)
+      f["straggler"].push_back({{"device", x.device}, {"factor", x.factor}});
   }
-  if (!c.faults.degrades.empty()) {
+  if (!faults.degrades.empty()) {
     f["degrade"] = nlohmann::json::array();
-    for (const auto& d : c.faults.degrades)
+    for (const auto& d : faults.degrades)
       f["degrade"].push_back({{"link", d.link}, {"factor", d.factor}});
   }
-  if (c.faults.jitter_sigma > 0)
-    f["jitter"] = {{"sigma", c.faults.jitter_sigma}, {"seed", c.faults.seed}};
-  j["faults"] = f;
-  return j;
+  if (faults.jitter_sigma > 0)
+    f["jitter"] = {{"sigma", faults.jitter_sigma}, {"seed", faults.seed}};
+  m.faults = f;
+  s.sim = std::move(m);
+  return s;
 }
 
-std::string sim_summary_text(const Summary& a, const SimResult& r, const SimContext& c) {
+std::string sim_summary_text(const Summary& a, const SimResult& r, const SimOptions& o) {
   const auto& w = a.workload;
   const Summary s = simulated_summary(a, r);
   std::string out;
@@ -109,7 +113,7 @@ std::string sim_summary_text(const Summary& a, const SimResult& r, const SimCont
   row("model", fmt::format("{} ({} heads, {} KV heads, head dim {}), {}", w.shape.name,
                            w.shape.heads, w.shape.kv_heads, w.shape.head_dim, to_string(w.dtype)));
   row("hardware", a.hardware);
-  row("simulated platform", fmt::format("{}; {} network model", r.platform, to_string(c.network)));
+  row("simulated platform", fmt::format("{}; {} network model", r.platform, to_string(o.network)));
   row("engine / compute model", "simgrid (analytic alongside) / " + a.compute_model);
   if (!a.overlap)
     row("transfer overlap", "none (--overlap none: each transfer follows its compute)");
@@ -118,7 +122,7 @@ std::string sim_summary_text(const Summary& a, const SimResult& r, const SimCont
         fmt::format("every device's timeline is the same: simulated one period of {} devices "
                     "(--symmetry off for all {})",
                     r.simulated_devices, w.devices));
-  if (c.faults.any()) row("faults", faults_text(c.faults));
+  if (o.faults.any()) row("faults", faults_text(o.faults));
   out += "\n";
   pair("", "simulated", "analytic");
   const auto layers = w.layers > 1 ? fmt::format(" ({} layers)", w.layers) : std::string();

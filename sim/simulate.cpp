@@ -8,30 +8,13 @@
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
 
-#include "models/errors.hpp"
-#include "models/work.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/work.hpp"
 #include "sim/platform.hpp"
 #include "sim/progress.hpp"
+#include "sim/recorder.hpp"
 
 namespace ringsim::sim {
-
-const std::vector<std::string>& network_model_names() {
-  static const std::vector<std::string> n{"exact", "lv08"};
-  return n;
-}
-std::string to_string(NetworkModel m) {
-  return network_model_names()[static_cast<int>(m)];
-}
-
-const char* phase_name(Phase p) {
-  static const char* const n[] = {"partial",   "send",          "recv",  "wait", "alltoall",
-                                  "allgather", "reducescatter", "dense", "merge"};
-  return n[static_cast<int>(p)];
-}
-
-const char* phase_category(Phase p) {
-  return p == Phase::Partial || p == Phase::Dense || p == Phase::Merge ? "compute" : "comm";
-}
 
 TopologyOptions topology_options(const Hardware& hw, std::int64_t devices) {
   TopologyOptions t;
@@ -55,15 +38,9 @@ bool g_engine_used = false;
 
 struct Interrupted {};
 
-// A wait counts as a stall when it is longer than rounding noise: SimGrid's
-// event dates carry ~1e-16 relative error, so 1e-9 of the step is far above it.
-bool stalled(double wait, double span) {
-  return wait > 1e-9 * span + 1e-15;
-}
-
-// Everything the actors share: inputs, and the statistics they accumulate.
-// SimGrid runs actors one at a time in one thread, so no locking is needed,
-// and the order is deterministic, so sums are too.
+// The inputs the actors share and the recorder they report to. SimGrid runs
+// actors one at a time in one thread, so no locking is needed, and the order
+// is deterministic, so sums are too.
 struct Run {
   const SimOptions& o;
   const Workload& w;
@@ -72,49 +49,25 @@ struct Run {
   PassBytes bytes[2];
   double dense_s[2] = {0, 0};
   std::vector<double> slow;
-  // Per (layer, pass, step) slot: the slowest compute and whether anyone stalled.
-  std::vector<double> slot_compute;
-  std::vector<char> slot_stalled;
-  std::vector<double> dense_max;          // per (layer, pass)
-  std::vector<double> collective, other;  // per device
-  std::vector<char> finished;
-  SimResult res;
+  Recorder rec;
   Progress progress;
   std::string error;
   bool deadlock = false;
 
-  Run(const SimOptions& opt, std::uint64_t units)
+  Run(const SimOptions& opt, std::vector<int> ps, std::uint64_t units)
       : o(opt),
         w(opt.workload),
         n(opt.topology.devices),
         steps(num_steps(opt.workload)),
+        passes(ps),
+        rec(opt, opt.topology.devices, num_steps(opt.workload), std::move(ps)),
         progress(opt.progress, units, "ringsim: simulating") {
-    if (w.pass != Pass::Bwd) passes.push_back(0);
-    if (w.pass != Pass::Fwd) passes.push_back(1);
     for (int p : passes) {
       bytes[p] = pass_bytes(w, p == 1);
       if (w.scope == Scope::Layer)
         dense_s[p] = other_layer_flops(w, p == 1) / o.hardware.effective_flops();
     }
     slow = device_slowdowns(n, o.faults.stragglers);
-    const auto slots =
-        static_cast<std::size_t>(w.layers) * passes.size() * static_cast<std::size_t>(steps);
-    slot_compute.assign(slots, 0.0);
-    slot_stalled.assign(slots, 0);
-    dense_max.assign(static_cast<std::size_t>(w.layers) * passes.size(), 0.0);
-    collective.assign(static_cast<std::size_t>(n), 0.0);
-    other.assign(static_cast<std::size_t>(n), 0.0);
-    finished.assign(static_cast<std::size_t>(n), 0);
-    res.device_busy_s.assign(static_cast<std::size_t>(n), 0.0);
-    res.device_finish_s.assign(static_cast<std::size_t>(n), 0.0);
-    if (o.record_events) res.events.resize(static_cast<std::size_t>(n));
-    if (o.record_rows) res.rows.resize(static_cast<std::size_t>(n));
-  }
-
-  std::size_t slot(int layer, int pi, std::int64_t step) const {
-    return (static_cast<std::size_t>(layer) * passes.size() + static_cast<std::size_t>(pi)) *
-               static_cast<std::size_t>(steps) +
-           static_cast<std::size_t>(step);
   }
 
   double compute_seconds(std::int64_t d, int layer, int pass, std::int64_t step) const {
@@ -131,6 +84,20 @@ struct Run {
   }
 };
 
+std::vector<int> passes_of(const Workload& w) {
+  std::vector<int> p;
+  if (w.pass != Pass::Bwd) p.push_back(0);
+  if (w.pass != Pass::Fwd) p.push_back(1);
+  return p;
+}
+
+CommTimes times_of(const sg4::CommPtr& send, const sg4::CommPtr& recv) {
+  return {send->get_start_time(), send->get_finish_time(), recv->get_start_time(),
+          recv->get_finish_time()};
+}
+
+// One device's schedule: the layout's steps, transfers and collectives, in
+// order. What happened is handed to the recorder.
 class Device {
  public:
   Device(Run& run, std::int64_t d) : r_(run), w_(run.w), d_(d) {
@@ -190,9 +157,7 @@ class Device {
         if (pass == 0) dense(layer, static_cast<int>(pi), pass);
       }
     }
-    const auto i = static_cast<std::size_t>(d_);
-    r_.res.device_finish_s[i] = sg4::Engine::get_clock();
-    r_.finished[i] = 1;
+    r_.rec.finished(d_, now());
   }
 
  private:
@@ -205,40 +170,9 @@ class Device {
   std::vector<std::int64_t> a2a_peer_;
 
   static double now() { return sg4::Engine::get_clock(); }
-
-  void event(Event e) {
-    if (r_.o.record_events) r_.res.events[static_cast<std::size_t>(d_)].push_back(e);
+  std::int32_t kv(std::int64_t step) const {
+    return static_cast<std::int32_t>(kv_source(w_, d_, step));
   }
-
-  void comm_events(const sg4::CommPtr& send, const sg4::CommPtr& recv, std::uint64_t bytes,
-                   int layer, int pass, std::int32_t step, std::int32_t kv_sent,
-                   std::int32_t kv_received) {
-    if (!r_.o.record_events) return;
-    Event s;
-    s.phase = Phase::Send;
-    s.start = send->get_start_time();
-    s.end = send->get_finish_time();
-    s.bytes = bytes;
-    s.peer = next_;
-    s.step = step;
-    s.kv_block = kv_sent;
-    s.layer = layer;
-    s.bwd = pass == 1;
-    event(s);
-    Event v = s;
-    v.phase = Phase::Recv;
-    v.start = recv->get_start_time();
-    v.end = recv->get_finish_time();
-    v.peer = prev_;
-    v.kv_block = kv_received;
-    event(v);
-  }
-
-  // One ring step as it happened: start, end of the partial, end of the
-  // compute (after the merge), end of the step.
-  struct StepTimes {
-    double t0, tp, tc, te;
-  };
 
   // The ring steps of one pass (one step for ulysses and allgather): send the
   // held block on and receive the next while computing; the next step starts
@@ -267,11 +201,15 @@ class Device {
       if (mdur > 0) sg4::this_actor::execute(mdur * kHostSpeed);
       const double tc = now();
       if (xfer && !overlap) post();
+      CommTimes ct;
       if (xfer) {
         recv->wait();
         send->wait();
+        ct = times_of(send, recv);
       }
-      record_step(layer, pi, pass, s, {t0, tp, tc, now()}, dur > 0, xfer ? bytes : 0, send, recv);
+      r_.rec.step(d_, layer, pi, s, {t0, tp, tc, now()}, dur > 0, xfer ? bytes : 0, ct, prev_,
+                  next_, kv(s), xfer ? kv(s + 1) : -1);
+      r_.progress.tick();
     }
     // Backward: dK/dV of the block held last is one hop short of home.
     if (pass == 1 && ringed && out_ && r_.bytes[1].final_hop) {
@@ -281,85 +219,12 @@ class Device {
       auto recv = in_->get_async<int>(&got);
       recv->wait();
       send->wait();
-      r_.res.activities += 1;
-      comm_events(send, recv, fb, layer, pass, -1,
-                  static_cast<std::int32_t>(kv_source(w_, d_, steps - 1)),
-                  static_cast<std::int32_t>(kv_source(w_, d_, 0)));
+      r_.rec.final_hop(d_, layer, pass, fb, times_of(send, recv), prev_, next_, kv(steps - 1),
+                       kv(0));
     }
   }
 
-  // Statistics, events (--trace) and rows (--csv) of one ring step. `bytes`
-  // is 0 when the step had no transfer (then send and recv are null).
-  void record_step(int layer, int pi, int pass, std::int64_t s, const StepTimes& t, bool computed,
-                   std::uint64_t bytes, const sg4::CommPtr& send, const sg4::CommPtr& recv) {
-    const bool xfer = bytes > 0;
-    const auto i = static_cast<std::size_t>(d_);
-    const auto step = static_cast<std::int32_t>(s);
-    r_.res.activities += (computed ? 1 : 0) + (xfer ? 1 : 0);
-    r_.res.device_busy_s[i] += t.tc - t.t0;
-    const auto slot = r_.slot(layer, pi, s);
-    r_.slot_compute[slot] = std::max(r_.slot_compute[slot], t.tc - t.t0);
-    const bool waited = xfer && stalled(t.te - t.tc, t.te - t.t0);
-    const bool stall = computed && waited;
-    if (stall) {
-      r_.slot_stalled[slot] = 1;
-      ++r_.res.stalled_device_steps;
-      r_.res.wait_s += t.te - t.tc;
-    }
-    const auto kv = static_cast<std::int32_t>(kv_source(w_, d_, s));
-    if (r_.o.record_events) {
-      Event e;
-      e.step = step;
-      e.kv_block = kv;
-      e.layer = layer;
-      e.bwd = pass == 1;
-      if (computed) {
-        e.phase = Phase::Partial;
-        e.start = t.t0;
-        e.end = t.tp;
-        e.entries = step_entries(w_, d_, s);
-        event(e);
-        e.entries = 0;
-        if (t.tc > t.tp) {
-          e.phase = Phase::Merge;
-          e.start = t.tp;
-          e.end = t.tc;
-          event(e);
-        }
-      }
-      if (xfer)
-        comm_events(send, recv, bytes, layer, pass, step, kv,
-                    static_cast<std::int32_t>(kv_source(w_, d_, s + 1)));
-      if (waited) {
-        e.phase = Phase::Wait;
-        e.start = t.tc;
-        e.end = t.te;
-        // The neighbour whose end of a transfer came last: a late sender, or
-        // a late receiver holding up the send.
-        e.peer = recv->get_finish_time() >= send->get_finish_time() ? prev_ : next_;
-        event(e);
-      }
-    }
-    if (r_.o.record_rows) {
-      StepRow row;
-      row.layer = layer;
-      row.step = step;
-      row.kv_block = kv;
-      row.bwd = pass == 1;
-      row.entries = step_entries(w_, d_, s);
-      row.comm_bytes = bytes;
-      row.start = t.t0;
-      row.compute_s = t.tc - t.t0;
-      row.comm_end = xfer ? std::max(recv->get_finish_time(), send->get_finish_time()) : t.t0;
-      row.end = t.te;
-      row.wait_s = t.te - t.tc;
-      row.stalled = stall;
-      r_.res.rows[i].push_back(row);
-    }
-    r_.progress.tick();
-  }
-
-  // A collective of `rounds` rounds; in each the device sends `bytes` to one
+  // A collective of `count` rounds; in each the device sends `bytes` to one
   // peer and receives as much from another, and moves on when both are done.
   template <typename Pick>
   void rounds(Phase ph, int layer, int pass, std::int64_t count, std::uint64_t bytes, Pick pick) {
@@ -373,21 +238,11 @@ class Device {
       auto recv = in->template get_async<int>(&got);
       recv->wait();
       send->wait();
-      r_.res.activities += 1;
-      Event e;
-      e.phase = ph;
-      e.start = t0;
-      e.end = now();
-      e.bytes = bytes;
-      e.peer = peer;
-      e.kv_block = static_cast<std::int32_t>(block);
-      e.round = static_cast<std::int32_t>(r + 1);
-      e.layer = layer;
-      e.bwd = pass == 1;
-      event(e);
+      r_.rec.round(d_, ph, layer, pass, static_cast<std::int32_t>(r + 1), t0, now(), bytes, peer,
+                   block);
       r_.progress.tick();
     }
-    r_.collective[static_cast<std::size_t>(d_)] += now() - start;
+    r_.rec.collective_time(d_, now() - start);
   }
 
   void alltoall(int layer, int pass, std::uint64_t bytes_per_device) {
@@ -415,21 +270,7 @@ class Device {
         r_.dense_s[pass] * r_.slow[static_cast<std::size_t>(d_)] *
         jitter_factor(r_.o.faults.jitter_sigma, r_.o.faults.seed, d_, layer, pass, -1);
     sg4::this_actor::execute(dur * kHostSpeed);
-    const double t1 = now();
-    r_.res.activities += 1;
-    const auto i = static_cast<std::size_t>(d_);
-    r_.res.device_busy_s[i] += t1 - t0;
-    r_.other[i] += t1 - t0;
-    auto& m = r_.dense_max[static_cast<std::size_t>(layer) * r_.passes.size() +
-                           static_cast<std::size_t>(pi)];
-    m = std::max(m, t1 - t0);
-    Event e;
-    e.phase = Phase::Dense;
-    e.start = t0;
-    e.end = t1;
-    e.layer = layer;
-    e.bwd = pass == 1;
-    event(e);
+    r_.rec.dense(d_, layer, pi, pass, t0, now());
   }
 };
 
@@ -437,7 +278,7 @@ void device_main(Run* run, std::int64_t d) {
   try {
     Device(*run, d).run();
   } catch (const Interrupted&) {
-    run->res.interrupted = true;
+    run->rec.result().interrupted = true;
     sg4::Actor::kill_all();
   } catch (const std::exception& e) {
     // An exception escaping an actor aborts the process; report it instead.
@@ -455,42 +296,14 @@ std::uint64_t progress_units(const Workload& w, std::int64_t simulated) {
          static_cast<std::uint64_t>(simulated);
 }
 
-void finalize(Run& run) {
-  auto& res = run.res;
-  const auto np = run.passes.size();
-  for (std::size_t k = 0; k < run.slot_compute.size(); ++k) {
-    res.compute_only_s += run.slot_compute[k];
-    const auto pi = (k / static_cast<std::size_t>(run.steps)) % np;
-    const auto step = static_cast<std::int64_t>(k % static_cast<std::size_t>(run.steps));
-    if (k / static_cast<std::size_t>(run.steps) == 0)
-      res.compute_s_per_step = std::max(res.compute_s_per_step, run.slot_compute[k]);
-    if (run.slot_stalled[k]) res.stalled_steps[run.passes[pi]].push_back(step);
-  }
-  for (double m : run.dense_max) res.compute_only_s += m;
-  for (auto& v : res.stalled_steps) {
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
-  }
-  if (run.n != run.w.devices) {
-    // One period stood for the whole ring: every period stalls alike.
-    const auto n = static_cast<std::uint64_t>(run.n),
-               all = static_cast<std::uint64_t>(run.w.devices);
-    res.stalled_device_steps = res.stalled_device_steps / n * all;
-    res.wait_s = res.wait_s / static_cast<double>(n) * static_cast<double>(all);
-  }
-  res.time_s = *std::max_element(res.device_finish_s.begin(), res.device_finish_s.end());
-  res.collective_s = *std::max_element(run.collective.begin(), run.collective.end());
-  res.other_s = *std::max_element(run.other.begin(), run.other.end());
-  std::int64_t best = 0;
-  for (std::int64_t d = 1; d < run.n; ++d) {
-    const auto i = static_cast<std::size_t>(d), b = static_cast<std::size_t>(best);
-    const double bd = res.device_busy_s[i], bb = res.device_busy_s[b];
-    // Busy times equal to rounding noise count as a tie.
-    if (bd > bb * (1 + 1e-12) ||
-        (bd >= bb * (1 - 1e-12) && res.device_finish_s[i] > res.device_finish_s[b] * (1 + 1e-12)))
-      best = d;
-  }
-  res.critical_device = best;
+// The simulated platform in words; a symmetric run names the full cluster too.
+std::string describe_run(const SimOptions& o, const Topology& topo) {
+  if (o.topology.devices == o.workload.devices) return topo.describe();
+  auto full = o.topology;
+  full.platform = o.hardware.platform;
+  full.devices = o.workload.devices;
+  full.wrap_is_inter = false;
+  return fmt::format("{} (simulated: {})", describe_topology(full), topo.describe());
 }
 
 }  // namespace
@@ -536,9 +349,9 @@ SimResult simulate(const SimOptions& o) {
 #endif
 
   const auto hosts = build_platform(topo, divisors);
-  Run run(o, progress_units(o.workload, o.topology.devices));
-  run.res.platform = topo.describe();
-  run.res.simulated_devices = o.topology.devices;
+  Run run(o, passes_of(o.workload), progress_units(o.workload, o.topology.devices));
+  run.rec.result().platform = describe_run(o, topo);
+  run.rec.result().simulated_devices = o.topology.devices;
   sg4::Engine::on_deadlock_cb([&run] { run.deadlock = true; });
   for (std::int64_t d = 0; d < run.n; ++d)
     sg4::Actor::create(fmt::format("device{}", d), hosts[static_cast<std::size_t>(d)], device_main,
@@ -546,14 +359,11 @@ SimResult simulate(const SimOptions& o) {
   engine.run();
   run.progress.finish();
 
-  if (run.res.interrupted) return std::move(run.res);
+  if (run.rec.result().interrupted) return std::move(run.rec.result());
   if (!run.error.empty()) throw std::runtime_error("simulation failed: " + run.error);
-  const bool all_done =
-      std::all_of(run.finished.begin(), run.finished.end(), [](char c) { return c; });
-  if (run.deadlock || !all_done)
+  if (run.deadlock || !run.rec.all_finished())
     throw std::runtime_error("simulation deadlocked: some devices never received their blocks");
-  finalize(run);
-  return std::move(run.res);
+  return run.rec.take();
 }
 
 }  // namespace ringsim::sim

@@ -9,45 +9,20 @@
 #include <string>
 #include <vector>
 
-#include "models/analytic.hpp"
-#include "models/profile.hpp"
-#include "models/workload.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/core/profile.hpp"
+#include "models/core/workload.hpp"
 #include "sim/faults.hpp"
+#include "sim/options.hpp"
 #include "sim/topology.hpp"
+#include "trace/event.hpp"
 
 namespace ringsim::sim {
 
-// exact: CM02 without cross-traffic or TCP window, so S bytes over an idle
-// link take S/B + L (hand-checkable). lv08: SimGrid's default, calibrated on
-// TCP (latency x 13.01, bandwidth x 0.97, 5% reverse traffic, window cap).
-enum class NetworkModel { Exact, LV08 };
-const std::vector<std::string>& network_model_names();
-std::string to_string(NetworkModel m);
-
-// Phase names shared with the kernels, the GUI and docs/trace-format.md.
-enum class Phase : std::uint8_t {
-  Partial,
-  Send,
-  Recv,
-  Wait,
-  AllToAll,
-  AllGather,
-  ReduceScatter,
-  Dense,
-  Merge  // the online-softmax merge after a step's partial (profiles with merge points)
-};
-const char* phase_name(Phase p);
-const char* phase_category(Phase p);
-
-// One activity of one device (--trace).
-struct Event {
-  double start = 0, end = 0;
-  std::uint64_t bytes = 0, entries = 0;
-  std::int64_t peer = -1;
-  std::int32_t step = -1, kv_block = -1, layer = 0, round = -1;
-  Phase phase = Phase::Partial;
-  bool bwd = false;
-};
+// Events are the trace format's own (trace/event.hpp), recorded in
+// microseconds as the simulation produces them.
+using trace::Event;
+using trace::Phase;
 
 // One compute step of one device (--csv).
 struct StepRow {
@@ -86,7 +61,9 @@ struct SimResult {
   double wait_s = 0;                 // summed over devices
   std::int64_t critical_device = 0;  // most compute time (ties: finished last, lowest index)
   std::vector<double> device_busy_s, device_finish_s;
-  std::string platform;                // Topology::describe()
+  // Topology::describe() of the simulated platform; for a symmetric run the
+  // full cluster's, then "(simulated: ...)" and the period's.
+  std::string platform;
   std::int64_t simulated_devices = 0;  // < workload.devices: a symmetric run's period
   bool interrupted = false;
   std::vector<std::vector<Event>> events;  // per device, in time order

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "models/work.hpp"
+#include "models/core/work.hpp"
 
 namespace ringsim::sim {
 

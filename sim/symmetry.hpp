@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-#include "models/workload.hpp"
+#include "models/core/workload.hpp"
 #include "sim/faults.hpp"
 #include "sim/topology.hpp"
 

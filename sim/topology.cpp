@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "models/errors.hpp"
-#include "models/parse.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
 
 namespace ringsim::sim {
 
@@ -63,7 +63,7 @@ std::vector<int> auto_torus_dims(std::int64_t n, int rank) {
   return d;
 }
 
-std::vector<int> parse_torus_dims(const std::string& text, int rank, std::int64_t devices) {
+std::vector<int> split_torus_dims(const std::string& text) {
   std::vector<int> d;
   std::size_t pos = 0;
   while (pos <= text.size()) {
@@ -73,13 +73,19 @@ std::vector<int> parse_torus_dims(const std::string& text, int rank, std::int64_
     if (x == std::string::npos) break;
     pos = x + 1;
   }
+  return d;
+}
+
+void check_torus_dims(const std::vector<int>& d, int rank, std::int64_t devices) {
   std::int64_t prod = 1;
   for (int v : d) prod = std::min<std::int64_t>(prod * v, std::int64_t{1} << 40);
-  if (static_cast<int>(d.size()) != rank || prod != devices)
+  if (static_cast<int>(d.size()) != rank || prod != devices) {
+    std::string text;
+    for (int v : d) text += (text.empty() ? "" : "x") + std::to_string(v);
     throw InputError(fmt::format(
         "--torus-dims: expected {} sizes joined by 'x' whose product is --devices ({}), got '{}'",
         rank, devices, text));
-  return d;
+  }
 }
 
 Topology::Topology(const TopologyOptions& o) : o_(o) {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "models/workload.hpp"
+#include "models/core/workload.hpp"
 
 namespace ringsim::sim {
 
@@ -110,7 +110,11 @@ std::int64_t node_of(const TopologyOptions& o, std::int64_t device);
 // allow, with an even dimension last when there is one, so the snake that
 // embeds the ring closes over a single wrap-around link.
 std::vector<int> auto_torus_dims(std::int64_t n, int rank);
-// "4x4x8" -> {4, 4, 8}; throws InputError naming --torus-dims.
-std::vector<int> parse_torus_dims(const std::string& text, int rank, std::int64_t devices);
+// "4x4x8" -> {4, 4, 8}; throws InputError naming --torus-dims for a part that
+// is not a positive integer.
+std::vector<int> split_torus_dims(const std::string& text);
+// Throws InputError naming --torus-dims unless there are `rank` sizes whose
+// product is `devices`.
+void check_torus_dims(const std::vector<int>& dims, int rank, std::int64_t devices);
 
 }  // namespace ringsim::sim

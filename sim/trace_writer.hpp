@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "models/workload.hpp"
+#include "models/core/workload.hpp"
 #include "sim/simulate.hpp"
 #include "sim/topology.hpp"
 

@@ -8,7 +8,7 @@
 #include "kernels/cuda/flash_bwd.cuh"
 #include "kernels/cuda/flash_fwd.cuh"
 #include "kernels/cuda/lse_merge.cuh"
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 
 namespace ringsim::kernels::cuda {
 namespace {
@@ -82,8 +82,17 @@ void bwd(BwdParams p, float* delta, cudaStream_t s) {
 }  // namespace
 
 const char* dtype_name(DType t) {
-  return t == DType::kBf16 ? "bf16" : "fp16";
+  return t == DType::BF16 ? "bf16" : t == DType::FP16 ? "fp16" : "fp32";
 }
+
+namespace {
+// The kernels' storage types; fp32 inputs are converted by the caller.
+void check_storage(DType t) {
+  if (t != DType::BF16 && t != DType::FP16)
+    throw InputError(std::string("cuda attention: storage type must be bf16 or fp16, got ") +
+                     dtype_name(t));
+}
+}  // namespace
 
 const char* variant_name(FwdVariant v) {
   return v == FwdVariant::kAuto ? "auto" : v == FwdVariant::kRows16 ? "rows16" : "rows32";
@@ -107,13 +116,14 @@ int device_count(std::string* why) {
 }
 
 void flash_forward(DType t, int head_dim, FwdParams p, void* stream, FwdVariant variant) {
+  check_storage(t);
   check_shape(head_dim, p.seq_q, p.seq_k, p.heads, p.kv_heads, p.q, p.k, p.v);
   if ((p.o == nullptr) == (p.o_f32 == nullptr) || p.lse == nullptr)
     throw InputError("cuda attention: set exactly one of o / o_f32, and lse");
   if (p.scale == 0) p.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   if (p.seq_q == 0) return;
   const auto s = as_stream(stream);
-  const bool b = t == DType::kBf16;
+  const bool b = t == DType::BF16;
   // 128-row blocks halve shared-memory traffic per FLOP but make half as many
   // blocks; below one block per multiprocessor, parallelism matters more.
   const bool rows32 =
@@ -126,13 +136,14 @@ void flash_forward(DType t, int head_dim, FwdParams p, void* stream, FwdVariant 
 }
 
 void flash_backward(DType t, int head_dim, BwdParams p, float* delta, void* stream) {
+  check_storage(t);
   check_shape(head_dim, p.seq_q, p.seq_k, p.heads, p.kv_heads, p.q, p.k, p.v);
   if (!p.o || !p.d_o || !p.lse || !p.dq || !p.dk || !p.dv || !delta)
     throw InputError("cuda attention backward: o, d_o, lse, dq, dk, dv, delta are required");
   if (p.scale == 0) p.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   if (p.seq_q == 0 || p.seq_k == 0) return;
   const auto s = as_stream(stream);
-  const bool b = t == DType::kBf16;
+  const bool b = t == DType::BF16;
   if (head_dim == 64)
     b ? bwd<true, 64>(p, delta, s) : bwd<false, 64>(p, delta, s);
   else
@@ -148,9 +159,10 @@ void lse_merge(float* acc_o, float* acc_lse, const float* part_o, const float* p
 }
 
 void to_storage(DType t, std::uint16_t* dst, const float* src, std::int64_t n, void* stream) {
+  check_storage(t);
   if (n == 0) return;
   const unsigned blocks = static_cast<unsigned>((n + 255) / 256);
-  if (t == DType::kBf16)
+  if (t == DType::BF16)
     to_storage_kernel<true><<<blocks, 256, 0, as_stream(stream)>>>(dst, src, n);
   else
     to_storage_kernel<false><<<blocks, 256, 0, as_stream(stream)>>>(dst, src, n);

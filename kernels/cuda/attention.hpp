@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kernels/cuda/params.hpp"
+#include "models/core/workload.hpp"
 
 namespace ringsim::kernels::cuda {
 
@@ -15,7 +16,8 @@ struct CudaError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class DType { kBf16, kF16 };
+// Storage type of Q, K, V, O: ringsim::DType (models/core/workload.hpp), bf16
+// or fp16; the kernels refuse fp32 storage (InputError).
 const char* dtype_name(DType t);
 
 // Forward kernel variants (flash_fwd.cuh): 16 or 32 query rows per warp (64 or 128

@@ -29,6 +29,7 @@ namespace {
 
 using namespace ringsim::kernels::cuda;
 using nlohmann::json;
+using ringsim::DType;
 
 // Dense bf16 tensor-core peak of an H100/H200 SXM by the datasheet (no sparsity).
 constexpr double kHopperBf16PeakTflops = 989.0;
@@ -60,7 +61,7 @@ struct Shape {
 };
 
 json bench_shape(const Shape& s, UnfusedAttention& unfused, double gemm_ceiling, int reps) {
-  const bool bf16 = s.dtype == DType::kBf16;
+  const bool bf16 = s.dtype == DType::BF16;
   const std::size_t n = std::size_t(s.seq) * s.heads * s.head_dim;
   DeviceBuffer q(n * 2), k(n * 2), v(n * 2), o(n * 2), o_ref(n * 2), d_o(n * 2);
   DeviceBuffer lse(std::size_t(s.seq) * s.heads * 4), lse_ref(lse.bytes()), delta(lse.bytes());
@@ -196,13 +197,13 @@ int main(int argc, char** argv) {
     const double gemm = gemm_tflops(8192, reps);
     std::printf("cuBLAS bf16 GEMM 8192^3: %.1f TF/s (matrix ceiling measured in this run)\n", gemm);
     UnfusedAttention unfused;
-    std::vector<Shape> shapes = {{8192, 16, 128, false, DType::kBf16, true},
-                                 {8192, 16, 128, true, DType::kBf16, true}};
+    std::vector<Shape> shapes = {{8192, 16, 128, false, DType::BF16, true},
+                                 {8192, 16, 128, true, DType::BF16, true}};
     if (!quick) {
-      shapes.push_back({16384, 16, 128, false, DType::kBf16, false});
-      shapes.push_back({16384, 16, 128, true, DType::kBf16, false});
-      shapes.push_back({8192, 16, 64, false, DType::kBf16, true});
-      shapes.push_back({8192, 16, 128, false, DType::kF16, false});
+      shapes.push_back({16384, 16, 128, false, DType::BF16, false});
+      shapes.push_back({16384, 16, 128, true, DType::BF16, false});
+      shapes.push_back({8192, 16, 64, false, DType::BF16, true});
+      shapes.push_back({8192, 16, 128, false, DType::FP16, false});
     }
     json results = json::array();
     bool all_ok = true;

@@ -7,8 +7,8 @@
 
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/timing.hpp"
-#include "models/errors.hpp"
-#include "models/profile.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/profile.hpp"
 
 namespace ringsim::kernels::cuda {
 namespace {
@@ -56,8 +56,8 @@ std::string cuda_profile_json(const CudaProfileOptions& opt_in,
   DeviceBuffer dq(elems * 4), dk(elems * 4), dv(elems * 4);
 
   for (const auto& dts : opt.dtypes) {
-    const DType t = dts == "bf16" ? DType::kBf16 : DType::kF16;
-    const bool bf16 = t == DType::kBf16;
+    const DType t = dts == "bf16" ? DType::BF16 : DType::FP16;
+    const bool bf16 = t == DType::BF16;
     fill_random(q, elems, bf16, 1);
     fill_random(k, elems, bf16, 2);
     fill_random(v, elems, bf16, 3);

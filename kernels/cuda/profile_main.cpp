@@ -8,7 +8,7 @@
 
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/profile_cuda.hpp"
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 
 int main(int argc, char** argv) {
   using namespace ringsim::kernels::cuda;

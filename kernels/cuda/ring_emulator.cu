@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "kernels/cuda/check.hpp"
+#include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/ring_emulator.hpp"
 
 namespace ringsim::kernels::cuda {
@@ -46,17 +47,12 @@ class Arena {
  public:
   template <typename T>
   T* get(std::int64_t n) {
-    void* p = nullptr;
-    RINGSIM_CUDA_CHECK(cudaMalloc(&p, static_cast<size_t>(n > 0 ? n : 1) * sizeof(T)));
-    ptrs_.push_back(p);
-    return static_cast<T*>(p);
-  }
-  ~Arena() {
-    for (void* p : ptrs_) cudaFree(p);
+    bufs_.emplace_back(static_cast<std::size_t>(n > 0 ? n : 0) * sizeof(T));
+    return bufs_.back().as<T>();
   }
 
  private:
-  std::vector<void*> ptrs_;
+  std::vector<DeviceBuffer> bufs_;
 };
 
 struct Device {

@@ -12,12 +12,12 @@
 namespace ringsim::kernels::cuda {
 
 struct RingProblem {
-  DType dtype = DType::kBf16;
+  DType dtype = DType::BF16;
   int head_dim = 128;
   std::int64_t seq = 0;  // global sequence length (queries = keys)
   int heads = 1, kv_heads = 1;
   bool causal = true;
-  RingLayout layout = RingLayout::kRing;
+  RingLayout layout = RingLayout::Ring;
   int devices = 1;
 };
 

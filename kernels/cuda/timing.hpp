@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/device_buffer.hpp"
+
 namespace ringsim::kernels::cuda {
 
 struct TimeStats {
@@ -16,31 +18,6 @@ struct TimeStats {
 // Runs fn `warmup` times, then times `repeats` runs one by one on `stream`.
 TimeStats time_on_device(const std::function<void()>& fn, int warmup, int repeats,
                          void* stream = nullptr);
-
-// A cudaMalloc'd buffer (RAII). fill_random writes N(0,1) values in the storage type.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes);
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void* get() const { return p_; }
-  template <typename T>
-  T* as() const {
-    return static_cast<T*>(p_);
-  }
-  std::size_t bytes() const { return n_; }
-  void upload(const void* host, std::size_t bytes);
-  void download(void* host, std::size_t bytes) const;
-  void fill_bytes(int value);
-
- private:
-  void* p_ = nullptr;
-  std::size_t n_ = 0;
-};
 
 // n values, uniform with unit variance, in the storage type of `bf16`, uploaded to b.
 void fill_random(DeviceBuffer& b, std::size_t n, bool bf16, std::uint64_t seed);

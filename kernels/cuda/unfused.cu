@@ -6,7 +6,7 @@
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/device_ops.cuh"
 #include "kernels/cuda/unfused.hpp"
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 
 namespace ringsim::kernels::cuda {
 namespace {
@@ -92,7 +92,7 @@ void UnfusedAttention::forward(DType t, int d, const FwdParams& p, void* workspa
   if (p.seq_q == 0 || p.seq_k == 0) return;
   const auto s = static_cast<cudaStream_t>(stream);
   RINGSIM_CUBLAS_CHECK(cublasSetStream(impl_->handle, s));
-  const cudaDataType_t dt = t == DType::kBf16 ? CUDA_R_16BF : CUDA_R_16F;
+  const cudaDataType_t dt = t == DType::BF16 ? CUDA_R_16BF : CUDA_R_16F;
   const int group = p.heads / p.kv_heads;
   const float alpha = 1.f, beta = 0.f;
   const float scale = p.scale != 0 ? p.scale : 1.f / std::sqrt(static_cast<float>(d));
@@ -109,7 +109,7 @@ void UnfusedAttention::forward(DType t, int d, const FwdParams& p, void* workspa
         CUBLAS_GEMM_DEFAULT));
   }
   const unsigned rows = static_cast<unsigned>(p.seq_q * p.heads);
-  if (t == DType::kBf16)
+  if (t == DType::BF16)
     softmax_rows_kernel<true>
         <<<rows, kSoftmaxThreads, 0, s>>>(sbuf, p.lse, p.seq_q, p.seq_k, p.heads, p.causal, scale);
   else

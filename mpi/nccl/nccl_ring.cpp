@@ -11,8 +11,9 @@
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/bits.hpp"
 #include "kernels/cuda/check.hpp"
-#include "models/errors.hpp"
-#include "models/work.hpp"
+#include "kernels/cuda/device_buffer.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/work.hpp"
 #include "mpi/nccl/device_ops.hpp"
 
 namespace ringsim::mpi::nccl {
@@ -28,32 +29,9 @@ void check_nccl(ncclResult_t r, const char* call) {
 #define RS_NCCL(call) check_nccl((call), #call)
 #define RS_CUDA(call) RINGSIM_CUDA_CHECK(call)
 
-// cudaMalloc'd array of n T, freed on scope exit.
+// Device arrays: the CUDA kernels' one owner of device memory.
 template <typename T>
-class Dev {
- public:
-  Dev() = default;
-  explicit Dev(std::int64_t n) : n_(n) {
-    RS_CUDA(
-        cudaMalloc(reinterpret_cast<void**>(&p_), static_cast<size_t>(n > 0 ? n : 1) * sizeof(T)));
-  }
-  ~Dev() {
-    if (p_) cudaFree(p_);
-  }
-  Dev(Dev&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr; }
-  Dev& operator=(Dev&& o) noexcept {
-    std::swap(p_, o.p_);
-    std::swap(n_, o.n_);
-    return *this;
-  }
-  T* get() const { return p_; }
-  std::int64_t size() const { return n_; }
-  std::size_t bytes() const { return static_cast<std::size_t>(n_) * sizeof(T); }
-
- private:
-  T* p_ = nullptr;
-  std::int64_t n_ = 0;
-};
+using Dev = kc::DeviceArray<T>;
 
 // Events of one run, destroyed together.
 class Events {
@@ -152,7 +130,7 @@ struct GpuRing::Impl {
   int n = 1, H = 1, Hk = 1, D = 64, device = 0;
   std::int64_t c = 0, q_elems = 0, kv_elems = 0;
   bool bf16 = true;
-  kc::DType dt = kc::DType::kBf16;
+  ringsim::DType dt = ringsim::DType::BF16;
   ncclDataType_t nt = ncclBfloat16;
   ncclComm_t comm = nullptr;
   cudaStream_t cs = nullptr, ms = nullptr;
@@ -185,7 +163,7 @@ GpuRing::GpuRing(const World& w, const RingOptions& o, const Shard<float>& shard
   m.q_elems = m.c * m.H * m.D;
   m.kv_elems = m.c * m.Hk * m.D;
   m.bf16 = o.dtype == "bf16";
-  m.dt = m.bf16 ? kc::DType::kBf16 : kc::DType::kF16;
+  m.dt = m.bf16 ? ringsim::DType::BF16 : ringsim::DType::FP16;
   m.nt = m.bf16 ? ncclBfloat16 : ncclFloat16;
   if (m.D != 64 && m.D != 128)
     throw InputError(fmt::format("--head-dim: the CUDA kernels take 64 or 128, got {}", m.D));
@@ -256,40 +234,31 @@ void GpuRing::Impl::record_step(RankRun* rec, cudaEvent_t origin, const StepEven
   };
   const bool bwd = pass[0] == 'b';
   const auto src = kv_source(work, w.rank, s);
-  auto span = [&](const char* name, std::int64_t step, double b, double en, std::int64_t kv_block,
+  const auto tp = bwd ? trace::Pass::Bwd : trace::Pass::Fwd;
+  auto span = [&](Phase phase, std::int64_t step, double b, double en, std::int64_t kv_block,
                   std::int64_t bytes = 0, std::int64_t peer = -1, std::uint64_t entries = 0) {
-    Event x;
-    x.name = name;
-    x.pass = pass;
-    x.ts = b;
-    x.dur = std::max(0.0, en - b);
-    x.step = step;
-    x.kv_block = kv_block;
-    x.bytes = bytes;
-    x.peer = peer;
-    x.entries = entries;
-    rec->events.push_back(std::move(x));
+    rec->events.push_back(make_event(phase, tp, b, en, step, kv_block, bytes, peer, entries));
   };
   const double s0 = at(e.s0), c0 = at(e.c0), c1 = at(e.c1), c2 = at(e.c2);
   const double w1 = bwd && s > 0 ? at(e.w1) : c1;
   // The CUDA kernels count no pairs: the partial's entries are the work model's.
-  span("partial", s, c0, c1, src, 0, -1, step_entries(work, w.rank, s));
-  if (s > 0) span("merge", s, w1, c2, src);
-  if (c0 > s0) span("wait", s, s0, c0, src);
-  if (w1 > c1) span("wait", s, c1, w1, src);
+  span(Phase::Partial, s, c0, c1, src, 0, -1, step_entries(work, w.rank, s));
+  if (s > 0) span(Phase::Merge, s, w1, c2, src);
+  if (c0 > s0) span(Phase::Wait, s, s0, c0, src);
+  if (w1 > c1) span(Phase::Wait, s, c1, w1, src);
   const std::int64_t kv_bytes = 2 * kv_elems * 2;  // K and V in 16-bit storage
   if (e.kv) {
-    span("send", s, at(e.kv0), at(e.kv1), src, kv_bytes, w.next());
-    span("recv", s, at(e.kv0), at(e.kv1), kv_source(work, w.rank, s + 1), kv_bytes, w.prev());
+    span(Phase::Send, s, at(e.kv0), at(e.kv1), src, kv_bytes, w.next());
+    span(Phase::Recv, s, at(e.kv0), at(e.kv1), kv_source(work, w.rank, s + 1), kv_bytes, w.prev());
   }
   double end = c2;
   if (e.dkv) {
     const std::int64_t g_bytes = 2 * kv_elems * 4;
     // The hop home is outside the ring's steps: step -1, as the simulator writes it.
     const std::int64_t step = last ? -1 : s;
-    span("send", step, at(e.g0), at(e.g1), src, g_bytes, w.next());
-    span("recv", step, at(e.g0), at(e.g1), last ? w.rank : kv_source(work, w.rank, s + 1), g_bytes,
-         w.prev());
+    span(Phase::Send, step, at(e.g0), at(e.g1), src, g_bytes, w.next());
+    span(Phase::Recv, step, at(e.g0), at(e.g1), last ? w.rank : kv_source(work, w.rank, s + 1),
+         g_bytes, w.prev());
     if (last) end = std::max(end, at(e.g1));  // the pass ends when dK/dV are home
   }
   // No host CPU time: the GPU computes.

@@ -9,62 +9,38 @@
 // Prints a markdown table: median wall and CPU seconds, peak memory, and the
 // ringsim / bare CPU ratio; checks both programs simulate the same time.
 #include <fmt/format.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "models/analytic.hpp"
-#include "models/catalog.hpp"
-#include "models/profile.hpp"
-#include "models/work.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/analytic/report.hpp"
+#include "models/core/catalog.hpp"
+#include "models/core/profile.hpp"
+#include "models/core/work.hpp"
+#include "proc/child.hpp"
+#include "proc/run_spec.hpp"
 
 namespace {
 
 struct Sample {
   double wall = 0, cpu = 0, rss_mb = 0;
   std::string out;
-  int rc = -1;
+  bool ok = false;
+  std::string failure;
 };
 
 Sample run(const std::string& prog, const std::vector<std::string>& args) {
-  char tmpl[] = "/tmp/ringsim-bench-XXXXXX";
-  const int fd = mkstemp(tmpl);
-  const auto t0 = std::chrono::steady_clock::now();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fd, 1);
-    std::vector<char*> argv{const_cast<char*>(prog.c_str())};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(prog.c_str(), argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  rusage ru{};
-  wait4(pid, &status, 0, &ru);
-  Sample s;
-  s.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  s.cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-          1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-  s.rss_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
-  s.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream f(tmpl);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  s.out = ss.str();
-  close(fd);
-  std::remove(tmpl);
-  return s;
+  ringsim::proc::Command c;
+  c.argv = {prog};
+  c.argv.insert(c.argv.end(), args.begin(), args.end());
+  const auto r = ringsim::proc::run(c);
+  return {r.wall_s, r.cpu_s, r.max_rss_bytes / (1024.0 * 1024.0), r.out, r.ok(), r.failure()};
 }
 
 double median(std::vector<double> v) {
@@ -72,12 +48,15 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-std::string self_dir() {
-  char buf[4096];
-  const auto n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return ".";
-  std::string p(buf, static_cast<std::size_t>(n));
-  return p.substr(0, p.rfind('/'));
+// `ringsim run` on one ring of `n` devices, block 4096, llama3-8b, as a spec.
+std::vector<std::string> ringsim_args(long n, bool flat) {
+  ringsim::proc::RunSpec spec;
+  spec.workload.devices = n;
+  spec.workload.block = 4096;
+  if (flat) spec.hardware.platform = ringsim::Platform::Flat;
+  spec.sim.max_memory = std::uint64_t{64} << 30;
+  spec.json = true;
+  return ringsim::proc::to_args(spec);
 }
 
 }  // namespace
@@ -86,7 +65,8 @@ int main(int argc, char** argv) {
   std::vector<long> sizes{256, 1024};
   int reps = 3;
   bool nodes = false;
-  std::string ringsim = self_dir() + "/ringsim", bare = self_dir() + "/ringsim-bare-ring";
+  std::string ringsim = ringsim::proc::sibling_exe("ringsim"),
+              bare = ringsim::proc::sibling_exe("ringsim-bare-ring");
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -136,21 +116,20 @@ int main(int argc, char** argv) {
                                              std::to_string(bytes),
                                              fmt::format("{:.17g}", nvl.bandwidth),
                                              fmt::format("{:.17g}", nvl.latency)};
-    const std::vector<std::string> sim_args{"--devices", std::to_string(n), "--block",
-                                            "4096",      "--platform",      "flat",
-                                            "--json",    "--max-memory",    "64G"};
-    const std::vector<std::string> nodes_args{"--devices", std::to_string(n), "--block", "4096",
-                                              "--json",    "--max-memory",    "64G"};
+    const auto sim_args = ringsim_args(n, true), nodes_args = ringsim_args(n, false);
     std::vector<double> bw, bc, bm, sw, sc, sm, nc, nm;
     for (int r = 0; r < reps; ++r) {
       const auto b = run(bare, bare_args);
       const auto s = run(ringsim, sim_args);
-      if (b.rc != 0 || s.rc != 0) {
-        std::fprintf(stderr, "bench: a run failed (bare rc %d, ringsim rc %d)\n", b.rc, s.rc);
+      if (!b.ok || !s.ok) {
+        std::fprintf(stderr, "bench: a run failed (bare: %s; ringsim: %s)\n", b.failure.c_str(),
+                     s.failure.c_str());
         return 1;
       }
       // Same work: both must simulate the same time.
-      const double tb = std::stod(b.out), ts = nlohmann::json::parse(s.out).at("time_s");
+      const double tb = std::stod(b.out);
+      const double ts =
+          ringsim::RunSummary::from_json(nlohmann::json::parse(s.out), "ringsim").time_s;
       if (std::fabs(tb / ts - 1) > 1e-9) {
         std::fprintf(stderr, "bench: bare simulated %.12g s, ringsim %.12g s: not the same work\n",
                      tb, ts);

@@ -12,9 +12,9 @@
 #include <sstream>
 
 #include "doc_table.hpp"
-#include "gui/trace_reader.hpp"
-#include "models/errors.hpp"
-#include "run_child.hpp"
+#include "models/core/errors.hpp"
+#include "proc/child.hpp"
+#include "trace/reader.hpp"
 
 using ringsim::testing::DocRow;
 
@@ -43,7 +43,14 @@ class BadInput : public ::testing::TestWithParam<DocRow> {};
 TEST_P(BadInput, ExitCodeAndMessage) {
   const DocRow& r = GetParam();
   ASSERT_GE(r.exit_code, 0) << "docs/bad-input.md:" << r.line << ": malformed row";
-  const auto c = ringsim::testing::run_child(RINGSIM_BIN, r.args, RINGSIM_CLI_DATA);
+  // A child, not run_cli in-process: SimGrid allows one engine per process, and a
+  // crash or sanitizer abort must show as what the user sees (a signal).
+  ringsim::proc::Command cmd;
+  cmd.argv = {RINGSIM_BIN};
+  cmd.argv.insert(cmd.argv.end(), r.args.begin(), r.args.end());
+  cmd.cwd = RINGSIM_CLI_DATA;
+  cmd.timeout_s = 110;
+  const auto c = ringsim::proc::run(cmd);
   const std::string where = "docs/bad-input.md:" + std::to_string(r.line) + ": `" + r.command + "`";
   ASSERT_EQ(c.signal, 0) << where << " was killed by signal " << c.signal << "\n" << c.err;
   EXPECT_EQ(c.exit_code, r.exit_code) << where << "\nstderr: " << c.err;
@@ -153,7 +160,7 @@ TEST(BadTrace, EveryRowRefusedWithItsLine) {
     ASSERT_FALSE(r.file.empty() || r.message.empty()) << where << ": malformed row";
     std::string got;
     try {
-      ringsim::gui::read_trace_file(std::string(RINGSIM_CLI_DATA) + "/" + r.file);
+      ringsim::trace::read_trace_file(std::string(RINGSIM_CLI_DATA) + "/" + r.file);
       ADD_FAILURE() << where << ": " << r.file << " was accepted";
       continue;
     } catch (const ringsim::InputError& e) {

@@ -1,8 +1,7 @@
 // The experiments' helpers: CSV writing and reading, report cells, token
-// labels, child processes, plot ticks and the plot spec.
+// labels, plot ticks and the plot spec (child processes: tests/proc).
 #include <gtest/gtest.h>
 
-#include "experiments/child.hpp"
 #include "experiments/markdown.hpp"
 #include "experiments/plot/ticks.hpp"
 #include "experiments/plot_spec.hpp"
@@ -44,39 +43,6 @@ TEST(Markdown, CellsAndTable) {
   MdTable m({"a", "b"});
   m.add({"1", "2"});
   EXPECT_EQ(m.str(), "| a | b |\n|---|---|\n| 1 | 2 |\n");
-}
-
-TEST(Child, CapturesOutputAndExitCode) {
-  const auto r = run_child({"/bin/sh", "-c", "echo out; echo err >&2; exit 3"}, 30);
-  EXPECT_EQ(r.exit_code, 3);
-  EXPECT_EQ(r.out, "out\n");
-  EXPECT_EQ(r.err, "err\n");
-  EXPECT_FALSE(r.timed_out);
-}
-
-TEST(Child, KillsAfterTimeout) {
-  const auto r = run_child({"/bin/sh", "-c", "sleep 30"}, 0.3);
-  EXPECT_TRUE(r.timed_out);
-  EXPECT_EQ(r.exit_code, -1);
-}
-
-TEST(Child, MissingProgramIsAnErrorNotACrash) {
-  const auto r = run_child({"/nonexistent/ringsim"}, 5);
-  EXPECT_NE(r.exit_code, 0);
-}
-
-TEST(Child, ParallelRunsKeepOrder) {
-  std::vector<std::vector<std::string>> cmds;
-  for (int i = 0; i < 6; ++i) cmds.push_back({"/bin/sh", "-c", "echo " + std::to_string(i)});
-  const auto rs = run_children(cmds, 2, 30);
-  ASSERT_EQ(rs.size(), 6u);
-  for (int i = 0; i < 6; ++i)
-    EXPECT_EQ(rs[static_cast<std::size_t>(i)].out, std::to_string(i) + "\n");
-}
-
-TEST(Child, ShellLineQuotes) {
-  EXPECT_EQ(shell_line({"ringsim", "run", "--devices", "8"}), "ringsim run --devices 8");
-  EXPECT_EQ(shell_line({"a b", "it's"}), "'a b' 'it'\\''s'");
 }
 
 TEST(Ticks, LogLabelsArePowersOfTheBase) {

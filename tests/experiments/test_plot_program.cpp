@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "experiments/child.hpp"
+#include "proc/child.hpp"
 
 namespace ringsim::exp {
 namespace {
@@ -47,7 +47,7 @@ TEST(PlotProgram, RendersSpecToPng) {
                            {"name": "sim", "type": "scatter", "hollow": true, "points": [[512, 0.5], [0, 1]]}]},
                {"title": "b", "x": {"categories": ["x", "y"]}, "y": {"label": "v", "log": true},
                 "legend": "right", "series": [{"name": "p", "type": "scatter", "points": [[0, 10], [1, 1000]]}]}]})J";
-  const auto r = run_child({RINGSIM_PLOT_BIN, spec.string(), png.string()}, 60);
+  const auto r = proc::run({RINGSIM_PLOT_BIN, spec.string(), png.string()}, 60);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "") << "no noise on stderr";
   EXPECT_EQ(png_size(png), std::make_pair(640u, 400u));
@@ -62,12 +62,12 @@ TEST(PlotProgram, BadSpecIsOneLineAndExit2) {
         std::string(R"({"panels": [{"series": [{"type": "pie", "points": []}]}]})"),
         std::string(R"({"panels": [{"y": {"log": true, "min": 0}}]})")}) {
     std::ofstream(spec) << text;
-    const auto r = run_child({RINGSIM_PLOT_BIN, spec.string(), png.string()}, 60);
+    const auto r = proc::run({RINGSIM_PLOT_BIN, spec.string(), png.string()}, 60);
     EXPECT_EQ(r.exit_code, 2) << text;
     EXPECT_EQ(r.err.rfind("ringsim-plot: error: ", 0), 0u) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
-  const auto r = run_child({RINGSIM_PLOT_BIN, "/nonexistent/spec.json", png.string()}, 60);
+  const auto r = proc::run({RINGSIM_PLOT_BIN, "/nonexistent/spec.json", png.string()}, 60);
   EXPECT_EQ(r.exit_code, 2);
 }
 

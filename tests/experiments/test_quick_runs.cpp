@@ -14,7 +14,7 @@
 #include <set>
 #include <sstream>
 
-#include "experiments/child.hpp"
+#include "proc/child.hpp"
 #include "tests/experiments/csv_view.hpp"
 
 namespace ringsim::exp::test {
@@ -45,7 +45,7 @@ Quick run_quick(const std::string& name) {
   fs::remove_all(out);
   fs::create_directories(out);
   const auto r =
-      run_child({RINGSIM_BIN, "experiment", name, "--quick", "--out", out.string(), "--json"}, 240);
+      proc::run({RINGSIM_BIN, "experiment", name, "--quick", "--out", out.string(), "--json"}, 240);
   q.exit_code = r.exit_code;
   q.out = r.out;
   q.err = r.err;
@@ -281,7 +281,7 @@ TEST(ExperimentQuick, PlanCasesAnswerAllThree) {
 }
 
 TEST(ExperimentCli, ListAndBadInput) {
-  auto r = run_child({RINGSIM_BIN, "experiment", "--list", "--json"}, 60);
+  auto r = proc::run({RINGSIM_BIN, "experiment", "--list", "--json"}, 60);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   std::set<std::string> names;
@@ -290,16 +290,16 @@ TEST(ExperimentCli, ListAndBadInput) {
                         "overlap-knee", "scale", "plan-cases"})
     EXPECT_TRUE(names.count(n)) << n;
 
-  r = run_child({RINGSIM_BIN, "experiment", "no-such-thing", "--out", "/tmp"}, 60);
+  r = proc::run({RINGSIM_BIN, "experiment", "no-such-thing", "--out", "/tmp"}, 60);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("ringsim: error: experiment: unknown NAME"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
 
-  r = run_child({RINGSIM_BIN, "experiment", "minblock-table"}, 60);
+  r = proc::run({RINGSIM_BIN, "experiment", "minblock-table"}, 60);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
 
-  r = run_child(
+  r = proc::run(
       {RINGSIM_BIN, "experiment", "minblock-table", "--out", "/tmp/x", "--engine", "fast"}, 60);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--engine"), std::string::npos) << r.err;

@@ -14,7 +14,7 @@ namespace ringsim::kernels::cuda {
 namespace {
 
 TEST(RingPlan, EveryTokenOnExactlyOneDevice) {
-  for (auto l : {RingLayout::kRing, RingLayout::kZigzag, RingLayout::kStriped}) {
+  for (auto l : {RingLayout::Ring, RingLayout::Zigzag, RingLayout::Striped}) {
     std::set<std::int64_t> seen;
     for (int r = 0; r < 4; ++r) {
       const auto t = layout_tokens(l, 64, 4, r);
@@ -24,10 +24,24 @@ TEST(RingPlan, EveryTokenOnExactlyOneDevice) {
     }
     EXPECT_EQ(seen.size(), 64u) << layout_name(l);
   }
-  EXPECT_EQ(layout_tokens(RingLayout::kZigzag, 16, 2, 0),
+  EXPECT_EQ(layout_tokens(RingLayout::Zigzag, 16, 2, 0),
             (std::vector<std::int64_t>{0, 1, 2, 3, 12, 13, 14, 15}));
-  EXPECT_THROW(layout_tokens(RingLayout::kZigzag, 12, 4, 0), InputError);
+  EXPECT_THROW(layout_tokens(RingLayout::Zigzag, 12, 4, 0), InputError);
   EXPECT_EQ(kv_source(0, 1, 4), 3);
+}
+
+// The kernels place tokens by the models' one map (models/core/tokens.hpp),
+// whose pair counts tests/models/test_work.cpp checks against shard_pairs:
+// per layout, the emulator's placement is that map, token for token.
+TEST(RingPlan, PlacementIsTheModelsTokenMap) {
+  for (auto l : {RingLayout::Ring, RingLayout::Zigzag, RingLayout::Striped})
+    for (int n : {1, 2, 3, 4})
+      for (int r = 0; r < n; ++r) {
+        const std::int64_t seq = 24 * n;
+        EXPECT_EQ(layout_tokens(l, seq, n, r), device_tokens(l, n, seq / n, r))
+            << layout_name(l) << " n=" << n << " r=" << r;
+        for (int s = 0; s < n; ++s) EXPECT_EQ(kv_source(r, s, n), ring_kv_source(n, r, s));
+      }
 }
 
 void ring_check(RingLayout layout, int n, std::int64_t seq, int head_dim) {
@@ -94,13 +108,13 @@ void ring_check(RingLayout layout, int n, std::int64_t seq, int head_dim) {
 }
 
 TEST(EmuRing, RingFourDevices) {
-  ring_check(RingLayout::kRing, 4, 256, 64);
+  ring_check(RingLayout::Ring, 4, 256, 64);
 }
 TEST(EmuRing, ZigzagFourDevices) {
-  ring_check(RingLayout::kZigzag, 4, 256, 64);
+  ring_check(RingLayout::Zigzag, 4, 256, 64);
 }
 TEST(EmuRing, StripedThreeDevicesD128) {
-  ring_check(RingLayout::kStriped, 3, 192, 128);
+  ring_check(RingLayout::Striped, 3, 192, 128);
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 #include "kernels/cuda/ring_emulator.hpp"
 #include "kernels/cuda/timing.hpp"
 #include "kernels/cuda/unfused.hpp"
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 #include "tests/gpu/attn_case.hpp"
 
 namespace ringsim::kernels::cuda {
@@ -85,7 +85,7 @@ FwdOut run_forward(const AttnShape& s, bool bf16, const tc::Inputs& in, const Po
   };
   set(p.q_pos, pos.q, qp);
   set(p.k_pos, pos.k, kp);
-  flash_forward(bf16 ? DType::kBf16 : DType::kF16, s.head_dim, p, nullptr, variant);
+  flash_forward(bf16 ? DType::BF16 : DType::FP16, s.head_dim, p, nullptr, variant);
   FwdOut r;
   if (f32_out)
     r.o32 = download<float>(o, on);
@@ -209,7 +209,7 @@ void check_backward(const AttnShape& s, bool bf16, std::uint64_t seed, std::int6
   const auto qp = tc::iota_pos(s.seq_q, q_off), kp = tc::iota_pos(s.seq_k, k_off);
   const auto exact = reference_backward(s, in.qd, in.kd, in.vd, in.dod, qp, kp);
   const auto low = tc::lowprec_backward(s, in, bf16, qp, kp);
-  const DType t = bf16 ? DType::kBf16 : DType::kF16;
+  const DType t = bf16 ? DType::BF16 : DType::FP16;
   DeviceBuffer q = upload(in.q), k = upload(in.k), v = upload(in.v), d_o = upload(in.d_o);
   DeviceBuffer o(in.q.size() * 2), lse(static_cast<std::size_t>(s.seq_q * s.heads) * 4),
       delta(lse.bytes()), dq(in.q.size() * 4), dk(in.k.size() * 4), dv(in.v.size() * 4);
@@ -298,13 +298,13 @@ void check_ring(RingLayout layout, int devices) {
 }
 
 TEST_F(Gpu, RingEmulatorRing) {
-  check_ring(RingLayout::kRing, 4);
+  check_ring(RingLayout::Ring, 4);
 }
 TEST_F(Gpu, RingEmulatorZigzag) {
-  check_ring(RingLayout::kZigzag, 4);
+  check_ring(RingLayout::Zigzag, 4);
 }
 TEST_F(Gpu, RingEmulatorStriped) {
-  check_ring(RingLayout::kStriped, 4);
+  check_ring(RingLayout::Striped, 4);
 }
 
 // ---- cuBLAS unfused baseline ------------------------------------------------
@@ -330,7 +330,7 @@ TEST_F(Gpu, UnfusedBaselineMatchesReference) {
     p.kv_heads = 2;
     p.causal = causal;
     UnfusedAttention u;
-    u.forward(DType::kBf16, 128, p, ws.get());
+    u.forward(DType::BF16, 128, p, ws.get());
     const auto vo = tc::judge(tc::storage_to_double(download<std::uint16_t>(o, in.q.size()), true),
                               low.o, exact.o);
     const auto vl = tc::judge(download<float>(lse, 1024), low.lse, exact.lse);
@@ -348,7 +348,7 @@ TEST(GpuApi, RejectsUnsupportedHeadDim) {
   p.lse = &l;
   p.seq_q = p.seq_k = 1;
   // Checked on the host before any CUDA call, so this runs without a GPU too.
-  EXPECT_THROW(flash_forward(DType::kBf16, 96, p), InputError);
+  EXPECT_THROW(flash_forward(DType::BF16, 96, p), InputError);
 }
 
 }  // namespace

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "kernels/cuda/profile_cuda.hpp"
-#include "models/errors.hpp"
-#include "models/profile.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/profile.hpp"
 
 namespace ringsim::kernels::cuda {
 namespace {

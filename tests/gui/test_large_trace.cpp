@@ -9,7 +9,6 @@
 
 #include "gui/main_window.hpp"
 #include "gui/timeline_widget.hpp"
-#include "gui/trace_reader.hpp"
 #include "gui/trace_summary.hpp"
 #include "tests/gui/trace_fixtures.hpp"
 

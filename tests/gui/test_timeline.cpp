@@ -422,7 +422,7 @@ class RunPanelTest : public QObject {
     const QStringList a = ringsim_arguments(p, "/tmp/t.json");
     QCOMPARE(a.front(), QString("run"));
     QCOMPARE(a[a.indexOf("--devices") + 1], QString("16"));
-    QCOMPARE(a[a.indexOf("--block") + 1], QString("32K"));
+    QCOMPARE(a[a.indexOf("--block") + 1], QString("32768"));  // the spec holds tokens, 32K
     QCOMPARE(a[a.indexOf("--layout") + 1], QString("striped"));
     QCOMPARE(a[a.indexOf("--gpu") + 1], QString("h100-sxm"));
     QCOMPARE(a[a.indexOf("--inter") + 1], QString("ib-ndr"));

@@ -9,9 +9,8 @@
 #include "gui/lane_layout.hpp"
 #include "gui/lod.hpp"
 #include "gui/time_view.hpp"
-#include "gui/trace_reader.hpp"
 #include "gui/trace_summary.hpp"
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 #include "tests/gui/trace_fixtures.hpp"
 
 using namespace ringsim::gui;

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "cli/command.hpp"
 #include "kernels/inputs.hpp"
-#include "models/workload.hpp"
-#include "sim/cli/command.hpp"
+#include "models/core/workload.hpp"
 
 namespace ringsim::kernels::testing {
 

@@ -7,8 +7,8 @@
 #include "helpers.hpp"
 #include "kernels/inputs.hpp"
 #include "kernels/verify.hpp"
-#include "models/errors.hpp"
-#include "models/work.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/work.hpp"
 
 namespace ringsim::kernels {
 namespace {

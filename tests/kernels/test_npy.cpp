@@ -10,7 +10,7 @@
 
 #include "helpers.hpp"
 #include "kernels/npy.hpp"
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 
 namespace ringsim::kernels {
 namespace {

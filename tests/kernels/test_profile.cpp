@@ -9,8 +9,8 @@
 
 #include "helpers.hpp"
 #include "kernels/profile_run.hpp"
-#include "models/errors.hpp"
-#include "models/profile.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/profile.hpp"
 
 namespace ringsim::kernels {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "models/profile.hpp"
+#include "models/core/profile.hpp"
 
 namespace ringsim::testing {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Small hand-made workloads and hardware for the closed-form tests.
-#include "models/workload.hpp"
+#include "models/core/workload.hpp"
 
 namespace ringsim::testing {
 

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
 #include "helpers.hpp"
-#include "models/analytic.hpp"
-#include "models/work.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/core/work.hpp"
 
 using namespace ringsim;
 using ringsim::testing::flat;

@@ -9,10 +9,10 @@
 #include <cmath>
 
 #include "helpers.hpp"
-#include "models/analytic.hpp"
-#include "models/errors.hpp"
-#include "models/profile.hpp"
-#include "models/work.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/profile.hpp"
+#include "models/core/work.hpp"
 
 using namespace ringsim;
 using ringsim::testing::flat;

@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <fstream>
 
-#include "models/catalog.hpp"
-#include "models/errors.hpp"
+#include "models/core/catalog.hpp"
+#include "models/core/errors.hpp"
 
 using namespace ringsim;
 

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "helpers.hpp"
-#include "models/memory.hpp"
+#include "models/analytic/memory.hpp"
 
 using namespace ringsim;
 using ringsim::testing::make_workload;

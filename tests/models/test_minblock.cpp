@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
 #include "helpers.hpp"
-#include "models/analytic.hpp"
-#include "models/catalog.hpp"
-#include "models/minblock.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/analytic/minblock.hpp"
+#include "models/core/catalog.hpp"
 
 using namespace ringsim;
 using ringsim::testing::flat;

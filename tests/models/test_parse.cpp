@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "models/errors.hpp"
-#include "models/parse.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
 
 using namespace ringsim;
 

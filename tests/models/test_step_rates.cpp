@@ -2,8 +2,8 @@
 // hand profile whose rates make every expected time a product on paper.
 #include <gtest/gtest.h>
 
-#include "models/analytic.hpp"
-#include "models/work.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/core/work.hpp"
 #include "tests/models/hand_profile.hpp"
 #include "tests/models/helpers.hpp"
 

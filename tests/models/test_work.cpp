@@ -3,7 +3,7 @@
 #include <set>
 
 #include "helpers.hpp"
-#include "models/work.hpp"
+#include "models/core/work.hpp"
 
 using namespace ringsim;
 using ringsim::testing::make_workload;

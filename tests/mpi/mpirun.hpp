@@ -1,12 +1,14 @@
 #pragma once
 // Runs ringsim-mpi under mpiexec and captures its exit code, stdout and stderr.
-#include <sys/wait.h>
+#include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include "proc/child.hpp"
 
 namespace ringsim::mpi::test {
 
@@ -31,27 +33,42 @@ inline std::filesystem::path scratch_dir(const std::string& name) {
   return d;
 }
 
+// Words of a command line (the tests' arguments hold no spaces of their own).
+inline std::vector<std::string> words(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// The environment every MPI launch here gets: OpenMPI refuses to start as root
+// (CI containers) without the first two; containers without ptrace rights
+// break its single-copy (CMA) transfers ("Read -1, expected ..., errno = 1"),
+// and the tests time nothing, so they copy twice.
+inline std::vector<std::string> mpi_env() {
+  return {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+          "OMPI_MCA_btl_vader_single_copy_mechanism=none"};
+}
+
+inline MpiRun run_command(std::vector<std::string> argv) {
+  proc::Command c;
+  c.argv = std::move(argv);
+  c.env = mpi_env();
+  c.timeout_s = 600;
+  const auto res = proc::run(c);
+  MpiRun r;
+  r.code = res.timed_out ? -1 : res.exit_code;
+  r.out = res.out;
+  r.err = res.err;
+  return r;
+}
+
 // `program_and_args` starts with the program to launch.
 inline MpiRun run_mpi_program(int ranks, const std::string& program_and_args) {
-  // OpenMPI refuses to start as root (CI containers) without these.
-  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  // Containers without ptrace rights break OpenMPI's single-copy (CMA) transfers
-  // ("Read -1, expected ..., errno = 1"); the tests time nothing, so copy twice.
-  ::setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 0);
-  static int counter = 0;
-  const auto dir = scratch_dir("run" + std::to_string(counter++));
-  const auto out = dir / "out.txt", err = dir / "err.txt";
-  const std::string cmd = std::string(RINGSIM_MPIEXEC) + " " + RINGSIM_MPIEXEC_NP + " " +
-                          std::to_string(ranks) + " " + RINGSIM_MPIEXEC_FLAGS + " " +
-                          program_and_args + " >" + out.string() + " 2>" + err.string();
-  const int status = std::system(cmd.c_str());
-  MpiRun r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  std::filesystem::remove_all(dir);
-  return r;
+  auto argv = words(std::string(RINGSIM_MPIEXEC) + " " + RINGSIM_MPIEXEC_NP + " " +
+                    std::to_string(ranks) + " " + RINGSIM_MPIEXEC_FLAGS);
+  for (auto& w : words(program_and_args)) argv.push_back(std::move(w));
+  return run_command(std::move(argv));
 }
 
 // ringsim-mpi with `args`.

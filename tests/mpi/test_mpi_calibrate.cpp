@@ -13,20 +13,9 @@ namespace ringsim::mpi::test {
 namespace {
 
 MpiRun run_ringsim(const std::string& args) {
-  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  ::setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 0);
-  const auto dir = scratch_dir("calibrate-out");
-  const auto out = dir / "out.txt", err = dir / "err.txt";
-  const std::string cmd =
-      std::string(RINGSIM_BIN) + " " + args + " >" + out.string() + " 2>" + err.string();
-  const int status = std::system(cmd.c_str());
-  MpiRun r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  std::filesystem::remove_all(dir);
-  return r;
+  auto argv = words(args);
+  argv.insert(argv.begin(), RINGSIM_BIN);
+  return run_command(std::move(argv));
 }
 
 TEST(Calibrate, JsonHasEveryConfigurationPredictedAndMeasured) {

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "tests/mpi/mpirun.hpp"
@@ -18,13 +18,12 @@ namespace {
 // GPUs on this host (nvidia-smi -L prints one line per GPU); one rank per GPU,
 // at most 4.
 int gpu_count() {
-  FILE* p = ::popen("nvidia-smi -L 2>/dev/null", "r");
-  if (!p) return 0;
+  const auto r = proc::run({"nvidia-smi", "-L"}, 30);
+  if (!r.ok()) return 0;
   int n = 0;
-  char line[512];
-  while (std::fgets(line, sizeof line, p))
-    if (std::string(line).rfind("GPU ", 0) == 0) ++n;
-  ::pclose(p);
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("GPU ", 0) == 0) ++n;
   return n;
 }
 

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 #include "mpi/options.hpp"
 
 namespace ringsim::mpi {

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "models/work.hpp"
+#include "models/core/work.hpp"
 #include "mpi/options.hpp"
 #include "mpi/ring.hpp"
 #include "mpi/trace.hpp"
@@ -139,28 +139,15 @@ INSTANTIATE_TEST_SUITE_P(Passes, TraceWellFormed,
 // In process: the writer's output is a pure function of its events (sorted,
 // fixed precision), so equal inputs give byte-identical files.
 TEST(TraceWriter, DeterministicAndRoundTrips) {
-  std::vector<Event> ev;
-  Event a;
-  a.name = "send";
-  a.pass = "fwd";
-  a.ts = 2e-6;
-  a.dur = 1.5e-6;
-  a.step = 0;
-  a.kv_block = 1;
-  a.bytes = 512;
-  a.peer = 1;
-  Event b = a;
-  b.name = "partial";
-  b.ts = 1e-6;
-  b.bytes = 0;
-  b.peer = -1;
-  b.entries = 99;
-  ev = {a, b};
+  // Seconds since the barrier in, microseconds in the record.
+  const Event a = make_event(Phase::Send, trace::Pass::Fwd, 2e-6, 3.5e-6, 0, 1, 512, 1);
+  const Event b = make_event(Phase::Partial, trace::Pass::Fwd, 1e-6, 2.5e-6, 0, 1, 0, -1, 99);
+  const std::vector<Event> ev{a, b};
   const auto decoded = decode_events(encode_events(ev));
   ASSERT_EQ(decoded.size(), 2u);
-  EXPECT_EQ(decoded[1].name, "partial");
+  EXPECT_EQ(decoded[1].phase, Phase::Partial);
   EXPECT_EQ(decoded[1].entries, 99u);
-  EXPECT_DOUBLE_EQ(decoded[0].dur, 1.5e-6);
+  EXPECT_DOUBLE_EQ(decoded[0].dur, 1.5);
 
   const auto dir = scratch_dir("writer");
   const auto p1 = (dir / "a.json").string(), p2 = (dir / "b.json").string();

@@ -1,15 +1,15 @@
 #pragma once
 // Shared by the planner tests: catalog hardware, small shapes, requests.
-#include "models/catalog.hpp"
-#include "models/plan.hpp"
-#include "sim/cli/workload_flags.hpp"
+#include "models/core/catalog.hpp"
+#include "models/plan/plan.hpp"
+#include "proc/resolve.hpp"
 
 namespace ringsim::plan_testing {
 
 inline Hardware hardware(const std::string& gpu) {
-  cli::HardwareFlags f;
+  proc::HardwareSpec f;
   f.gpu = gpu;
-  return cli::resolve_hardware(f, Catalog::embedded(), DType::BF16);
+  return proc::resolve_hardware(f, Catalog::embedded(), DType::BF16);
 }
 
 // Small enough to count every term by hand (docs/plan.md walks it through).

@@ -7,7 +7,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "sim/cli/command.hpp"
+#include "cli/command.hpp"
+#include "proc/child.hpp"
 
 namespace ringsim {
 namespace {
@@ -137,29 +138,30 @@ TEST(PlanCli, BadInputIsOneLineAndExit2) {
   }
 }
 
-TEST(PlanCli, RecheckInsideATestProgramSaysUnavailable) {
-  // In-process the CLI runs inside this test binary, which must never be re-executed.
+TEST(PlanCli, RecheckWithoutARingsimProgramSaysUnavailable) {
+  // $RINGSIM_BIN names the program for child runs, and an explicit choice is final.
+  ::setenv("RINGSIM_BIN", "/nonexistent/ringsim", 1);
   auto args = kDoneWhen;
   for (const char* a : {"--recheck", "1", "--json"}) args.push_back(a);
   const auto r = run_cli(args);
+  ::unsetenv("RINGSIM_BIN");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("recheck").at("status"), "unavailable");
-  EXPECT_NE(j["recheck"]["message"].get<std::string>().find("not the ringsim binary"),
-            std::string::npos);
+  EXPECT_NE(j["recheck"]["message"].get<std::string>().find("$RINGSIM_BIN=/nonexistent/ringsim"),
+            std::string::npos)
+      << j["recheck"]["message"];
 }
 
-// Runs the ringsim binary and returns its stdout.
-std::string run_binary(const std::string& args, int* code) {
-  const std::string cmd = std::string(RINGSIM_BIN) + " " + args + " 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  if (!p) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  *code = pclose(p);
-  return out;
+// Runs the ringsim binary; returns its stdout and sets *code to its exit status.
+std::string run_binary(const std::vector<std::string>& args, int* code) {
+  proc::Command c;
+  c.argv = {RINGSIM_BIN};
+  c.argv.insert(c.argv.end(), args.begin(), args.end());
+  c.timeout_s = 300;
+  const auto r = proc::run(c);
+  *code = r.ok() ? 0 : (r.exit_code >= 0 ? r.exit_code : 128 + r.signal);
+  return r.out;
 }
 
 TEST(PlanCli, SimgridRecheckMatchesTheAnalyticAttention) {
@@ -167,22 +169,36 @@ TEST(PlanCli, SimgridRecheckMatchesTheAnalyticAttention) {
   // SimGrid engine's exact-timing settings should reproduce the analytic
   // attention time; 1% covers per-hop latency modelling differences.
   int code = 0;
-  const auto out = run_binary(
-      "plan --model llama3-8b --layers 2 --context 64K --gpus 8 --cp 8 --layout zigzag --recheck 1 "
-      "--json",
-      &code);
+  const auto out =
+      run_binary({"plan", "--model", "llama3-8b", "--layers", "2", "--context", "64K", "--gpus",
+                  "8", "--cp", "8", "--layout", "zigzag", "--recheck", "1", "--json"},
+                 &code);
   ASSERT_EQ(code, 0) << out;
   const auto j = nlohmann::json::parse(out);
   const auto& rc = j.at("recheck");
-  if (rc.at("status") == "unavailable")
-    GTEST_SKIP() << "SimGrid engine not available in this build: "
-                 << rc.at("message").get<std::string>();
   ASSERT_EQ(rc.at("status"), "ok") << rc.at("message").get<std::string>();
   const auto& c = rc.at("configs").at(0);
   EXPECT_EQ(c.at("engine"), "simgrid");
   const double sim = c.at("attention_s_simgrid").get<double>(),
                an = c.at("attention_s_analytic").get<double>();
   EXPECT_NEAR(sim, an, 0.01 * an);
+}
+
+TEST(PlanCli, RecheckReportsARefusedChildAsFailedNotUnavailable) {
+  // 131072 devices: the child's size guard refuses the simulation (exit 2).
+  // That is a failure of this config's re-check, said with the child's own
+  // line; the engine is there, so the status is never "unavailable".
+  int code = 0;
+  const auto out = run_binary({"plan", "--gpus", "131072", "--cp", "131072", "--layout", "hybrid",
+                               "--context", "16M", "--recheck", "1", "--json"},
+                              &code);
+  ASSERT_EQ(code, 0) << out;
+  const auto rc = nlohmann::json::parse(out).at("recheck");
+  EXPECT_EQ(rc.at("status"), "failed") << rc.dump();
+  ASSERT_EQ(rc.at("configs").size(), 1u);
+  const auto error = rc["configs"][0].at("error").get<std::string>();
+  EXPECT_NE(error.find("exit 2"), std::string::npos) << error;
+  EXPECT_NE(error.find("--max-activities"), std::string::npos) << error;
 }
 
 }  // namespace

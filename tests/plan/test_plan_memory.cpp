@@ -6,8 +6,8 @@
 #include <map>
 
 #include "helpers.hpp"
-#include "models/memory.hpp"
-#include "models/profile.hpp"
+#include "models/analytic/memory.hpp"
+#include "models/core/profile.hpp"
 
 namespace ringsim {
 namespace {
@@ -101,16 +101,21 @@ TEST(PlanMemory, InfeasibleExactlyWhenTheTotalExceedsHbm) {
   const double total = training_memory(r, hw, Layout::Zigzag, 2, 1, 1).total;
   r.hbm_bytes = total + 1;
   auto fits = evaluate(r, hw, cm, Layout::Zigzag, 2, 1, 1);
-  EXPECT_TRUE(fits.feasible) << fits.reason;
-  EXPECT_TRUE(fits.reason.empty());
+  EXPECT_TRUE(fits.feasible) << fits.reason();
+  EXPECT_TRUE(fits.reason().empty());
   EXPECT_GT(fits.time.step_time_s, 0);
   r.hbm_bytes = total - 1;
   auto over = evaluate(r, hw, cm, Layout::Zigzag, 2, 1, 1);
   EXPECT_FALSE(over.feasible);
   EXPECT_DOUBLE_EQ(over.overflow_bytes, 1);
   // The reason names the largest term (the 1.5 GiB allowance in this tiny case) and the overflow.
-  EXPECT_NE(over.reason.find("over by 0.00 GB"), std::string::npos) << over.reason;
-  EXPECT_NE(over.reason.find("framework_fixed"), std::string::npos) << over.reason;
+  EXPECT_NE(over.reason().find("over by 0.00 GB"), std::string::npos) << over.reason();
+  EXPECT_NE(over.reason().find("framework_fixed"), std::string::npos) << over.reason();
+  // The same, as data: the kind, the term, the bytes, no hint for this term.
+  EXPECT_EQ(over.why.kind, Infeasibility::Kind::Memory);
+  EXPECT_EQ(over.why.term, "framework_fixed");
+  EXPECT_DOUBLE_EQ(over.why.needed_bytes - over.why.hbm_bytes, 1);
+  EXPECT_EQ(over.why.hint, "");
 }
 
 TEST(PlanMemory, LogitsOverflowIsNamed) {
@@ -121,8 +126,12 @@ TEST(PlanMemory, LogitsOverflowIsNamed) {
   RooflineModel cm(hw.effective_flops());
   const auto c = evaluate(r, hw, cm, Layout::Zigzag, 16, 1, 1);
   EXPECT_FALSE(c.feasible);
-  EXPECT_NE(c.reason.find("logits_and_loss_fp32"), std::string::npos) << c.reason;
+  EXPECT_NE(c.reason().find("logits_and_loss_fp32"), std::string::npos) << c.reason();
   EXPECT_NEAR(items(c.memory).at("logits_and_loss_fp32"), 12.0 * 65536 * 128256, 1);
+  // The chunked-loss hint is a field of its own, never part of the reason's text.
+  EXPECT_EQ(c.why.term, "logits_and_loss_fp32");
+  EXPECT_NE(c.why.hint.find("--loss chunked"), std::string::npos);
+  EXPECT_EQ(c.why.text().find("--loss chunked"), std::string::npos);
 }
 
 TEST(PlanMemory, MoreContextParallelDevicesNeverIncreaseActivationMemory) {

@@ -5,9 +5,9 @@
 #include <cmath>
 
 #include "helpers.hpp"
-#include "models/analytic.hpp"
-#include "models/errors.hpp"
-#include "models/profile.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/profile.hpp"
 
 namespace ringsim {
 namespace {
@@ -24,13 +24,13 @@ TEST(PlanSearch, Llama3_8BAt1MOn32H100HasFeasibleConfigsRankedBestFirst) {
   RooflineModel cm(hw.effective_flops());
   const auto cs = search(llama8b_1m(), hw, cm);
   ASSERT_FALSE(cs.empty());
-  ASSERT_TRUE(cs.front().feasible) << cs.front().reason;
+  ASSERT_TRUE(cs.front().feasible) << cs.front().reason();
   bool seen_infeasible = false;
   for (size_t i = 0; i < cs.size(); ++i) {
     const auto& c = cs[i];
     if (!c.feasible) {
       seen_infeasible = true;
-      EXPECT_FALSE(c.reason.empty()) << c.label();
+      EXPECT_FALSE(c.reason().empty()) << c.label();
       continue;
     }
     EXPECT_FALSE(seen_infeasible) << "feasible configs come first";
@@ -125,15 +125,16 @@ TEST(PlanSearch, ShapeRulesAreReasonsNotErrors) {
   const auto u = evaluate(r, hw, cm, Layout::Ulysses, 16, 1, 1);  // 16 > 8 KV heads
   EXPECT_FALSE(u.feasible);
   EXPECT_FALSE(u.evaluated);
-  EXPECT_NE(u.reason.find("KV heads"), std::string::npos) << u.reason;
+  EXPECT_NE(u.reason().find("KV heads"), std::string::npos) << u.reason();
+  EXPECT_EQ(u.why.kind, Infeasibility::Kind::Rule);
   auto odd = request(find_model("--model", "llama3-8b"), 1000, 8);
   const auto z = evaluate(odd, hw, cm, Layout::Zigzag, 8, 1, 1);  // 1000 / 8 = 125: odd block
   EXPECT_FALSE(z.feasible);
-  EXPECT_NE(z.reason.find("even block"), std::string::npos) << z.reason;
+  EXPECT_NE(z.reason().find("even block"), std::string::npos) << z.reason();
   auto gb = llama8b_1m();
   gb.global_batch_tokens = 1 << 20;  // one sequence: only dp 1 (cp 32) can take it
   const auto d = evaluate(gb, hw, cm, Layout::Zigzag, 16, 1, 1);
-  EXPECT_NE(d.reason.find("does not split"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason().find("does not split"), std::string::npos) << d.reason();
 }
 
 TEST(PlanSearch, BadRequestsThrowInputError) {

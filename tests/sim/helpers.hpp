@@ -6,9 +6,9 @@
 
 #include <memory>
 
-#include "models/catalog.hpp"
-#include "models/profile.hpp"
-#include "models/workload.hpp"
+#include "models/core/catalog.hpp"
+#include "models/core/profile.hpp"
+#include "models/core/workload.hpp"
 #include "sim/simulate.hpp"
 
 namespace ringsim::testing {

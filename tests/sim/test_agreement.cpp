@@ -8,7 +8,7 @@
 #include <cmath>
 #include <string>
 
-#include "models/analytic.hpp"
+#include "models/analytic/analytic.hpp"
 #include "tests/sim/helpers.hpp"
 
 namespace ringsim {

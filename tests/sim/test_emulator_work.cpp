@@ -8,7 +8,7 @@
 
 #include "kernels/emulator.hpp"
 #include "kernels/inputs.hpp"
-#include "models/work.hpp"
+#include "models/core/work.hpp"
 #include "tests/sim/helpers.hpp"
 
 namespace ringsim {

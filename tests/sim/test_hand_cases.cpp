@@ -6,7 +6,7 @@
 // adds a few dozen of them; the observed error is ~1e-16.
 #include <gtest/gtest.h>
 
-#include "models/analytic.hpp"
+#include "models/analytic/analytic.hpp"
 #include "tests/sim/helpers.hpp"
 
 namespace ringsim {

@@ -9,10 +9,10 @@
 #include <set>
 #include <sstream>
 
-#include "gui/trace_reader.hpp"
-#include "models/work.hpp"
+#include "models/core/work.hpp"
 #include "sim/trace_writer.hpp"
 #include "tests/sim/helpers.hpp"
+#include "trace/reader.hpp"
 
 namespace ringsim {
 namespace {
@@ -76,8 +76,8 @@ TEST(Trace, FollowsTheFormatAndOpensInTheGuiReader) {
   }
   for (const char* n : {"partial", "send", "recv", "dense"}) EXPECT_TRUE(seen.count(n)) << n;
   EXPECT_EQ(entries, total_entries(w));  // the kernels' count, per pass
-  const auto t = gui::parse_trace(text, "sim trace");
-  EXPECT_EQ(t.lanes.size(), 16u);
+  const auto t = trace::parse_trace(text, "sim trace");
+  EXPECT_EQ(t.lane_names.size(), 16u);
 }
 
 TEST(Csv, OneRowPerDevicePerStep) {

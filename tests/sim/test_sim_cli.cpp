@@ -14,10 +14,14 @@
 #include <thread>
 #include <vector>
 
+#include "proc/child.hpp"
+
+namespace ringsim {
 namespace {
 
 struct Child {
   int exit_code = -1;
+  int pid = -1;
   std::string out, err;
 };
 
@@ -30,22 +34,6 @@ std::string slurp(const std::string& path) {
 
 std::string temp(const std::string& name) {
   return ::testing::TempDir() + "ringsim_cli_" + name + "_" + std::to_string(::getpid());
-}
-
-pid_t spawn(const std::vector<std::string>& args, const std::string& out, const std::string& err) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(o, 1);
-    dup2(e, 2);
-    std::vector<char*> argv{const_cast<char*>(RINGSIM_BIN)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(RINGSIM_BIN, argv.data());
-    _exit(127);
-  }
-  return pid;
 }
 
 // ASan prints a three-line notice when SimGrid switches stacks (it is not an
@@ -68,21 +56,17 @@ std::string without_sanitizer_notice(std::string err) {
   return err;
 }
 
-Child finish(pid_t pid, const std::string& out, const std::string& err) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  Child c;
-  c.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  c.out = slurp(out);
-  c.err = without_sanitizer_notice(slurp(err));
-  std::remove(out.c_str());
-  std::remove(err.c_str());
-  return c;
-}
-
-Child run(const std::vector<std::string>& args) {
-  const auto out = temp("out"), err = temp("err");
-  return finish(spawn(args, out, err), out, err);
+// `ringsim ARGS` as a child (proc::run); `c` may set a deadline and its signal.
+Child run(const std::vector<std::string>& args, proc::Command c = {}) {
+  c.argv = {RINGSIM_BIN};
+  c.argv.insert(c.argv.end(), args.begin(), args.end());
+  const auto r = proc::run(c);
+  Child out;
+  out.exit_code = r.exit_code;
+  out.pid = r.pid;
+  out.out = r.out;
+  out.err = without_sanitizer_notice(r.err);
+  return out;
 }
 
 TEST(SimCli, DefaultRunShowsSimulatedAndAnalyticSideBySide) {
@@ -198,18 +182,19 @@ TEST(SimCli, CtrlCStopsAndKeepsTheOldFile) {
   // untouched, no temporary file left behind.
   const auto trace = temp("keep.json");
   { std::ofstream(trace) << "old"; }
-  const auto out = temp("int_out"), err = temp("int_err");
-  const pid_t pid = spawn({"--devices", "2048", "--block", "4096", "--platform", "flat", "--trace",
-                           trace, "--max-memory", "64G"},
-                          out, err);
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
-  kill(pid, SIGINT);
-  const auto c = finish(pid, out, err);
+  proc::Command ctrl_c;
+  ctrl_c.timeout_s = 0.7;
+  ctrl_c.stop_signal = SIGINT;
+  ctrl_c.kill_grace_s = 60;
+  const auto c = run({"--devices", "2048", "--block", "4096", "--platform", "flat", "--trace",
+                      trace, "--max-memory", "64G"},
+                     ctrl_c);
   EXPECT_EQ(c.exit_code, 130) << c.err;
   EXPECT_NE(c.err.find("interrupted"), std::string::npos) << c.err;
   EXPECT_EQ(slurp(trace), "old");
-  EXPECT_EQ(access((trace + ".tmp" + std::to_string(pid)).c_str(), F_OK), -1);
+  EXPECT_EQ(access((trace + ".tmp" + std::to_string(c.pid)).c_str(), F_OK), -1);
   std::remove(trace.c_str());
 }
 
 }  // namespace
+}  // namespace ringsim

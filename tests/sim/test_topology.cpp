@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 #include "sim/topology.hpp"
 
 namespace ringsim::sim {
@@ -134,11 +134,12 @@ TEST(Torus, AutoDimensions) {
 }
 
 TEST(Torus, ParseDimensions) {
-  EXPECT_EQ(parse_torus_dims("8x4x2", 3, 64), (std::vector<int>{8, 4, 2}));
-  EXPECT_THROW(parse_torus_dims("8x4", 3, 32), InputError);
-  EXPECT_THROW(parse_torus_dims("8x4", 2, 64), InputError);
-  EXPECT_THROW(parse_torus_dims("8xx4", 2, 32), InputError);
-  EXPECT_THROW(parse_torus_dims("0x4", 2, 0), InputError);
+  EXPECT_EQ(split_torus_dims("8x4x2"), (std::vector<int>{8, 4, 2}));
+  EXPECT_NO_THROW(check_torus_dims({8, 4, 2}, 3, 64));
+  EXPECT_THROW(check_torus_dims(split_torus_dims("8x4"), 3, 32), InputError);
+  EXPECT_THROW(check_torus_dims(split_torus_dims("8x4"), 2, 64), InputError);
+  EXPECT_THROW(split_torus_dims("8xx4"), InputError);
+  EXPECT_THROW(split_torus_dims("0x4"), InputError);
 }
 
 TEST(Links, NamesAreUniqueAndFindable) {

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "models/analytic.hpp"
+#include "models/analytic/analytic.hpp"
 #include "tests/models/hand_profile.hpp"
 #include "tests/sim/helpers.hpp"
 
@@ -49,6 +49,7 @@ TEST(Transport, OverlapNoneAddsEveryTransferAfterItsCompute) {
   // Every step with a transfer waits for all of it.
   EXPECT_EQ(run.result.stalled_steps[0], (std::vector<std::int64_t>{0, 1, 2}));
   // Device 0's step 1: partial, merge, then send and receive, back to back.
+  // Trace events are in microseconds.
   const auto& ev = run.result.events[0];
   auto find = [&](sim::Phase p, std::int32_t step) {
     auto it = std::find_if(ev.begin(), ev.end(),
@@ -58,11 +59,12 @@ TEST(Transport, OverlapNoneAddsEveryTransferAfterItsCompute) {
   };
   const auto part = find(sim::Phase::Partial, 1), merge = find(sim::Phase::Merge, 1),
              send = find(sim::Phase::Send, 1);
-  EXPECT_NEAR(part.end - part.start, k.comp, k.comp * kRel);
-  EXPECT_NEAR(merge.start, part.end, k.comp * kRel);
-  EXPECT_NEAR(merge.end - merge.start, k.merge, k.merge * kRel);
-  EXPECT_NEAR(send.start, merge.end, k.comp * kRel);
-  EXPECT_NEAR(send.end - send.start, k.xfer, k.xfer * 1e-9);
+  constexpr double us = 1e6;
+  EXPECT_NEAR(part.dur, k.comp * us, k.comp * us * kRel);
+  EXPECT_NEAR(merge.start, part.end(), k.comp * us * kRel);
+  EXPECT_NEAR(merge.dur, k.merge * us, k.merge * us * kRel);
+  EXPECT_NEAR(send.start, merge.end(), k.comp * us * kRel);
+  EXPECT_NEAR(send.dur, k.xfer * us, k.xfer * us * 1e-9);
 }
 
 TEST(Transport, OverlappedTransfersHideUnderComputeAndMerge) {

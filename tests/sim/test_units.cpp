@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "models/errors.hpp"
+#include "models/core/errors.hpp"
 #include "sim/faults.hpp"
 #include "sim/guard.hpp"
 #include "sim/sim_report.hpp"

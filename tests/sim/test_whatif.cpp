@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "models/analytic.hpp"
+#include "models/analytic/analytic.hpp"
 #include "sim/progress.hpp"
 #include "tests/sim/helpers.hpp"
 
@@ -41,7 +41,7 @@ TEST(Straggler, StretchesEveryRingStepAndIsNamed) {
   for (std::int64_t s = 1; s <= 14; ++s) {
     const auto& ev = r.events[6];
     const bool waited = std::any_of(ev.begin(), ev.end(), [&](const sim::Event& e) {
-      return e.phase == sim::Phase::Wait && e.step == s && e.end - e.start > 0;
+      return e.phase == sim::Phase::Wait && e.step == s && e.dur > 0;
     });
     EXPECT_TRUE(waited) << "device 6 did not wait at step " << s;
   }

@@ -1,0 +1,662 @@
+// `ringsim calibrate`: is the simulator right about this machine? Measures it
+// (the CPU kernel profile; MPI ping-pongs: the ring step's transfer and
+// whether it overlaps with compute), runs the real ring (`mpirun -n R
+// ringsim-mpi ...`) on fixed configurations, several launches each, every
+// launch right after its own ping-pong, then simulates every launch on the
+// link it had (`ringsim run --engine simgrid --platform flat ... --profile`)
+// and reports predicted against measured total and per-step time.
+//
+// Nothing is fitted per experiment: the platform and compute model come only
+// from the ping-pongs and the profile. Each simulation runs in its own process
+// (SimGrid allows one engine per process). Children are handed typed specs
+// (proc::RunSpec, mpi::RingOptions) and read back as typed results
+// (RunSummary, mpi::RingSummary, mpi::PingPongResult).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "cli/command.hpp"
+#include "kernels/profile_run.hpp"
+#include "models/analytic/report.hpp"
+#include "models/core/atomic_file.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
+#include "models/core/profile.hpp"
+#include "mpi/options.hpp"
+#include "mpi/results.hpp"
+#include "proc/child.hpp"
+#include "proc/run_spec.hpp"
+
+namespace ringsim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct CalibrateFlags {
+  std::string ranks = "2", repeat, timeout = "600", retries = "3", launches;
+  bool json = false, quick = false, keep_files = false;
+  std::string mpirun = "mpirun", mpi_bin, ringsim_bin, profile, workdir;
+  std::vector<std::string> mpirun_args;
+};
+
+// ---- tools ------------------------------------------------------------------
+
+struct Tools {
+  std::string ringsim, mpi_bin;
+  std::vector<std::string> mpirun;  // launcher and its fixed flags, before `-n R`
+  std::vector<std::string> env;     // extra environment for the launcher
+  std::string mpi_version;
+  double timeout_s = 600;
+};
+
+proc::Command command(std::vector<std::string> argv, const Tools& t,
+                      std::vector<std::string> env = {}) {
+  proc::Command c;
+  c.argv = std::move(argv);
+  c.env = std::move(env);
+  c.timeout_s = t.timeout_s;
+  return c;
+}
+
+Tools find_tools(const CalibrateFlags& f) {
+  Tools t;
+  t.timeout_s = parse_real("--timeout", f.timeout, 1, 86400);
+  std::string why;
+  t.ringsim = f.ringsim_bin.empty() ? proc::ringsim_exe(&why) : f.ringsim_bin;
+  if (t.ringsim.empty() || !fs::exists(t.ringsim))
+    throw InputError(fmt::format("--ringsim: {} not found; give the path of the ringsim program",
+                                 t.ringsim.empty() ? why : t.ringsim));
+  t.mpi_bin = f.mpi_bin.empty() ? proc::sibling_exe("ringsim-mpi") : f.mpi_bin;
+  if (t.mpi_bin.empty() || !fs::exists(t.mpi_bin))
+    throw InputError(
+        fmt::format("--mpi-bin: {} not found; build ringsim-mpi (CMake finds MPI: RINGSIM_MPI) or "
+                    "give its path",
+                    t.mpi_bin.empty() ? "ringsim-mpi next to this program" : t.mpi_bin));
+
+  const auto v = proc::run(command({f.mpirun, "--version"}, t));
+  if (!v.ok())
+    throw InputError(fmt::format("--mpirun: cannot run '{} --version' ({}); give the MPI launcher",
+                                 f.mpirun, v.failure()));
+  t.mpi_version = v.out.substr(0, v.out.find('\n'));
+  t.mpirun = {f.mpirun};
+  if (v.out.find("Open MPI") != std::string::npos || v.out.find("OpenRTE") != std::string::npos) {
+    // More ranks than cores is allowed here (this is a measurement, not production), and
+    // OpenMPI refuses root without these (containers).
+    t.mpirun.push_back("--oversubscribe");
+    if (::geteuid() == 0) t.env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
+  }
+  t.mpirun.insert(t.mpirun.end(), f.mpirun_args.begin(), f.mpirun_args.end());
+  return t;
+}
+
+// `mpirun ... -n R ringsim-mpi FLAGS`, the flags from typed options.
+proc::Command mpirun_cmd(const Tools& t, int ranks, const mpi::RingOptions& o) {
+  auto argv = t.mpirun;
+  argv.insert(argv.end(), {"-n", std::to_string(ranks), t.mpi_bin});
+  for (const auto& a : mpi::to_args(o)) argv.push_back(a);
+  return command(std::move(argv), t, t.env);
+}
+
+// A child's stdout as JSON; InputError naming `what` if it failed or printed none.
+json child_json(const proc::Result& r, const std::string& what) {
+  if (!r.ok())
+    throw InputError(fmt::format("calibrate: {} failed ({}) [{}]", what, r.failure(), r.command));
+  try {
+    return json::parse(r.out);
+  } catch (const json::exception&) {
+    throw InputError(fmt::format("calibrate: {} printed no JSON [{}]", what, r.command));
+  }
+}
+
+// ---- configurations ---------------------------------------------------------
+
+struct Config {
+  std::string name, why;
+  std::int64_t block = 0;
+  int heads = 0, kv_heads = 0, head_dim = 0;
+  std::string layout = "ring", pass = "fwd";
+  bool causal = false;
+
+  // The real ring's options for this configuration.
+  mpi::RingOptions ring() const {
+    mpi::RingOptions o;
+    o.block = block;
+    o.heads = heads;
+    o.kv_heads = kv_heads;
+    o.head_dim = head_dim;
+    o.layout = parse_layout("layout", layout);
+    o.pass = parse_pass("pass", pass);
+    o.causal = causal;
+    return o;
+  }
+  // The same configuration for the simulator: `ranks` devices, fp32 (what the
+  // CPU kernels compute and the ring carries).
+  proc::WorkloadSpec workload(int ranks) const {
+    proc::WorkloadSpec w;
+    w.devices = ranks;
+    w.block = block;
+    w.heads = heads;
+    w.kv_heads = kv_heads;
+    w.head_dim = head_dim;
+    w.layout = parse_layout("layout", layout);
+    w.pass = parse_pass("pass", pass);
+    w.causal = causal;
+    w.dtype = DType::FP32;
+    return w;
+  }
+  std::string describe() const {
+    return fmt::format("{} {} {}, block {}, heads {}/{} kv, head dim {}", layout,
+                       causal ? "causal" : "full", pass, block, heads, kv_heads, head_dim);
+  }
+  json to_json() const {
+    return {{"name", name},         {"layout", layout},     {"causal", causal},
+            {"pass", pass},         {"block", block},       {"heads", heads},
+            {"kv_heads", kv_heads}, {"head_dim", head_dim}, {"why", why}};
+  }
+};
+
+// Fixed configurations (chosen once, never tuned to a result). On one machine
+// MPI moves data through shared memory at ~15 GB/s while one core computes
+// ~1e10-1e11 FLOP/s, so a step's compute/transfer ratio, 2 c heads B /
+// (kv_heads b F) (Ring Attention sec. 3 with GQA, b bytes per element), stays
+// far above 1 at any usual block: the communication-bound cases need tiny
+// blocks and MHA, where a transfer is mostly MPI's handshakes (~3.5 us). heads
+// = kv_heads = 1 there also matches the profile's one-head calls, so no
+// per-call overhead is spread over heads the profile never ran.
+std::vector<Config> default_configs(bool quick) {
+  const std::int64_t big = quick ? 512 : 1024;
+  std::vector<Config> c;
+  c.push_back({"compute-bound", "GQA makes K/V small; compute is ~1000x the transfer", big, 8, 2,
+               64, "ring", "fwd", false});
+  c.push_back({"causal-zigzag", "causal, balanced by zigzag: half the pairs of each step", big, 8,
+               2, 64, "zigzag", "fwd", true});
+  if (!quick)
+    c.push_back({"backward", "backward: K, V, then dK, dV travel; 2.5x forward FLOPs", big / 2, 8,
+                 2, 64, "ring", "bwd", false});
+  c.push_back({"comm-heavy", "tiny block, MHA: the transfer is comparable to the compute", 16, 1, 1,
+               128, "ring", "fwd", false});
+  c.push_back({"comm-bound", "smaller still: the transfer outlasts the compute", 8, 1, 1, 128,
+               "ring", "fwd", false});
+  return c;
+}
+
+std::vector<std::int64_t> profile_blocks(const std::vector<Config>& configs) {
+  std::set<std::int64_t> b;
+  for (const auto& c : configs) {
+    b.insert(c.block);
+    // Zigzag's diagonal chunks are half blocks, timed at their own size.
+    if (c.layout == "zigzag" && c.causal) b.insert(c.block / 2);
+  }
+  return {b.begin(), b.end()};
+}
+
+// ---- the run ----------------------------------------------------------------
+
+// The 1-minute load average and the core count: other work on the cores shows
+// up in every measured time, so the report says how busy the machine was.
+json machine_load() {
+  double l1 = -1;
+  std::ifstream f("/proc/loadavg");
+  f >> l1;
+  return {{"cores", std::thread::hardware_concurrency()}, {"load_1min", l1}};
+}
+
+struct Measured {
+  double latency = 0, bandwidth = 0, measured_overlap = 1;
+  std::string overlap = "full";
+  std::string profile_path;
+  Profile profile;
+};
+
+// The measured machine as the simulator's flat platform.
+proc::HardwareSpec platform(const Measured& m) {
+  proc::HardwareSpec h;
+  h.platform = Platform::Flat;
+  h.bandwidth = m.bandwidth;
+  h.latency = m.latency;
+  h.profile = m.profile_path;
+  return h;
+}
+
+// The simulator flags of that platform, for the report.
+std::string platform_flags(const Measured& m) {
+  auto a = proc::to_args(platform(m));
+  a.insert(a.end(), {"--overlap", m.overlap});
+  return proc::shell_line(a);
+}
+
+// Wall over CPU time of the ranks over a timed run: 1 when they had their
+// cores to themselves, more when other processes took time slices (the
+// measured times then show the machine's load, not the ring).
+double contention(const mpi::RingSummary& m) {
+  return m.contention;
+}
+
+// A run counts as undisturbed below this contention (10% of the time lost to
+// other processes).
+constexpr double kQuiet = 1.10;
+
+// The simulator's side of one configuration: `ringsim run` on a measured
+// platform, in a child process (one SimGrid engine per process). `trace`
+// empty: no trace.
+json predict(const Tools& t, const Measured& m, const Config& c, int ranks,
+             const std::string& trace) {
+  proc::RunSpec spec;
+  spec.workload = c.workload(ranks);
+  spec.hardware = platform(m);
+  spec.sim.engine = proc::Engine::SimGrid;
+  spec.sim.overlap = m.overlap == "full";
+  spec.sim.trace = trace;
+  spec.json = true;
+  auto argv = proc::to_args(spec);
+  argv.insert(argv.begin(), t.ringsim);
+  const auto res = proc::run(command(argv, t));
+  json r;
+  if (!res.ok()) {
+    // One configuration the simulator refuses (e.g. outside the profile) does not
+    // hide the others: its row says why.
+    r["predicted_s"] = nullptr;
+    r["note"] = proc::error_line(res.err);
+    return r;
+  }
+  const auto s = RunSummary::from_json(child_json(res, "ringsim run"), "ringsim run --json");
+  r["predicted_s"] = s.time_s;
+  r["predicted_compute_s_per_step"] = s.compute_s_per_step;
+  r["predicted_merge_s_per_step"] = s.merge_s_per_step;
+  r["predicted_comm_s_per_step"] = s.comm_s_per_step;
+  r["bytes_per_step"] = s.bytes_per_step;
+  return r;
+}
+
+// One ping-pong run (ranks 0 and 1): one-way, exchange and ring-step lines
+// and the overlap probe (mpi/pingpong.hpp).
+mpi::PingPongResult pingpong(const Tools& t, const CalibrateFlags& f) {
+  mpi::RingOptions o;
+  o.pingpong = true;
+  o.json = true;
+  o.pp_max_bytes = 4 << 20;
+  o.pp_iters = f.quick ? 20 : 50;
+  return mpi::PingPongResult::from_json(
+      child_json(proc::run(mpirun_cmd(t, 2, o)), "ringsim-mpi --pingpong"),
+      "ringsim-mpi --pingpong --json");
+}
+
+// One launch of the real ring (`mpirun ... ringsim-mpi`). Three warm-up runs
+// first: the first two runs of a fresh launch are slower (page faults, the
+// MPI's first rendezvous with each peer), by 40% at tiny blocks. A launch
+// disturbed by other processes (wall/cpu above kQuiet) is measured again, up
+// to `retries` times, and the least disturbed kept; every attempt is listed.
+mpi::RingSummary measure_launch(const Tools& t, const Config& c, int ranks, int repeat, int retries,
+                                const std::string& trace, json& attempts) {
+  auto o = c.ring();
+  o.repeat = repeat;
+  o.warmup = 3;
+  o.json = true;
+  o.trace = trace;
+  std::optional<mpi::RingSummary> best;
+  for (int a = 0; a <= retries; ++a) {
+    const auto what = "ringsim-mpi (" + c.name + ")";
+    auto x =
+        mpi::RingSummary::from_json(child_json(proc::run(mpirun_cmd(t, ranks, o)), what), what);
+    attempts.push_back({{"measured_s", x.time_s}, {"contention", contention(x)}});
+    if (!best || contention(x) < contention(*best)) best = std::move(x);
+    if (contention(*best) <= kQuiet) break;
+  }
+  return *best;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) / 2];
+}
+
+// The transport a ping-pong saw: the line through the ring step's own pattern
+// (K and V as two messages each way, posted with Isend/Irecv, then Waitall),
+// that is the ring's transfer as this MPI performs it, handshakes and posting
+// included. The overlap mode is set apart, once, from every probe.
+Measured with_link(Measured m, double latency, double bandwidth) {
+  m.latency = latency;
+  m.bandwidth = bandwidth;
+  if (!(m.bandwidth > 0) || !(m.latency >= 0))
+    throw InputError(
+        "calibrate: the ping-pong measured no usable bandwidth (a busy machine?); "
+        "run it again");
+  return m;
+}
+Measured with_link(const Measured& m, const mpi::PingPongResult& pp) {
+  return with_link(m, pp.ring_latency_s, pp.ring_bandwidth_Bps);
+}
+
+Measured measure_profile(const CalibrateFlags& f, const fs::path& dir,
+                         const std::vector<Config>& configs) {
+  Measured m;
+  if (!f.profile.empty()) {
+    m.profile_path = f.profile;
+  } else {
+    m.profile_path = (dir / "profile-cpu.json").string();
+    // Measured at exactly the configurations' blocks: the simulator then reads
+    // the profile without interpolating.
+    kernels::CpuProfileOptions o;
+    o.quick = f.quick;
+    o.blocks = profile_blocks(configs);
+    o.head_dims = {64, 128};
+    o.dtypes = {"fp32"};
+    o.tool_version = RINGSIM_VERSION;
+    AtomicFile file(m.profile_path, "--workdir");
+    file.write(kernels::cpu_profile_json(o));
+    file.commit();
+  }
+  m.profile = read_profile(m.profile_path);
+  return m;
+}
+
+// One configuration's launches, each paired with the ping-pong run just
+// before it, and predicted on that link: the simulator gets the machine as it
+// was when the ring ran (a shared machine's links slow down in bursts, 2x
+// here, for seconds at a time). The row reports the launch whose error is the
+// median of all launches' (the fair summary of independent pairs; every pair
+// is listed), and for it the prediction with the other --overlap, for context.
+json config_row(const Tools& t, const Measured& base, const Config& c, int ranks,
+                const std::vector<mpi::RingSummary>& launched,
+                const std::vector<mpi::PingPongResult>& pps, const json& attempts,
+                const fs::path& dir, bool kept) {
+  json r;
+  r["config"] = c.to_json();
+  r["description"] = c.describe();
+  r["attempts"] = attempts;
+  r["launches"] = json::array();
+  std::vector<std::pair<double, std::size_t>> errors;
+  std::vector<json> preds;
+  for (std::size_t l = 0; l < launched.size(); ++l) {
+    auto p = predict(t, with_link(base, pps[l]), c, ranks, "");
+    const double meas = launched[l].time_s;
+    json row = {{"ring_step_latency_s", pps[l].ring_latency_s},
+                {"ring_step_bandwidth_Bps", pps[l].ring_bandwidth_Bps},
+                {"predicted_s", p["predicted_s"]},
+                {"measured_s", meas},
+                {"contention", contention(launched[l])}};
+    if (!p["predicted_s"].is_null()) {
+      row["error"] = p["predicted_s"].get<double>() / meas - 1.0;
+      errors.emplace_back(row["error"].get<double>(), l);
+    }
+    r["launches"].push_back(row);
+    preds.push_back(std::move(p));
+  }
+  std::size_t pick = 0;
+  if (!errors.empty()) {
+    std::sort(errors.begin(), errors.end());
+    pick = errors[(errors.size() - 1) / 2].second;
+  }
+  const auto m = with_link(base, pps[pick]);
+  // The chosen launch's prediction; simulated again only to write its trace
+  // (the simulation is deterministic, so the numbers are the same).
+  const auto sim_trace = (dir / (c.name + ".sim.json")).string();
+  const auto chosen = kept ? predict(t, m, c, ranks, sim_trace) : preds[pick];
+  for (const auto& [k, v] : chosen.items()) r[k] = v;
+  const std::int64_t steps = ranks * (c.pass == "fwdbwd" ? 2 : 1);
+  if (!r["predicted_s"].is_null()) {
+    r["predicted_step_s"] = r["predicted_s"].get<double>() / static_cast<double>(steps);
+    auto other = m;
+    other.overlap = m.overlap == "none" ? "full" : "none";
+    const auto o = predict(t, other, c, ranks, "");
+    r["predicted_other_overlap"] = other.overlap;
+    r["predicted_other_overlap_s"] = o["predicted_s"];
+  }
+  r["platform_flags"] = platform_flags(m);
+  r["launch"] = pick;
+  const auto& mj = launched[pick];
+  r["measured_s"] = mj.time_s;
+  r["measured_runs_s"] = mj.times_s;
+  r["measured_step_s"] = mj.time_s / static_cast<double>(steps);
+  r["measured_compute_s_per_step"] = mj.compute_s_per_step;
+  r["measured_wait_s_per_step"] = mj.wait_s_per_step;
+  r["contention"] = contention(mj);
+  double max_step = 0;
+  for (const auto& st : mj.steps) max_step = std::max(max_step, st.time_s);
+  r["measured_max_step_s"] = max_step;
+  if (!r["predicted_s"].is_null())
+    r["error"] = r["predicted_s"].get<double>() / r["measured_s"].get<double>() - 1.0;
+  if (kept) r["traces"] = {sim_trace, (dir / fmt::format("{}.mpi.{}.json", c.name, pick)).string()};
+  return r;
+}
+
+std::string pct(const json& r) {
+  return r.contains("error") ? fmt::format("{:+.1f}%", 100 * r["error"].get<double>()) : "n/a";
+}
+
+std::string text_report(const json& j) {
+  const auto& pl = j["platform"];
+  std::string out = fmt::format(
+      "ringsim calibrate: {} ranks on this machine ({})\n"
+      "MPI ping-pong: latency {}, bandwidth {:.3f} GB/s per direction (one message each way)\n"
+      "ring step (K and V, two messages each way, Isend/Irecv/Waitall): latency {} (range {} - "
+      "{} over {} ping-pongs, one before each launch), bandwidth {:.3f} GB/s\n"
+      "overlap probe: {:.2f} of a transfer moves while the rank computes -> --overlap {}\n"
+      "kernel profile: {}\n"
+      "simulator platform (median link; each launch is predicted on its own ping-pong's):\n"
+      "  ringsim run --engine simgrid {}\n\n",
+      j["ranks"].get<int>(), j["mpi"].get<std::string>(),
+      human_seconds(j["pingpong"]["latency_s"].get<double>()),
+      j["pingpong"]["bandwidth_Bps"].get<double>() / 1e9,
+      human_seconds(pl["latency_s"].get<double>()),
+      human_seconds(pl["latency_range_s"][0].get<double>()),
+      human_seconds(pl["latency_range_s"][1].get<double>()), j["pingpongs"].size(),
+      pl["bandwidth_Bps"].get<double>() / 1e9, pl["measured_overlap"].get<double>(),
+      pl["overlap"].get<std::string>(), j["profile"].get<std::string>(),
+      pl["flags"].get<std::string>());
+  const std::string other = pl["overlap"].get<std::string>() == "none" ? "if full" : "if none";
+  out += fmt::format("{:<14} {:>11} {:>11} {:>8} {:>15} {:>11} {:>11} {:>11} {:>11} {:>6}\n",
+                     "config", "predicted", "measured", "error", "launch errors", "pred comp",
+                     "meas comp", "pred comm", other, "wall/cpu");
+  for (const auto& r : j["runs"]) {
+    const bool p = !r["predicted_s"].is_null();
+    double lo = 0, hi = 0;
+    bool any = false;
+    for (const auto& l : r["launches"])
+      if (l.contains("error")) {
+        const double e = l["error"].get<double>();
+        lo = any ? std::min(lo, e) : e;
+        hi = any ? std::max(hi, e) : e;
+        any = true;
+      }
+    out += fmt::format(
+        "{:<14} {:>11} {:>11} {:>8} {:>15} {:>11} {:>11} {:>11} {:>11} {:>6.2f}\n",
+        r["config"]["name"].get<std::string>(),
+        p ? human_seconds(r["predicted_s"].get<double>()) : "-",
+        human_seconds(r["measured_s"].get<double>()), pct(r),
+        any ? fmt::format("{:+.0f}..{:+.0f}%", 100 * lo, 100 * hi) : "-",
+        p ? human_seconds(r["predicted_compute_s_per_step"].get<double>()) : "-",
+        human_seconds(r["measured_compute_s_per_step"].get<double>()),
+        p ? human_seconds(r["predicted_comm_s_per_step"].get<double>()) : "-",
+        r.contains("predicted_other_overlap_s") && r["predicted_other_overlap_s"].is_number()
+            ? human_seconds(r["predicted_other_overlap_s"].get<double>())
+            : "-",
+        r["contention"].get<double>());
+  }
+  out += "\n";
+  for (const auto& r : j["runs"]) {
+    out += fmt::format("  {}: {}", r["config"]["name"].get<std::string>(),
+                       r["description"].get<std::string>());
+    if (r.contains("note"))
+      out += fmt::format(" (not simulated: {})", r["note"].get<std::string>());
+    out += "\n";
+  }
+  const auto& mb = j["machine"]["before"];
+  const double load =
+      std::max(mb["load_1min"].get<double>(), j["machine"]["after"]["load_1min"].get<double>());
+  const int cores = mb["cores"].get<int>();
+  if (load > 0.5 * cores)
+    out += fmt::format(
+        "\nwarning: load average {:.1f} on {} cores: other processes share the CPUs, so the "
+        "measured times include their time slices (wall/cpu: the ranks' wall time over "
+        "their CPU time; 1.00 is an undisturbed run)\n",
+        load, cores);
+  out += fmt::format(
+      "\nEach of {} launches per configuration (the median of {} runs after three warm-up runs) is "
+      "predicted on the ping-pong just before it; error = predicted / measured - 1 of the launch "
+      "with the median error (launch errors: all of them). Compute per step: the slowest rank's "
+      "(measured) or the model's, merge included; pred comm: one ring step's transfer; {} = the "
+      "prediction with the other --overlap, for context.\n",
+      j["launches"].get<int>(), j["repeat"].get<int>(), other);
+  return out;
+}
+
+int run(const CalibrateFlags& f) {
+  const int ranks = static_cast<int>(parse_count("--ranks", f.ranks, 2, 1024));
+  const int retries = static_cast<int>(parse_count("--retries", f.retries, 0, 100));
+  const int launches = static_cast<int>(
+      f.launches.empty() ? (f.quick ? 3 : 5) : parse_count("--launches", f.launches, 1, 100));
+  const int repeat = static_cast<int>(
+      f.repeat.empty() ? (f.quick ? 3 : 7) : parse_count("--repeat", f.repeat, 1, 1000));
+  if (!f.profile.empty()) (void)read_profile(f.profile);  // a bad file fails before measuring
+  const auto tools = find_tools(f);
+
+  fs::path dir;
+  const bool temp = f.workdir.empty();
+  if (temp) {
+    char name[] = "/tmp/ringsim-calibrate-dir-XXXXXX";
+    if (!::mkdtemp(name)) throw InputError("calibrate: cannot create a folder in /tmp");
+    dir = name;
+  } else {
+    dir = f.workdir;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw InputError(fmt::format("--workdir {}: {}", f.workdir, ec.message()));
+  }
+  struct Cleanup {
+    fs::path d;
+    bool on;
+    ~Cleanup() {
+      std::error_code ec;
+      if (on) fs::remove_all(d, ec);
+    }
+  } cleanup{dir, temp && !f.keep_files};
+
+  const auto configs = default_configs(f.quick);
+  const auto load_before = machine_load();
+  auto m = measure_profile(f, dir, configs);
+  // Launches go round the configurations (round l launches each once), each
+  // right after its own ping-pong: drift on a shared machine then spreads
+  // over all rows, and every launch is predicted on the link it had.
+  std::vector<std::vector<mpi::RingSummary>> launched(configs.size());
+  std::vector<std::vector<mpi::PingPongResult>> pps(configs.size());
+  std::vector<json> attempts(configs.size(), json::array());
+  json pingpongs = json::array();
+  std::vector<double> overlaps;
+  for (int l = 0; l < launches; ++l)
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      auto pp = pingpong(tools, f);
+      overlaps.push_back(pp.overlap);
+      pingpongs.push_back({{"latency_s", pp.latency_s},
+                           {"bandwidth_Bps", pp.bandwidth_Bps},
+                           {"ring_step_latency_s", pp.ring_latency_s},
+                           {"ring_step_bandwidth_Bps", pp.ring_bandwidth_Bps},
+                           {"overlap", pp.overlap}});
+      const auto trace = (dir / fmt::format("{}.mpi.{}.json", configs[i].name, l)).string();
+      launched[i].push_back(
+          measure_launch(tools, configs[i], ranks, repeat, retries, trace, attempts[i]));
+      pps[i].push_back(std::move(pp));
+    }
+  // Whether the transport overlaps is one property of it: the median of every
+  // probe, with the rule of mpi/pingpong.hpp.
+  m.measured_overlap = median_of(overlaps);
+  m.overlap = m.measured_overlap < 0.5 ? "none" : "full";
+  std::vector<double> lat, bw;
+  for (const auto& p : pingpongs) {
+    lat.push_back(p["ring_step_latency_s"].get<double>());
+    bw.push_back(p["ring_step_bandwidth_Bps"].get<double>());
+  }
+
+  json j;
+  j["command"] = "calibrate";
+  j["ranks"] = ranks;
+  j["repeat"] = repeat;
+  j["launches"] = launches;
+  j["mpi"] = tools.mpi_version;
+  j["pingpong"] = pps[0][0].to_json();
+  j["pingpongs"] = pingpongs;
+  j["profile"] = m.profile_path;
+  j["profile_device"] = m.profile.device_name;
+  const bool kept = !temp || f.keep_files;
+  // The platform of the median ping-pong, for the header; each launch used its own.
+  const auto mid = with_link(m, median_of(lat), median_of(bw));
+  const auto flags = platform_flags(mid);
+  j["platform"] = {
+      {"kind", "flat"},
+      {"latency_s", mid.latency},
+      {"bandwidth_Bps", mid.bandwidth},
+      {"latency_range_s",
+       {*std::min_element(lat.begin(), lat.end()), *std::max_element(lat.begin(), lat.end())}},
+      {"overlap", m.overlap},
+      {"measured_overlap", m.measured_overlap},
+      {"flags", flags}};
+  j["runs"] = json::array();
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    j["runs"].push_back(
+        config_row(tools, m, configs[i], ranks, launched[i], pps[i], attempts[i], dir, kept));
+  if (kept) j["workdir"] = dir.string();
+  j["machine"] = {{"before", load_before}, {"after", machine_load()}};
+
+  if (f.json)
+    std::cout << j.dump(2) << "\n";
+  else
+    std::cout << text_report(j);
+  return 0;
+}
+
+}  // namespace
+
+Command calibrate_command() {
+  return {
+      "calibrate", [](CLI::App& app, int* code) {
+        auto f = std::make_shared<CalibrateFlags>();
+        auto* sub = app.add_subcommand("calibrate",
+                                       "Measure this machine (MPI ping-pong, CPU kernel profile), "
+                                       "then run ringsim-mpi and the "
+                                       "SimGrid model on the same configurations and compare");
+        sub->add_option("--ranks", f->ranks, "MPI ranks of the real ring (and devices simulated)")
+            ->capture_default_str();
+        sub->add_flag("--quick", f->quick,
+                      "Quick profile, fewer configurations and repeats (~1 min)");
+        sub->add_option("--repeat", f->repeat, "Timed runs per configuration (default 7, quick 3)");
+        sub->add_option(
+            "--profile", f->profile,
+            "Use this CPU profile instead of measuring one (`ringsim profile --device cpu`)");
+        sub->add_option("--mpirun", f->mpirun, "MPI launcher")->capture_default_str();
+        sub->add_option("--mpirun-arg", f->mpirun_args,
+                        "Extra launcher argument (repeatable), e.g. --mpirun-arg=--bind-to "
+                        "--mpirun-arg=core");
+        sub->add_option("--mpi-bin", f->mpi_bin, "ringsim-mpi (default: next to this program)");
+        sub->add_option("--ringsim", f->ringsim_bin,
+                        "ringsim for the child runs (default: this program)");
+        sub->add_option("--workdir", f->workdir,
+                        "Keep the profile and both traces of every configuration here "
+                        "(default: a temporary folder, removed)");
+        sub->add_flag("--keep", f->keep_files, "Keep the temporary folder");
+        sub->add_option("--launches", f->launches,
+                        "Separate mpirun launches per configuration; the median launch is "
+                        "reported (default 5, quick 3)");
+        sub->add_option("--retries", f->retries,
+                        "Measure a configuration again when other processes took more than 10% "
+                        "of its compute time (wall/cpu > 1.10); the least disturbed run is kept")
+            ->capture_default_str();
+        sub->add_option("--timeout", f->timeout, "Seconds any one child run may take")
+            ->capture_default_str();
+        sub->add_flag(
+            "--json", f->json,
+            "One JSON object: platform, pingpong, runs: [{config, predicted_s, measured_s, ...}]");
+        sub->callback([f, code] { *code = run(*f); });
+        return sub;
+      }};
+}
+
+}  // namespace ringsim::cli

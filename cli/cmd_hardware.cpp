@@ -1,0 +1,112 @@
+// `ringsim hardware`: the catalog (devices, interconnects, clusters, models), with sources.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.hpp"
+#include "models/core/parse.hpp"
+#include "proc/resolve.hpp"
+
+namespace ringsim::cli {
+namespace {
+
+struct HardwareListFlags {
+  proc::HardwareFlags hw;
+  bool json = false, sources = false;
+};
+
+int run(const HardwareListFlags& f) {
+  const auto cat = proc::load_catalog(proc::parse_hardware(f.hw));
+  if (f.json) {
+    nlohmann::json j;
+    for (const auto& d : cat.devices())
+      j["devices"].push_back(
+          {{"name", d.name},
+           {"display", d.display},
+           {"kind", d.kind},
+           {"peak_flops", {{"bf16", d.peak_bf16}, {"fp16", d.peak_fp16}, {"fp32", d.peak_fp32}}},
+           {"hbm_bytes", d.hbm_bytes},
+           {"hbm_bandwidth", d.hbm_bandwidth},
+           {"attention_efficiency", d.attention_efficiency},
+           {"source", d.source},
+           {"efficiency_source", d.efficiency_source}});
+    for (const auto& n : cat.interconnects())
+      j["interconnects"].push_back({{"name", n.name},
+                                    {"display", n.display},
+                                    {"bandwidth", n.bandwidth},
+                                    {"latency", n.latency},
+                                    {"duplex", n.duplex},
+                                    {"source", n.source},
+                                    {"latency_source", n.latency_source}});
+    for (const auto& c : cat.clusters())
+      j["clusters"].push_back({{"name", c.name},
+                               {"gpu", c.gpu},
+                               {"platform", c.platform},
+                               {"gpus_per_node", c.gpus_per_node},
+                               {"intra", c.intra},
+                               {"inter", c.inter},
+                               {"source", c.source}});
+    for (const auto& m : model_shapes())
+      j["models"].push_back({{"name", m.name},
+                             {"layers", m.layers},
+                             {"d_model", m.d_model},
+                             {"heads", m.heads},
+                             {"kv_heads", m.kv_heads},
+                             {"head_dim", m.head_dim},
+                             {"ffn", m.ffn},
+                             {"vocab", m.vocab},
+                             {"source", m.source}});
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "Devices (dense peak FLOP/s; 0 = unsupported):\n";
+  std::cout << fmt::format("  {:<11} {:>9} {:>9} {:>9} {:>9} {:>10} {:>6}  {}\n", "name", "bf16 TF",
+                           "fp16 TF", "fp32 TF", "HBM GB", "HBM TB/s", "eff", "default fabric");
+  for (const auto& d : cat.devices()) {
+    std::cout << fmt::format(
+        "  {:<11} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>10.3f} {:>6.2f}  {} / {} ({})\n", d.name,
+        d.peak_bf16 / 1e12, d.peak_fp16 / 1e12, d.peak_fp32 / 1e12, d.hbm_bytes / 1e9,
+        d.hbm_bandwidth / 1e12, d.attention_efficiency, d.default_intra, d.default_inter,
+        d.default_platform);
+    if (f.sources)
+      std::cout << "      source: " << d.source << "\n      efficiency: " << d.efficiency_source
+                << "\n";
+  }
+  std::cout << "\nInterconnects (per direction):\n";
+  for (const auto& n : cat.interconnects()) {
+    std::cout << fmt::format("  {:<12} {:>8.1f} GB/s {:>6.1f} us  {}\n", n.name, n.bandwidth / 1e9,
+                             n.latency * 1e6, n.display);
+    if (f.sources)
+      std::cout << "      source: " << n.source << "\n      latency: " << n.latency_source << "\n";
+  }
+  std::cout << "\nCluster presets (--cluster):\n";
+  for (const auto& c : cat.clusters())
+    std::cout << fmt::format("  {:<12} {} x{} per node, {} / {}, {}\n", c.name, c.gpu,
+                             c.gpus_per_node, c.intra, c.inter, c.platform);
+  std::cout << "\nModels (--model):\n";
+  for (const auto& m : model_shapes())
+    std::cout << fmt::format(
+        "  {:<12} {} layers, d_model {}, {} heads, {} KV heads, head dim {}, FFN {}\n", m.name,
+        m.layers, m.d_model, m.heads, m.kv_heads, m.head_dim, m.ffn);
+  if (!f.sources) std::cout << "\n(--sources prints where every number comes from)\n";
+  return 0;
+}
+
+}  // namespace
+
+Command hardware_command() {
+  return {"hardware", [](CLI::App& app, int* code) {
+            auto f = std::make_shared<HardwareListFlags>();
+            auto* sub = app.add_subcommand(
+                "hardware", "List the hardware catalog, cluster presets and model shapes");
+            sub->add_option("--catalog", f->hw.catalog,
+                            "Extra catalog JSON (adds or replaces entries by name)");
+            sub->add_flag("--sources", f->sources, "Print the source of every number");
+            sub->add_flag("--json", f->json, "Print one JSON object");
+            sub->callback([f, code] { *code = run(*f); });
+            return sub;
+          }};
+}
+
+}  // namespace ringsim::cli

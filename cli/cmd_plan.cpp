@@ -1,0 +1,277 @@
+// `ringsim plan`: capacity planning before cluster training. Searches context-
+// parallel degree x layout (x tensor parallel, x micro-batch) with the rest of
+// the devices as FSDP data parallel, and ranks the configs that fit in HBM.
+// The search runs the analytic model in this process; `--recheck N` re-runs
+// the attention of the top N configs with the SimGrid engine in child
+// processes (proc/recheck.hpp; SimGrid allows one engine per process).
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
+#include "models/plan/plan.hpp"
+#include "models/plan/report.hpp"
+#include "proc/recheck.hpp"
+#include "proc/resolve.hpp"
+
+namespace ringsim::cli {
+namespace {
+
+constexpr std::int64_t kDefaultContextLimit = std::int64_t{1} << 30;
+
+struct PlanFlags {
+  proc::WorkloadFlags w;
+  proc::HardwareFlags hw;
+  std::string context, gpus, global_batch_tokens, checkpointing = "full", optimizer = "adamw";
+  std::string cp, layout, tp = "1", loss = "eager", hbm, layers, vocab, top = "10", recheck = "0";
+  bool max_context = false, explain = false, json = false, causal = true;
+};
+
+std::string gb(double b) {
+  return fmt::format("{:.1f} GB", b / 1e9);
+}
+
+nlohmann::json recheck_json(const proc::Recheck& rc) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& x : rc.rows) {
+    if (!x.error.empty()) {
+      rows.push_back({{"config", x.config}, {"engine", "simgrid"}, {"error", x.error}});
+      continue;
+    }
+    const auto& s = x.with_simgrid;
+    nlohmann::json j;
+    j["config"] = x.config;
+    j["engine"] = "simgrid";
+    j["attention_fwdbwd_s_per_layer_simgrid"] = x.fwdbwd_layer_s;
+    j["attention_fwd_s_per_layer_simgrid"] = x.fwd_layer_s;
+    j["attention_fwdbwd_s_per_layer_analytic_child"] = x.fwdbwd_layer_analytic_s;
+    j["attention_s_analytic"] = x.analytic_attention_s;
+    j["attention_s_simgrid"] = s.time.attention_s;
+    j["attention_rel_diff"] =
+        x.analytic_attention_s > 0 ? s.time.attention_s / x.analytic_attention_s - 1 : 0.0;
+    j["step_time_s_analytic"] = x.analytic_step_s;
+    j["step_time_s_simgrid_attention"] = s.time.step_time_s;
+    j["tokens_per_s_per_gpu_simgrid_attention"] = s.tokens_per_s_per_gpu;
+    j["mfu_simgrid_attention"] = s.mfu;
+    rows.push_back(j);
+  }
+  return {{"status", rc.status_name()}, {"message", rc.message}, {"configs", rows}};
+}
+
+std::string recheck_text(const proc::Recheck& rc) {
+  using S = proc::Recheck::Status;
+  if (rc.status == S::Off)
+    return "\nSimGrid re-check: off (pass --recheck N to re-run the top N configs' attention with "
+           "the SimGrid engine)\n";
+  if (rc.status == S::Unavailable)
+    return fmt::format(
+        "\nSimGrid re-check: unavailable: {}; every number above is from the analytic engine\n",
+        rc.message);
+  std::string out = fmt::format(
+      "\nSimGrid re-check ({}): the table above is analytic; with SimGrid's attention:\n",
+      rc.message);
+  for (const auto& x : rc.rows) {
+    if (!x.error.empty()) {
+      out += fmt::format("  {:<24}failed: {}\n", x.config, x.error);
+      continue;
+    }
+    const auto& s = x.with_simgrid;
+    out += fmt::format(
+        "  {:<24}attention {} (analytic {}, {:+.3f}%), step {} (analytic {}), {:.0f} tok/s/GPU, "
+        "MFU {:.1f}%\n",
+        x.config, seconds(s.time.attention_s), seconds(x.analytic_attention_s),
+        100 * (x.analytic_attention_s > 0 ? s.time.attention_s / x.analytic_attention_s - 1 : 0.0),
+        seconds(s.time.step_time_s), seconds(x.analytic_step_s), s.tokens_per_s_per_gpu,
+        100 * s.mfu);
+  }
+  return out;
+}
+
+int run(const PlanFlags& f) {
+  const auto hs = proc::parse_hardware(f.hw);
+  const auto cat = proc::load_catalog(hs);
+  const auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
+  auto cm = proc::make_compute_model(hs, hw, DType::BF16);
+  PlanRequest r;
+  r.shape = proc::resolve_shape(proc::parse_workload(f.w, false));
+  if (!f.layers.empty())
+    r.shape.layers = static_cast<int>(parse_count("--layers", f.layers, 1, 100000));
+  if (!f.vocab.empty())
+    r.shape.vocab = static_cast<int>(parse_count("--vocab", f.vocab, 1, 1 << 24));
+  if (f.gpus.empty()) throw InputError("--gpus: required (number of devices, 1 .. 1M)");
+  r.gpus = parse_count("--gpus", f.gpus, 1, 1 << 20);
+  if (f.context.empty() && !f.max_context)
+    throw InputError(
+        "--context: required (tokens per sequence, e.g. 131072 or 128K), or pass --max-context");
+  const auto context =
+      f.context.empty() ? kDefaultContextLimit : parse_count("--context", f.context, 1, kMaxTokens);
+  r.context = context;
+  if (!f.global_batch_tokens.empty()) {
+    if (f.max_context)
+      throw InputError("--global-batch-tokens: cannot be combined with --max-context");
+    r.global_batch_tokens =
+        parse_count("--global-batch-tokens", f.global_batch_tokens, 1, kMaxTokens);
+  }
+  r.checkpointing = parse_checkpointing("--activation-checkpointing", f.checkpointing);
+  parse_choice("--optimizer", f.optimizer, {"adamw"});
+  r.loss = parse_loss("--loss", f.loss);
+  r.causal = f.causal;
+  if (!f.cp.empty()) r.cp_degrees = {parse_count("--cp", f.cp, 1, 1 << 20)};
+  if (!f.layout.empty()) r.layouts = {parse_layout("--layout", f.layout)};
+  if (f.tp == "auto") {
+    r.tp_degrees.clear();
+    for (int t = 1; t <= hw.gpus_per_node && t <= r.shape.kv_heads; t *= 2)
+      if (r.gpus % t == 0 && r.shape.kv_heads % t == 0) r.tp_degrees.push_back(t);
+  } else {
+    r.tp_degrees = {static_cast<int>(parse_count("--tp", f.tp, 1, 1024))};
+  }
+  if (!f.hbm.empty())
+    r.hbm_bytes = static_cast<double>(parse_count("--hbm", f.hbm, 1 << 20, kMaxTokens));
+  const int top = static_cast<int>(parse_count("--top", f.top, 1, 100000));
+  const int recheck = static_cast<int>(parse_count("--recheck", f.recheck, 0, 100));
+  const double hbm = r.hbm_bytes > 0 ? r.hbm_bytes : hw.hbm_bytes;
+
+  std::optional<MaxContext> mc;
+  if (f.max_context) {
+    mc = max_context(r, hw, context);
+    if (mc->tokens == 0)
+      throw InputError(
+          fmt::format("--max-context: not even {} tokens fit in {} of HBM with any config",
+                      mc->granularity, gb(hbm)));
+    r.context = mc->tokens;
+  }
+  auto configs = search(r, hw, *cm);
+  const auto rc = proc::recheck_top(recheck, configs, r, hw, hs, *cm);
+  const PlanConfig* chosen = nullptr;
+  if (!configs.empty()) chosen = &configs.front();
+
+  if (f.json) {
+    nlohmann::json j;
+    j["model"] = r.shape.name;
+    j["params"] = total_params(r.shape);
+    j["layers"] = r.shape.layers;
+    j["context"] = r.context;
+    j["gpus"] = r.gpus;
+    j["hardware"] = hw.describe();
+    j["hbm_bytes"] = hbm;
+    j["checkpointing"] = to_string(r.checkpointing);
+    j["optimizer"] = "adamw";
+    j["loss"] = to_string(r.loss);
+    j["causal"] = r.causal;
+    j["global_batch_tokens"] =
+        r.global_batch_tokens > 0 ? nlohmann::json(r.global_batch_tokens) : nlohmann::json(nullptr);
+    j["engine"] = "analytic";
+    j["compute_model"] = cm->name();
+    j["configs"] = nlohmann::json::array();
+    for (size_t i = 0; i < configs.size(); ++i)
+      j["configs"].push_back(config_json(configs[i], static_cast<int>(i + 1), hbm));
+    j["recheck"] = recheck_json(rc);
+    if (mc) {
+      nlohmann::json by = nlohmann::json::array();
+      for (const auto& e : mc->by_config)
+        by.push_back({{"label", e.label},
+                      {"layout", e.cp == 1 ? "none" : to_string(e.layout)},
+                      {"cp", e.cp},
+                      {"tp", e.tp},
+                      {"max_context", e.max_context},
+                      {"granularity", e.granularity},
+                      {"limited_by", e.limited_by}});
+      j["max_context"] = {{"tokens", mc->tokens},
+                          {"granularity", mc->granularity},
+                          {"search_limit", context},
+                          {"by_config", by}};
+    }
+    if (f.explain && chosen) j["explain"] = explain(*chosen, hbm);
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+
+  std::string out = header(r, hw, hbm, cm->name());
+  if (mc) {
+    // The config that ranks first at the longest context, and what stops it one step longer.
+    const auto& best = configs.front();
+    const MaxContextEntry* at = &mc->by_config.front();
+    for (const auto& e : mc->by_config)
+      if (e.label == best.label()) at = &e;
+    out += fmt::format(
+        "\nlongest context that fits: {} tokens ({}), best there: {}; {} more tokens do not fit "
+        "(largest term: {})\n",
+        mc->tokens, human_tokens(static_cast<double>(mc->tokens)), best.label(), at->granularity,
+        at->limited_by);
+    out += fmt::format("\n  {:<24}{:>14}  {}\n", "config", "max context",
+                       "one step longer: largest term, or the rule");
+    int shown = 0;
+    for (const auto& e : mc->by_config) {
+      if (shown++ >= top) break;
+      out += fmt::format("  {:<24}{:>14}  {}\n", e.label, e.max_context, e.limited_by);
+    }
+    out += fmt::format(
+        "\n  (searched in multiples of lcm(1024, 2 cp) tokens up to {}; the ranking below is at {} "
+        "tokens)\n",
+        context, mc->tokens);
+  } else {
+    out += fmt::format("  context    {} tokens ({})\n", r.context,
+                       human_tokens(static_cast<double>(r.context)));
+  }
+  out += table(configs, top);
+  out += recheck_text(rc);
+  if (f.explain && chosen) out += explain(*chosen, hbm);
+  std::cout << out;
+  return 0;
+}
+
+}  // namespace
+
+Command plan_command() {
+  return {
+      "plan", [](CLI::App& app, int* code) {
+        auto f = std::make_shared<PlanFlags>();
+        auto* sub = app.add_subcommand(
+            "plan",
+            "Capacity planning: which CP degree, layout and block fit, step time, tokens/s, MFU");
+        proc::add_model_flags(sub, f->w);
+        sub->add_option("--layers", f->layers, "Override the model's depth");
+        sub->add_option("--vocab", f->vocab, "Override the model's vocabulary size");
+        sub->add_option("--context", f->context,
+                        "Tokens per sequence (K/M suffix: 128K, 1M = 1048576); with --max-context, "
+                        "the search limit");
+        sub->add_option("--gpus", f->gpus, "Devices in the job");
+        proc::add_hardware_flags(sub, f->hw);
+        sub->add_option("--hbm", f->hbm,
+                        "Override HBM bytes per device (K/M/G binary suffix: 95G)");
+        sub->add_option("--global-batch-tokens", f->global_batch_tokens,
+                        "Tokens per optimizer step (multiple of --context; default: one sequence "
+                        "per data-parallel replica)");
+        sub->add_option("--activation-checkpointing", f->checkpointing, "none|selective|full")
+            ->capture_default_str();
+        sub->add_option("--optimizer", f->optimizer, "adamw")->capture_default_str();
+        sub->add_option("--loss", f->loss,
+                        "eager (fp32 logits of every token) | chunked (4096-token chunks)")
+            ->capture_default_str();
+        sub->add_option("--cp", f->cp,
+                        "Fix the context-parallel degree (default: search powers of two)");
+        sub->add_option("--layout", f->layout,
+                        "Fix the layout: ring|striped|zigzag|ulysses|allgather|hybrid");
+        sub->add_option("--tp", f->tp,
+                        "Tensor-parallel degree, or auto (powers of two within a node)")
+            ->capture_default_str();
+        sub->add_flag("--causal,!--no-causal", f->causal,
+                      "Causal mask (default) or full attention");
+        sub->add_flag("--max-context", f->max_context, "Search for the longest context that fits");
+        sub->add_flag("--explain", f->explain,
+                      "Itemised memory and time of the best config (fix one with --cp/--layout)");
+        sub->add_option("--top", f->top, "Feasible rows to print")->capture_default_str();
+        sub->add_option(
+               "--recheck", f->recheck,
+               "Re-run the top N configs' attention with the SimGrid engine (child processes)")
+            ->capture_default_str();
+        sub->add_flag("--json", f->json, "Print one JSON object instead of the table");
+        sub->callback([f, code] { *code = run(*f); });
+        return sub;
+      }};
+}
+
+}  // namespace ringsim::cli

@@ -1,0 +1,139 @@
+// `ringsim profile`: times the blockwise kernels over block sizes and writes a
+// profile (models/profiles/README.md) that `ringsim ... --profile FILE` reads.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/command.hpp"
+#include "kernels/profile_run.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
+#include "models/core/profile.hpp"
+
+#ifdef RINGSIM_HAVE_CUDA
+#include "kernels/cuda/profile_cuda.hpp"
+#endif
+
+namespace ringsim::cli {
+namespace {
+
+struct ProfileFlags {
+  std::string device = "cpu", out, blocks, head_dims, dtypes, repeats;
+  bool quick = false, json = false, no_backward = false;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(item);
+  return out;
+}
+
+int run(const ProfileFlags& f) {
+  const auto device = parse_choice("--device", f.device, {"cpu", "cuda"});
+  if (f.out.empty())
+    throw InputError("--out: give the profile file to write, e.g. --out models/profiles/mine.json");
+  std::vector<std::int64_t> blocks;
+  for (const auto& b : split(f.blocks)) blocks.push_back(parse_count("--blocks", b, 1, 1 << 16));
+  std::vector<int> dims;
+  for (const auto& d : split(f.head_dims))
+    dims.push_back(static_cast<int>(parse_count("--head-dims", d, 1, 1024)));
+  const int repeats =
+      f.repeats.empty() ? 0 : static_cast<int>(parse_count("--repeats", f.repeats, 1, 1000));
+  // Check the output path before minutes of timing.
+  {
+    const bool existed = std::filesystem::exists(f.out);
+    std::ofstream probe(f.out, std::ios::app);
+    if (!probe) throw InputError(fmt::format("--out {}: cannot write there", f.out));
+    probe.close();
+    if (!existed) std::filesystem::remove(f.out);
+  }
+  auto progress = [&f](const std::string& line) {
+    if (!f.json) std::cerr << "profile: " << line << "\n";
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string doc;
+  if (device == "cpu") {
+    kernels::CpuProfileOptions o;
+    o.quick = f.quick;
+    o.blocks = blocks;
+    if (!dims.empty()) o.head_dims = dims;
+    if (!f.dtypes.empty()) o.dtypes = split(f.dtypes);
+    if (repeats) o.repeats = repeats;
+    o.backward = !f.no_backward;
+    o.tool_version = RINGSIM_VERSION;
+    doc = kernels::cpu_profile_json(o, progress);
+  } else {
+    std::string why;
+    if (!kernels::cuda_profile_available(&why)) throw InputError("--device cuda: " + why);
+#ifdef RINGSIM_HAVE_CUDA
+    kernels::cuda::CudaProfileOptions o;
+    o.quick = f.quick;
+    o.blocks = blocks;
+    if (!dims.empty()) o.head_dims = dims;
+    if (!f.dtypes.empty()) o.dtypes = split(f.dtypes);
+    if (repeats) o.repeats = repeats;
+    o.backward = !f.no_backward;
+    doc = kernels::cuda::cuda_profile_json(o, progress);
+#endif
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // What we write must be what the simulator accepts.
+  const auto prof = parse_profile(doc, "profile");
+  std::ofstream out(f.out, std::ios::binary | std::ios::trunc);
+  out << doc << "\n";
+  out.close();
+  if (!out) throw InputError(fmt::format("--out {}: cannot write", f.out));
+  if (f.json) {
+    std::cout << nlohmann::json{{"command", "profile"},
+                                {"device", prof.device_kind},
+                                {"name", prof.device_name},
+                                {"out", f.out},
+                                {"points", prof.points.size()},
+                                {"seconds", seconds},
+                                {"kernel_version", prof.kernel_version}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << fmt::format("Wrote {} ({} points, {} {}, kernel {}) in {:.1f} s\n", f.out,
+                             prof.points.size(), prof.device_kind, prof.device_name,
+                             prof.kernel_version, seconds);
+    std::cout << fmt::format("Use it with: ringsim --profile {} --dtype {} ...\n", f.out,
+                             device == "cpu" ? "fp32" : "bf16");
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command profile_command() {
+  return {
+      "profile", [](CLI::App& app, int* code) {
+        auto f = std::make_shared<ProfileFlags>();
+        auto* sub = app.add_subcommand(
+            "profile", "Time the blockwise kernels over block sizes; write a profile JSON");
+        sub->add_option("--device", f->device, "cpu|cuda")->capture_default_str();
+        sub->add_option("--out", f->out,
+                        "Profile file to write (schema: models/profiles/README.md)");
+        sub->add_flag("--quick", f->quick, "Fewer sizes and repeats (CPU: under a minute)");
+        sub->add_option("--blocks", f->blocks,
+                        "Comma-separated block sizes (default 128,256,...,16384; quick: to 2048)");
+        sub->add_option("--head-dims", f->head_dims, "Comma-separated head dims (default 64,128)");
+        sub->add_option("--dtypes", f->dtypes, "Comma-separated: cpu fp32,fp64; cuda bf16,fp16");
+        sub->add_option("--repeats", f->repeats,
+                        "Timed calls per point after warm-up (default 5; quick 3)");
+        sub->add_flag("--no-backward", f->no_backward, "Forward kernel only");
+        sub->add_flag("--json", f->json, "Print one JSON object (and no progress lines)");
+        sub->callback([f, code] { *code = run(*f); });
+        return sub;
+      }};
+}
+
+}  // namespace ringsim::cli

@@ -1,0 +1,120 @@
+// `ringsim run` (the default subcommand): one ring configuration, simulated on
+// the described cluster (SimGrid) with the closed forms alongside, or the
+// closed forms alone (--engine analytic). The flags are the run spec's
+// (proc/run_spec.hpp): what a child `ringsim run` is handed is parsed here.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/command.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/analytic/report.hpp"
+#include "models/core/errors.hpp"
+#include "proc/resolve.hpp"
+#include "proc/run_spec.hpp"
+#include "sim/guard.hpp"
+#include "sim/progress.hpp"
+#include "sim/sim_report.hpp"
+#include "sim/simulate.hpp"
+#include "sim/symmetry.hpp"
+#include "sim/trace_writer.hpp"
+
+namespace ringsim::cli {
+namespace {
+
+// --symmetry auto reduces a symmetric ring to one period past this size, where
+// the full simulation starts to take seconds (docs/sim.md, "Speed").
+constexpr std::int64_t kAutoSymmetryDevices = 1024;
+
+// Exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
+constexpr int kInterrupted = 130;
+
+int interrupted() {
+  std::cerr << "ringsim: interrupted; no output files were written\n";
+  return kInterrupted;
+}
+
+// The simulator's record of the run: the spec resolved, the simulated
+// topology chosen (a symmetric ring's period when that is allowed and pays).
+sim::SimOptions sim_options(const proc::SimSpec& spec, const Workload& w, const Hardware& hw,
+                            const ComputeModel& cm) {
+  sim::SimOptions o;
+  o.workload = w;
+  o.hardware = hw;
+  o.compute = &cm;
+  o.topology = sim::topology_options(hw, w.devices);
+  o.topology.inter = spec.inter_topology;
+  if (!spec.torus_dims.empty()) {
+    if (hw.platform != Platform::Torus2D && hw.platform != Platform::Torus3D)
+      throw InputError("--torus-dims: only applies to --platform torus2d or torus3d");
+    sim::check_torus_dims(spec.torus_dims, hw.platform == Platform::Torus2D ? 2 : 3, w.devices);
+    o.topology.torus_dims = spec.torus_dims;
+  }
+  o.network = spec.network;
+  o.faults = spec.faults;
+  o.record_events = !spec.trace.empty();
+  o.record_rows = !spec.csv.empty();
+  o.progress = sim::progress_wanted(spec.progress);
+  if (spec.symmetry != sim::Symmetry::Off) {
+    const auto p =
+        sim::symmetric_period(w, o.topology, o.faults, o.network == sim::NetworkModel::Exact,
+                              o.record_events || o.record_rows);
+    if (spec.symmetry == sim::Symmetry::On && p.devices == 0)
+      throw InputError("--symmetry: this run is not symmetric: " + p.why_not);
+    if (p.devices > 0 && (spec.symmetry == sim::Symmetry::On || w.devices > kAutoSymmetryDevices))
+      o.topology = p.topology;
+  }
+  return o;
+}
+
+int run(const proc::RunSpec& spec) {
+  // From the start, so an early Ctrl-C also ends as "interrupted".
+  sim::InterruptGuard guard;
+  const auto cat = proc::load_catalog(spec.hardware);
+  auto hw = proc::resolve_hardware(spec.hardware, cat, spec.workload.dtype);
+  hw.overlap = spec.sim.overlap;
+  const auto w = proc::resolve_workload(spec.workload, hw);
+  const auto cm = proc::make_compute_model(spec.hardware, hw, w.dtype);
+
+  const Summary a = analyze(w, hw, *cm);
+  if (spec.sim.engine == proc::Engine::Analytic) {
+    if (spec.json)
+      std::cout << summary_json(a).dump(2) << "\n";
+    else
+      std::cout << summary_text(a);
+    return 0;
+  }
+
+  const auto o = sim_options(spec.sim, w, hw, *cm);
+  auto budget = sim::default_budget();
+  if (spec.sim.max_activities) budget.max_activities = *spec.sim.max_activities;
+  if (spec.sim.max_memory) budget.max_memory_bytes = *spec.sim.max_memory;
+  sim::check_budget(sim::estimate_size(w, o.topology, o.record_events, o.record_rows), budget);
+
+  const auto r = sim::simulate(o);
+  if (r.interrupted) return interrupted();
+  const auto j = sim::sim_summary(a, r, o).to_json();
+  if (!spec.sim.trace.empty() && !sim::write_trace(spec.sim.trace, r, w, o.topology, j))
+    return interrupted();
+  if (!spec.sim.csv.empty() && !sim::write_csv(spec.sim.csv, r)) return interrupted();
+  if (spec.json)
+    std::cout << j.dump(2) << "\n";
+  else
+    std::cout << sim::sim_summary_text(a, r, o);
+  return 0;
+}
+
+}  // namespace
+
+Command run_command() {
+  return {"run", [](CLI::App& app, int* code) {
+            auto f = std::make_shared<proc::RunFlags>();
+            auto* sub = app.add_subcommand(
+                "run", "Predict one ring configuration (the default subcommand)");
+            proc::add_run_flags(sub, *f);
+            sub->callback([f, code] { *code = run(proc::parse_run(*f)); });
+            return sub;
+          }};
+}
+
+}  // namespace ringsim::cli

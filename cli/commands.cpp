@@ -1,0 +1,81 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include "cli/command.hpp"
+#include "models/core/errors.hpp"
+
+namespace ringsim::cli {
+
+const std::vector<Command>& commands() {
+  // The order `ringsim --help` lists them in.
+  static const std::vector<Command> all{
+      run_command(),    minblock_command(), hardware_command(),   plan_command(),
+      verify_command(), profile_command(),  experiment_command(), calibrate_command()};
+  return all;
+}
+
+int run_cli(int argc, const char* const* argv) {
+  CLI::App app{
+      "ringsim: how ring attention (context parallelism) behaves on a cluster, before you rent "
+      "it.\n"
+      "`ringsim --devices 256 --block 4096` is `ringsim run --devices 256 --block 4096`.",
+      "ringsim"};
+  app.set_version_flag("--version", std::string("ringsim ") + RINGSIM_VERSION);
+  app.require_subcommand(0, 1);
+  int exit_code = 0;
+  std::vector<std::string> names;
+  for (const auto& c : commands()) {
+    c.setup(app, &exit_code);
+    names.push_back(c.name);
+  }
+
+  // `run` is the default subcommand: insert it when the first argument is not
+  // a subcommand or a top-level flag.
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+  const bool top_flag =
+      !args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "--version");
+  if (!top_flag && (args.empty() || std::find(names.begin(), names.end(), args[0]) == names.end()))
+    args.insert(args.begin(), "run");
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    // The default subcommand's flags are what most people look for.
+    std::cout << app.help() << "\n" << app.get_subcommand("run")->help();
+    return 0;
+  }
+  std::vector<const char*> cargs{"ringsim"};
+  for (const auto& a : args) cargs.push_back(a.c_str());
+
+  try {
+    app.parse(static_cast<int>(cargs.size()), cargs.data());
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, exit 2, whatever CLI11 would have printed.
+    std::string msg = e.what();
+    std::replace(msg.begin(), msg.end(), '\n', ' ');
+    std::cerr << "ringsim: error: " << msg << "\n";
+    return 2;
+  } catch (const InputError& e) {
+    // Messages quote file contents (names, keys), which may hold line breaks.
+    std::string msg = e.what();
+    std::replace_if(
+        msg.begin(), msg.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+    std::cerr << "ringsim: error: " << msg << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "ringsim: error: out of memory; reduce the sizes or use --engine analytic\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "ringsim: internal error: " << e.what() << "\n";
+    return 3;
+  }
+  return exit_code;
+}
+
+}  // namespace ringsim::cli

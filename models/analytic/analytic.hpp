@@ -1,0 +1,84 @@
+#pragma once
+// Closed-form model of one attention layer (or a whole transformer layer with
+// --scope layer) for every layout. Derivations are in docs/models.md and at
+// each formula. The SimGrid model reports the same keys; tests check the two
+// agree where no link is shared.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/core/workload.hpp"
+
+namespace ringsim {
+
+class ComputeModel;  // models/profile.hpp
+
+struct StepTimes {
+  double compute_s = 0;  // slowest device's compute in this step
+  double comm_s = 0;     // transfer that overlaps this step (0 on the last)
+  double step_s = 0;     // max of the two (their sum with --overlap none)
+};
+
+struct Summary {
+  // Inputs echoed.
+  Workload workload;
+  std::string hardware, engine = "analytic", compute_model = "roofline";
+  // Per step (ring-type layouts; one entry for ulysses/allgather).
+  double compute_s_per_step = 0;  // slowest device, heaviest step (merge included)
+  double merge_s_per_step = 0;    // of that: the online-softmax merge (profile "merge" points)
+  double comm_s_per_step = 0;     // one ring transfer (K,V; backward K,V,dK,dV)
+  std::uint64_t bytes_per_step = 0;
+  std::int64_t min_block = 0;  // 0 = not applicable (no overlap in this layout)
+  bool overlapped = false;     // every step's transfer hides under its compute
+  bool overlap = true;         // the transport overlaps transfers with compute (Hardware::overlap)
+  // Totals (all covered layers).
+  double time_s = 0;          // predicted wall time
+  double ideal_time_s = 0;    // total work / devices, no communication
+  double efficiency = 0;      // ideal / predicted
+  double exposed_comm_s = 0;  // time_s minus the same schedule with free links
+  double compute_only_s = 0;  // the same schedule with free links
+  double collective_s = 0;    // ulysses all-to-alls / allgather gathers (exposed)
+  double other_s = 0;         // --scope layer: projections + MLP by roofline
+  std::uint64_t memory_bytes_per_device = 0;
+  std::vector<StepTimes> steps;  // forward then backward, one layer
+};
+
+// The per-pass traffic, shared with the simulator so both move the same bytes.
+// Backward ships dK/dV in fp32 (they accumulate across the ring; rounding them
+// to bf16 at every hop would lose exactness), K/V in the workload dtype.
+struct PassBytes {
+  std::uint64_t ring = 0;           // per ring step, per device (ring-type and hybrid)
+  std::uint64_t final_hop = 0;      // backward: dK/dV's last hop home, after the last step
+  std::uint64_t a2a_in = 0;         // ulysses/hybrid: per device, before local attention
+  std::uint64_t a2a_out = 0;        // ulysses/hybrid: per device, after it
+  std::uint64_t gather_block = 0;   // allgather: each device's block that everyone gathers
+  std::uint64_t scatter_block = 0;  // allgather backward: dK/dV reduce-scatter block
+};
+PassBytes pass_bytes(const Workload& w, bool backward);
+
+// Compute seconds of one device at one step: step_entries x the compute model,
+// with the query block and mask kind the kernel actually sees.
+double step_seconds(const Workload& w, const ComputeModel& cm, std::int64_t device,
+                    std::int64_t step, bool backward);
+
+// Seconds to merge that step's partial into the running output: forward ring
+// steps after the first that computed anything (rows = the query block's rows
+// x heads the kernel saw). 0 for backward, whose dK/dV sums ride in the kernel.
+double merge_step_seconds(const Workload& w, const ComputeModel& cm, std::int64_t device,
+                          std::int64_t step, bool backward);
+
+// Time of a staged all-to-all (N-1 rounds) of `bytes_per_device` among `group`
+// devices, and of a ring all-gather/reduce-scatter of one block per device.
+double alltoall_time(std::uint64_t bytes_per_device, std::int64_t group, double bw, double lat);
+double ring_collective_time(std::uint64_t block_bytes, std::int64_t group, double bw, double lat);
+// Bandwidth/latency the Ulysses all-to-all of `group` consecutive devices sees.
+double alltoall_bandwidth(const Hardware& hw, std::int64_t group);
+double alltoall_latency(const Hardware& hw, std::int64_t group);
+
+// FLOPs of the rest of a transformer layer per device (projections + SwiGLU MLP).
+double other_layer_flops(const Workload& w, bool backward);
+
+Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm);
+Summary analyze(const Workload& w, const Hardware& hw);  // roofline
+
+}  // namespace ringsim

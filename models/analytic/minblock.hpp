@@ -1,0 +1,68 @@
+#pragma once
+// Minimum block size for transfers to hide behind compute. Ring Attention
+// (arXiv 2310.01889) sec. 3: a step computes 4dc^2 FLOPs per head and sends
+// K and V (4cd bytes in bf16), so overlap needs 4dc^2/F >= 4cd/B, c >= F/B.
+// The general form drops each of the paper's assumptions:
+//   work per step  = kappa * c^2 * H_local * flops_per_entry / F_eff(c)
+//   bytes per step = c * kv_heads_local * d * (2b fwd | 2b + 2*4 bwd)
+// kappa = 1 without a mask, 1/2 with a causal mask (the lightest step's
+// busiest device: the diagonal step of a contiguous ring, every step of
+// striped and zigzag), so that every step's transfer hides.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/core/catalog.hpp"
+#include "models/core/profile.hpp"
+#include "models/core/workload.hpp"
+
+namespace ringsim {
+
+// Smallest block (tokens per device) whose step compute covers its transfer
+// (bandwidth + latency) for this workload's layout, pass, dtype and heads;
+// 0 when the layout does not overlap (ulysses, allgather).
+std::int64_t min_block_for(const Workload& w, const Hardware& hw, const ComputeModel& cm);
+
+// Real-valued solution of kappa*a*c^2 = beta*c + L (roofline, no profile).
+double min_block_closed_form(double flops_eff, double bandwidth, double latency, int heads,
+                             int kv_heads, int head_dim, int dtype_bytes, bool backward,
+                             double kappa);
+
+// The paper's c = F/B and its minimum sequence per device 6c (Table 2).
+inline double paper_min_block(double flops, double bandwidth) {
+  return flops / bandwidth;
+}
+inline double paper_min_seq(double flops, double bandwidth) {
+  return 6.0 * flops / bandwidth;
+}
+
+// The minimum block with the paper's assumptions dropped one at a time (MHA,
+// non-causal ring, forward, peak FLOP/s), and all of them for this workload
+// (`combined`: its GQA, layout, mask, pass, dtype, the kernel's rate, the
+// link's latency; 0 when it never hides).
+struct MinblockColumns {
+  double paper = 0, gqa = 0, causal = 0, backward = 0, efficiency = 0;
+  std::int64_t combined = 0;
+};
+MinblockColumns minblock_columns(double flops, double efficiency, double bandwidth, double latency,
+                                 const Workload& w, const ComputeModel& cm);
+
+// What each column assumes, in one line (`from_profile`: the kernel rate is a
+// measured profile's).
+std::string minblock_assumptions(const Workload& w, bool from_profile);
+
+// One catalog device on one of its default interconnects.
+struct MinblockRow {
+  std::string device, interconnect;
+  double flops = 0, bandwidth = 0;
+  MinblockColumns columns;
+};
+// Every catalog device with a peak for `dtype`, on each of its default
+// interconnects; `model` gives the compute model of a device's hardware.
+std::vector<MinblockRow> minblock_rows(
+    const Catalog& cat, const Workload& w, DType dtype,
+    const std::function<std::unique_ptr<ComputeModel>(const Hardware&)>& model);
+
+}  // namespace ringsim

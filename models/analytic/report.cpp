@@ -1,0 +1,290 @@
+#include "models/analytic/report.hpp"
+
+#include <fmt/format.h>
+
+#include "models/analytic/memory.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
+
+namespace ringsim {
+
+namespace {
+
+using nlohmann::json;
+
+// Reads one key of a summary with its type checked.
+class Reader {
+ public:
+  Reader(const json& j, const std::string& origin) : j_(j), origin_(origin) {
+    if (!j_.is_object()) throw InputError(origin_ + ": the summary is not a JSON object");
+  }
+  const json& at(const char* key) const {
+    const auto it = j_.find(key);
+    if (it == j_.end()) throw InputError(fmt::format("{}: the summary has no '{}'", origin_, key));
+    return *it;
+  }
+  [[noreturn]] void wrong(const char* key, const char* what) const {
+    throw InputError(fmt::format("{}: the summary's '{}' is not {}", origin_, key, what));
+  }
+  double real(const char* key) const {
+    const auto& v = at(key);
+    if (!v.is_number()) wrong(key, "a number");
+    return v.get<double>();
+  }
+  std::int64_t integer(const char* key) const {
+    const auto& v = at(key);
+    if (!v.is_number_integer()) wrong(key, "an integer");
+    return v.get<std::int64_t>();
+  }
+  std::uint64_t count(const char* key) const {
+    const auto& v = at(key);
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
+      wrong(key, "a non-negative integer");
+    return v.get<std::uint64_t>();
+  }
+  std::string text(const char* key) const {
+    const auto& v = at(key);
+    if (!v.is_string()) wrong(key, "a string");
+    return v.get<std::string>();
+  }
+  bool flag(const char* key) const {
+    const auto& v = at(key);
+    if (!v.is_boolean()) wrong(key, "true or false");
+    return v.get<bool>();
+  }
+  // Present only for some runs: absent or null is nullopt.
+  std::optional<std::int64_t> opt_integer(const char* key) const {
+    const auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) return std::nullopt;
+    return integer(key);
+  }
+  std::vector<std::int64_t> integers(const json& v, const char* key) const {
+    if (!v.is_array()) wrong(key, "an array");
+    std::vector<std::int64_t> out;
+    for (const auto& x : v) {
+      if (!x.is_number_integer()) wrong(key, "an array of integers");
+      out.push_back(x.get<std::int64_t>());
+    }
+    return out;
+  }
+  const json& j() const { return j_; }
+
+ private:
+  const json& j_;
+  std::string origin_;
+};
+
+}  // namespace
+
+RunSummary RunSummary::of(const Summary& s) {
+  const auto& w = s.workload;
+  RunSummary r;
+  r.devices = w.devices;
+  r.block = w.block;
+  r.seq_len = w.seq_len();
+  r.layout = to_string(w.layout);
+  if (w.layout == Layout::Hybrid) {
+    r.ulysses_degree = w.ulysses();
+    r.ring_degree = w.ring_degree();
+  }
+  r.pass = to_string(w.pass);
+  r.causal = w.causal;
+  r.dtype = to_string(w.dtype);
+  r.model = w.shape.name;
+  r.heads = w.shape.heads;
+  r.kv_heads = w.shape.kv_heads;
+  r.head_dim = w.shape.head_dim;
+  r.layers = w.layers;
+  r.scope = w.scope == Scope::Layer ? "layer" : "attention";
+  r.hardware = s.hardware;
+  r.compute_s_per_step = s.compute_s_per_step;
+  r.merge_s_per_step = s.merge_s_per_step;
+  r.comm_s_per_step = s.comm_s_per_step;
+  r.overlap = s.overlap ? "full" : "none";
+  r.bytes_per_step = s.bytes_per_step;
+  if (s.min_block > 0) r.min_block = s.min_block;
+  r.overlapped = s.overlapped;
+  r.time_s = s.time_s;
+  r.ideal_time_s = s.ideal_time_s;
+  r.efficiency = s.efficiency;
+  r.exposed_comm_s = s.exposed_comm_s;
+  r.compute_only_s = s.compute_only_s;
+  r.collective_s = s.collective_s;
+  r.other_s = s.other_s;
+  r.memory_bytes_per_device = s.memory_bytes_per_device;
+  for (const auto& it : attention_memory(w).items) r.memory_breakdown[it.name] = it.bytes;
+  r.engine = s.engine;
+  r.compute_model = s.compute_model;
+  return r;
+}
+
+json RunSummary::to_json() const {
+  json j;
+  j["devices"] = devices;
+  j["block"] = block;
+  j["seq_len"] = seq_len;
+  j["layout"] = layout;
+  if (ulysses_degree) j["ulysses_degree"] = *ulysses_degree;
+  if (ring_degree) j["ring_degree"] = *ring_degree;
+  j["pass"] = pass;
+  j["causal"] = causal;
+  j["dtype"] = dtype;
+  j["model"] = model;
+  j["heads"] = heads;
+  j["kv_heads"] = kv_heads;
+  j["head_dim"] = head_dim;
+  j["layers"] = layers;
+  j["scope"] = scope;
+  j["hardware"] = hardware;
+  j["compute_s_per_step"] = compute_s_per_step;
+  j["merge_s_per_step"] = merge_s_per_step;
+  j["comm_s_per_step"] = comm_s_per_step;
+  j["overlap"] = overlap;
+  j["bytes_per_step"] = bytes_per_step;
+  j["min_block"] = min_block ? json(*min_block) : json(nullptr);
+  j["overlapped"] = overlapped;
+  j["time_s"] = time_s;
+  j["ideal_time_s"] = ideal_time_s;
+  j["efficiency"] = efficiency;
+  j["exposed_comm_s"] = exposed_comm_s;
+  j["compute_only_s"] = compute_only_s;
+  j["collective_s"] = collective_s;
+  j["other_s"] = other_s;
+  j["memory_bytes_per_device"] = memory_bytes_per_device;
+  j["memory_breakdown"] = memory_breakdown;
+  j["engine"] = engine;
+  j["compute_model"] = compute_model;
+  if (sim) {
+    const auto& s = *sim;
+    j["analytic_time_s"] = s.analytic_time_s;
+    j["analytic_efficiency"] = s.analytic_efficiency;
+    j["platform"] = s.platform;
+    j["network_model"] = s.network_model;
+    if (s.inter_topology) j["inter_topology"] = *s.inter_topology;
+    j["activities"] = s.activities;
+    j["simulated_devices"] = s.simulated_devices;
+    j["stalled_steps"] = {{"fwd", s.stalled_fwd}, {"bwd", s.stalled_bwd}};
+    j["stalled_device_steps"] = s.stalled_device_steps;
+    j["wait_s"] = s.wait_s;
+    j["critical_device"] = s.critical_device;
+    j["critical_device_busy_s"] = s.critical_device_busy_s;
+    j["faults"] = s.faults;
+  }
+  return j;
+}
+
+RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
+  const Reader r(j, origin);
+  RunSummary s;
+  s.devices = r.integer("devices");
+  s.block = r.integer("block");
+  s.seq_len = r.integer("seq_len");
+  s.layout = r.text("layout");
+  s.ulysses_degree = r.opt_integer("ulysses_degree");
+  s.ring_degree = r.opt_integer("ring_degree");
+  s.pass = r.text("pass");
+  s.causal = r.flag("causal");
+  s.dtype = r.text("dtype");
+  s.model = r.text("model");
+  s.heads = static_cast<int>(r.integer("heads"));
+  s.kv_heads = static_cast<int>(r.integer("kv_heads"));
+  s.head_dim = static_cast<int>(r.integer("head_dim"));
+  s.layers = static_cast<int>(r.integer("layers"));
+  s.scope = r.text("scope");
+  s.hardware = r.text("hardware");
+  s.compute_s_per_step = r.real("compute_s_per_step");
+  s.merge_s_per_step = r.real("merge_s_per_step");
+  s.comm_s_per_step = r.real("comm_s_per_step");
+  s.overlap = r.text("overlap");
+  s.bytes_per_step = r.count("bytes_per_step");
+  (void)r.at("min_block");  // present, null when there is none
+  s.min_block = r.opt_integer("min_block");
+  s.overlapped = r.flag("overlapped");
+  s.time_s = r.real("time_s");
+  s.ideal_time_s = r.real("ideal_time_s");
+  s.efficiency = r.real("efficiency");
+  s.exposed_comm_s = r.real("exposed_comm_s");
+  s.compute_only_s = r.real("compute_only_s");
+  s.collective_s = r.real("collective_s");
+  s.other_s = r.real("other_s");
+  s.memory_bytes_per_device = r.count("memory_bytes_per_device");
+  const auto& mem = r.at("memory_breakdown");
+  if (!mem.is_object()) r.wrong("memory_breakdown", "an object");
+  for (const auto& [k, v] : mem.items()) {
+    if (!v.is_number_unsigned() && !v.is_number_integer())
+      r.wrong("memory_breakdown", "an object of byte counts");
+    s.memory_breakdown[k] = v.get<std::uint64_t>();
+  }
+  s.engine = r.text("engine");
+  s.compute_model = r.text("compute_model");
+  if (s.engine == "simgrid") {
+    Simulated m;
+    m.analytic_time_s = r.real("analytic_time_s");
+    m.analytic_efficiency = r.real("analytic_efficiency");
+    m.platform = r.text("platform");
+    m.network_model = r.text("network_model");
+    if (j.contains("inter_topology")) m.inter_topology = r.text("inter_topology");
+    m.activities = r.count("activities");
+    m.simulated_devices = r.integer("simulated_devices");
+    const auto& st = r.at("stalled_steps");
+    if (!st.is_object() || !st.contains("fwd") || !st.contains("bwd"))
+      r.wrong("stalled_steps", "an object with 'fwd' and 'bwd'");
+    m.stalled_fwd = r.integers(st["fwd"], "stalled_steps");
+    m.stalled_bwd = r.integers(st["bwd"], "stalled_steps");
+    m.stalled_device_steps = r.count("stalled_device_steps");
+    m.wait_s = r.real("wait_s");
+    m.critical_device = r.integer("critical_device");
+    m.critical_device_busy_s = r.real("critical_device_busy_s");
+    m.faults = r.at("faults");
+    if (!m.faults.is_object()) r.wrong("faults", "an object");
+    s.sim = std::move(m);
+  }
+  return s;
+}
+
+json summary_json(const Summary& s) {
+  return RunSummary::of(s).to_json();
+}
+
+std::string summary_text(const Summary& s) {
+  const auto& w = s.workload;
+  std::string out;
+  auto row = [&](const std::string& k, const std::string& v) {
+    out += fmt::format("  {:<26}{}\n", k, v);
+  };
+  out += fmt::format("ringsim: {} x {} tokens = {} ({} tokens), {} layout, {}, {}{}\n", w.devices,
+                     w.block, human_tokens(static_cast<double>(w.seq_len())), w.seq_len(),
+                     to_string(w.layout), to_string(w.pass), w.causal ? "causal" : "non-causal",
+                     w.layout == Layout::Hybrid
+                         ? fmt::format(" (ulysses {} x ring {})", w.ulysses(), w.ring_degree())
+                         : "");
+  row("model", fmt::format("{} ({} heads, {} KV heads, head dim {}), {}", w.shape.name,
+                           w.shape.heads, w.shape.kv_heads, w.shape.head_dim, to_string(w.dtype)));
+  row("hardware", s.hardware);
+  row("engine / compute model", s.engine + " / " + s.compute_model);
+  row("compute per step", human_seconds(s.compute_s_per_step) + " (busiest device, heaviest step)");
+  row(w.layout == Layout::Ulysses || w.layout == Layout::Allgather ? "collectives"
+                                                                   : "transfer per step",
+      fmt::format("{} ({})", human_seconds(s.comm_s_per_step),
+                  human_bytes(static_cast<double>(s.bytes_per_step))));
+  if (s.merge_s_per_step > 0)
+    row("merge per step", human_seconds(s.merge_s_per_step) + " (included above)");
+  if (!s.overlap)
+    row("transfer overlap", "none (--overlap none: each transfer follows its compute)");
+  row("min block to hide comm", s.min_block > 0
+                                    ? fmt::format("{} tokens", s.min_block)
+                                    : (s.min_block < 0 ? "never hides"
+                                       : !s.overlap    ? "n/a (--overlap none)"
+                                                       : "n/a (no overlap in this layout)"));
+  row("communication hidden", s.overlapped ? "yes" : "no");
+  row("time", fmt::format("{}{}", human_seconds(s.time_s),
+                          w.layers > 1 ? fmt::format(" ({} layers)", w.layers) : " (one layer)"));
+  row("ideal time", human_seconds(s.ideal_time_s));
+  row("efficiency", fmt::format("{:.1f}%", 100 * s.efficiency));
+  row("exposed communication", human_seconds(s.exposed_comm_s));
+  row("memory per device", human_bytes(static_cast<double>(s.memory_bytes_per_device)) +
+                               " (attention buffers, one layer)");
+  return out;
+}
+
+}  // namespace ringsim

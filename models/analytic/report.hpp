@@ -1,0 +1,64 @@
+#pragma once
+// The run summary: the one record of a run's results (the keys users' scripts
+// read, docs/sim.md and docs/models.md). RunSummary::to_json writes it and
+// RunSummary::from_json reads it back side by side, so a key is named in one
+// file; from_json refuses a missing or mistyped key, which is how a parent
+// process reads a child `ringsim run --json`.
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/analytic/analytic.hpp"
+
+namespace ringsim {
+
+struct RunSummary {
+  // The configuration, echoed.
+  std::int64_t devices = 0, block = 0, seq_len = 0;
+  std::string layout, pass, dtype, model, scope, hardware;
+  std::optional<std::int64_t> ulysses_degree, ring_degree;  // hybrid only
+  bool causal = true;
+  int heads = 0, kv_heads = 0, head_dim = 0, layers = 0;
+  // Per step and totals (analyze() or the simulation).
+  double compute_s_per_step = 0, merge_s_per_step = 0, comm_s_per_step = 0;
+  std::string overlap;  // full | none
+  std::uint64_t bytes_per_step = 0;
+  std::optional<std::int64_t> min_block;  // none: no overlap in this layout, or never hides
+  bool overlapped = false;
+  double time_s = 0, ideal_time_s = 0, efficiency = 0, exposed_comm_s = 0, compute_only_s = 0;
+  double collective_s = 0, other_s = 0;
+  std::uint64_t memory_bytes_per_device = 0;
+  std::map<std::string, std::uint64_t> memory_breakdown;
+  std::string engine, compute_model;
+
+  // What only a simulation sees (engine "simgrid").
+  struct Simulated {
+    double analytic_time_s = 0, analytic_efficiency = 0;
+    std::string platform, network_model;
+    std::optional<std::string> inter_topology;  // nodes platform only
+    std::uint64_t activities = 0;
+    std::int64_t simulated_devices = 0;
+    std::vector<std::int64_t> stalled_fwd, stalled_bwd;
+    std::uint64_t stalled_device_steps = 0;
+    double wait_s = 0;
+    std::int64_t critical_device = 0;
+    double critical_device_busy_s = 0;
+    nlohmann::json faults = nlohmann::json::object();
+  };
+  std::optional<Simulated> sim;
+
+  static RunSummary of(const Summary& s);
+  nlohmann::json to_json() const;
+  // Throws InputError naming `origin` and the key that is missing or has the
+  // wrong type; the simulated part is required when engine is "simgrid".
+  static RunSummary from_json(const nlohmann::json& j, const std::string& origin);
+};
+
+// RunSummary::of(s).to_json().
+nlohmann::json summary_json(const Summary& s);
+std::string summary_text(const Summary& s);
+
+}  // namespace ringsim

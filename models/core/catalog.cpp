@@ -1,0 +1,240 @@
+#include "models/core/catalog.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "models/core/errors.hpp"
+#include "models/core/input_file.hpp"
+#include "models/core/parse.hpp"
+
+namespace ringsim {
+namespace embedded {
+extern const char* const catalog_json;
+}
+
+using nlohmann::json;
+
+double Device::peak(DType d) const {
+  switch (d) {
+    case DType::BF16:
+      return peak_bf16;
+    case DType::FP16:
+      return peak_fp16;
+    case DType::FP32:
+      return peak_fp32;
+  }
+  return 0;
+}
+
+namespace {
+
+// Typed field access that turns any schema problem into one line naming the
+// origin, the entry and the key.
+struct Reader {
+  const std::string& origin;
+  std::string where;
+  const json& j;
+
+  const json& at(const char* key) const {
+    if (!j.is_object() || !j.contains(key))
+      throw InputError(fmt::format("{}: {}: missing key '{}'", origin, where, key));
+    return j.at(key);
+  }
+  std::string str(const char* key) const {
+    const auto& v = at(key);
+    if (!v.is_string() || v.get<std::string>().empty())
+      throw InputError(fmt::format("{}: {}: '{}' must be a non-empty string", origin, where, key));
+    return v.get<std::string>();
+  }
+  std::string str_or(const char* key, const std::string& dflt) const {
+    return j.contains(key) ? str(key) : dflt;
+  }
+  double num(const char* key, double lo, double hi) const {
+    const auto& v = at(key);
+    if (!v.is_number())
+      throw InputError(fmt::format("{}: {}: '{}' must be a number", origin, where, key));
+    double x = v.get<double>();
+    if (!std::isfinite(x) || x < lo || x > hi)
+      throw InputError(fmt::format("{}: {}: '{}' must be in [{:g}, {:g}], got {:g}", origin, where,
+                                   key, lo, hi, x));
+    return x;
+  }
+};
+
+template <typename T>
+void upsert(std::vector<T>& items, T item) {
+  for (auto& it : items)
+    if (it.name == item.name) {
+      it = std::move(item);
+      return;
+    }
+  items.push_back(std::move(item));
+}
+
+template <typename T>
+const T& find(const std::vector<T>& items, const std::string& name, const char* flag,
+              const char* what) {
+  std::vector<std::string> names;
+  for (const auto& it : items) {
+    if (it.name == name) return it;
+    names.push_back(it.name);
+  }
+  throw InputError(
+      fmt::format("{}: unknown {} '{}'; choose one of: {}", flag, what, name, join(names, ", ")));
+}
+
+template <typename T>
+std::vector<std::string> names_of(const std::vector<T>& items) {
+  std::vector<std::string> n;
+  for (const auto& it : items) n.push_back(it.name);
+  return n;
+}
+
+}  // namespace
+
+const Catalog& Catalog::embedded() {
+  static const Catalog c = [] {
+    Catalog k;
+    k.merge_json_text(embedded::catalog_json, "embedded catalog");
+    return k;
+  }();
+  return c;
+}
+
+void Catalog::merge_file(const std::string& path) {
+  // 64 MiB: the embedded catalog is 13 KB; anything near this is not a catalog.
+  merge_json_text(read_input_file("--catalog", path, 64u << 20), "--catalog " + path);
+}
+
+void Catalog::merge_json_text(const std::string& text, const std::string& origin) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InputError(fmt::format("{}: not valid JSON (byte {})", origin, e.byte));
+  } catch (const json::out_of_range&) {
+    // nlohmann reports a number beyond double's range (1e999) this way, not as a parse error.
+    throw InputError(
+        fmt::format("{}: not valid JSON (a number is beyond the range of a double)", origin));
+  }
+  if (!j.is_object()) throw InputError(fmt::format("{}: top level must be a JSON object", origin));
+  // Parse into copies first so a bad file leaves the catalog unchanged.
+  Catalog next = *this;
+  auto array = [&](const char* key) -> const json* {
+    if (!j.contains(key)) return nullptr;
+    if (!j[key].is_array()) throw InputError(fmt::format("{}: '{}' must be an array", origin, key));
+    return &j[key];
+  };
+  if (auto* a = array("devices")) {
+    size_t i = 0;
+    for (const auto& e : *a) {
+      Reader r{origin, fmt::format("devices[{}]", i++), e};
+      Device d;
+      d.name = r.str("name");
+      r.where = "device '" + d.name + "'";
+      d.display = r.str_or("display", d.name);
+      d.kind = r.str_or("kind", "gpu");
+      Reader pf{origin, r.where + " peak_flops", r.at("peak_flops")};
+      d.peak_bf16 = pf.num("bf16", 0, 1e18);
+      d.peak_fp16 = pf.num("fp16", 0, 1e18);
+      d.peak_fp32 = pf.num("fp32", 0, 1e18);
+      if (d.peak_bf16 <= 0 && d.peak_fp16 <= 0 && d.peak_fp32 <= 0)
+        throw InputError(fmt::format("{}: {}: peak_flops has no positive entry", origin, r.where));
+      d.hbm_bytes = r.num("hbm_bytes", 1e6, 1e15);
+      d.hbm_bandwidth = r.num("hbm_bandwidth", 1e6, 1e15);
+      d.attention_efficiency = r.num("attention_efficiency", 1e-3, 1.0);
+      d.default_platform = r.str_or("default_platform", "nodes");
+      parse_platform(origin + ": " + r.where + " default_platform", d.default_platform);
+      d.default_intra = r.str_or("default_intra", "nvlink4");
+      d.default_inter = r.str_or("default_inter", "ib-ndr");
+      d.default_gpus_per_node = static_cast<int>(
+          r.j.contains("default_gpus_per_node") ? r.num("default_gpus_per_node", 1, 1024) : 8);
+      d.source = r.str("source");
+      d.efficiency_source = r.str("efficiency_source");
+      upsert(next.devices_, d);
+    }
+  }
+  if (auto* a = array("interconnects")) {
+    size_t i = 0;
+    for (const auto& e : *a) {
+      Reader r{origin, fmt::format("interconnects[{}]", i++), e};
+      Interconnect n;
+      n.name = r.str("name");
+      r.where = "interconnect '" + n.name + "'";
+      n.display = r.str_or("display", n.name);
+      n.bandwidth = r.num("bandwidth", 1e3, 1e15);
+      n.latency = r.num("latency", 0, 1);
+      n.duplex = r.str_or("duplex", "full");
+      if (n.duplex != "full" && n.duplex != "half")
+        throw InputError(fmt::format("{}: {}: 'duplex' must be full or half", origin, r.where));
+      n.source = r.str("source");
+      n.latency_source = r.str("latency_source");
+      upsert(next.interconnects_, n);
+    }
+  }
+  if (auto* a = array("clusters")) {
+    size_t i = 0;
+    for (const auto& e : *a) {
+      Reader r{origin, fmt::format("clusters[{}]", i++), e};
+      ClusterPreset c;
+      c.name = r.str("name");
+      r.where = "cluster '" + c.name + "'";
+      c.gpu = r.str("gpu");
+      c.platform = r.str("platform");
+      parse_platform(origin + ": " + r.where + " platform", c.platform);
+      c.gpus_per_node = static_cast<int>(r.num("gpus_per_node", 1, 1024));
+      c.intra = r.str("intra");
+      c.inter = r.str("inter");
+      c.source = r.str("source");
+      upsert(next.clusters_, c);
+    }
+  }
+  if (j.contains("paper_table2")) {
+    Reader t{origin, "paper_table2", j["paper_table2"]};
+    next.paper_source_ = t.str("source");
+    next.paper_.clear();
+    size_t i = 0;
+    for (const auto& e : t.at("rows")) {
+      Reader r{origin, fmt::format("paper_table2.rows[{}]", i++), e};
+      next.paper_.push_back({r.str("host"), r.num("flops", 1, 1e18), r.num("hbm_gb", 0, 1e6),
+                             r.num("bandwidth", 1, 1e15), r.num("published_min_block", 0, 1e12),
+                             r.num("published_min_seq", 0, 1e12)});
+    }
+  }
+  // Cross references must resolve.
+  for (const auto& d : next.devices_) {
+    find(next.interconnects_, d.default_intra, origin.c_str(), "interconnect");
+    find(next.interconnects_, d.default_inter, origin.c_str(), "interconnect");
+  }
+  for (const auto& c : next.clusters_) {
+    find(next.devices_, c.gpu, origin.c_str(), "device");
+    find(next.interconnects_, c.intra, origin.c_str(), "interconnect");
+    find(next.interconnects_, c.inter, origin.c_str(), "interconnect");
+  }
+  *this = std::move(next);
+}
+
+const Device& Catalog::device(const std::string& name) const {
+  return find(devices_, name, "--gpu", "device");
+}
+const Interconnect& Catalog::interconnect(const std::string& name) const {
+  return find(interconnects_, name, "--intra/--inter", "interconnect");
+}
+const ClusterPreset& Catalog::cluster(const std::string& name) const {
+  return find(clusters_, name, "--cluster", "cluster");
+}
+std::vector<std::string> Catalog::device_names() const {
+  return names_of(devices_);
+}
+std::vector<std::string> Catalog::interconnect_names() const {
+  return names_of(interconnects_);
+}
+std::vector<std::string> Catalog::cluster_names() const {
+  return names_of(clusters_);
+}
+
+}  // namespace ringsim

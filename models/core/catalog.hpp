@@ -1,0 +1,67 @@
+#pragma once
+// Hardware catalog: devices, interconnects and cluster presets, each number with
+// its source. The default catalog is embedded at build time (models/data/
+// catalog.json); --catalog FILE.json adds or replaces entries by name.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/core/workload.hpp"
+
+namespace ringsim {
+
+struct Device {
+  std::string name, display, kind;                     // kind: gpu | tpu
+  double peak_bf16 = 0, peak_fp16 = 0, peak_fp32 = 0;  // FLOP/s, dense; 0 = unsupported
+  double hbm_bytes = 0, hbm_bandwidth = 0;
+  double attention_efficiency = 0;  // fraction of peak a fused attention kernel reaches
+  std::string default_platform, default_intra, default_inter;
+  int default_gpus_per_node = 8;
+  std::string source, efficiency_source;
+  double peak(DType d) const;
+};
+
+struct Interconnect {
+  std::string name, display;
+  double bandwidth = 0;  // bytes/s per direction
+  double latency = 0;    // seconds
+  std::string duplex, source, latency_source;
+};
+
+struct ClusterPreset {
+  std::string name, gpu, platform, intra, inter, source;
+  int gpus_per_node = 8;
+};
+
+struct PaperRow {
+  std::string host;
+  double flops, hbm_gb, bandwidth, published_min_block, published_min_seq;
+};
+
+class Catalog {
+ public:
+  static const Catalog& embedded();          // the built-in data (copy it to merge files)
+  void merge_file(const std::string& path);  // throws InputError naming the file
+  void merge_json_text(const std::string& text, const std::string& origin);
+
+  const Device& device(const std::string& name) const;  // throws InputError listing choices
+  const Interconnect& interconnect(const std::string& name) const;
+  const ClusterPreset& cluster(const std::string& name) const;
+  std::vector<std::string> device_names() const;
+  std::vector<std::string> interconnect_names() const;
+  std::vector<std::string> cluster_names() const;
+  const std::vector<Device>& devices() const { return devices_; }
+  const std::vector<Interconnect>& interconnects() const { return interconnects_; }
+  const std::vector<ClusterPreset>& clusters() const { return clusters_; }
+  const std::vector<PaperRow>& paper_table2() const { return paper_; }
+  const std::string& paper_table2_source() const { return paper_source_; }
+
+ private:
+  std::vector<Device> devices_;
+  std::vector<Interconnect> interconnects_;
+  std::vector<ClusterPreset> clusters_;
+  std::vector<PaperRow> paper_;
+  std::string paper_source_;
+};
+
+}  // namespace ringsim

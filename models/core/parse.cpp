@@ -1,0 +1,99 @@
+#include "models/core/parse.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "models/core/errors.hpp"
+
+namespace ringsim {
+
+std::int64_t parse_count(const std::string& flag, const std::string& text, std::int64_t min,
+                         std::int64_t max) {
+  auto fail = [&] {
+    return InputError(
+        fmt::format("{}: expected an integer in [{}, {}] (suffix K/M/G allowed), got '{}'", flag,
+                    min, max, text));
+  };
+  if (text.empty() || text.size() > 24) throw fail();
+  std::string digits = text;
+  std::int64_t mult = 1;
+  char last = digits.back();
+  if (last == 'K' || last == 'k') mult = 1LL << 10;
+  if (last == 'M' || last == 'm') mult = 1LL << 20;
+  if (last == 'G' || last == 'g') mult = 1LL << 30;
+  if (mult != 1) digits.pop_back();
+  if (digits.empty()) throw fail();
+  for (char c : digits)
+    if (c < '0' || c > '9') throw fail();
+  errno = 0;
+  unsigned long long v = std::strtoull(digits.c_str(), nullptr, 10);
+  if (errno == ERANGE) throw fail();
+  unsigned long long r = 0;
+  if (__builtin_mul_overflow(v, static_cast<unsigned long long>(mult), &r)) throw fail();
+  if (r > static_cast<unsigned long long>(max) || static_cast<long long>(r) < min) throw fail();
+  return static_cast<std::int64_t>(r);
+}
+
+double parse_real(const std::string& flag, const std::string& text, double min, double max) {
+  auto fail = [&] {
+    return InputError(
+        fmt::format("{}: expected a number in [{:g}, {:g}], got '{}'", flag, min, max, text));
+  };
+  if (text.empty() || text.size() > 64) throw fail();
+  const char* s = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(s, &end);
+  if (end == s || *end != '\0' || errno == ERANGE || !std::isfinite(v)) throw fail();
+  // strtod accepts hex floats and "infinity"; only plain decimals are numbers here.
+  for (char c : text)
+    if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+'))
+      throw fail();
+  if (v < min || v > max) throw fail();
+  return v;
+}
+
+std::string parse_choice(const std::string& flag, const std::string& text,
+                         const std::vector<std::string>& choices) {
+  for (const auto& c : choices)
+    if (c == text) return c;
+  throw InputError(
+      fmt::format("{}: unknown value '{}'; choose one of: {}", flag, text, join(choices, ", ")));
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += sep;
+    out += items[i];
+  }
+  return out;
+}
+
+std::string human_tokens(double t) {
+  if (t >= 1e6) return fmt::format("{:.1f}M", t / 1e6);
+  if (t >= 1e3) return fmt::format("{:.1f}K", t / 1e3);
+  return fmt::format("{:.0f}", t);
+}
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  while (b >= 1024.0 && u < 5) {
+    b /= 1024.0;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{:.0f} B", b) : fmt::format("{:.2f} {}", b, units[u]);
+}
+
+std::string human_seconds(double s) {
+  if (s >= 1.0) return fmt::format("{:.3f} s", s);
+  if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
+  if (s >= 1e-6) return fmt::format("{:.3f} us", s * 1e6);
+  return fmt::format("{:.1f} ns", s * 1e9);
+}
+
+}  // namespace ringsim

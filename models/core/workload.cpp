@@ -1,0 +1,175 @@
+#include "models/core/workload.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
+
+namespace ringsim {
+namespace embedded {
+extern const char* const models_json;
+}
+
+namespace {
+template <typename E>
+E parse_enum(const std::string& flag, const std::string& s, const std::vector<std::string>& names) {
+  auto v = parse_choice(flag, s, names);
+  return static_cast<E>(std::find(names.begin(), names.end(), v) - names.begin());
+}
+}  // namespace
+
+const std::vector<std::string>& layout_names() {
+  static const std::vector<std::string> n{"ring",    "striped",   "zigzag",
+                                          "ulysses", "allgather", "hybrid"};
+  return n;
+}
+const std::vector<std::string>& pass_names() {
+  static const std::vector<std::string> n{"fwd", "bwd", "fwdbwd"};
+  return n;
+}
+const std::vector<std::string>& dtype_names() {
+  static const std::vector<std::string> n{"bf16", "fp16", "fp32"};
+  return n;
+}
+const std::vector<std::string>& platform_names() {
+  static const std::vector<std::string> n{"flat", "nodes", "torus2d", "torus3d", "fattree"};
+  return n;
+}
+std::string to_string(Layout l) {
+  return layout_names()[static_cast<int>(l)];
+}
+std::string to_string(Pass p) {
+  return pass_names()[static_cast<int>(p)];
+}
+std::string to_string(DType d) {
+  return dtype_names()[static_cast<int>(d)];
+}
+std::string to_string(Platform p) {
+  return platform_names()[static_cast<int>(p)];
+}
+Layout parse_layout(const std::string& f, const std::string& s) {
+  return parse_enum<Layout>(f, s, layout_names());
+}
+Pass parse_pass(const std::string& f, const std::string& s) {
+  return parse_enum<Pass>(f, s, pass_names());
+}
+DType parse_dtype(const std::string& f, const std::string& s) {
+  return parse_enum<DType>(f, s, dtype_names());
+}
+Platform parse_platform(const std::string& f, const std::string& s) {
+  return parse_enum<Platform>(f, s, platform_names());
+}
+int dtype_bytes(DType d) {
+  return d == DType::FP32 ? 4 : 2;
+}
+
+const std::vector<ModelShape>& model_shapes() {
+  static const std::vector<ModelShape> shapes = [] {
+    std::vector<ModelShape> out;
+    auto j = nlohmann::json::parse(embedded::models_json);
+    for (const auto& m : j.at("models")) {
+      ModelShape s;
+      s.name = m.at("name");
+      s.layers = m.at("layers");
+      s.d_model = m.at("d_model");
+      s.heads = m.at("heads");
+      s.kv_heads = m.at("kv_heads");
+      s.head_dim = m.at("head_dim");
+      s.ffn = m.at("ffn");
+      s.vocab = m.at("vocab");
+      s.source = m.at("source");
+      out.push_back(s);
+    }
+    return out;
+  }();
+  return shapes;
+}
+
+const ModelShape& find_model(const std::string& flag, const std::string& name) {
+  std::vector<std::string> names;
+  for (const auto& m : model_shapes()) {
+    if (m.name == name) return m;
+    names.push_back(m.name);
+  }
+  throw InputError(
+      fmt::format("{}: unknown model '{}'; choose one of: {} (or give --d-model --heads --kv-heads "
+                  "--head-dim --ffn)",
+                  flag, name, join(names, ", ")));
+}
+
+std::int64_t Workload::ulysses() const {
+  if (layout == Layout::Ulysses) return devices;
+  if (layout == Layout::Hybrid) return ulysses_degree;
+  return 1;
+}
+
+int auto_ulysses_degree(std::int64_t devices, int kv_heads, int gpus_per_node) {
+  int u = 1;
+  while (devices % (2 * u) == 0 && kv_heads % (2 * u) == 0 && 2 * u <= gpus_per_node) u *= 2;
+  return u;
+}
+
+double Hardware::ring_bandwidth(std::int64_t devices) const {
+  if (bandwidth_override || platform == Platform::Flat) return intra_bw;
+  if (platform == Platform::Torus2D || platform == Platform::Torus3D) return intra_bw;
+  if (platform == Platform::FatTree) return inter_bw;
+  // nodes: a ring that leaves the node crosses the NIC once per node boundary.
+  return devices > gpus_per_node ? std::min(intra_bw, inter_bw) : intra_bw;
+}
+
+double Hardware::ring_latency(std::int64_t devices) const {
+  if (bandwidth_override || platform == Platform::Flat) return intra_lat;
+  if (platform == Platform::Torus2D || platform == Platform::Torus3D) return intra_lat;
+  if (platform == Platform::FatTree) return inter_lat;
+  return devices > gpus_per_node ? std::max(intra_lat, inter_lat) : intra_lat;
+}
+
+std::string Hardware::describe() const {
+  if (bandwidth_override)
+    return fmt::format("{} ({:.0f} TFLOP/s x {:.2f}), ring links {:.1f} GB/s/dir", gpu_name,
+                       flops / 1e12, efficiency, intra_bw / 1e9);
+  if (platform == Platform::Nodes)
+    return fmt::format("{} ({:.0f} TFLOP/s x {:.2f}), {} per node on {}, nodes on {}", gpu_name,
+                       flops / 1e12, efficiency, gpus_per_node, intra_name, inter_name);
+  return fmt::format("{} ({:.0f} TFLOP/s x {:.2f}), {} platform on {}", gpu_name, flops / 1e12,
+                     efficiency, to_string(platform), intra_name);
+}
+
+void validate(const Workload& w, const Hardware& hw) {
+  const auto& s = w.shape;
+  if (s.heads % s.kv_heads != 0)
+    throw InputError(
+        fmt::format("--kv-heads: must divide --heads ({}), got {}", s.heads, s.kv_heads));
+  // allgather shards its queries as zigzag chunks too (models/work.hpp); an odd
+  // block would drop a token from every count.
+  if ((w.layout == Layout::Zigzag || w.layout == Layout::Allgather) && w.block % 2 != 0)
+    throw InputError(
+        fmt::format("--block: {} splits each block into two chunks, so it must be even, got {}",
+                    to_string(w.layout), w.block));
+  if (w.layout == Layout::Ulysses) {
+    if (w.devices > s.kv_heads || s.kv_heads % w.devices != 0)
+      throw InputError(
+          fmt::format("--devices: ulysses needs the degree to divide the KV heads ({}), got {}; "
+                      "use hybrid for more devices",
+                      s.kv_heads, w.devices));
+  }
+  if (w.layout == Layout::Hybrid) {
+    const auto u = w.ulysses_degree;
+    if (u < 1 || w.devices % u != 0 || s.kv_heads % u != 0)
+      throw InputError(
+          fmt::format("--ulysses-degree: must divide --devices ({}) and the KV heads ({}), got {}",
+                      w.devices, s.kv_heads, u));
+    if ((w.block * u) % 2 != 0)
+      throw InputError(fmt::format(
+          "--block: hybrid's zigzag ring needs an even group block, got {} x {}", w.block, u));
+  }
+  if (hw.flops <= 0)
+    throw InputError(
+        fmt::format("--dtype: {} is not supported by {} (no peak FLOP/s in the catalog)",
+                    to_string(w.dtype), hw.gpu_name));
+}
+
+}  // namespace ringsim

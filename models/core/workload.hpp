@@ -1,0 +1,100 @@
+#pragma once
+// What is being run (layout, sizes, model shape) and on what (resolved hardware).
+// Plain data shared by the analytic model, the simulator, the kernels' emulator
+// and the planner.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ringsim {
+
+// Most tokens one run may hold (devices x block, or a planned context): 2^40,
+// so products of two token counts stay within 2^80 and checked 64-bit math
+// (models/core/checked.hpp) refuses rather than wraps.
+inline constexpr std::int64_t kMaxTokens = std::int64_t{1} << 40;
+
+enum class Layout { Ring, Striped, Zigzag, Ulysses, Allgather, Hybrid };
+enum class Pass { Fwd, Bwd, FwdBwd };
+enum class DType { BF16, FP16, FP32 };
+enum class Platform { Flat, Nodes, Torus2D, Torus3D, FatTree };
+enum class Scope { Attention, Layer };
+
+const std::vector<std::string>& layout_names();
+const std::vector<std::string>& pass_names();
+const std::vector<std::string>& dtype_names();
+const std::vector<std::string>& platform_names();
+std::string to_string(Layout l);
+std::string to_string(Pass p);
+std::string to_string(DType d);
+std::string to_string(Platform p);
+Layout parse_layout(const std::string& flag, const std::string& s);
+Pass parse_pass(const std::string& flag, const std::string& s);
+DType parse_dtype(const std::string& flag, const std::string& s);
+Platform parse_platform(const std::string& flag, const std::string& s);
+int dtype_bytes(DType d);
+
+struct ModelShape {
+  std::string name = "custom";
+  int layers = 32, d_model = 4096, heads = 32, kv_heads = 8, head_dim = 128, ffn = 14336;
+  int vocab = 128256;
+  std::string source;
+};
+const std::vector<ModelShape>& model_shapes();  // embedded models.json
+const ModelShape& find_model(const std::string& flag, const std::string& name);
+
+struct Workload {
+  std::int64_t devices = 256;
+  std::int64_t block = 4096;  // tokens per device (per ring block)
+  Layout layout = Layout::Ring;
+  bool causal = true;
+  Pass pass = Pass::Fwd;
+  DType dtype = DType::BF16;
+  ModelShape shape;
+  int ulysses_degree = 0;  // hybrid only: Ulysses degree (ring degree = devices / it)
+  int layers = 1;          // layers this run covers
+  Scope scope = Scope::Attention;
+  std::int64_t batch = 1;  // sequences per device batch
+
+  std::int64_t seq_len() const { return devices * block; }
+  // Head-parallel (Ulysses) degree and sequence-ring degree; their product is devices.
+  std::int64_t ulysses() const;
+  std::int64_t ring_degree() const { return devices / ulysses(); }
+  int local_heads() const { return static_cast<int>(shape.heads / ulysses()); }
+  int local_kv_heads() const { return static_cast<int>(shape.kv_heads / ulysses()); }
+};
+
+// USP's usual choice: the largest power of two that divides devices and the KV
+// heads and fits in one node, so the all-to-all stays on the fast fabric.
+int auto_ulysses_degree(std::int64_t devices, int kv_heads, int gpus_per_node);
+
+// Hardware resolved from the catalog plus overrides. Bandwidths per direction.
+struct Hardware {
+  std::string gpu_name = "h100-sxm", gpu_display;
+  double flops = 0;       // peak FLOP/s for the workload's dtype
+  double efficiency = 0;  // attention kernel fraction of peak
+  double hbm_bytes = 0, hbm_bandwidth = 0;
+  Platform platform = Platform::Nodes;
+  int gpus_per_node = 8;
+  std::string intra_name, inter_name;
+  double intra_bw = 0, intra_lat = 0;
+  double inter_bw = 0, inter_lat = 0;
+  bool bandwidth_override = false;  // --bandwidth / --latency set every ring link
+  // --overlap none: a step's transfer starts only when its compute is done, as
+  // with an MPI whose shared-memory copies run on the computing core and that
+  // progresses only inside MPI calls (docs/mpi.md, "Calibration"). Default:
+  // the transfer runs during the compute (GPU copy engines, RDMA NICs).
+  bool overlap = true;
+  std::string compute_model = "roofline";
+
+  double effective_flops() const { return flops * efficiency; }
+  // Per-direction bandwidth and latency of the slowest hop on the ring of
+  // `devices` consecutive devices (the hop that bounds every step).
+  double ring_bandwidth(std::int64_t devices) const;
+  double ring_latency(std::int64_t devices) const;
+  std::string describe() const;
+};
+
+// Throws InputError when the shape breaks the layout's constraints.
+void validate(const Workload& w, const Hardware& hw);
+
+}  // namespace ringsim

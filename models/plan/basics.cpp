@@ -1,0 +1,148 @@
+#include "models/plan/basics.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/core/parse.hpp"
+
+namespace ringsim {
+
+const std::vector<std::string>& checkpointing_names() {
+  static const std::vector<std::string> n{"none", "selective", "full"};
+  return n;
+}
+const std::vector<std::string>& loss_names() {
+  static const std::vector<std::string> n{"eager", "chunked"};
+  return n;
+}
+std::string to_string(Checkpointing c) {
+  return checkpointing_names()[static_cast<int>(c)];
+}
+std::string to_string(LossImpl l) {
+  return loss_names()[static_cast<int>(l)];
+}
+Checkpointing parse_checkpointing(const std::string& flag, const std::string& s) {
+  const auto v = parse_choice(flag, s, checkpointing_names());
+  const auto& n = checkpointing_names();
+  return static_cast<Checkpointing>(std::find(n.begin(), n.end(), v) - n.begin());
+}
+LossImpl parse_loss(const std::string& flag, const std::string& s) {
+  return parse_choice(flag, s, loss_names()) == "eager" ? LossImpl::Eager : LossImpl::Chunked;
+}
+
+std::uint64_t layer_params(const ModelShape& s) {
+  const std::uint64_t D = s.d_model, d = s.head_dim, H = s.heads, kvh = s.kv_heads, F = s.ffn;
+  // Wq, Wk, Wv (D x d(H + 2 kvh)), Wo (Hd x D), SwiGLU W1, W3, W2 (3 D F), two RMSNorm gains.
+  return D * d * (H + 2 * kvh) + H * d * D + 3 * D * F + 2 * D;
+}
+
+std::uint64_t embedding_params(const ModelShape& s) {
+  return static_cast<std::uint64_t>(s.vocab) * static_cast<std::uint64_t>(s.d_model);
+}
+
+std::uint64_t total_params(const ModelShape& s) {
+  // Layers + input embedding + untied output head + final norm.
+  return static_cast<std::uint64_t>(s.layers) * layer_params(s) + 2 * embedding_params(s) +
+         static_cast<std::uint64_t>(s.d_model);
+}
+
+double activation_bytes_per_token(const ModelShape& s, Checkpointing c) {
+  const double D = s.d_model, d = s.head_dim, H = s.heads, kvh = s.kv_heads, F = s.ffn;
+  const double qkv = 2 * d * (H + 2 * kvh);  // Q, K, V after RoPE, kept by flash attention
+  const double out = 2 * H * d + 4 * H;      // attention output + fp32 LSE
+  switch (c) {
+    case Checkpointing::Full:
+      // Only the layer input (Korthikanti et al. sec. 5: 2sbh per layer).
+      return 2 * D;
+    case Checkpointing::Selective:
+      // Keep matmul and attention outputs and the two residual-stream tensors;
+      // recompute norms, SiLU and the gate product (op-level selective
+      // checkpointing as PyTorch's SAC policy does it).
+      return 2 * D + qkv + out + 2 * D + 4 * F;
+    case Checkpointing::None:
+      break;
+  }
+  // Layer input 2D, norm1 output 2D, Q/K/V, O + LSE, residual 2D, norm2
+  // output 2D, gate and up 4F, SiLU(gate) 2F, product 2F. With flash attention
+  // Korthikanti's 5as/h term (scores, softmax, dropout mask) is never stored.
+  return 8 * D + qkv + out + 8 * F;
+}
+
+double model_flops_per_token(const ModelShape& s, std::int64_t context, bool causal) {
+  const double n_nonembed = static_cast<double>(total_params(s) - embedding_params(s));
+  const double attn = 12.0 * s.layers * s.heads * s.head_dim * static_cast<double>(context);
+  return 6 * n_nonembed + (causal ? attn / 2 : attn);
+}
+
+std::int64_t sequences_per_step(const PlanRequest& r, std::int64_t dp) {
+  return r.global_batch_tokens > 0 ? r.global_batch_tokens / r.context : dp;
+}
+
+Hardware group_hardware(const Hardware& hw, std::int64_t tp) {
+  Hardware g = hw;
+  if (tp > 1) g.gpus_per_node = static_cast<int>(std::max<std::int64_t>(1, hw.gpus_per_node / tp));
+  return g;
+}
+
+Workload attention_workload(const PlanRequest& r, Layout layout, std::int64_t cp, std::int64_t tp,
+                            int ulysses_degree) {
+  Workload w;
+  w.devices = cp;
+  w.block = r.context / cp;
+  w.layout = cp == 1 ? Layout::Ring : layout;
+  w.causal = r.causal;
+  w.pass = Pass::FwdBwd;
+  w.dtype = r.dtype;
+  w.shape = r.shape;
+  w.shape.heads = r.shape.heads / static_cast<int>(tp);
+  w.shape.kv_heads = r.shape.kv_heads / static_cast<int>(tp);
+  w.shape.ffn = r.shape.ffn / static_cast<int>(tp);
+  w.ulysses_degree = layout == Layout::Hybrid ? ulysses_degree : 0;
+  w.layers = r.shape.layers;
+  w.scope = Scope::Attention;
+  w.batch = 1;
+  return w;
+}
+
+namespace {
+std::string gb(double b) { return fmt::format("{:.2f} GB", b / 1e9); }
+}  // namespace
+
+std::string Infeasibility::text() const {
+  switch (kind) {
+    case Kind::Fits:
+      return {};
+    case Kind::Rule:
+      return rule;
+    case Kind::NoTime:
+      return "fits, but no step time: " + rule;
+    case Kind::Memory:
+      break;
+  }
+  return fmt::format("needs {} > {} HBM (over by {}); largest term: {} ({}, {})", gb(needed_bytes),
+                     gb(hbm_bytes), gb(needed_bytes - hbm_bytes), term, gb(term_bytes),
+                     term_phase == "persistent" ? "held throughout" : "at the " + term_phase);
+}
+
+std::string Infeasibility::line() const {
+  auto t = text();
+  if (!hint.empty() && !t.empty()) t += "; " + hint;
+  return t;
+}
+
+const char* Infeasibility::kind_name() const {
+  switch (kind) {
+    case Kind::Fits:
+      return "fits";
+    case Kind::Rule:
+      return "rule";
+    case Kind::Memory:
+      return "memory";
+    case Kind::NoTime:
+      return "no_time";
+  }
+  return "";
+}
+
+}  // namespace ringsim

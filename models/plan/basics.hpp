@@ -1,0 +1,114 @@
+#pragma once
+// The planner's vocabulary: what is asked (PlanRequest), the stated constants
+// of the training memory model, parameter and FLOP counts of a Llama-style
+// decoder, and why a configuration does not fit (Infeasibility). Formulas and
+// their sources are at each function and in docs/plan.md.
+//
+// Parallelism: tensor parallel (tp, innermost, inside a node) x context
+// parallel (cp) x data parallel (dp), tp * cp * dp = devices. Parameters,
+// gradients and optimizer states are sharded ZeRO-3 / FSDP over all
+// cp * dp ranks of a tensor-parallel slice (CP ranks hold the same weights,
+// as TorchTitan's flattened dp_shard x cp mesh does).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/core/workload.hpp"
+
+namespace ringsim {
+
+enum class Checkpointing { None, Selective, Full };
+enum class LossImpl { Eager, Chunked };
+const std::vector<std::string>& checkpointing_names();
+const std::vector<std::string>& loss_names();
+std::string to_string(Checkpointing c);
+std::string to_string(LossImpl l);
+Checkpointing parse_checkpointing(const std::string& flag, const std::string& s);
+LossImpl parse_loss(const std::string& flag, const std::string& s);
+
+// Stated constants of the memory model (docs/plan.md gives the reasons).
+struct PlanConstants {
+  // Mixed-precision AdamW, ZeRO (Rajbhandari et al. 2020, arXiv 1910.02054,
+  // sec. 3.1): bf16 params 2 + bf16 grads 2 + fp32 master, m, v 12 = 16 B/param.
+  static constexpr double kParamBytes = 2, kGradBytes = 2, kOptimizerBytes = 12;
+  // Cross-entropy on logits upcast to fp32 (PyTorch eager, as TorchTitan's
+  // loss does): peak 12 B per (token, vocab entry) in the loss backward
+  // (saved fp32 log-softmax 4 + its incoming grad 4 + the logits grad 4).
+  static constexpr double kLossBytesPerLogit = 12;
+  static constexpr std::int64_t kLossChunkTokens = 4096;  // --loss chunked
+  // CUDA context + cuBLAS workspaces + NCCL communicator buffers.
+  static constexpr double kFixedOverheadBytes = 1.5 * 1024 * 1024 * 1024;
+  // Caching-allocator fragmentation, as a fraction of the modelled tensors.
+  static constexpr double kFragmentation = 0.05;
+  // AdamW update traffic per parameter shard: read master, m, v (12) + grad
+  // (2), write master, m, v (12) + bf16 param (2).
+  static constexpr double kOptimizerTrafficBytes = 28;
+};
+
+struct PlanRequest {
+  ModelShape shape;          // shape.layers is the depth trained
+  std::int64_t context = 0;  // tokens per sequence
+  std::int64_t gpus = 0;
+  std::int64_t global_batch_tokens = 0;  // 0: one sequence per data-parallel replica
+  Checkpointing checkpointing = Checkpointing::Full;
+  LossImpl loss = LossImpl::Eager;
+  bool causal = true;
+  DType dtype = DType::BF16;             // activations, params and compute
+  std::vector<std::int64_t> cp_degrees;  // empty: powers of two dividing gpus (<= kMaxAutoCp)
+  std::vector<Layout> layouts;           // empty: all six
+  std::vector<int> tp_degrees{1};
+  double hbm_bytes = 0;  // 0: the hardware's
+};
+
+constexpr std::int64_t kMaxAutoCp = 1024;  // analytic cost grows as cp^2
+
+// Parameter counts of a Llama-style decoder (GQA attention, SwiGLU MLP, two
+// RMSNorms per layer, untied input embedding and output head).
+std::uint64_t layer_params(const ModelShape& s);
+std::uint64_t embedding_params(const ModelShape& s);  // vocab x d_model, each of embedding and head
+std::uint64_t total_params(const ModelShape& s);
+
+// Bytes per token per layer kept for backward (bf16, flash attention, no
+// dropout; Korthikanti et al. 2022 arXiv 2205.05198 sec. 4.1 method applied to
+// a Llama layer): 8D + 2d(H+2kvh) + 2Hd + 4H + 8F without checkpointing.
+double activation_bytes_per_token(const ModelShape& s, Checkpointing c);
+
+// Model FLOPs per token, PaLM (Chowdhery et al. 2022, arXiv 2204.02311, app.
+// B): 6N + 12 L H d S with N the non-embedding parameters (the output head
+// counts, the embedding lookup does not). `causal` halves the attention term
+// (a causal mask computes half the score matrix), which is what `mfu` uses;
+// `mfu_palm` keeps PaLM's full 12 L H d S.
+double model_flops_per_token(const ModelShape& s, std::int64_t context, bool causal);
+
+// Sequences per optimizer step: the global batch, or one per replica.
+std::int64_t sequences_per_step(const PlanRequest& r, std::int64_t dp);
+
+// The hardware as the CP and FSDP groups see it (tp ranks per node are taken
+// by tensor parallelism).
+Hardware group_hardware(const Hardware& hw, std::int64_t tp);
+
+// The attention workload one device runs (one layer's shape under tensor
+// parallelism, `layers` = the model's, pass fwd+bwd, batch 1).
+Workload attention_workload(const PlanRequest& r, Layout layout, std::int64_t cp, std::int64_t tp,
+                            int ulysses_degree);
+
+// Why a configuration is not feasible, as data: the kind, the rule or the
+// memory term, and a hint the caller may show once (never folded into the
+// text, so a table can group rows by their reason and say the hint apart).
+struct Infeasibility {
+  enum class Kind { Fits, Rule, Memory, NoTime };
+  Kind kind = Kind::Fits;
+  std::string rule;  // Rule: the shape, batch or layout rule broken; NoTime: why no step time
+  // Memory: the total against the HBM, and the largest term.
+  double needed_bytes = 0, hbm_bytes = 0;
+  std::string term, term_phase;  // term_phase: persistent | loss | layer_backward | overhead
+  double term_bytes = 0;
+  std::string hint;  // e.g. a flag that would make it fit; "" if none
+
+  bool fits() const { return kind == Kind::Fits; }
+  std::string text() const;  // one line, without the hint
+  std::string line() const;  // text and, if any, "; " + hint
+  const char* kind_name() const;  // fits | rule | memory | no_time
+};
+
+}  // namespace ringsim

@@ -1,0 +1,312 @@
+#include "models/plan/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "models/analytic/analytic.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/profile.hpp"
+
+namespace ringsim {
+
+std::string PlanConfig::label() const {
+  std::string s = cp == 1 ? "no cp" : fmt::format("{} cp {}", to_string(layout), cp);
+  if (layout == Layout::Hybrid && cp > 1)
+    s += fmt::format(" (u{}xr{})", ulysses_degree, cp / std::max(1, ulysses_degree));
+  if (tp > 1) s += fmt::format(" tp {}", tp);
+  return s;
+}
+
+Workload attention_workload(const PlanRequest& r, const PlanConfig& c) {
+  return attention_workload(r, c.layout, c.cp, c.tp, c.ulysses_degree);
+}
+
+namespace {
+
+// A shape rule that rejects the config before any memory or time; empty if it passes.
+std::string shape_rule(const PlanRequest& r, const Hardware& hw, Layout layout, std::int64_t cp,
+                       std::int64_t tp, int* ulysses) {
+  const auto& s = r.shape;
+  if (tp < 1 || r.gpus % tp != 0)
+    return fmt::format("tp {} does not divide {} devices", tp, r.gpus);
+  if (s.heads % tp || s.kv_heads % tp || s.ffn % tp)
+    return fmt::format("tp {} must divide the heads ({}), KV heads ({}) and FFN ({})", tp, s.heads,
+                       s.kv_heads, s.ffn);
+  if ((r.gpus / tp) % cp != 0)
+    return fmt::format("cp {} x tp {} does not divide {} devices", cp, tp, r.gpus);
+  if (r.context % cp != 0)
+    return fmt::format("context {} is not divisible by cp {}", r.context, cp);
+  const auto block = r.context / cp;
+  const auto kvh = s.kv_heads / tp;
+  if (cp > 1) {
+    switch (layout) {
+      case Layout::Zigzag:
+      case Layout::Allgather:
+        if (block % 2)
+          return fmt::format("{} needs an even block (context / cp), got {}", to_string(layout),
+                             block);
+        break;
+      case Layout::Ulysses:
+        if (kvh % cp)
+          return fmt::format(
+              "ulysses degree {} must divide the {} KV heads per tensor-parallel rank", cp, kvh);
+        break;
+      case Layout::Hybrid: {
+        const auto g = group_hardware(hw, tp);
+        *ulysses = auto_ulysses_degree(cp, static_cast<int>(kvh), g.gpus_per_node);
+        if (*ulysses <= 1 || *ulysses >= cp)
+          return fmt::format(
+              "hybrid's Ulysses degree would be {} (the same as {}); it needs 1 < U < cp", *ulysses,
+              *ulysses <= 1 ? "zigzag" : "ulysses");
+        if ((block * *ulysses) % 2) return "hybrid needs an even group block";
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  const auto dp = r.gpus / (tp * cp);
+  const auto seqs = sequences_per_step(r, dp);
+  if (seqs % dp != 0)
+    return fmt::format(
+        "a global batch of {} sequences does not split over {} data-parallel replicas", seqs, dp);
+  return {};
+}
+
+Infeasibility broken(std::string rule) {
+  Infeasibility i;
+  i.kind = Infeasibility::Kind::Rule;
+  i.rule = std::move(rule);
+  return i;
+}
+
+}  // namespace
+
+PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const ComputeModel& cm, Layout layout,
+                    std::int64_t cp, std::int64_t tp, std::int64_t micro_batch,
+                    const std::optional<AttentionOverride>& attention, bool memory_only) {
+  PlanConfig c;
+  c.layout = cp == 1 ? Layout::Ring : layout;
+  c.cp = cp;
+  c.tp = tp;
+  c.micro_batch = micro_batch;
+  int ulysses = 0;
+  if (auto rule = shape_rule(r, hw, c.layout, cp, tp, &ulysses); !rule.empty()) {
+    c.ulysses_degree = ulysses;
+    c.why = broken(std::move(rule));
+    return c;
+  }
+  c.ulysses_degree = ulysses;
+  c.dp = r.gpus / (tp * cp);
+  c.block = r.context / cp;
+  const auto seqs = sequences_per_step(r, c.dp);
+  const auto per_replica = seqs / c.dp;
+  if (per_replica % micro_batch != 0) {
+    c.why = broken(fmt::format("micro-batch {} does not divide the {} sequences per replica",
+                               micro_batch, per_replica));
+    return c;
+  }
+  c.grad_accum = per_replica / micro_batch;
+  try {
+    validate(attention_workload(r, c), group_hardware(hw, tp));
+  } catch (const InputError& e) {
+    c.why = broken(e.what());
+    return c;
+  }
+  c.evaluated = true;
+  c.memory = training_memory(r, hw, c.layout, cp, tp, micro_batch);
+  const double hbm = r.hbm_bytes > 0 ? r.hbm_bytes : hw.hbm_bytes;
+  c.overflow_bytes = c.memory.total - hbm;
+  if (c.overflow_bytes > 0) {
+    const auto& big = c.memory.largest();
+    c.why.kind = Infeasibility::Kind::Memory;
+    c.why.needed_bytes = c.memory.total;
+    c.why.hbm_bytes = hbm;
+    c.why.term = big.name;
+    c.why.term_bytes = big.bytes;
+    c.why.term_phase = big.phase;
+    if (big.name == "logits_and_loss_fp32" && r.loss == LossImpl::Eager)
+      c.why.hint = "--loss chunked keeps 4096 tokens of logits at a time";
+  } else {
+    c.feasible = true;
+  }
+  if (memory_only || !c.feasible) return c;
+
+  try {
+    c.time = step_time(r, hw, cm,
+                       {c.layout, cp, tp, c.block, micro_batch, c.grad_accum, c.ulysses_degree},
+                       attention);
+  } catch (const InputError& e) {
+    // A measured profile does not cover this block: no time, said why.
+    c.feasible = false;
+    c.why.kind = Infeasibility::Kind::NoTime;
+    c.why.rule = e.what();
+    return c;
+  }
+  const auto& s = r.shape;
+  const auto& T = c.time;
+  const double G = static_cast<double>(r.gpus);
+  c.tokens_per_step =
+      static_cast<double>(sequences_per_step(r, c.dp)) * static_cast<double>(r.context);
+  c.tokens_per_s_per_gpu = c.tokens_per_step / (T.step_time_s * G);
+  c.model_flops_per_step = c.tokens_per_step * model_flops_per_token(s, r.context, r.causal);
+  c.mfu = c.model_flops_per_step / (T.step_time_s * hw.flops * G);
+  c.mfu_palm = c.tokens_per_step * model_flops_per_token(s, r.context, false) /
+               (T.step_time_s * hw.flops * G);
+  return c;
+}
+
+namespace {
+
+std::vector<std::int64_t> auto_cp(std::int64_t gpus_per_tp) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t p = 1; p <= std::min(gpus_per_tp, kMaxAutoCp); p *= 2)
+    if (gpus_per_tp % p == 0) out.push_back(p);
+  return out;
+}
+
+void check_request(const PlanRequest& r) {
+  if (r.context < 1) throw InputError("--context: must be at least 1 token");
+  if (r.gpus < 1) throw InputError("--gpus: must be at least 1");
+  if (r.global_batch_tokens > 0 && r.global_batch_tokens % r.context != 0)
+    throw InputError(
+        fmt::format("--global-batch-tokens: must be a multiple of --context ({}), got {}",
+                    r.context, r.global_batch_tokens));
+  for (auto cp : r.cp_degrees)
+    if (cp < 1 || r.gpus % cp != 0)
+      throw InputError(fmt::format("--cp: must divide --gpus ({}), got {}", r.gpus, cp));
+  for (auto tp : r.tp_degrees)
+    if (tp < 1 || r.gpus % tp != 0)
+      throw InputError(fmt::format("--tp: must divide --gpus ({}), got {}", r.gpus, tp));
+}
+
+struct Candidate {
+  Layout layout;
+  std::int64_t cp, tp;
+};
+
+std::vector<Candidate> candidates(const PlanRequest& r, const Hardware& hw, bool* any) {
+  std::vector<Candidate> out;
+  const auto& all = layout_names();
+  for (int tp : r.tp_degrees) {
+    const auto cps = r.cp_degrees.empty() ? auto_cp(r.gpus / tp) : r.cp_degrees;
+    for (auto cp : cps) {
+      if (cp == 1) {
+        out.push_back({Layout::Ring, 1, tp});
+        continue;
+      }
+      for (size_t i = 0; i < all.size(); ++i) {
+        const auto l = static_cast<Layout>(i);
+        if (!r.layouts.empty() &&
+            std::find(r.layouts.begin(), r.layouts.end(), l) == r.layouts.end())
+          continue;
+        // Automatic search: hybrid only where it differs from zigzag and ulysses.
+        if (r.layouts.empty() && l == Layout::Hybrid) {
+          int u = 0;
+          if (!shape_rule(r, hw, l, cp, tp, &u).empty() && (u <= 1 || u >= cp)) continue;
+        }
+        out.push_back({l, cp, tp});
+      }
+    }
+  }
+  *any = !out.empty();
+  return out;
+}
+
+}  // namespace
+
+std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const ComputeModel& cm) {
+  check_request(r);
+  bool any = false;
+  const auto cands = candidates(r, hw, &any);
+  std::vector<PlanConfig> out;
+  for (const auto& cd : cands) {
+    const auto dp = r.gpus % (cd.tp * cd.cp) == 0 ? r.gpus / (cd.tp * cd.cp) : 1;
+    const auto seqs = sequences_per_step(r, dp);
+    const auto per_replica = seqs % dp == 0 ? seqs / dp : 1;
+    // Micro-batch: powers of two dividing the sequences per replica, and all of them.
+    std::vector<std::int64_t> mbs;
+    for (std::int64_t m = 1; m <= per_replica; m *= 2)
+      if (per_replica % m == 0) mbs.push_back(m);
+    if (mbs.back() != per_replica) mbs.push_back(per_replica);
+    std::optional<PlanConfig> best;
+    for (auto m : mbs) {
+      auto c = evaluate(r, hw, cm, cd.layout, cd.cp, cd.tp, m);
+      if (!best ||
+          (c.feasible && (!best->feasible || c.tokens_per_s_per_gpu > best->tokens_per_s_per_gpu)))
+        best = std::move(c);
+      if (!best->feasible && !best->evaluated) break;  // a shape rule: every micro-batch fails
+    }
+    out.push_back(std::move(*best));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const PlanConfig& a, const PlanConfig& b) {
+    if (a.feasible != b.feasible) return a.feasible;
+    if (a.feasible) {
+      if (a.tokens_per_s_per_gpu != b.tokens_per_s_per_gpu)
+        return a.tokens_per_s_per_gpu > b.tokens_per_s_per_gpu;
+      return a.memory.total < b.memory.total;
+    }
+    if (a.evaluated != b.evaluated) return a.evaluated;
+    return a.overflow_bytes < b.overflow_bytes;
+  });
+  return out;
+}
+
+MaxContext max_context(const PlanRequest& req, const Hardware& hw, std::int64_t limit) {
+  PlanRequest r = req;
+  r.global_batch_tokens = 0;
+  r.context = 1;
+  check_request(r);
+  bool any = false;
+  const double hbm = r.hbm_bytes > 0 ? r.hbm_bytes : hw.hbm_bytes;
+  MaxContext out;
+  for (const auto& cd : candidates(r, hw, &any)) {
+    const std::int64_t q = std::lcm<std::int64_t>(1024, 2 * cd.cp);
+    out.granularity = std::max(out.granularity, q);
+    auto fits = [&](std::int64_t units) {
+      r.context = units * q;
+      int u = 0;
+      if (!shape_rule(r, hw, cd.layout, cd.cp, cd.tp, &u).empty()) return false;
+      return training_memory(r, hw, cd.layout, cd.cp, cd.tp, 1).total <= hbm;
+    };
+    MaxContextEntry e{cd.cp == 1 ? Layout::Ring : cd.layout, cd.cp, cd.tp, 0, q, "", ""};
+    PlanConfig shown;
+    shown.layout = e.layout;
+    shown.cp = cd.cp;
+    shown.tp = cd.tp;
+    if (cd.layout == Layout::Hybrid && cd.cp > 1)
+      shown.ulysses_degree = auto_ulysses_degree(cd.cp, r.shape.kv_heads / static_cast<int>(cd.tp),
+                                                 group_hardware(hw, cd.tp).gpus_per_node);
+    e.label = shown.label();
+    const std::int64_t max_units = limit / q;
+    std::int64_t lo = 0, hi = 1;
+    while (hi <= max_units && fits(hi)) {
+      lo = hi;
+      hi *= 2;
+    }
+    hi = std::min(hi, max_units + 1);
+    while (lo + 1 < hi) {
+      const auto mid = lo + (hi - lo) / 2;
+      (fits(mid) ? lo : hi) = mid;
+    }
+    e.max_context = lo * q;
+    if (lo < max_units) {
+      r.context = (lo + 1) * q;
+      int u = 0;
+      const auto rule = shape_rule(r, hw, cd.layout, cd.cp, cd.tp, &u);
+      e.limited_by =
+          !rule.empty() ? rule : training_memory(r, hw, cd.layout, cd.cp, cd.tp, 1).largest().name;
+    } else {
+      e.limited_by = fmt::format("the search limit ({} tokens)", limit);
+    }
+    out.tokens = std::max(out.tokens, e.max_context);
+    out.by_config.push_back(e);
+  }
+  std::stable_sort(out.by_config.begin(), out.by_config.end(),
+                   [](const auto& a, const auto& b) { return a.max_context > b.max_context; });
+  return out;
+}
+
+}  // namespace ringsim

@@ -1,0 +1,73 @@
+#pragma once
+// Capacity planning for training: does model M at context S fit on G devices,
+// with which context-parallel degree, layout and block, how long is a step,
+// how many tokens/s per device and what MFU. Pure library code: the shape
+// rules, the evaluation of one configuration and the search; memory and step
+// time are in memory.hpp and step_time.hpp.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/plan/basics.hpp"
+#include "models/plan/memory.hpp"
+#include "models/plan/step_time.hpp"
+
+namespace ringsim {
+
+struct PlanConfig {
+  Layout layout = Layout::Ring;
+  std::int64_t cp = 1, tp = 1, dp = 1;
+  std::int64_t block = 0;        // tokens per device per sequence = context / cp
+  std::int64_t micro_batch = 1;  // sequences per CP group per micro-step
+  std::int64_t grad_accum = 1;   // micro-steps per step
+  int ulysses_degree = 0;        // hybrid only
+  bool feasible = false;
+  Infeasibility why;          // why not (kind Fits when feasible)
+  double overflow_bytes = 0;  // memory total - HBM (> 0 when memory-infeasible)
+  bool evaluated = false;     // memory/time computed (false: rejected by a shape rule)
+  PlanMemory memory;
+  PlanTime time;
+  double tokens_per_step = 0;
+  double tokens_per_s_per_gpu = 0;
+  double model_flops_per_step = 0;  // causal-aware PaLM convention (see model_flops_per_token)
+  double mfu = 0, mfu_palm = 0;
+  std::string label() const;  // "zigzag cp 32" / "no cp" / "... tp 2"
+  std::string reason() const { return feasible ? std::string() : why.line(); }
+};
+
+// The attention workload of one config (attention_workload of its shape).
+Workload attention_workload(const PlanRequest& r, const PlanConfig& c);
+
+// Evaluates one config; never throws for an infeasible one (`why` is set).
+PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const ComputeModel& cm, Layout layout,
+                    std::int64_t cp, std::int64_t tp, std::int64_t micro_batch,
+                    const std::optional<AttentionOverride>& attention = std::nullopt,
+                    bool memory_only = false);
+
+// All configs, ranked: feasible by tokens/s per device (best first), then the
+// infeasible ones, closest to fitting first. Throws InputError for a request
+// that no config can express (e.g. --cp not dividing --gpus).
+std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const ComputeModel& cm);
+
+struct MaxContextEntry {
+  Layout layout;
+  std::int64_t cp, tp;
+  std::int64_t max_context = 0;  // 0: not even the smallest context fits
+  std::int64_t granularity = 0;  // lcm(1024, 2 cp): the search step
+  std::string limited_by;        // largest memory term one step above (or the rule that stops it)
+  std::string label;
+};
+
+struct MaxContext {
+  std::int64_t tokens = 0;                 // longest context any config fits (0: none)
+  std::int64_t granularity = 0;            // the coarsest step of any config
+  std::vector<MaxContextEntry> by_config;  // sorted, longest first
+};
+
+// Longest context (a multiple of lcm(1024, 2 cp)) that fits in HBM, per config
+// and overall, up to `limit` tokens. Memory is non-decreasing in the context,
+// so each config is a binary search on memory alone.
+MaxContext max_context(const PlanRequest& r, const Hardware& hw, std::int64_t limit);
+
+}  // namespace ringsim

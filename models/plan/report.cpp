@@ -1,0 +1,207 @@
+#include "models/plan/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/core/parse.hpp"
+
+namespace ringsim {
+
+namespace {
+
+std::string gb(double b) { return fmt::format("{:.1f} GB", b / 1e9); }
+
+std::string layout_label(const PlanConfig& c) { return c.cp == 1 ? "none" : to_string(c.layout); }
+
+}  // namespace
+
+nlohmann::json config_json(const PlanConfig& c, int rank, double hbm) {
+  nlohmann::json j;
+  j["rank"] = rank;
+  j["feasible"] = c.feasible;
+  j["reason"] = c.feasible ? nlohmann::json(nullptr) : nlohmann::json(c.reason());
+  if (!c.feasible) {
+    nlohmann::json why = {{"kind", c.why.kind_name()}};
+    if (c.why.kind == Infeasibility::Kind::Memory)
+      why.update({{"needed_bytes", std::llround(c.why.needed_bytes)},
+                  {"hbm_bytes", c.why.hbm_bytes},
+                  {"term", c.why.term},
+                  {"term_bytes", std::llround(c.why.term_bytes)},
+                  {"term_phase", c.why.term_phase}});
+    else
+      why["rule"] = c.why.rule;
+    why["hint"] = c.why.hint.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.why.hint);
+    j["infeasible"] = why;
+  }
+  j["label"] = c.label();
+  j["layout"] = layout_label(c);
+  j["cp"] = c.cp;
+  j["tp"] = c.tp;
+  j["dp"] = c.dp;
+  j["block"] = c.block;
+  if (c.layout == Layout::Hybrid && c.cp > 1) j["ulysses_degree"] = c.ulysses_degree;
+  j["micro_batch"] = c.micro_batch;
+  j["grad_accum_steps"] = c.grad_accum;
+  j["hbm_bytes"] = hbm;
+  if (!c.evaluated) {
+    j["memory_bytes_per_device"] = nullptr;
+    j["step_time_s"] = nullptr;
+    j["tokens_per_s_per_gpu"] = nullptr;
+    j["mfu"] = nullptr;
+    return j;
+  }
+  j["memory_bytes_per_device"] = std::llround(c.memory.total);
+  j["memory_peak_phase"] = c.memory.peak_phase;
+  nlohmann::json mem = nlohmann::json::object();
+  for (const auto& i : c.memory.items)
+    mem[i.name] = {{"bytes", std::llround(i.bytes)}, {"phase", i.phase}};
+  j["memory_breakdown"] = mem;
+  if (!c.feasible) {
+    j["step_time_s"] = nullptr;
+    j["tokens_per_s_per_gpu"] = nullptr;
+    j["mfu"] = nullptr;
+    return j;
+  }
+  const auto& t = c.time;
+  j["engine"] = t.engine;
+  j["step_time_s"] = t.step_time_s;
+  j["tokens_per_step"] = c.tokens_per_step;
+  j["tokens_per_s_per_gpu"] = c.tokens_per_s_per_gpu;
+  j["mfu"] = c.mfu;
+  j["mfu_palm"] = c.mfu_palm;
+  j["time_breakdown"] = {
+      {"attention_s", t.attention_s},         {"attention_recompute_s", t.attention_recompute_s},
+      {"other_compute_s", t.other_compute_s}, {"pointwise_s", t.pointwise_s},
+      {"head_and_loss_s", t.head_s},          {"tp_comm_s", t.tp_comm_s},
+      {"fsdp_comm_s", t.fsdp_comm_s},         {"cp_link_s", t.cp_link_s},
+      {"link_exposed_s", t.fsdp_exposed_s},   {"optimizer_s", t.optimizer_s},
+      {"micro_step_s", t.micro_step_s}};
+  return j;
+}
+
+std::string seconds(double s) {
+  return s >= 1 ? fmt::format("{:.2f} s", s) : fmt::format("{:.1f} ms", s * 1e3);
+}
+
+std::string header(const PlanRequest& r, const Hardware& hw, double hbm,
+                   const std::string& cm_name) {
+  std::string out;
+  const auto& s = r.shape;
+  out += fmt::format(
+      "ringsim plan: {} ({:.2f}B params, {} layers, {} heads / {} KV heads) on {} x {} ({} HBM "
+      "each)\n",
+      s.name, static_cast<double>(total_params(s)) / 1e9, s.layers, s.heads, s.kv_heads, r.gpus,
+      hw.gpu_name, gb(hbm));
+  out += fmt::format("  hardware   {}\n", hw.describe());
+  out += fmt::format(
+      "  training   bf16 mixed precision, AdamW 16 B/param sharded ZeRO-3/FSDP over cp x dp, "
+      "{} activation checkpointing, {} loss, {} mask\n",
+      to_string(r.checkpointing), to_string(r.loss), r.causal ? "causal" : "full");
+  out += fmt::format("  batch      {}\n",
+                     r.global_batch_tokens > 0
+                         ? fmt::format("{} tokens per step ({} sequences), micro-batch searched",
+                                       r.global_batch_tokens, r.global_batch_tokens / r.context)
+                         : std::string("one sequence per data-parallel replica (micro-batch 1)"));
+  out += fmt::format("  engine     analytic ({}) for attention; rest of the layer by roofline\n",
+                     cm_name);
+  return out;
+}
+
+std::string table(const std::vector<PlanConfig>& cs, int top) {
+  std::string out;
+  int shown = 0, feasible = 0;
+  for (const auto& c : cs) feasible += c.feasible;
+  if (feasible == 0) {
+    out += "\nno configuration fits.\n";
+  } else {
+    out += fmt::format("\n{:>4}  {:<24}{:>4}{:>9}{:>9}{:>11}{:>11}{:>11}{:>7}\n", "rank", "config",
+                       "dp", "block", "mb x ga", "memory", "step", "tok/s/GPU", "MFU");
+    for (const auto& c : cs) {
+      if (!c.feasible || shown >= top) continue;
+      ++shown;
+      out += fmt::format("{:>4}  {:<24}{:>4}{:>9}{:>9}{:>11}{:>11}{:>11.0f}{:>6.1f}%\n", shown,
+                         c.label(), c.dp, c.block,
+                         fmt::format("{}x{}", c.micro_batch, c.grad_accum), gb(c.memory.total),
+                         seconds(c.time.step_time_s), c.tokens_per_s_per_gpu, 100 * c.mfu);
+    }
+    if (feasible > shown)
+      out += fmt::format("  ... {} more feasible (--top N, or --json for all)\n", feasible - shown);
+  }
+  if (feasible < static_cast<int>(cs.size())) {
+    // Layouts with the same cp/tp and the same reason share one line; each
+    // hint is said once, below the rows.
+    std::vector<std::string> hints;
+    std::vector<std::pair<std::string, std::string>> rows;  // (label, reason)
+    std::vector<const PlanConfig*> firsts;
+    for (const auto& c : cs) {
+      if (c.feasible) continue;
+      const std::string reason = c.why.text();
+      if (!c.why.hint.empty() &&
+          std::find(hints.begin(), hints.end(), c.why.hint) == hints.end())
+        hints.push_back(c.why.hint);
+      bool merged = false;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        if (rows[i].second == reason && firsts[i]->cp == c.cp && firsts[i]->tp == c.tp &&
+            c.cp > 1 && c.layout != Layout::Hybrid && firsts[i]->layout != Layout::Hybrid) {
+          const auto sp = rows[i].first.find(' ');
+          rows[i].first.insert(sp, "/" + to_string(c.layout));
+          merged = true;
+          break;
+        }
+      }
+      if (!merged) {
+        rows.emplace_back(c.label(), reason);
+        firsts.push_back(&c);
+      }
+    }
+    size_t width = 24;
+    for (const auto& r : rows) width = std::max(width, r.first.size() + 2);
+    out += "\ninfeasible:\n";
+    for (const auto& [label, reason] : rows)
+      out += fmt::format("  {:<{}}{}\n", label, width, reason);
+    for (const auto& h : hints) out += fmt::format("  (where it applies: {})\n", h);
+  }
+  return out;
+}
+
+std::string explain(const PlanConfig& c, double hbm) {
+  std::string out = fmt::format(
+      "\nexplain: {} (dp {}, block {} tokens, micro-batch {} x {} accumulation steps)\n", c.label(),
+      c.dp, c.block, c.micro_batch, c.grad_accum);
+  if (!c.evaluated) return out + "  " + c.reason() + "\n";
+  out += "  memory per device (GB = 1e9 bytes)\n";
+  for (const auto& i : c.memory.items)
+    out += fmt::format("    {:<32}{:>10}  {:<15}{}\n", i.name, gb(i.bytes), i.phase, i.formula);
+  out += fmt::format(
+      "    {:<32}{:>10}  persistent {} + max(loss {}, layer_backward {}) + overhead {}; "
+      "peak at the {}\n",
+      "total", gb(c.memory.total), gb(c.memory.persistent), gb(c.memory.loss_phase),
+      gb(c.memory.backward_phase), gb(c.memory.overhead), c.memory.peak_phase);
+  out += fmt::format("    {:<32}{:>10}  {}\n", "HBM", gb(hbm), c.feasible ? "fits" : c.reason());
+  if (!c.feasible) return out;
+  const auto& t = c.time;
+  out += fmt::format("  time per step (engine: {})\n", t.engine);
+  auto row = [&](const char* k, double v, const char* why) {
+    out += fmt::format("    {:<32}{:>10}  {}\n", k, seconds(v), why);
+  };
+  row("attention fwd+bwd", t.attention_s, "analyze(fwdbwd) x layers x micro-batches");
+  row("attention recompute", t.attention_recompute_s, "full checkpointing: one more forward");
+  row("projections + MLP", t.other_compute_s, "roofline at peak x efficiency (incl. recompute)");
+  row("pointwise ops", t.pointwise_s, "norms, RoPE, residuals, SwiGLU by HBM bandwidth");
+  row("output head + loss", t.head_s, "2/4 x tokens x d_model x vocab FLOPs + fp32 loss traffic");
+  row("tensor-parallel comm", t.tp_comm_s, "sequence-parallel all-gather/reduce-scatter, exposed");
+  row("FSDP comm (link time)", t.fsdp_comm_s, "all-gather fwd, all-gather + reduce-scatter bwd");
+  row("CP comm (link time)", t.cp_link_s, "ring transfers / all-to-alls / gathers");
+  row("exposed link time", t.fsdp_exposed_s, "link time not hidden behind compute");
+  row("optimizer", t.optimizer_s, "AdamW, 28 B per sharded parameter by HBM bandwidth");
+  row("step", t.step_time_s, "");
+  out += fmt::format(
+      "    {:<32}{:>10.0f}\n    {:<32}{:>9.1f}%  (PaLM convention, causal-halved attention; "
+      "full-square PaLM: {:.1f}%)\n",
+      "tokens/s per GPU", c.tokens_per_s_per_gpu, "MFU", 100 * c.mfu, 100 * c.mfu_palm);
+  return out;
+}
+
+}  // namespace ringsim

@@ -1,0 +1,121 @@
+#include "proc/resolve.hpp"
+
+#include <fmt/format.h>
+
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
+
+namespace ringsim::proc {
+
+Catalog load_catalog(const HardwareSpec& h) {
+  Catalog cat = Catalog::embedded();
+  if (!h.catalog.empty()) cat.merge_file(h.catalog);
+  return cat;
+}
+
+ModelShape resolve_shape(const WorkloadSpec& w) {
+  ModelShape s = find_model("--model", w.model);
+  const bool custom = w.d_model || w.heads || w.kv_heads || w.head_dim || w.ffn;
+  if (w.d_model) s.d_model = *w.d_model;
+  if (w.heads) s.heads = *w.heads;
+  if (w.kv_heads)
+    s.kv_heads = *w.kv_heads;
+  else if (w.heads && s.kv_heads > s.heads)
+    s.kv_heads = s.heads;
+  if (w.head_dim) s.head_dim = *w.head_dim;
+  if (w.ffn) s.ffn = *w.ffn;
+  if (custom) {
+    s.name = "custom";
+    s.source = "command-line flags";
+  }
+  if (s.kv_heads > s.heads || s.heads % s.kv_heads != 0)
+    throw InputError(
+        fmt::format("--kv-heads: must divide --heads ({}), got {}", s.heads, s.kv_heads));
+  return s;
+}
+
+Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype) {
+  Hardware hw;
+  std::string gpu = h.gpu, intra = h.intra, inter = h.inter;
+  std::optional<Platform> platform = h.platform;
+  std::optional<int> gpn = h.gpus_per_node;
+  if (!h.cluster.empty()) {
+    const auto& c = cat.cluster(h.cluster);
+    if (gpu.empty()) gpu = c.gpu;
+    if (!platform) platform = parse_platform("--cluster " + c.name, c.platform);
+    if (intra.empty()) intra = c.intra;
+    if (inter.empty()) inter = c.inter;
+    if (!gpn) gpn = c.gpus_per_node;
+  }
+  if (gpu.empty()) gpu = "h100-sxm";
+  const auto& dev = cat.device(gpu);
+  if (intra.empty()) intra = dev.default_intra;
+  if (inter.empty()) inter = dev.default_inter;
+  hw.gpu_name = dev.name;
+  hw.gpu_display = dev.display;
+  hw.flops = dev.peak(dtype);
+  hw.efficiency = dev.attention_efficiency;
+  hw.hbm_bytes = dev.hbm_bytes;
+  hw.hbm_bandwidth = dev.hbm_bandwidth;
+  hw.platform = platform ? *platform : parse_platform("--platform", dev.default_platform);
+  hw.gpus_per_node = gpn ? *gpn : dev.default_gpus_per_node;
+  const auto& a = cat.interconnect(intra);
+  const auto& b = cat.interconnect(inter);
+  hw.intra_name = a.name;
+  hw.inter_name = b.name;
+  hw.intra_bw = a.bandwidth;
+  hw.intra_lat = a.latency;
+  hw.inter_bw = b.bandwidth;
+  hw.inter_lat = b.latency;
+  if (h.flops) hw.flops = *h.flops;
+  if (h.efficiency) hw.efficiency = *h.efficiency;
+  if (h.bandwidth) {
+    hw.bandwidth_override = true;
+    hw.intra_bw = hw.inter_bw = *h.bandwidth;
+    if (!h.platform) hw.platform = Platform::Flat;
+  }
+  if (h.latency) {
+    hw.intra_lat = hw.inter_lat = *h.latency;
+    if (!h.bandwidth) {
+      hw.bandwidth_override = true;
+      hw.inter_bw = hw.intra_bw =
+          hw.platform == Platform::Nodes ? std::min(hw.intra_bw, hw.inter_bw) : hw.intra_bw;
+    }
+  }
+  if (hw.flops <= 0)
+    throw InputError(
+        fmt::format("--dtype: {} is not supported by {} (the catalog lists no peak for it)",
+                    to_string(dtype), hw.gpu_name));
+  return hw;
+}
+
+std::unique_ptr<ComputeModel> make_compute_model(const HardwareSpec& h, const Hardware& hw,
+                                                 DType dtype) {
+  if (h.profile.empty()) return std::make_unique<RooflineModel>(hw.effective_flops());
+  return std::make_unique<ProfileModel>(read_profile(h.profile), to_string(dtype),
+                                        "--profile " + h.profile);
+}
+
+Workload resolve_workload(const WorkloadSpec& s, const Hardware& hw) {
+  Workload w;
+  w.devices = s.devices;
+  w.block = s.block;
+  w.layout = s.layout;
+  w.causal = s.causal;
+  w.pass = s.pass;
+  w.dtype = s.dtype;
+  w.shape = resolve_shape(s);
+  if (s.layers) {
+    w.layers = *s.layers;
+    if (w.shape.name == "custom") w.shape.layers = w.layers;
+  }
+  w.scope = s.scope;
+  if (w.layout == Layout::Hybrid)
+    w.ulysses_degree = s.ulysses_degree
+                           ? *s.ulysses_degree
+                           : auto_ulysses_degree(w.devices, w.shape.kv_heads, hw.gpus_per_node);
+  validate(w, hw);
+  return w;
+}
+
+}  // namespace ringsim::proc

@@ -1,0 +1,342 @@
+#include "proc/run_spec.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
+
+namespace ringsim::proc {
+
+namespace {
+
+constexpr std::int64_t kMaxDevices = std::int64_t{1} << 20;  // 1M devices
+
+template <typename E>
+E choose(const std::string& flag, const std::string& text, const std::vector<std::string>& names) {
+  const auto v = parse_choice(flag, text, names);
+  return static_cast<E>(std::find(names.begin(), names.end(), v) - names.begin());
+}
+
+std::optional<int> opt_count(const std::string& flag, const std::string& text, std::int64_t lo,
+                             std::int64_t hi) {
+  if (text.empty()) return std::nullopt;
+  return static_cast<int>(parse_count(flag, text, lo, hi));
+}
+
+std::optional<double> opt_real(const std::string& flag, const std::string& text, double lo,
+                               double hi) {
+  if (text.empty()) return std::nullopt;
+  return parse_real(flag, text, lo, hi);
+}
+
+// Shortest text that reads back as the same double (fmt's round-trip form).
+std::string real_text(double v) { return fmt::format("{}", v); }
+
+void put(std::vector<std::string>& a, const char* flag, const std::string& v) {
+  a.push_back(flag);
+  a.push_back(v);
+}
+template <typename T>
+void put_opt(std::vector<std::string>& a, const char* flag, const std::optional<T>& v) {
+  if (!v) return;
+  if constexpr (std::is_floating_point_v<T>)
+    put(a, flag, real_text(*v));
+  else
+    put(a, flag, std::to_string(*v));
+}
+void put_text(std::vector<std::string>& a, const char* flag, const std::string& v) {
+  if (!v.empty()) put(a, flag, v);
+}
+
+}  // namespace
+
+const std::vector<std::string>& engine_names() {
+  static const std::vector<std::string> n{"simgrid", "analytic"};
+  return n;
+}
+std::string to_string(Engine e) { return engine_names()[static_cast<int>(e)]; }
+
+// ---- flags ------------------------------------------------------------------
+
+void add_model_flags(CLI::App* app, WorkloadFlags& f) {
+  app->add_option("--model", f.model, "Transformer shape preset (see `ringsim hardware`)")
+      ->capture_default_str();
+  app->add_option("--d-model", f.d_model, "Custom shape: model width (overrides the preset)");
+  app->add_option("--heads", f.heads, "Custom shape: query heads");
+  app->add_option("--kv-heads", f.kv_heads, "Custom shape: key/value heads (GQA; = heads for MHA)");
+  app->add_option("--head-dim", f.head_dim, "Custom shape: head dimension");
+  app->add_option("--ffn", f.ffn, "Custom shape: MLP hidden size");
+}
+
+void add_workload_flags(CLI::App* app, WorkloadFlags& f, bool with_sizes) {
+  if (with_sizes) {
+    app->add_option("--devices", f.devices, "Devices in the ring, N (1 .. 1M)")
+        ->capture_default_str();
+    app->add_option("--block", f.block,
+                    "Tokens per device block, c (sequence = N x c; K/M suffix ok)")
+        ->capture_default_str();
+  }
+  app->add_option("--layout", f.layout, "ring|striped|zigzag|ulysses|allgather|hybrid")
+      ->capture_default_str();
+  app->add_flag("--causal,!--no-causal", f.causal, "Causal mask (default) or full attention");
+  app->add_option("--pass", f.pass, "fwd|bwd|fwdbwd")->capture_default_str();
+  app->add_option("--dtype", f.dtype, "bf16|fp16|fp32 (bytes moved and peak FLOP/s)")
+      ->capture_default_str();
+  add_model_flags(app, f);
+  app->add_option("--layers", f.layers,
+                  "Transformer layers this run covers (default 1; with a custom shape also its "
+                  "depth)");
+  app->add_option("--ulysses-degree", f.ulysses_degree,
+                  "hybrid: head-parallel degree inside each group (default: largest power of two "
+                  "dividing devices and KV heads within a node)");
+  app->add_option("--scope", f.scope, "attention|layer (layer adds projections and MLP by roofline)")
+      ->capture_default_str();
+}
+
+void add_hardware_flags(CLI::App* app, HardwareFlags& f) {
+  app->add_option("--gpu", f.gpu, "Device from the catalog (default h100-sxm)");
+  app->add_option("--cluster", f.cluster,
+                  "Cluster preset: sets --gpu, --platform, --gpus-per-node, --intra, --inter");
+  app->add_option("--platform", f.platform,
+                  "flat|nodes|torus2d|torus3d|fattree (default: the device's)");
+  app->add_option("--gpus-per-node", f.gpus_per_node, "GPUs per node on `nodes` (default 8)");
+  app->add_option("--intra", f.intra, "Interconnect inside a node (default nvlink4 for H100)");
+  app->add_option("--inter", f.inter, "Interconnect between nodes (default ib-ndr for H100)");
+  app->add_option("--flops", f.flops, "Override: device peak FLOP/s (e.g. 1e15)");
+  app->add_option("--efficiency", f.efficiency,
+                  "Override: fraction of peak the attention kernel reaches (0..1]");
+  app->add_option("--bandwidth", f.bandwidth,
+                  "Override: bytes/s per direction of every ring link (flat ring)");
+  app->add_option("--latency", f.latency, "Override: seconds per link hop");
+  app->add_option("--catalog", f.catalog, "Extra catalog JSON (adds or replaces entries by name)");
+  app->add_option("--profile", f.profile,
+                  "Kernel profile JSON (models/profiles): compute time from measurements");
+}
+
+void add_sim_flags(CLI::App* app, SimFlags& f) {
+  app->add_option("--engine", f.engine,
+                  "simgrid (simulate the cluster; closed forms alongside) | analytic")
+      ->capture_default_str();
+  app->add_option("--trace", f.trace, "Write a Chrome trace (Perfetto) of the simulation to FILE");
+  app->add_option("--csv", f.csv, "Write one CSV row per device per step to FILE");
+  app->add_option("--network-model", f.network_model,
+                  "exact (S/B + L on an idle link) | lv08 (SimGrid's TCP-calibrated model)")
+      ->capture_default_str();
+  app->add_option("--inter-topology", f.inter_topology,
+                  "nodes platform: rail (one leaf switch per GPU rank) | fattree (leaves by node)")
+      ->capture_default_str();
+  app->add_option("--torus-dims", f.torus_dims,
+                  "torus2d/torus3d: dimensions, e.g. 16x16 or 8x8x4");
+  app->add_option("--straggler", f.stragglers,
+                  "DEVICE:FACTOR: that device computes FACTOR x slower (repeatable)");
+  app->add_option("--degrade", f.degrades,
+                  "LINK:FACTOR: divide a link's bandwidth (a link name such as nic7, or A-B for "
+                  "the route between devices A and B; repeatable)");
+  app->add_option("--jitter", f.jitter, "SIGMA: lognormal noise (mean 1) on every compute");
+  app->add_option("--seed", f.seed, "Seed for --jitter")->capture_default_str();
+  app->add_flag("--progress", f.progress,
+                "Show progress on stderr (default: when stderr is a terminal)");
+  app->add_option("--symmetry", f.symmetry,
+                  "auto|on|off: simulate one period of a uniform ring (auto: past 1024 devices)")
+      ->capture_default_str();
+  app->add_option("--overlap", f.overlap,
+                  "full: a step's transfer runs during its compute (GPUs, RDMA) | none: it "
+                  "starts when the compute ends (MPI over shared memory; `ringsim calibrate` "
+                  "measures which)")
+      ->capture_default_str();
+  app->add_option("--max-activities", f.max_activities,
+                  "Size guard: most activities to simulate (default 2^29)");
+  app->add_option("--max-memory", f.max_memory,
+                  "Size guard: most bytes of memory (K/M/G; default 80% of RAM)");
+}
+
+void add_run_flags(CLI::App* app, RunFlags& f) {
+  add_workload_flags(app, f.w);
+  add_hardware_flags(app, f.hw);
+  add_sim_flags(app, f.sim);
+  app->add_flag("--json", f.json, "Print one JSON object instead of the table");
+}
+
+// ---- text -> spec -------------------------------------------------------------
+
+WorkloadSpec parse_workload(const WorkloadFlags& f, bool with_sizes) {
+  WorkloadSpec s;
+  if (with_sizes) {
+    s.devices = parse_count("--devices", f.devices, 1, kMaxDevices);
+    s.block = parse_count("--block", f.block, 1, kMaxTokens);
+    if (s.block > kMaxTokens / s.devices)
+      throw InputError(fmt::format("--block: devices x block must be at most 2^40 tokens, got {} x {}",
+                                   s.devices, s.block));
+  }
+  s.layout = parse_layout("--layout", f.layout);
+  s.causal = f.causal;
+  s.pass = parse_pass("--pass", f.pass);
+  s.dtype = parse_dtype("--dtype", f.dtype);
+  s.model = f.model;
+  s.d_model = opt_count("--d-model", f.d_model, 1, 1 << 20);
+  s.heads = opt_count("--heads", f.heads, 1, 4096);
+  s.kv_heads = opt_count("--kv-heads", f.kv_heads, 1, 4096);
+  s.head_dim = opt_count("--head-dim", f.head_dim, 1, 1024);
+  s.ffn = opt_count("--ffn", f.ffn, 1, 1 << 22);
+  s.layers = opt_count("--layers", f.layers, 1, 100000);
+  s.scope = choose<Scope>("--scope", f.scope, {"attention", "layer"});
+  if (!f.ulysses_degree.empty()) {
+    if (s.layout != Layout::Hybrid)
+      throw InputError("--ulysses-degree: only applies to --layout hybrid");
+    s.ulysses_degree = opt_count("--ulysses-degree", f.ulysses_degree, 1, 4096);
+  }
+  return s;
+}
+
+HardwareSpec parse_hardware(const HardwareFlags& f) {
+  HardwareSpec s;
+  s.gpu = f.gpu;
+  s.cluster = f.cluster;
+  s.intra = f.intra;
+  s.inter = f.inter;
+  if (!f.platform.empty()) s.platform = parse_platform("--platform", f.platform);
+  s.gpus_per_node = opt_count("--gpus-per-node", f.gpus_per_node, 1, 1024);
+  s.flops = opt_real("--flops", f.flops, 1e6, 1e18);
+  s.efficiency = opt_real("--efficiency", f.efficiency, 1e-3, 1.0);
+  s.bandwidth = opt_real("--bandwidth", f.bandwidth, 1e3, 1e15);
+  s.latency = opt_real("--latency", f.latency, 0, 1);
+  s.catalog = f.catalog;
+  s.profile = f.profile;
+  return s;
+}
+
+SimSpec parse_sim(const SimFlags& f, std::int64_t devices) {
+  SimSpec s;
+  s.engine = choose<Engine>("--engine", f.engine, engine_names());
+  s.trace = f.trace;
+  s.csv = f.csv;
+  s.network = choose<sim::NetworkModel>("--network-model", f.network_model,
+                                        sim::network_model_names());
+  s.inter_topology = choose<sim::InterTopology>("--inter-topology", f.inter_topology,
+                                                sim::inter_topology_names());
+  if (!f.torus_dims.empty()) s.torus_dims = sim::split_torus_dims(f.torus_dims);
+  for (const auto& x : f.stragglers) s.faults.stragglers.push_back(sim::parse_straggler(x, devices));
+  for (const auto& x : f.degrades) s.faults.degrades.push_back(sim::parse_degrade(x));
+  if (!f.jitter.empty()) s.faults.jitter_sigma = parse_real("--jitter", f.jitter, 0, 10);
+  s.faults.seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
+  s.progress = f.progress;
+  s.symmetry = choose<sim::Symmetry>("--symmetry", f.symmetry, sim::symmetry_names());
+  s.overlap = parse_choice("--overlap", f.overlap, {"full", "none"}) == "full";
+  if (!f.max_activities.empty())
+    s.max_activities = static_cast<std::uint64_t>(
+        parse_count("--max-activities", f.max_activities, 1, INT64_MAX));
+  if (!f.max_memory.empty())
+    s.max_memory =
+        static_cast<std::uint64_t>(parse_count("--max-memory", f.max_memory, 1, INT64_MAX));
+  if (s.engine == Engine::Analytic)
+    for (const auto& [flag, set] : {std::pair{"--trace", !s.trace.empty()},
+                                    {"--csv", !s.csv.empty()},
+                                    {"--straggler/--degrade/--jitter", s.faults.any()}})
+      if (set) throw InputError(fmt::format("{}: needs the simulator (--engine simgrid)", flag));
+  return s;
+}
+
+RunSpec parse_run(const RunFlags& f) {
+  RunSpec s;
+  s.hardware = parse_hardware(f.hw);
+  s.workload = parse_workload(f.w);
+  s.sim = parse_sim(f.sim, s.workload.devices);
+  s.json = f.json;
+  return s;
+}
+
+// ---- spec -> flags -----------------------------------------------------------
+
+std::vector<std::string> to_args(const WorkloadSpec& s) {
+  const WorkloadSpec d;
+  std::vector<std::string> a;
+  put(a, "--devices", std::to_string(s.devices));
+  put(a, "--block", std::to_string(s.block));
+  if (s.layout != d.layout) put(a, "--layout", to_string(s.layout));
+  if (!s.causal) a.push_back("--no-causal");
+  if (s.pass != d.pass) put(a, "--pass", to_string(s.pass));
+  if (s.dtype != d.dtype) put(a, "--dtype", to_string(s.dtype));
+  if (s.model != d.model) put(a, "--model", s.model);
+  put_opt(a, "--d-model", s.d_model);
+  put_opt(a, "--heads", s.heads);
+  put_opt(a, "--kv-heads", s.kv_heads);
+  put_opt(a, "--head-dim", s.head_dim);
+  put_opt(a, "--ffn", s.ffn);
+  put_opt(a, "--layers", s.layers);
+  put_opt(a, "--ulysses-degree", s.ulysses_degree);
+  if (s.scope != d.scope) put(a, "--scope", s.scope == Scope::Layer ? "layer" : "attention");
+  return a;
+}
+
+std::vector<std::string> to_args(const HardwareSpec& s) {
+  std::vector<std::string> a;
+  put_text(a, "--gpu", s.gpu);
+  put_text(a, "--cluster", s.cluster);
+  if (s.platform) put(a, "--platform", to_string(*s.platform));
+  put_opt(a, "--gpus-per-node", s.gpus_per_node);
+  put_text(a, "--intra", s.intra);
+  put_text(a, "--inter", s.inter);
+  put_opt(a, "--flops", s.flops);
+  put_opt(a, "--efficiency", s.efficiency);
+  put_opt(a, "--bandwidth", s.bandwidth);
+  put_opt(a, "--latency", s.latency);
+  put_text(a, "--catalog", s.catalog);
+  put_text(a, "--profile", s.profile);
+  return a;
+}
+
+std::vector<std::string> to_args(const SimSpec& s) {
+  const SimSpec d;
+  std::vector<std::string> a;
+  put(a, "--engine", to_string(s.engine));
+  put_text(a, "--trace", s.trace);
+  put_text(a, "--csv", s.csv);
+  if (s.network != d.network) put(a, "--network-model", sim::to_string(s.network));
+  if (s.inter_topology != d.inter_topology)
+    put(a, "--inter-topology", sim::to_string(s.inter_topology));
+  if (!s.torus_dims.empty()) {
+    std::string t;
+    for (int x : s.torus_dims) t += (t.empty() ? "" : "x") + std::to_string(x);
+    put(a, "--torus-dims", t);
+  }
+  for (const auto& x : s.faults.stragglers)
+    put(a, "--straggler", fmt::format("{}:{}", x.device, real_text(x.factor)));
+  for (const auto& x : s.faults.degrades)
+    put(a, "--degrade", fmt::format("{}:{}", x.link, real_text(x.factor)));
+  if (s.faults.jitter_sigma != d.faults.jitter_sigma)
+    put(a, "--jitter", real_text(s.faults.jitter_sigma));
+  if (s.faults.seed != d.faults.seed) put(a, "--seed", std::to_string(s.faults.seed));
+  if (s.symmetry != d.symmetry) put(a, "--symmetry", sim::to_string(s.symmetry));
+  if (!s.overlap) put(a, "--overlap", "none");
+  put_opt(a, "--max-activities", s.max_activities);
+  put_opt(a, "--max-memory", s.max_memory);
+  if (s.progress) a.push_back("--progress");
+  return a;
+}
+
+std::vector<std::string> to_args(const RunSpec& s) {
+  std::vector<std::string> a{"run"};
+  for (const auto& part : {to_args(s.workload), to_args(s.hardware), to_args(s.sim)})
+    a.insert(a.end(), part.begin(), part.end());
+  if (s.json) a.push_back("--json");
+  return a;
+}
+
+RunSpec parse_run_args(const std::vector<std::string>& args) {
+  CLI::App app{"ringsim run", "ringsim"};
+  RunFlags f;
+  add_run_flags(&app, f);
+  std::vector<std::string> rest(args.begin(), args.end());
+  if (!rest.empty() && rest.front() == "run") rest.erase(rest.begin());
+  std::reverse(rest.begin(), rest.end());  // CLI11 takes the vector form in reverse
+  try {
+    app.parse(rest);
+  } catch (const CLI::ParseError& e) {
+    throw InputError(e.what());
+  }
+  return parse_run(f);
+}
+
+}  // namespace ringsim::proc

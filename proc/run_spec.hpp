@@ -1,0 +1,132 @@
+#pragma once
+// What `ringsim run` is asked, as typed values: the one record that carries a
+// configuration across a process boundary (the planner's re-check, the
+// experiments, calibrate, the GUI's run panel, the simulator benchmark). The
+// flags are declared once here (add_*_flags), parsed once (parse_*), and
+// written back by to_args(), so parse_run_args(to_args(spec)) == spec; a test
+// holds that for every field, and renaming a flag breaks it at build time of
+// the tests, not in a child at run time.
+//
+// A spec is what the user asked, not what it resolves to: names (model, GPU,
+// links, cluster) are checked against the catalog by cli/resolve.hpp.
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/core/workload.hpp"
+#include "sim/faults.hpp"
+#include "sim/options.hpp"
+#include "sim/topology.hpp"
+
+namespace ringsim::proc {
+
+enum class Engine { SimGrid, Analytic };
+const std::vector<std::string>& engine_names();
+std::string to_string(Engine e);
+
+struct WorkloadSpec {
+  std::int64_t devices = 256;
+  std::int64_t block = 4096;  // tokens per device
+  Layout layout = Layout::Ring;
+  bool causal = true;
+  Pass pass = Pass::Fwd;
+  DType dtype = DType::BF16;
+  std::string model = "llama3-8b";
+  // A custom shape overrides the preset's fields that are set.
+  std::optional<int> d_model, heads, kv_heads, head_dim, ffn;
+  std::optional<int> layers;          // layers this run covers (default 1)
+  std::optional<int> ulysses_degree;  // hybrid only
+  Scope scope = Scope::Attention;
+  bool operator==(const WorkloadSpec&) const = default;
+};
+
+struct HardwareSpec {
+  std::string gpu, cluster, intra, inter;  // "" = the catalog's default
+  std::optional<Platform> platform;
+  std::optional<int> gpus_per_node;
+  std::optional<double> flops, efficiency, bandwidth, latency;
+  std::string catalog, profile;  // files; "" = none
+  bool operator==(const HardwareSpec&) const = default;
+};
+
+struct SimSpec {
+  Engine engine = Engine::SimGrid;
+  std::string trace, csv;  // output files; "" = none
+  sim::NetworkModel network = sim::NetworkModel::Exact;
+  sim::InterTopology inter_topology = sim::InterTopology::Rail;
+  std::vector<int> torus_dims;  // empty: chosen from the device count
+  sim::Faults faults;
+  sim::Symmetry symmetry = sim::Symmetry::Auto;
+  bool overlap = true;  // --overlap full|none
+  std::optional<std::uint64_t> max_activities, max_memory;
+  bool progress = false;
+  bool operator==(const SimSpec&) const = default;
+};
+
+struct RunSpec {
+  WorkloadSpec workload;
+  HardwareSpec hardware;
+  SimSpec sim;
+  bool json = false;
+  bool operator==(const RunSpec&) const = default;
+};
+
+// ---- the flags, as text, as CLI11 fills them --------------------------------
+
+struct WorkloadFlags {
+  std::string devices = "256", block = "4096", layout = "ring", pass = "fwd", dtype = "bf16";
+  bool causal = true;
+  std::string model = "llama3-8b";
+  std::string d_model, layers, heads, kv_heads, head_dim, ffn, ulysses_degree;
+  std::string scope = "attention";
+};
+
+struct HardwareFlags {
+  std::string gpu, platform, gpus_per_node, intra, inter, cluster;
+  std::string flops, efficiency, bandwidth, latency;
+  std::string catalog, profile;
+};
+
+struct SimFlags {
+  std::string engine = "simgrid", trace, csv, network_model = "exact", inter_topology = "rail";
+  std::string torus_dims;
+  std::vector<std::string> stragglers, degrades;
+  std::string jitter, seed = "1";
+  bool progress = false;
+  std::string max_activities, max_memory, symmetry = "auto", overlap = "full";
+};
+
+struct RunFlags {
+  WorkloadFlags w;
+  HardwareFlags hw;
+  SimFlags sim;
+  bool json = false;
+};
+
+// `with_sizes`: add --devices/--block (run) or not (minblock).
+void add_workload_flags(CLI::App* app, WorkloadFlags& f, bool with_sizes = true);
+void add_model_flags(CLI::App* app, WorkloadFlags& f);  // --model and the custom shape
+void add_hardware_flags(CLI::App* app, HardwareFlags& f);
+void add_sim_flags(CLI::App* app, SimFlags& f);
+void add_run_flags(CLI::App* app, RunFlags& f);  // all of the above and --json
+
+// Text to typed values; errors name the flag and what it allows (InputError).
+WorkloadSpec parse_workload(const WorkloadFlags& f, bool with_sizes = true);
+HardwareSpec parse_hardware(const HardwareFlags& f);
+SimSpec parse_sim(const SimFlags& f, std::int64_t devices);
+RunSpec parse_run(const RunFlags& f);
+
+// The flags that reproduce a spec (fields at their default are left out).
+std::vector<std::string> to_args(const WorkloadSpec& s);
+std::vector<std::string> to_args(const HardwareSpec& s);
+std::vector<std::string> to_args(const SimSpec& s);
+// "run" and every flag of the spec (and --json).
+std::vector<std::string> to_args(const RunSpec& s);
+
+// `ringsim run ARGS` parsed as the CLI parses it ("run" may lead); throws
+// InputError for what the CLI would refuse.
+RunSpec parse_run_args(const std::vector<std::string>& args);
+
+}  // namespace ringsim::proc

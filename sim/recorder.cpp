@@ -1,0 +1,234 @@
+#include "sim/recorder.hpp"
+
+#include <algorithm>
+
+#include "models/core/work.hpp"
+
+namespace ringsim::sim {
+
+namespace {
+
+// A wait counts as a stall when it is longer than rounding noise: SimGrid's
+// event dates carry ~1e-16 relative error, so 1e-9 of the step is far above it.
+bool stalled(double wait, double span) { return wait > 1e-9 * span + 1e-15; }
+
+// Microseconds, the trace format's unit.
+double us(double s) { return s * 1e6; }
+
+trace::Pass pass_of(int pass) { return pass == 1 ? trace::Pass::Bwd : trace::Pass::Fwd; }
+
+}  // namespace
+
+Recorder::Recorder(const SimOptions& o, std::int64_t n, std::int64_t steps,
+                   std::vector<int> passes)
+    : o_(o), w_(o.workload), n_(n), steps_(steps), passes_(std::move(passes)) {
+  const auto slots =
+      static_cast<std::size_t>(w_.layers) * passes_.size() * static_cast<std::size_t>(steps_);
+  slot_compute_.assign(slots, 0.0);
+  slot_stalled_.assign(slots, 0);
+  dense_max_.assign(static_cast<std::size_t>(w_.layers) * passes_.size(), 0.0);
+  collective_.assign(static_cast<std::size_t>(n_), 0.0);
+  other_.assign(static_cast<std::size_t>(n_), 0.0);
+  finished_.assign(static_cast<std::size_t>(n_), 0);
+  res_.device_busy_s.assign(static_cast<std::size_t>(n_), 0.0);
+  res_.device_finish_s.assign(static_cast<std::size_t>(n_), 0.0);
+  if (o_.record_events) res_.events.resize(static_cast<std::size_t>(n_));
+  if (o_.record_rows) res_.rows.resize(static_cast<std::size_t>(n_));
+}
+
+std::size_t Recorder::slot(int layer, int pi, std::int64_t step) const {
+  return (static_cast<std::size_t>(layer) * passes_.size() + static_cast<std::size_t>(pi)) *
+             static_cast<std::size_t>(steps_) +
+         static_cast<std::size_t>(step);
+}
+
+void Recorder::event(std::int64_t d, Event e) {
+  e.device = static_cast<std::int32_t>(d);
+  res_.events[static_cast<std::size_t>(d)].push_back(e);
+}
+
+void Recorder::comm_events(std::int64_t d, int layer, int pass, std::int32_t step,
+                           std::uint64_t bytes, const CommTimes& c, std::int64_t prev,
+                           std::int64_t next, std::int32_t kv_sent, std::int32_t kv_received) {
+  if (!o_.record_events) return;
+  Event s;
+  s.phase = Phase::Send;
+  s.start = us(c.send_start);
+  s.dur = us(c.send_end - c.send_start);
+  s.bytes = bytes;
+  s.peer = static_cast<std::int32_t>(next);
+  s.step = step;
+  s.kv_block = kv_sent;
+  s.layer = layer;
+  s.pass = pass_of(pass);
+  event(d, s);
+  Event v = s;
+  v.phase = Phase::Recv;
+  v.start = us(c.recv_start);
+  v.dur = us(c.recv_end - c.recv_start);
+  v.peer = static_cast<std::int32_t>(prev);
+  v.kv_block = kv_received;
+  event(d, v);
+}
+
+void Recorder::step(std::int64_t d, int layer, int pi, std::int64_t s, const StepTimes& t,
+                    bool computed, std::uint64_t bytes, const CommTimes& comm, std::int64_t prev,
+                    std::int64_t next, std::int32_t kv, std::int32_t kv_next) {
+  const int pass = passes_[static_cast<std::size_t>(pi)];
+  const bool xfer = bytes > 0;
+  const auto i = static_cast<std::size_t>(d);
+  const auto step = static_cast<std::int32_t>(s);
+  res_.activities += (computed ? 1 : 0) + (xfer ? 1 : 0);
+  res_.device_busy_s[i] += t.tc - t.t0;
+  const auto k = slot(layer, pi, s);
+  slot_compute_[k] = std::max(slot_compute_[k], t.tc - t.t0);
+  const bool waited = xfer && stalled(t.te - t.tc, t.te - t.t0);
+  const bool stall = computed && waited;
+  if (stall) {
+    slot_stalled_[k] = 1;
+    ++res_.stalled_device_steps;
+    res_.wait_s += t.te - t.tc;
+  }
+  if (o_.record_events) {
+    Event e;
+    e.step = step;
+    e.kv_block = kv;
+    e.layer = layer;
+    e.pass = pass_of(pass);
+    if (computed) {
+      e.phase = Phase::Partial;
+      e.start = us(t.t0);
+      e.dur = us(t.tp - t.t0);
+      e.entries = step_entries(w_, d, s);
+      event(d, e);
+      e.entries = 0;
+      if (t.tc > t.tp) {
+        e.phase = Phase::Merge;
+        e.start = us(t.tp);
+        e.dur = us(t.tc - t.tp);
+        event(d, e);
+      }
+    }
+    if (xfer) comm_events(d, layer, pass, step, bytes, comm, prev, next, kv, kv_next);
+    if (waited) {
+      e.phase = Phase::Wait;
+      e.start = us(t.tc);
+      e.dur = us(t.te - t.tc);
+      // The neighbour whose end of a transfer came last: a late sender, or
+      // a late receiver holding up the send.
+      e.peer = static_cast<std::int32_t>(comm.recv_end >= comm.send_end ? prev : next);
+      event(d, e);
+    }
+  }
+  if (o_.record_rows) {
+    StepRow row;
+    row.layer = layer;
+    row.step = step;
+    row.kv_block = kv;
+    row.bwd = pass == 1;
+    row.entries = step_entries(w_, d, s);
+    row.comm_bytes = bytes;
+    row.start = t.t0;
+    row.compute_s = t.tc - t.t0;
+    row.comm_end = xfer ? std::max(comm.recv_end, comm.send_end) : t.t0;
+    row.end = t.te;
+    row.wait_s = t.te - t.tc;
+    row.stalled = stall;
+    res_.rows[i].push_back(row);
+  }
+}
+
+void Recorder::final_hop(std::int64_t d, int layer, int pass, std::uint64_t bytes,
+                         const CommTimes& comm, std::int64_t prev, std::int64_t next,
+                         std::int32_t kv_sent, std::int32_t kv_received) {
+  res_.activities += 1;
+  comm_events(d, layer, pass, -1, bytes, comm, prev, next, kv_sent, kv_received);
+}
+
+void Recorder::round(std::int64_t d, Phase ph, int layer, int pass, std::int32_t r, double t0,
+                     double t1, std::uint64_t bytes, std::int64_t peer, std::int64_t block) {
+  res_.activities += 1;
+  if (!o_.record_events) return;
+  Event e;
+  e.phase = ph;
+  e.start = us(t0);
+  e.dur = us(t1 - t0);
+  e.bytes = bytes;
+  e.peer = static_cast<std::int32_t>(peer);
+  e.kv_block = static_cast<std::int32_t>(block);
+  e.round = r;
+  e.layer = layer;
+  e.pass = pass_of(pass);
+  event(d, e);
+}
+
+void Recorder::collective_time(std::int64_t d, double seconds) {
+  collective_[static_cast<std::size_t>(d)] += seconds;
+}
+
+void Recorder::dense(std::int64_t d, int layer, int pi, int pass, double t0, double t1) {
+  res_.activities += 1;
+  const auto i = static_cast<std::size_t>(d);
+  res_.device_busy_s[i] += t1 - t0;
+  other_[i] += t1 - t0;
+  auto& m = dense_max_[static_cast<std::size_t>(layer) * passes_.size() +
+                       static_cast<std::size_t>(pi)];
+  m = std::max(m, t1 - t0);
+  if (!o_.record_events) return;
+  Event e;
+  e.phase = Phase::Dense;
+  e.start = us(t0);
+  e.dur = us(t1 - t0);
+  e.layer = layer;
+  e.pass = pass_of(pass);
+  event(d, e);
+}
+
+void Recorder::finished(std::int64_t d, double t) {
+  res_.device_finish_s[static_cast<std::size_t>(d)] = t;
+  finished_[static_cast<std::size_t>(d)] = 1;
+}
+
+bool Recorder::all_finished() const {
+  return std::all_of(finished_.begin(), finished_.end(), [](char c) { return c; });
+}
+
+SimResult Recorder::take() {
+  auto& res = res_;
+  const auto np = passes_.size();
+  const auto steps = static_cast<std::size_t>(steps_);
+  for (std::size_t k = 0; k < slot_compute_.size(); ++k) {
+    res.compute_only_s += slot_compute_[k];
+    const auto pi = (k / steps) % np;
+    const auto step = static_cast<std::int64_t>(k % steps);
+    if (k / steps == 0) res.compute_s_per_step = std::max(res.compute_s_per_step, slot_compute_[k]);
+    if (slot_stalled_[k]) res.stalled_steps[passes_[pi]].push_back(step);
+  }
+  for (double m : dense_max_) res.compute_only_s += m;
+  for (auto& v : res.stalled_steps) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  }
+  if (n_ != w_.devices) {
+    // One period stood for the whole ring: every period stalls alike.
+    const auto n = static_cast<std::uint64_t>(n_), all = static_cast<std::uint64_t>(w_.devices);
+    res.stalled_device_steps = res.stalled_device_steps / n * all;
+    res.wait_s = res.wait_s / static_cast<double>(n) * static_cast<double>(all);
+  }
+  res.time_s = *std::max_element(res.device_finish_s.begin(), res.device_finish_s.end());
+  res.collective_s = *std::max_element(collective_.begin(), collective_.end());
+  res.other_s = *std::max_element(other_.begin(), other_.end());
+  std::int64_t best = 0;
+  for (std::int64_t d = 1; d < n_; ++d) {
+    const auto i = static_cast<std::size_t>(d), b = static_cast<std::size_t>(best);
+    const double bd = res.device_busy_s[i], bb = res.device_busy_s[b];
+    // Busy times equal to rounding noise count as a tie.
+    if (bd > bb * (1 + 1e-12) ||
+        (bd >= bb * (1 - 1e-12) && res.device_finish_s[i] > res.device_finish_s[b] * (1 + 1e-12)))
+      best = d;
+  }
+  res.critical_device = best;
+  return std::move(res);
+}
+
+}  // namespace ringsim::sim

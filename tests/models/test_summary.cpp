@@ -1,0 +1,81 @@
+// The run summary is written and read in one place (RunSummary): what
+// to_json writes, from_json reads back field for field, and a missing or
+// mistyped key is an error naming it, never a silent 0.
+#include <gtest/gtest.h>
+
+#include "models/analytic/analytic.hpp"
+#include "models/analytic/report.hpp"
+#include "models/core/errors.hpp"
+#include "tests/models/helpers.hpp"
+
+namespace ringsim {
+namespace {
+
+Summary zigzag_summary() {
+  Workload w;
+  w.devices = 8;
+  w.block = 4096;
+  w.layout = Layout::Zigzag;
+  w.pass = Pass::FwdBwd;
+  Hardware hw;
+  hw.flops = 1e15;
+  hw.efficiency = 0.5;
+  hw.platform = Platform::Flat;
+  hw.bandwidth_override = true;
+  hw.intra_bw = hw.inter_bw = 5e10;
+  hw.intra_lat = hw.inter_lat = 2e-6;
+  return analyze(w, hw);
+}
+
+TEST(RunSummary, ReadsBackWhatItWrites) {
+  const auto s = zigzag_summary();
+  const auto j = summary_json(s);
+  const auto r = RunSummary::from_json(j, "test");
+  EXPECT_EQ(r.to_json(), j);
+  EXPECT_DOUBLE_EQ(r.time_s, s.time_s);
+  EXPECT_DOUBLE_EQ(r.compute_only_s, s.compute_only_s);
+  EXPECT_GT(r.compute_only_s, 0);
+  EXPECT_EQ(r.layout, "zigzag");
+  EXPECT_FALSE(r.sim.has_value());
+}
+
+TEST(RunSummary, SimulatedPartRoundTrips) {
+  auto r = RunSummary::of(zigzag_summary());
+  r.engine = "simgrid";
+  RunSummary::Simulated m;
+  m.analytic_time_s = 1.5;
+  m.platform = "flat";
+  m.network_model = "exact";
+  m.stalled_fwd = {0, 2};
+  m.critical_device = 7;
+  r.sim = m;
+  const auto back = RunSummary::from_json(r.to_json(), "test");
+  ASSERT_TRUE(back.sim.has_value());
+  EXPECT_EQ(back.sim->stalled_fwd, (std::vector<std::int64_t>{0, 2}));
+  EXPECT_EQ(back.sim->critical_device, 7);
+  EXPECT_EQ(back.to_json(), r.to_json());
+}
+
+TEST(RunSummary, MissingOrMistypedKeyIsAnErrorNamingIt) {
+  const auto j = summary_json(zigzag_summary());
+  for (const char* key : {"time_s", "compute_only_s", "min_block", "engine", "memory_breakdown"}) {
+    auto broken = j;
+    broken.erase(key);
+    try {
+      RunSummary::from_json(broken, "child");
+      ADD_FAILURE() << key << " missing was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+  auto typed = j;
+  typed["time_s"] = "fast";
+  EXPECT_THROW(RunSummary::from_json(typed, "child"), InputError);
+  // A simgrid summary without its simulated part is incomplete.
+  auto sim = j;
+  sim["engine"] = "simgrid";
+  EXPECT_THROW(RunSummary::from_json(sim, "child"), InputError);
+}
+
+}  // namespace
+}  // namespace ringsim

@@ -1,0 +1,56 @@
+// The planner's re-check hands each config to a child as a run spec; the
+// spec must describe the same attention layer the planner timed.
+#include <gtest/gtest.h>
+
+#include "models/analytic/analytic.hpp"
+#include "models/core/catalog.hpp"
+#include "models/core/profile.hpp"
+#include "proc/recheck.hpp"
+#include "proc/resolve.hpp"
+
+namespace ringsim::proc {
+namespace {
+
+TEST(Recheck, SpecIsTheConfigsAttentionLayer) {
+  HardwareSpec hs;
+  hs.gpu = "h100-sxm";
+  hs.efficiency = 0.5;  // an override the child must see too
+  const auto hw = resolve_hardware(hs, Catalog::embedded(), DType::BF16);
+  PlanRequest r;
+  r.shape = find_model("--model", "llama3-8b");
+  r.context = 1 << 17;
+  r.gpus = 16;
+  r.tp_degrees = {2};
+  const RooflineModel cm(hw.effective_flops());
+  const auto c = evaluate(r, hw, cm, Layout::Zigzag, 8, 2, 1);
+  ASSERT_TRUE(c.feasible) << c.reason();
+  const auto spec = recheck_spec(r, c, hw, hs, Pass::FwdBwd);
+  // Through flags and back, then resolved as the child resolves it.
+  const auto back = parse_run_args(to_args(spec));
+  EXPECT_EQ(back, spec);
+  const auto chw = resolve_hardware(back.hardware, Catalog::embedded(), back.workload.dtype);
+  const auto w = resolve_workload(back.workload, chw);
+  const auto expect = attention_workload(r, c);
+  EXPECT_EQ(w.devices, expect.devices);
+  EXPECT_EQ(w.block, expect.block);
+  EXPECT_EQ(w.layout, Layout::Zigzag);
+  EXPECT_EQ(w.shape.heads, expect.shape.heads);  // tp 2: half the heads
+  EXPECT_EQ(w.shape.kv_heads, expect.shape.kv_heads);
+  EXPECT_EQ(w.layers, 1);
+  EXPECT_EQ(chw.gpus_per_node, 4);  // tp 2 takes half of each 8-GPU node
+  EXPECT_DOUBLE_EQ(chw.efficiency, 0.5);
+  // So the child's closed form is the planner's per layer.
+  auto wl = expect;
+  wl.layers = 1;
+  EXPECT_DOUBLE_EQ(analyze(w, chw).time_s, analyze(wl, group_hardware(hw, 2)).time_s);
+}
+
+TEST(Recheck, OffWhenNotAsked) {
+  const auto hw = resolve_hardware(HardwareSpec{}, Catalog::embedded(), DType::BF16);
+  const RooflineModel cm(hw.effective_flops());
+  const auto rc = recheck_top(0, {}, PlanRequest{}, hw, HardwareSpec{}, cm);
+  EXPECT_EQ(std::string(rc.status_name()), "off");
+}
+
+}  // namespace
+}  // namespace ringsim::proc
