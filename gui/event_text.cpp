@@ -60,7 +60,7 @@ std::string event_details(const Trace& trace, const Event& e) {
     s += std::string(e.phase == Phase::Send ? "to" : "from") +
          " device: " + std::to_string(e.peer) + "\n";
   if (e.entries > 0) {
-    std::snprintf(raw, sizeof raw, "%.6g", e.entries);
+    std::snprintf(raw, sizeof raw, "%.6g", static_cast<double>(e.entries));
     s += std::string("attention entries: ") + raw + "\n";
   }
   return s;

@@ -118,8 +118,8 @@ RingSummary RingSummary::from_json(const json& j, const std::string& origin) {
   }
   for (const auto& x : r.array("steps")) {
     const Reader q{x, origin};
-    s.steps.push_back(
-        {q.text("pass"), q.integer("step"), q.real("time_s"), q.real("compute_s"), q.real("wait_s")});
+    s.steps.push_back({q.text("pass"), q.integer("step"), q.real("time_s"), q.real("compute_s"),
+                       q.real("wait_s")});
   }
   if (!s.steps.empty()) {
     s.compute_s_per_step = r.real("compute_s_per_step");

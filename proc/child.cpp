@@ -51,10 +51,10 @@ void install_forwarding() {
   static std::once_flag once;
   std::call_once(once, [] {
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-      struct sigaction old{};
+      struct sigaction old {};
       ::sigaction(sig, nullptr, &old);
       if (old.sa_handler == SIG_IGN) continue;
-      struct sigaction sa{};
+      struct sigaction sa {};
       sa.sa_handler = forward;
       sigemptyset(&sa.sa_mask);
       ::sigaction(sig, &sa, nullptr);
@@ -234,8 +234,7 @@ Result run(const Command& c) {
   r.max_rss_bytes = 1024.0 * static_cast<double>(ru.ru_maxrss);
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
-  if (r.timed_out)
-    r.error = fmt::format("timed out after {:g} s", c.timeout_s);
+  if (r.timed_out) r.error = fmt::format("timed out after {:g} s", c.timeout_s);
   return r;
 }
 

@@ -16,7 +16,7 @@ struct Command {
   std::vector<std::string> argv;
   // "KEY=VALUE" entries added to this process's environment (replacing KEY).
   std::vector<std::string> env;
-  std::string cwd;         // working directory; "" = this one
+  std::string cwd;           // working directory; "" = this one
   double timeout_s = 0;      // 0: no deadline
   int stop_signal = 15;      // sent at the deadline (SIGTERM; SIGINT asks ringsim to stop cleanly)
   double kill_grace_s = 10;  // SIGKILL follows the deadline's signal this much later
@@ -32,7 +32,7 @@ struct Result {
   double wall_s = 0;       // start to exit
   double cpu_s = 0;        // user + system time of the child and its children
   double max_rss_bytes = 0;
-  std::string command;     // shell_line(argv), for messages
+  std::string command;  // shell_line(argv), for messages
 
   bool ok() const { return error.empty() && !timed_out && signal == 0 && exit_code == 0; }
   // One line: "exit 2: <first error line>", "timed out after 300 s", "killed

@@ -131,7 +131,7 @@ Recheck recheck_top(int n, const std::vector<PlanConfig>& configs, const PlanReq
     rc.rows.push_back(std::move(row));
   }
   const int done = static_cast<int>(chosen.size());
-  rc.status = failed == 0   ? Recheck::Status::Ok
+  rc.status = failed == 0     ? Recheck::Status::Ok
               : failed < done ? Recheck::Status::Partial
                               : Recheck::Status::Failed;
   rc.message = fmt::format(

@@ -14,12 +14,12 @@
 namespace ringsim::proc {
 
 struct RecheckRow {
-  std::string config;       // PlanConfig::label()
-  std::string error;        // "" when the re-check ran
-  double fwd_layer_s = 0;   // SimGrid: one layer, forward
+  std::string config;      // PlanConfig::label()
+  std::string error;       // "" when the re-check ran
+  double fwd_layer_s = 0;  // SimGrid: one layer, forward
   double fwdbwd_layer_s = 0;
   double fwdbwd_layer_analytic_s = 0;  // the child's own closed form, for comparison
-  PlanConfig with_simgrid;  // the config evaluated again with SimGrid's attention
+  PlanConfig with_simgrid;             // the config evaluated again with SimGrid's attention
   double analytic_attention_s = 0, analytic_step_s = 0;
 };
 

@@ -32,7 +32,9 @@ std::optional<double> opt_real(const std::string& flag, const std::string& text,
 }
 
 // Shortest text that reads back as the same double (fmt's round-trip form).
-std::string real_text(double v) { return fmt::format("{}", v); }
+std::string real_text(double v) {
+  return fmt::format("{}", v);
+}
 
 void put(std::vector<std::string>& a, const char* flag, const std::string& v) {
   a.push_back(flag);
@@ -56,7 +58,9 @@ const std::vector<std::string>& engine_names() {
   static const std::vector<std::string> n{"simgrid", "analytic"};
   return n;
 }
-std::string to_string(Engine e) { return engine_names()[static_cast<int>(e)]; }
+std::string to_string(Engine e) {
+  return engine_names()[static_cast<int>(e)];
+}
 
 // ---- flags ------------------------------------------------------------------
 
@@ -91,7 +95,8 @@ void add_workload_flags(CLI::App* app, WorkloadFlags& f, bool with_sizes) {
   app->add_option("--ulysses-degree", f.ulysses_degree,
                   "hybrid: head-parallel degree inside each group (default: largest power of two "
                   "dividing devices and KV heads within a node)");
-  app->add_option("--scope", f.scope, "attention|layer (layer adds projections and MLP by roofline)")
+  app->add_option("--scope", f.scope,
+                  "attention|layer (layer adds projections and MLP by roofline)")
       ->capture_default_str();
 }
 
@@ -127,8 +132,7 @@ void add_sim_flags(CLI::App* app, SimFlags& f) {
   app->add_option("--inter-topology", f.inter_topology,
                   "nodes platform: rail (one leaf switch per GPU rank) | fattree (leaves by node)")
       ->capture_default_str();
-  app->add_option("--torus-dims", f.torus_dims,
-                  "torus2d/torus3d: dimensions, e.g. 16x16 or 8x8x4");
+  app->add_option("--torus-dims", f.torus_dims, "torus2d/torus3d: dimensions, e.g. 16x16 or 8x8x4");
   app->add_option("--straggler", f.stragglers,
                   "DEVICE:FACTOR: that device computes FACTOR x slower (repeatable)");
   app->add_option("--degrade", f.degrades,
@@ -167,8 +171,8 @@ WorkloadSpec parse_workload(const WorkloadFlags& f, bool with_sizes) {
     s.devices = parse_count("--devices", f.devices, 1, kMaxDevices);
     s.block = parse_count("--block", f.block, 1, kMaxTokens);
     if (s.block > kMaxTokens / s.devices)
-      throw InputError(fmt::format("--block: devices x block must be at most 2^40 tokens, got {} x {}",
-                                   s.devices, s.block));
+      throw InputError(fmt::format(
+          "--block: devices x block must be at most 2^40 tokens, got {} x {}", s.devices, s.block));
   }
   s.layout = parse_layout("--layout", f.layout);
   s.causal = f.causal;
@@ -212,12 +216,13 @@ SimSpec parse_sim(const SimFlags& f, std::int64_t devices) {
   s.engine = choose<Engine>("--engine", f.engine, engine_names());
   s.trace = f.trace;
   s.csv = f.csv;
-  s.network = choose<sim::NetworkModel>("--network-model", f.network_model,
-                                        sim::network_model_names());
-  s.inter_topology = choose<sim::InterTopology>("--inter-topology", f.inter_topology,
-                                                sim::inter_topology_names());
+  s.network =
+      choose<sim::NetworkModel>("--network-model", f.network_model, sim::network_model_names());
+  s.inter_topology =
+      choose<sim::InterTopology>("--inter-topology", f.inter_topology, sim::inter_topology_names());
   if (!f.torus_dims.empty()) s.torus_dims = sim::split_torus_dims(f.torus_dims);
-  for (const auto& x : f.stragglers) s.faults.stragglers.push_back(sim::parse_straggler(x, devices));
+  for (const auto& x : f.stragglers)
+    s.faults.stragglers.push_back(sim::parse_straggler(x, devices));
   for (const auto& x : f.degrades) s.faults.degrades.push_back(sim::parse_degrade(x));
   if (!f.jitter.empty()) s.faults.jitter_sigma = parse_real("--jitter", f.jitter, 0, 10);
   s.faults.seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
@@ -225,8 +230,8 @@ SimSpec parse_sim(const SimFlags& f, std::int64_t devices) {
   s.symmetry = choose<sim::Symmetry>("--symmetry", f.symmetry, sim::symmetry_names());
   s.overlap = parse_choice("--overlap", f.overlap, {"full", "none"}) == "full";
   if (!f.max_activities.empty())
-    s.max_activities = static_cast<std::uint64_t>(
-        parse_count("--max-activities", f.max_activities, 1, INT64_MAX));
+    s.max_activities =
+        static_cast<std::uint64_t>(parse_count("--max-activities", f.max_activities, 1, INT64_MAX));
   if (!f.max_memory.empty())
     s.max_memory =
         static_cast<std::uint64_t>(parse_count("--max-memory", f.max_memory, 1, INT64_MAX));

@@ -6,12 +6,16 @@ const std::vector<std::string>& network_model_names() {
   static const std::vector<std::string> n{"exact", "lv08"};
   return n;
 }
-std::string to_string(NetworkModel m) { return network_model_names()[static_cast<int>(m)]; }
+std::string to_string(NetworkModel m) {
+  return network_model_names()[static_cast<int>(m)];
+}
 
 const std::vector<std::string>& symmetry_names() {
   static const std::vector<std::string> n{"auto", "on", "off"};
   return n;
 }
-std::string to_string(Symmetry s) { return symmetry_names()[static_cast<int>(s)]; }
+std::string to_string(Symmetry s) {
+  return symmetry_names()[static_cast<int>(s)];
+}
 
 }  // namespace ringsim::sim

@@ -10,17 +10,22 @@ namespace {
 
 // A wait counts as a stall when it is longer than rounding noise: SimGrid's
 // event dates carry ~1e-16 relative error, so 1e-9 of the step is far above it.
-bool stalled(double wait, double span) { return wait > 1e-9 * span + 1e-15; }
+bool stalled(double wait, double span) {
+  return wait > 1e-9 * span + 1e-15;
+}
 
 // Microseconds, the trace format's unit.
-double us(double s) { return s * 1e6; }
+double us(double s) {
+  return s * 1e6;
+}
 
-trace::Pass pass_of(int pass) { return pass == 1 ? trace::Pass::Bwd : trace::Pass::Fwd; }
+trace::Pass pass_of(int pass) {
+  return pass == 1 ? trace::Pass::Bwd : trace::Pass::Fwd;
+}
 
 }  // namespace
 
-Recorder::Recorder(const SimOptions& o, std::int64_t n, std::int64_t steps,
-                   std::vector<int> passes)
+Recorder::Recorder(const SimOptions& o, std::int64_t n, std::int64_t steps, std::vector<int> passes)
     : o_(o), w_(o.workload), n_(n), steps_(steps), passes_(std::move(passes)) {
   const auto slots =
       static_cast<std::size_t>(w_.layers) * passes_.size() * static_cast<std::size_t>(steps_);
@@ -171,8 +176,8 @@ void Recorder::dense(std::int64_t d, int layer, int pi, int pass, double t0, dou
   const auto i = static_cast<std::size_t>(d);
   res_.device_busy_s[i] += t1 - t0;
   other_[i] += t1 - t0;
-  auto& m = dense_max_[static_cast<std::size_t>(layer) * passes_.size() +
-                       static_cast<std::size_t>(pi)];
+  auto& m =
+      dense_max_[static_cast<std::size_t>(layer) * passes_.size() + static_cast<std::size_t>(pi)];
   m = std::max(m, t1 - t0);
   if (!o_.record_events) return;
   Event e;

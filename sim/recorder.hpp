@@ -58,7 +58,7 @@ class Recorder {
   // Per (layer, pass, step) slot: the slowest compute and whether anyone stalled.
   std::vector<double> slot_compute_;
   std::vector<char> slot_stalled_;
-  std::vector<double> dense_max_;          // per (layer, pass)
+  std::vector<double> dense_max_;           // per (layer, pass)
   std::vector<double> collective_, other_;  // per device
   std::vector<char> finished_;
   SimResult res_;

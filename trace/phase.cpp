@@ -32,14 +32,24 @@ constexpr std::array<Info, kPhaseCount> kInfo{{
     {"", "other", Category::None, 0x9c755f},
 }};
 
-const Info& info(Phase p) { return kInfo[static_cast<std::size_t>(p)]; }
+const Info& info(Phase p) {
+  return kInfo[static_cast<std::size_t>(p)];
+}
 
 }  // namespace
 
-const char* phase_name(Phase p) { return info(p).name; }
-const char* phase_label(Phase p) { return info(p).label; }
-Category phase_category(Phase p) { return info(p).category; }
-std::uint32_t phase_rgb(Phase p) { return info(p).rgb; }
+const char* phase_name(Phase p) {
+  return info(p).name;
+}
+const char* phase_label(Phase p) {
+  return info(p).label;
+}
+Category phase_category(Phase p) {
+  return info(p).category;
+}
+std::uint32_t phase_rgb(Phase p) {
+  return info(p).rgb;
+}
 
 const char* category_name(Category c) {
   switch (c) {

@@ -41,8 +41,12 @@ std::uint32_t phase_rgb(Phase p);
 
 // A phase from a file's name and category (readers of any Chrome trace).
 Phase phase_from_name(const std::string& name, const std::string& category);
-inline bool is_compute(Phase p) { return phase_category(p) == Category::Compute; }
-inline bool is_comm(Phase p) { return phase_category(p) == Category::Comm; }
+inline bool is_compute(Phase p) {
+  return phase_category(p) == Category::Compute;
+}
+inline bool is_comm(Phase p) {
+  return phase_category(p) == Category::Comm;
+}
 inline bool is_collective(Phase p) {
   return p == Phase::AllToAll || p == Phase::AllGather || p == Phase::ReduceScatter;
 }

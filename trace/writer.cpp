@@ -17,8 +17,9 @@ const char* pass_name(Pass p) {
 
 namespace {
 
-
-std::string quoted(const std::string& s) { return nlohmann::json(s).dump(); }
+std::string quoted(const std::string& s) {
+  return nlohmann::json(s).dump();
+}
 
 }  // namespace
 
@@ -39,8 +40,9 @@ bool write_trace(const std::string& path, const std::string& flag, const std::ve
   for (const auto& l : lanes) {
     if (named.insert(l.pid).second) {
       sep();
-      out.put(R"({{"name": "process_name", "ph": "M", "pid": {}, "tid": 0, "args": {{"name": {}}}}})",
-              l.pid, quoted(l.process));
+      out.put(
+          R"({{"name": "process_name", "ph": "M", "pid": {}, "tid": 0, "args": {{"name": {}}}}})",
+          l.pid, quoted(l.process));
     }
     sep();
     out.put(R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": {}, "args": {{"name": {}}}}})",

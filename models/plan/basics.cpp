@@ -106,7 +106,9 @@ Workload attention_workload(const PlanRequest& r, Layout layout, std::int64_t cp
 }
 
 namespace {
-std::string gb(double b) { return fmt::format("{:.2f} GB", b / 1e9); }
+std::string gb(double b) {
+  return fmt::format("{:.2f} GB", b / 1e9);
+}
 }  // namespace
 
 std::string Infeasibility::text() const {

@@ -106,8 +106,8 @@ struct Infeasibility {
   std::string hint;  // e.g. a flag that would make it fit; "" if none
 
   bool fits() const { return kind == Kind::Fits; }
-  std::string text() const;  // one line, without the hint
-  std::string line() const;  // text and, if any, "; " + hint
+  std::string text() const;       // one line, without the hint
+  std::string line() const;       // text and, if any, "; " + hint
   const char* kind_name() const;  // fits | rule | memory | no_time
 };
 

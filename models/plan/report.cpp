@@ -11,9 +11,13 @@ namespace ringsim {
 
 namespace {
 
-std::string gb(double b) { return fmt::format("{:.1f} GB", b / 1e9); }
+std::string gb(double b) {
+  return fmt::format("{:.1f} GB", b / 1e9);
+}
 
-std::string layout_label(const PlanConfig& c) { return c.cp == 1 ? "none" : to_string(c.layout); }
+std::string layout_label(const PlanConfig& c) {
+  return c.cp == 1 ? "none" : to_string(c.layout);
+}
 
 }  // namespace
 
@@ -138,8 +142,7 @@ std::string table(const std::vector<PlanConfig>& cs, int top) {
     for (const auto& c : cs) {
       if (c.feasible) continue;
       const std::string reason = c.why.text();
-      if (!c.why.hint.empty() &&
-          std::find(hints.begin(), hints.end(), c.why.hint) == hints.end())
+      if (!c.why.hint.empty() && std::find(hints.begin(), hints.end(), c.why.hint) == hints.end())
         hints.push_back(c.why.hint);
       bool merged = false;
       for (size_t i = 0; i < rows.size(); ++i) {

@@ -15,7 +15,8 @@ nlohmann::json config_json(const PlanConfig& c, int rank, double hbm);
 // "12.3 ms", "1.25 s"
 std::string seconds(double s);
 // The request and hardware, as the first lines of the table.
-std::string header(const PlanRequest& r, const Hardware& hw, double hbm, const std::string& cm_name);
+std::string header(const PlanRequest& r, const Hardware& hw, double hbm,
+                   const std::string& cm_name);
 // The ranked feasible configs (at most `top`), then the infeasible ones with
 // their reasons, rows of one cp/tp and one reason merged, hints said once.
 std::string table(const std::vector<PlanConfig>& cs, int top);
