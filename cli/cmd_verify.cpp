@@ -237,7 +237,7 @@ int run(const VerifyFlags& f) {
         "O: tau max|V|, LSE: tau, grads: tau max|ref|\n",
         factor == 1 ? "" : fmt::format("{:g} x ", factor), rep.tolerance.tau() * factor,
         fp64 ? -53 : -24, rep.tolerance.score_bound);
-    std::cout << fmt::format("Work counts equal the analytic model (models/work.hpp): {}{}\n",
+    std::cout << fmt::format("Work counts equal the analytic model (models/core/work.hpp): {}{}\n",
                              yes(rep.work_mismatch.empty()),
                              rep.work_mismatch.empty() ? "" : " (" + rep.work_mismatch + ")");
     std::cout << fmt::format("Matches full attention: {}\n", yes(ok));

@@ -271,9 +271,8 @@ void run(const Context& ctx, Output& out) {
       "which Striped "
       "Attention does not speed up either, so ours should sit above the published end-to-end "
       "numbers. The model "
-      "shape (Llama 2 7B) is ours, not the paper's. Theoretical bound from "
-      "shared/reference/published-numbers.md: "
-      "(2N-1)/N, tending to 2.\n\n";
+      "shape (Llama 2 7B) is ours, not the paper's. Theoretical bound (Striped Attention, "
+      "arXiv 2311.09431, sec. 3): (2N-1)/N, tending to 2.\n\n";
   rep += cmp.str();
   rep += "\n## Speedup vs sequence length\n\n";
   rep += seq_tab.str();

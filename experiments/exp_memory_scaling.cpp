@@ -6,7 +6,7 @@
 //    memory-efficient 8bsh, blockwise 2bsh, ring 6bch with c = s/N) against
 //    what HBM leaves after the sharded model state;
 //  - the planner's full training memory (`ringsim plan --max-context`,
-//    models/plan.hpp): checkpointed layer inputs, loss, FSDP buffers, overheads.
+//    models/plan/plan.hpp): checkpointed layer inputs, loss, FSDP buffers, overheads.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -30,9 +30,8 @@ struct Combo {
   std::string model, gpu, label;
 };
 
-// Ring Attention (arXiv 2310.01889) Table 1, activation bytes of one layer as
-// recorded in shared/reference/published-numbers.md; b batch, h hidden size,
-// s sequence, c block.
+// Ring Attention (arXiv 2310.01889) Table 1, activation bytes of one layer;
+// b batch, h hidden size, s sequence, c block.
 double vanilla_bytes(double b, double h, double s) {
   return 2 * b * h * s * s;
 }
@@ -323,7 +322,8 @@ void run(const Context& ctx, Output& out) {
   out.plot.note =
       "Left: Llama 2 7B (h = 4096, b = 1) at s = 1M tokens; Table 1 rows as in Ring Attention "
       "(arXiv 2310.01889), "
-      "ours = models/memory.hpp, planner = ringsim plan (models/plan.hpp). Middle: Table 1 "
+      "ours = models/analytic/memory.hpp, planner = ringsim plan (models/plan/plan.hpp). Middle: "
+      "Table 1 "
       "activations of one layer "
       "must fit in HBM minus the FSDP-sharded model state (16 B/param / N); solid A100 80 GB, "
       "dashed TPU v4 32 GiB. "
@@ -333,10 +333,8 @@ void run(const Context& ctx, Output& out) {
   auto& rep = out.report;
   rep += "## Comparison with published values\n\n";
   rep +=
-      "The paper's Table 3 (largest trainable context per model and cluster) is not in our "
-      "reference set "
-      "(shared/reference/published-numbers.md), so the longest-context numbers below have **no "
-      "published value** "
+      "The paper's Table 3 (largest trainable context per model and cluster) is not reproduced "
+      "in this project, so the longest-context numbers below have **no published value** "
       "to compare with here. The published quantity we do compare is Table 1's ring-attention "
       "activation, "
       "6bch per layer, against our itemised buffers (Llama 2 7B, MHA, forward, s = 1M):\n\n";
@@ -353,7 +351,7 @@ void run(const Context& ctx, Output& out) {
   rep +=
       "Table 1 columns: one layer's activations (b = 1) within HBM minus the model state, 16 "
       "B/param sharded "
-      "over N (ZeRO-3/FSDP; models/plan.hpp PlanConstants). Planner columns: `ringsim plan "
+      "over N (ZeRO-3/FSDP; models/plan/plan.hpp PlanConstants). Planner columns: `ringsim plan "
       "--max-context` with "
       "full activation checkpointing and chunked loss, ring cp = N, or no context parallelism (cp "
       "1, the N "

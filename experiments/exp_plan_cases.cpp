@@ -258,17 +258,17 @@ void run(const Context& ctx, Output& out) {
       "device "
       "under the label). Full activation checkpointing, eager fp32 loss, AdamW with ZeRO-3/FSDP "
       "over cp x "
-      "dp, causal mask; models/plan.hpp and docs/plan.md give every term.";
+      "dp, causal mask; models/plan/plan.hpp and docs/plan.md give every term.";
 
   auto& rep = out.report;
   rep += "## Comparison with published values\n\n";
   rep +=
-      "No published throughput for these three runs is in our reference set. What is known: LWM "
-      "encodes a frame "
-      "as 256 tokens, so an hour at 1 frame/s is 921,600 tokens (LWM, arXiv 2402.08268, via "
-      "shared/reference/published-numbers.md); issue 7 states that PyTorch's TorchTitan trained "
-      "Llama 3 8B at 1M "
-      "tokens on 32 H100, which the planner agrees fits (the check below). docs/plan.md compares "
+      "No published throughput for these three runs is reproduced here. What is known: LWM "
+      "encodes a frame as 256 tokens, so an hour at 1 frame/s is 921,600 tokens (Large World "
+      "Model, arXiv 2402.08268); PyTorch reports training Llama 3 8B at 1M tokens on 32 H100 "
+      "with TorchTitan's context parallelism (\"Breaking Barriers: Training Long Context LLMs "
+      "with 1M Sequence Length in PyTorch Using Context Parallel\", dev-discuss.pytorch.org, "
+      "2025), which the planner agrees fits (the check below). docs/plan.md compares "
       "the planner "
       "with TorchTitan's published throughput at other settings.\n\n";
   rep += "## Answers\n\n";

@@ -208,9 +208,9 @@ void run(const Context& ctx, Output& out) {
   auto& rep = out.report;
   rep += "## Comparison with published values\n\n";
   rep +=
-      "No published value: no paper in our reference set reports attention step times or simulator "
-      "costs at "
-      "these scales. The inputs are the catalog's H100 (989 TF bf16 x 0.67 attention efficiency) "
+      "No published value: no paper this project compares with reports attention step times or "
+      "simulator costs at these scales. The inputs are the catalog's H100 (989 TF bf16 x 0.67 "
+      "attention efficiency) "
       "on DGX H100 "
       "nodes (NVLink 4 inside, InfiniBand NDR between) and the Llama 3 8B shape.\n\n";
   rep += "## Results\n\n";

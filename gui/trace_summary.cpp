@@ -145,7 +145,7 @@ std::pair<std::string, double> base_and_unit(const std::string& last) {
 Summary summarize(const Trace& trace) {
   Summary s = compute_summary(trace);
   if (!trace.run.present) return s;
-  // The simulator's --json names (sim/cli); a few synonyms so traces from
+  // The simulator's --json names (cli/); a few synonyms so traces from
   // earlier or other writers still fill the panel.
   struct Target {
     SummaryValue* value;

@@ -2,12 +2,12 @@
 // Ring emulator: N virtual devices in one process, each running the real
 // blockwise kernels on its own shard, passing K/V blocks (and, backward,
 // dK/dV) exactly as the layout prescribes. Sharding and step order come from
-// models/work.hpp (device_tokens, kv_source, num_steps), the contract shared
+// models/core/work.hpp (device_tokens, kv_source, num_steps), the contract shared
 // with the analytic and SimGrid models; the emulator records the work the
 // kernels actually did at every step, so tests can prove those models count
 // the same pairs and elements.
 //
-// Layouts (models/workload.hpp):
+// Layouts (models/core/workload.hpp):
 //   ring, striped, zigzag  one device per ring position; N steps; after each
 //                          step but the last a device sends its K/V block on.
 //   ulysses                all-to-all inside the whole group: every device

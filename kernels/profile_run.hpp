@@ -1,6 +1,6 @@
 #pragma once
 // `ringsim profile`: kernel time against block size, written in the
-// "ringsim-profile-1" schema that models/profile.hpp (ProfileModel) reads and
+// "ringsim-profile-1" schema that models/core/profile.hpp (ProfileModel) reads and
 // models/profiles/README.md documents.
 //
 // CPU: the blockwise kernels of kernels/blockwise.hpp, one thread. One point =

@@ -14,11 +14,11 @@ struct VerifyReport {
   ToleranceModel tolerance;
   std::vector<ErrorStat> errors;  // O, LSE[, dQ, dK, dV]
   EmulatorResult result;
-  std::string work_mismatch;  // empty when every count equals models/work.hpp
+  std::string work_mismatch;  // empty when every count equals models/core/work.hpp
   bool passed() const;
 };
 
-// Compares every device-step of `r` with models/work.hpp: kv_source,
+// Compares every device-step of `r` with models/core/work.hpp: kv_source,
 // step_entries (forward and backward), ring_elements_per_step after every step
 // but the last, and the backward hop home (dK + dV of one block). Returns the
 // first difference, or "" when all agree.

@@ -1,6 +1,6 @@
 #pragma once
 // Each rank's share of the inputs: its query block, its own K/V block and (for
-// backward) its rows of dO, at the token positions models/work.hpp's
+// backward) its rows of dO, at the token positions models/core/work.hpp's
 // device_tokens gives for the layout (the sharding contract the simulator and
 // the emulator use too). Inputs are synthetic (a counter-based hash of the seed
 // and the element's global index, so any rank can draw any rows without the

@@ -11,7 +11,7 @@ namespace ringsim::mpi {
 
 namespace {
 
-// Flags stay text until parsed by models/parse, so every error names its flag.
+// Flags stay text until parsed by models/core/parse, so every error names its flag.
 struct TextFlags {
   std::string block = "256", heads = "8", kv_heads = "2", head_dim = "64";
   std::string layout = "ring", pass = "fwd", dtype = "fp32", seed = "1", tile = "256";

@@ -1,7 +1,7 @@
 #pragma once
 // The distributed ring: every rank holds one query block and one K/V block and
 // runs N steps. At step s a rank attends its queries to the K/V block of rank
-// kv_source(s) (models/work.hpp), while the block moves on to the next rank
+// kv_source(s) (models/core/work.hpp), while the block moves on to the next rank
 // with MPI_Isend/MPI_Irecv into the other half of a double buffer; the next
 // step starts once both the compute and the transfer are done.
 //
@@ -111,7 +111,7 @@ template <typename T>
 BwdOut<T> ring_backward(const RingContext& ctx, const Shard<T>& shard, const FwdOut<T>& fwd,
                         Workspace<T>& ws);
 
-// Workload view of the options for models/work.hpp (devices = ranks).
+// Workload view of the options for models/core/work.hpp (devices = ranks).
 Workload ring_workload(const RingOptions& o, int ranks);
 
 }  // namespace ringsim::mpi

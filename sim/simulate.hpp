@@ -1,7 +1,7 @@
 #pragma once
 // The SimGrid model of one run: one actor per device playing the layout's
-// schedule on the simulated cluster. Per-step work comes from models/work.hpp
-// and models/analytic.hpp (step_seconds, pass_bytes), the same functions the
+// schedule on the simulated cluster. Per-step work comes from models/core/work.hpp
+// and models/analytic/analytic.hpp (step_seconds, pass_bytes), the same functions the
 // closed forms use, so the two engines differ only where the network does.
 //
 // SimGrid allows one engine per process: simulate() may be called once.

@@ -15,7 +15,7 @@ Period no(std::string why) {
 }
 
 // Every device computes the same at each step: the full mask, or zigzag's
-// balanced chunks (models/work.hpp: 2h^2 + h at step 0, 2h^2 after). Checked
+// balanced chunks (models/core/work.hpp: 2h^2 + h at step 0, 2h^2 after). Checked
 // on a few devices as well, in case the rule and work.hpp ever disagree.
 bool uniform_work(const Workload& w) {
   const bool rule =

@@ -1,7 +1,7 @@
 #pragma once
 // Kernel time vs block size for the CUDA kernels, in the profile schema that
 // `ringsim ... --profile` reads ("ringsim-profile-1", models/profiles/README.md,
-// parsed by models/profile.cpp). `ringsim profile --device cuda` calls this; so
+// parsed by models/core/profile.cpp). `ringsim profile --device cuda` calls this; so
 // does the stand-alone ringsim_cuda_profile (profile_main.cpp).
 //
 // One point = one kernel call on a square block: block queries x block keys x
@@ -37,7 +37,7 @@ struct CudaProfilePoint {
 };
 
 // The profile document for these points (no GPU needed; tested against the
-// reader in models/profile.cpp).
+// reader in models/core/profile.cpp).
 std::string cuda_profile_document(const DeviceInfo& device,
                                   const std::vector<CudaProfilePoint>& points,
                                   const std::string& date);

@@ -11,7 +11,7 @@
 
 namespace ringsim {
 
-class ComputeModel;  // models/profile.hpp
+class ComputeModel;  // models/core/profile.hpp
 
 struct StepTimes {
   double compute_s = 0;  // slowest device's compute in this step

@@ -143,7 +143,7 @@ void validate(const Workload& w, const Hardware& hw) {
   if (s.heads % s.kv_heads != 0)
     throw InputError(
         fmt::format("--kv-heads: must divide --heads ({}), got {}", s.heads, s.kv_heads));
-  // allgather shards its queries as zigzag chunks too (models/work.hpp); an odd
+  // allgather shards its queries as zigzag chunks too (models/core/work.hpp); an odd
   // block would drop a token from every count.
   if ((w.layout == Layout::Zigzag || w.layout == Layout::Allgather) && w.block % 2 != 0)
     throw InputError(

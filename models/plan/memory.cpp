@@ -66,7 +66,7 @@ PlanMemory training_memory(const PlanRequest& r, const Hardware& hw, Layout layo
   // Attention's and the MLP's backward do not run at once: the larger counts.
   if (attn >= mlp_grads)
     add("attention_buffers", attn, "layer_backward",
-        "models/memory.hpp attention_memory (fwd+bwd, one layer)");
+        "models/analytic/memory.hpp attention_memory (fwd+bwd, one layer)");
   else
     add("mlp_grads", mlp_grads, "layer_backward",
         "6F B/token x tokens / tp (gate, up, product grads)");

@@ -93,7 +93,7 @@ INSTANTIATE_TEST_SUITE_P(Doc, BadInput, ::testing::ValuesIn(rows()),
                          });
 
 TEST(BadInputDoc, CoversEveryKindOfBadInput) {
-  // The kinds issue 10 asks for; each must have at least one refused row.
+  // Every kind of bad input a reader meets; each must have at least one refused row.
   const std::vector<std::string> kinds = {"missing",       "truncated",    "wrong type",
                                           "NaN/Inf",       "out of range", "inconsistent shapes",
                                           "absurd size",   "unknown name", "malformed JSON",
@@ -107,7 +107,7 @@ TEST(BadInputDoc, CoversEveryKindOfBadInput) {
   EXPECT_GE(rows().size(), 40u);
 }
 
-// The trace table: gui::read_trace_file (what ringsim-gui opens) on each file.
+// The trace table: trace::read_trace_file (what ringsim-gui opens) on each file.
 struct TraceRow {
   int line = 0;
   std::string file, message;

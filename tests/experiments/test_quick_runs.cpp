@@ -115,7 +115,7 @@ TEST(ExperimentQuick, MinblockTableReproducesTable2) {
     if (v.str(i, "kind") == "paper_table2") {
       ++paper_rows;
       const double fb = v.num(i, "flops_tflops") * 1e12 / (v.num(i, "bandwidth_gbs") * 1e9);
-      // The brief: Table 2 within 1% of F/B.
+      // Table 2 is c = F/B: reproduced within 1%.
       EXPECT_NEAR(v.num(i, "min_block_paper"), fb, 0.01 * fb) << v.str(i, "host");
       EXPECT_NEAR(v.num(i, "min_seq_paper"), 6 * fb, 0.06 * fb) << v.str(i, "host");
       // The paper prints 0.1K: at ~1K tokens that is up to 5% either way, and

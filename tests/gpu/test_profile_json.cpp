@@ -1,4 +1,4 @@
-// The CUDA profile document must be what models/profile.cpp reads: build one from
+// The CUDA profile document must be what models/core/profile.cpp reads: build one from
 // made-up timings (no GPU needed) and read it back through the simulator's parser.
 #include <gtest/gtest.h>
 

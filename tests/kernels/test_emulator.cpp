@@ -1,6 +1,6 @@
 // The ring emulator against the float64 reference for every layout x mask x
 // MHA/GQA x forward/backward x fp32/fp64, and its recorded work against the
-// closed forms of models/work.hpp.
+// closed forms of models/core/work.hpp.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -70,7 +70,7 @@ TEST(Emulator, ForwardOnlyLeavesBackwardEmpty) {
 
 // Larger rings with head_dim 1 (the counts do not depend on it): every
 // device-step's kernel-counted entries, block source and elements sent equal
-// models/work.hpp, forward and backward.
+// models/core/work.hpp, forward and backward.
 TEST(Emulator, WorkCountsEqualTheAnalyticModel) {
   const std::vector<Config> cs = {
       {Layout::Ring, 8, 8, 4, 2, 1},      {Layout::Striped, 8, 8, 4, 2, 1},

@@ -1,4 +1,4 @@
-// `ringsim profile`: the CPU sweep writes what models/profile.cpp reads, the
+// `ringsim profile`: the CPU sweep writes what models/core/profile.cpp reads, the
 // CLI checks its flags, --device cuda explains itself without a GPU, and the
 // shipped CPU profile drives a ProfileModel.
 #include <gtest/gtest.h>

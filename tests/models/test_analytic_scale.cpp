@@ -1,4 +1,4 @@
-// Size guards of the analytic model (issue 10): analyze() evaluates one device
+// Size guards of the analytic model: analyze() evaluates one device
 // per group of equal work instead of every device at every step, and every
 // size is checked 64-bit arithmetic. Brute force over all devices is the
 // reference here; the extremes must give a finite answer or an InputError,

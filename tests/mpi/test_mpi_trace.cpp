@@ -1,7 +1,7 @@
 // The real run's trace is well-formed Chrome trace JSON in ringsim's format
 // (docs/trace-format.md), and what it records agrees with the work model:
 // each rank's step s used kv_source(s)'s block and computed step_entries
-// pairs, and each send carried the bytes models/work.hpp counts.
+// pairs, and each send carried the bytes models/core/work.hpp counts.
 #include <gtest/gtest.h>
 
 #include <map>

@@ -60,7 +60,7 @@ TEST(PlanMemory, EveryTermOfATinyConfigByHand) {
   EXPECT_DOUBLE_EQ(it.at("logits_and_loss_fp32"), 6144000);         // 12 B x 512 x 1000
   EXPECT_DOUBLE_EQ(it.at("recomputed_layer_activations"), 925696);  // (1936 - 128) x 512
   EXPECT_DOUBLE_EQ(it.at("residual_grad"), 65536);                  // 2 * 64 * 512
-  // Attention buffers come from models/memory.hpp for the same workload.
+  // Attention buffers come from models/analytic/memory.hpp for the same workload.
   PlanConfig c;
   c.cp = 2;
   c.block = 512;
