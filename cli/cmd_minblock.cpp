@@ -53,11 +53,15 @@ int run(const MinblockFlags& f) {
     const double F = *hs.flops, B = *hs.bandwidth;
     const double eff = hs.efficiency.value_or(1.0);
     const double lat = hs.latency.value_or(0.0);
-    Hardware hw;
+    Hardware hw = proc::resolve_hardware(hs, cat, dtype);
     hw.flops = F;
     hw.efficiency = eff;
-    auto cm = proc::make_compute_model(hs, hw, dtype);
-    const auto c = minblock_columns(F, eff, B, lat, w, *cm);
+    hw.platform = Platform::Flat;
+    hw.bandwidth_override = true;
+    hw.intra_bw = hw.inter_bw = B;
+    hw.intra_lat = hw.inter_lat = lat;
+    const auto cm = proc::make_implementation(hs, cat, hw, dtype);
+    const auto c = minblock_columns(hw, w, *cm);
     if (f.json) {
       nlohmann::json j{{"flops", F},
                        {"bandwidth", B},
@@ -109,8 +113,9 @@ int run(const MinblockFlags& f) {
       "assumption:\n");
   text += fmt::format("  {:<11} {:<12} {:>8} {:>8} {:>8} {:>9} {:>10} {:>9}\n", "device", "link",
                       "paper", "gqa", "causal", "backward", "efficiency", "combined");
-  const auto rows = minblock_rows(
-      cat, w, dtype, [&](const Hardware& hw) { return proc::make_compute_model(hs, hw, dtype); });
+  const auto rows = minblock_rows(cat, w, dtype, [&](const Hardware& hw) {
+    return proc::make_implementation(hs, cat, hw, dtype);
+  });
   for (const auto& row : rows) {
     const auto& c = row.columns;
     text +=

@@ -94,7 +94,7 @@ int run(const PlanFlags& f) {
   const auto hs = proc::parse_hardware(f.hw);
   const auto cat = proc::load_catalog(hs);
   const auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
-  auto cm = proc::make_compute_model(hs, hw, DType::BF16);
+  const auto cm = proc::make_implementation(hs, cat, hw, DType::BF16);
   PlanRequest r;
   r.shape = proc::resolve_shape(proc::parse_workload(f.w, false));
   if (!f.layers.empty())

@@ -37,7 +37,7 @@ int interrupted() {
 // The simulator's record of the run: the spec resolved, the simulated
 // topology chosen (a symmetric ring's period when that is allowed and pays).
 sim::SimOptions sim_options(const proc::SimSpec& spec, const Workload& w, const Hardware& hw,
-                            const ComputeModel& cm) {
+                            const Implementation& cm) {
   sim::SimOptions o;
   o.workload = w;
   o.hardware = hw;
@@ -58,7 +58,7 @@ sim::SimOptions sim_options(const proc::SimSpec& spec, const Workload& w, const 
   if (spec.symmetry != sim::Symmetry::Off) {
     const auto p =
         sim::symmetric_period(w, o.topology, o.faults, o.network == sim::NetworkModel::Exact,
-                              o.record_events || o.record_rows);
+                              o.record_events || o.record_rows, &cm);
     if (spec.symmetry == sim::Symmetry::On && p.devices == 0)
       throw InputError("--symmetry: this run is not symmetric: " + p.why_not);
     if (p.devices > 0 && (spec.symmetry == sim::Symmetry::On || w.devices > kAutoSymmetryDevices))
@@ -74,7 +74,7 @@ int run(const proc::RunSpec& spec) {
   auto hw = proc::resolve_hardware(spec.hardware, cat, spec.workload.dtype);
   hw.overlap = spec.sim.overlap;
   const auto w = proc::resolve_workload(spec.workload, hw);
-  const auto cm = proc::make_compute_model(spec.hardware, hw, w.dtype);
+  const auto cm = proc::make_implementation(spec.hardware, cat, hw, w.dtype);
 
   const Summary a = analyze(w, hw, *cm);
   if (spec.sim.engine == proc::Engine::Analytic) {

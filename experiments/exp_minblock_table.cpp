@@ -44,8 +44,10 @@ void run(const Context& ctx, Output& out) {
   w.devices = 2;
   w.block = 1024;
   w.shape = find_model("--model", kModel);
-  const auto rows = minblock_rows(cat, w, DType::BF16, [](const Hardware& hw) {
-    return std::make_unique<RooflineModel>(hw.effective_flops());
+  // "combined": each device's default implementation (its kernel's rates,
+  // merge, launch and interference), as `ringsim minblock` prints it.
+  const auto rows = minblock_rows(cat, w, DType::BF16, [&](const Hardware& hw) {
+    return make_implementation(cat, hw, DType::BF16, {});
   });
   ++out.points;
   out.data.set_columns({"kind", "host", "device", "interconnect", "flops_tflops", "bandwidth_gbs",

@@ -73,6 +73,11 @@ void run(const Context& ctx, Output& out) {
         spec.hardware.gpu = kGpu;
         spec.hardware.platform = Platform::Flat;
         spec.hardware.intra = sweeps[s].link;
+        // The law c >= F/B is about a kernel at a fixed rate with free
+        // overlap: the roofline. A real kernel's launch, merge and overlap
+        // interference (layouts, causal-balance) move the knee's height,
+        // not where it is.
+        spec.hardware.kernel = "roofline";
         if (!sweeps[s].efficiency.empty())
           spec.hardware.efficiency = parse_real("efficiency", sweeps[s].efficiency, 1e-3, 1);
         spec.workload.devices = kDevices;

@@ -47,14 +47,14 @@ PlanRun plan(const Case& c, std::int64_t gpus, bool recheck, Output& out) {
     proc::HardwareSpec hs;
     hs.gpu = c.gpu;
     const auto hw = proc::resolve_hardware(hs, Catalog::embedded(), DType::BF16);
-    const RooflineModel cm(hw.effective_flops());
+    const auto cm = proc::make_implementation(hs, Catalog::embedded(), hw, DType::BF16);
     PlanRequest r;
     r.shape = find_model("--model", c.model);
     r.context = parse_count("--context", c.context, 1, kMaxTokens);
     r.gpus = gpus;
-    p.configs = search(r, hw, cm);
+    p.configs = search(r, hw, *cm);
     p.hbm = hw.hbm_bytes;
-    if (recheck) p.recheck = proc::recheck_top(1, p.configs, r, hw, hs, cm);
+    if (recheck) p.recheck = proc::recheck_top(1, p.configs, r, hw, hs, *cm);
     p.ok = true;
   } catch (const InputError& e) {
     ++out.failed_points;

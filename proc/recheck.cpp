@@ -84,7 +84,7 @@ std::optional<RunSummary> summary_of(const Result& res, std::string* error) {
 }  // namespace
 
 Recheck recheck_top(int n, const std::vector<PlanConfig>& configs, const PlanRequest& r,
-                    const Hardware& hw, const HardwareSpec& hardware, const ComputeModel& cm,
+                    const Hardware& hw, const HardwareSpec& hardware, const Implementation& cm,
                     double timeout_s) {
   Recheck rc;
   if (n <= 0) return rc;

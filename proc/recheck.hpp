@@ -38,7 +38,7 @@ RunSpec recheck_spec(const PlanRequest& r, const PlanConfig& c, const Hardware& 
 
 // Re-checks the first `n` feasible configs of `configs` (search order).
 Recheck recheck_top(int n, const std::vector<PlanConfig>& configs, const PlanRequest& r,
-                    const Hardware& hw, const HardwareSpec& hardware, const ComputeModel& cm,
+                    const Hardware& hw, const HardwareSpec& hardware, const Implementation& cm,
                     double timeout_s = 300);
 
 }  // namespace ringsim::proc

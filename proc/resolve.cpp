@@ -55,6 +55,7 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
   hw.gpu_display = dev.display;
   hw.flops = dev.peak(dtype);
   hw.efficiency = dev.attention_efficiency;
+  hw.gemm_efficiency = dev.gemm_efficiency;
   hw.hbm_bytes = dev.hbm_bytes;
   hw.hbm_bandwidth = dev.hbm_bandwidth;
   hw.platform = platform ? *platform : parse_platform("--platform", dev.default_platform);
@@ -63,6 +64,8 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
   const auto& b = cat.interconnect(inter);
   hw.intra_name = a.name;
   hw.inter_name = b.name;
+  hw.intra_kind = a.kind;
+  hw.inter_kind = b.kind;
   hw.intra_bw = a.bandwidth;
   hw.intra_lat = a.latency;
   hw.inter_bw = b.bandwidth;
@@ -89,11 +92,16 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
   return hw;
 }
 
-std::unique_ptr<ComputeModel> make_compute_model(const HardwareSpec& h, const Hardware& hw,
-                                                 DType dtype) {
-  if (h.profile.empty()) return std::make_unique<RooflineModel>(hw.effective_flops());
-  return std::make_unique<ProfileModel>(read_profile(h.profile), to_string(dtype),
-                                        "--profile " + h.profile);
+std::shared_ptr<const Implementation> make_implementation(const HardwareSpec& h,
+                                                          const Catalog& cat, const Hardware& hw,
+                                                          DType dtype) {
+  ImplementationChoice c;
+  c.kernel = h.kernel;
+  c.roofline_overrides = h.flops.has_value() || h.efficiency.has_value();
+  if (!h.profile.empty())
+    c.profile = std::make_shared<ProfileModel>(read_profile(h.profile), to_string(dtype),
+                                               "--profile " + h.profile);
+  return ringsim::make_implementation(cat, hw, dtype, c);
 }
 
 Workload resolve_workload(const WorkloadSpec& s, const Hardware& hw) {

@@ -7,6 +7,7 @@
 #include "models/core/catalog.hpp"
 #include "models/core/profile.hpp"
 #include "models/core/workload.hpp"
+#include "models/kernel/implementation.hpp"
 #include "proc/run_spec.hpp"
 
 namespace ringsim::proc {
@@ -17,8 +18,10 @@ Catalog load_catalog(const HardwareSpec& h);
 ModelShape resolve_shape(const WorkloadSpec& w);
 Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype);
 Workload resolve_workload(const WorkloadSpec& w, const Hardware& hw);
-// Roofline from the catalog (and --flops/--efficiency), or the --profile.
-std::unique_ptr<ComputeModel> make_compute_model(const HardwareSpec& h, const Hardware& hw,
-                                                 DType dtype);
+// The attention implementation (--kernel, the device's default, the
+// roofline with --flops/--efficiency, or ringsim's kernel with --profile).
+std::shared_ptr<const Implementation> make_implementation(const HardwareSpec& h,
+                                                          const Catalog& cat, const Hardware& hw,
+                                                          DType dtype);
 
 }  // namespace ringsim::proc

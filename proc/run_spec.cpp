@@ -118,6 +118,10 @@ void add_hardware_flags(CLI::App* app, HardwareFlags& f) {
   app->add_option("--catalog", f.catalog, "Extra catalog JSON (adds or replaces entries by name)");
   app->add_option("--profile", f.profile,
                   "Kernel profile JSON (models/profiles): compute time from measurements");
+  app->add_option("--kernel", f.kernel,
+                  "Attention implementation from the catalog: fa2, fa3, cudnn, te-cudnn, pallas, "
+                  "ringsim-cpu, ringsim-cuda, roofline (default: what PyTorch or JAX runs on the "
+                  "device; roofline when --flops/--efficiency are given)");
 }
 
 void add_sim_flags(CLI::App* app, SimFlags& f) {
@@ -208,6 +212,7 @@ HardwareSpec parse_hardware(const HardwareFlags& f) {
   s.latency = opt_real("--latency", f.latency, 0, 1);
   s.catalog = f.catalog;
   s.profile = f.profile;
+  s.kernel = f.kernel;
   return s;
 }
 
@@ -289,6 +294,7 @@ std::vector<std::string> to_args(const HardwareSpec& s) {
   put_opt(a, "--latency", s.latency);
   put_text(a, "--catalog", s.catalog);
   put_text(a, "--profile", s.profile);
+  put_text(a, "--kernel", s.kernel);
   return a;
 }
 

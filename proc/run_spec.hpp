@@ -48,6 +48,7 @@ struct HardwareSpec {
   std::optional<int> gpus_per_node;
   std::optional<double> flops, efficiency, bandwidth, latency;
   std::string catalog, profile;  // files; "" = none
+  std::string kernel;            // --kernel: an implementation in the catalog; "" = the device's
   bool operator==(const HardwareSpec&) const = default;
 };
 
@@ -86,7 +87,7 @@ struct WorkloadFlags {
 struct HardwareFlags {
   std::string gpu, platform, gpus_per_node, intra, inter, cluster;
   std::string flops, efficiency, bandwidth, latency;
-  std::string catalog, profile;
+  std::string catalog, profile, kernel;
 };
 
 struct SimFlags {

@@ -32,8 +32,10 @@ Recorder::Recorder(const SimOptions& o, std::int64_t n, std::int64_t steps, std:
   slot_compute_.assign(slots, 0.0);
   slot_stalled_.assign(slots, 0);
   dense_max_.assign(static_cast<std::size_t>(w_.layers) * passes_.size(), 0.0);
+  reduce_max_.assign(static_cast<std::size_t>(w_.layers) * passes_.size(), 0.0);
   collective_.assign(static_cast<std::size_t>(n_), 0.0);
   other_.assign(static_cast<std::size_t>(n_), 0.0);
+  free_.assign(static_cast<std::size_t>(n_), 0.0);
   finished_.assign(static_cast<std::size_t>(n_), 0);
   res_.device_busy_s.assign(static_cast<std::size_t>(n_), 0.0);
   res_.device_finish_s.assign(static_cast<std::size_t>(n_), 0.0);
@@ -77,8 +79,9 @@ void Recorder::comm_events(std::int64_t d, int layer, int pass, std::int32_t ste
 }
 
 void Recorder::step(std::int64_t d, int layer, int pi, std::int64_t s, const StepTimes& t,
-                    bool computed, std::uint64_t bytes, const CommTimes& comm, std::int64_t prev,
-                    std::int64_t next, std::int32_t kv, std::int32_t kv_next) {
+                    bool computed, const StepCost& cost, std::uint64_t bytes,
+                    const CommTimes& comm, std::int64_t prev, std::int64_t next, std::int32_t kv,
+                    std::int32_t kv_next) {
   const int pass = passes_[static_cast<std::size_t>(pi)];
   const bool xfer = bytes > 0;
   const auto i = static_cast<std::size_t>(d);
@@ -86,7 +89,10 @@ void Recorder::step(std::int64_t d, int layer, int pi, std::int64_t s, const Ste
   res_.activities += (computed ? 1 : 0) + (xfer ? 1 : 0);
   res_.device_busy_s[i] += t.tc - t.t0;
   const auto k = slot(layer, pi, s);
-  slot_compute_[k] = std::max(slot_compute_[k], t.tc - t.t0);
+  // Compute-only time is the compute free links would have left: without
+  // interference (which counts as exposed communication).
+  slot_compute_[k] = std::max(slot_compute_[k], t.free_s);
+  free_[i] += t.free_s;
   const bool waited = xfer && stalled(t.te - t.tc, t.te - t.t0);
   const bool stall = computed && waited;
   if (stall) {
@@ -101,16 +107,28 @@ void Recorder::step(std::int64_t d, int layer, int pi, std::int64_t s, const Ste
     e.layer = layer;
     e.pass = pass_of(pass);
     if (computed) {
-      e.phase = Phase::Partial;
-      e.start = us(t.t0);
-      e.dur = us(t.tp - t.t0);
-      e.entries = step_entries(w_, d, s);
-      event(d, e);
-      e.entries = 0;
-      if (t.tc > t.tp) {
-        e.phase = Phase::Merge;
+      // Phases the step has (not rounding slivers between SimGrid's clock
+      // and the arithmetic phase ends).
+      if (cost.launch_s > 0) {
+        e.phase = Phase::Launch;
+        e.start = us(t.t0);
+        e.dur = us(t.tl - t.t0);
+        event(d, e);
+      }
+      if (cost.attention_s > 0) {
+        e.phase = Phase::Partial;
+        e.start = us(t.tl);
+        e.dur = us(t.tp - t.tl);
+        e.entries = cost.useful_pairs;
+        e.executed = cost.executed_pairs;
+        event(d, e);
+        e.entries = 0;
+        e.executed = 0;
+      }
+      if (cost.merge_s > 0) {
+        e.phase = pass == 1 ? Phase::Accumulate : Phase::Merge;
         e.start = us(t.tp);
-        e.dur = us(t.tc - t.tp);
+        e.dur = us(std::max(0.0, t.tc - t.tp));
         event(d, e);
       }
     }
@@ -167,6 +185,23 @@ void Recorder::round(std::int64_t d, Phase ph, int layer, int pass, std::int32_t
   event(d, e);
 }
 
+void Recorder::reduce(std::int64_t d, int layer, int pi, int pass, double t0, double t1) {
+  res_.activities += 1;
+  res_.device_busy_s[static_cast<std::size_t>(d)] += t1 - t0;
+  free_[static_cast<std::size_t>(d)] += t1 - t0;
+  auto& m =
+      reduce_max_[static_cast<std::size_t>(layer) * passes_.size() + static_cast<std::size_t>(pi)];
+  m = std::max(m, t1 - t0);
+  if (!o_.record_events) return;
+  Event e;
+  e.phase = Phase::Reduce;
+  e.start = us(t0);
+  e.dur = us(t1 - t0);
+  e.layer = layer;
+  e.pass = pass_of(pass);
+  event(d, e);
+}
+
 void Recorder::collective_time(std::int64_t d, double seconds) {
   collective_[static_cast<std::size_t>(d)] += seconds;
 }
@@ -176,6 +211,7 @@ void Recorder::dense(std::int64_t d, int layer, int pi, int pass, double t0, dou
   const auto i = static_cast<std::size_t>(d);
   res_.device_busy_s[i] += t1 - t0;
   other_[i] += t1 - t0;
+  free_[i] += t1 - t0;
   auto& m =
       dense_max_[static_cast<std::size_t>(layer) * passes_.size() + static_cast<std::size_t>(pi)];
   m = std::max(m, t1 - t0);
@@ -202,14 +238,15 @@ SimResult Recorder::take() {
   auto& res = res_;
   const auto np = passes_.size();
   const auto steps = static_cast<std::size_t>(steps_);
+  // Compute-only: the same schedule with free links, where every device
+  // runs its own compute back to back; the slowest device's sum.
+  res.compute_only_s = *std::max_element(free_.begin(), free_.end());
   for (std::size_t k = 0; k < slot_compute_.size(); ++k) {
-    res.compute_only_s += slot_compute_[k];
     const auto pi = (k / steps) % np;
     const auto step = static_cast<std::int64_t>(k % steps);
     if (k / steps == 0) res.compute_s_per_step = std::max(res.compute_s_per_step, slot_compute_[k]);
     if (slot_stalled_[k]) res.stalled_steps[passes_[pi]].push_back(step);
   }
-  for (double m : dense_max_) res.compute_only_s += m;
   for (auto& v : res.stalled_steps) {
     std::sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/kernel/implementation.hpp"
 #include "sim/simulate.hpp"
 
 namespace ringsim::sim {
@@ -17,10 +18,13 @@ struct CommTimes {
   double send_start = 0, send_end = 0, recv_start = 0, recv_end = 0;
 };
 
-// One ring step of one device: start, end of the partial, end of the compute
-// (after the merge), end of the step (after its transfer).
+// One ring step of one device: start, end of the launch stall, end of the
+// partial (the kernel calls), end of the compute (after the merge or
+// accumulate), end of the step (after its transfer); and the compute's
+// length without interference (what free links would have taken).
 struct StepTimes {
-  double t0 = 0, tp = 0, tc = 0, te = 0;
+  double t0 = 0, tl = 0, tp = 0, tc = 0, te = 0;
+  double free_s = 0;
 };
 
 class Recorder {
@@ -31,8 +35,10 @@ class Recorder {
   // A ring step. `bytes` 0: no transfer (then `comm` is ignored). `prev`/`next`:
   // the ring neighbours; `kv`/`kv_next`: the block computed on and the one received.
   void step(std::int64_t d, int layer, int pi, std::int64_t s, const StepTimes& t, bool computed,
-            std::uint64_t bytes, const CommTimes& comm, std::int64_t prev, std::int64_t next,
-            std::int32_t kv, std::int32_t kv_next);
+            const StepCost& cost, std::uint64_t bytes, const CommTimes& comm, std::int64_t prev,
+            std::int64_t next, std::int32_t kv, std::int32_t kv_next);
+  // The pass's reduce phase (final casts, deferred corrections).
+  void reduce(std::int64_t d, int layer, int pi, int pass, double t0, double t1);
   // Backward's last dK/dV hop home, after the ring steps.
   void final_hop(std::int64_t d, int layer, int pass, std::uint64_t bytes, const CommTimes& comm,
                  std::int64_t prev, std::int64_t next, std::int32_t kv_sent,
@@ -58,8 +64,9 @@ class Recorder {
   // Per (layer, pass, step) slot: the slowest compute and whether anyone stalled.
   std::vector<double> slot_compute_;
   std::vector<char> slot_stalled_;
-  std::vector<double> dense_max_;           // per (layer, pass)
+  std::vector<double> dense_max_, reduce_max_;  // per (layer, pass)
   std::vector<double> collective_, other_;  // per device
+  std::vector<double> free_;                // per device: compute free links would leave
   std::vector<char> finished_;
   SimResult res_;
 

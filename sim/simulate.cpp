@@ -44,6 +44,8 @@ struct Interrupted {};
 struct Run {
   const SimOptions& o;
   const Workload& w;
+  const Implementation& im;
+  const Topology& topo;
   std::int64_t n, steps;
   std::vector<int> passes;  // 0 = fwd, 1 = bwd, in order
   PassBytes bytes[2];
@@ -54,33 +56,63 @@ struct Run {
   std::string error;
   bool deadlock = false;
 
-  Run(const SimOptions& opt, std::vector<int> ps, std::uint64_t units)
+  Run(const SimOptions& opt, const Topology& t, std::vector<int> ps, std::uint64_t units)
       : o(opt),
         w(opt.workload),
+        im(*opt.compute),
+        topo(t),
         n(opt.topology.devices),
         steps(num_steps(opt.workload)),
         passes(ps),
         rec(opt, opt.topology.devices, num_steps(opt.workload), std::move(ps)),
         progress(opt.progress, units, "ringsim: simulating") {
     for (int p : passes) {
-      bytes[p] = pass_bytes(w, p == 1);
+      bytes[p] = pass_bytes(w, p == 1, im.grad_bytes());
       if (w.scope == Scope::Layer)
-        dense_s[p] = other_layer_flops(w, p == 1) / o.hardware.effective_flops();
+        dense_s[p] = other_layer_flops(w, p == 1) / o.hardware.gemm_flops();
     }
     slow = device_slowdowns(n, o.faults.stragglers);
   }
 
-  double compute_seconds(std::int64_t d, int layer, int pass, std::int64_t step) const {
-    return scaled(step_seconds(w, *o.compute, d, step, pass == 1), d, layer, pass, step);
+  // One device-step's phases (models/kernel/implementation.hpp). A straggler
+  // or jitter slows all of them alike.
+  StepCost cost(std::int64_t d, int layer, int pass, std::int64_t step, bool sends) const {
+    auto c = im.step(w, d, step, pass == 1, sends);
+    const double k = factor(d, layer, pass, step);
+    c.launch_s *= k;
+    c.attention_s *= k;
+    c.merge_s *= k;
+    return c;
   }
-  double merge_seconds(std::int64_t d, int layer, int pass, std::int64_t step) const {
-    return scaled(merge_step_seconds(w, *o.compute, d, step, pass == 1), d, layer, pass, step);
+  // The pass's closing work (the reduce phase); `step` -2 keeps its jitter
+  // apart from the steps' and the dense work's (-1).
+  double reduce_seconds(std::int64_t d, int layer, int pass) const {
+    const double t = im.reduce(w, d, pass == 1);
+    return t > 0 ? t * factor(d, layer, pass, -2) : 0;
   }
-  // A straggler or jitter slows the whole step's compute, merge included.
-  double scaled(double t, std::int64_t d, int layer, int pass, std::int64_t step) const {
-    if (t <= 0) return 0;
-    return t * slow[static_cast<std::size_t>(d)] *
+  double factor(std::int64_t d, int layer, int pass, std::int64_t step) const {
+    return slow[static_cast<std::size_t>(d)] *
            jitter_factor(o.faults.jitter_sigma, o.faults.seed, d, layer, pass, step);
+  }
+  // How the implementation's communication library slows device d while its
+  // own send to `next` runs: the kind and bandwidth of that route's slowest link.
+  Interference interference(std::int64_t d, std::int64_t next) const {
+    const auto& hw = o.hardware;
+    if (next < 0 || !hw.overlap) return {};
+    std::vector<Hop> hops;
+    topo.route(d, next, hops);
+    double bw = 0;
+    for (const auto& h : hops) {
+      const double b = topo.links()[static_cast<std::size_t>(h.link)].bandwidth;
+      bw = bw == 0 ? b : std::min(bw, b);
+    }
+    if (bw == 0) bw = hw.ring_bandwidth(w.devices);
+    std::string kind = hw.intra_kind;
+    if (hw.platform == Platform::FatTree && !hw.bandwidth_override)
+      kind = hw.inter_kind;
+    else if (bw < o.topology.intra_bw * (1 - 1e-12))
+      kind = hw.inter_kind;  // the route leaves the node (NIC) or closes over an inter link
+    return im.interference(kind, bw);
   }
 };
 
@@ -117,6 +149,7 @@ class Device {
       prev_ = (d - hop + n) % n;
       out_ = sg4::Mailbox::by_name(fmt::format("{}>{}", d, next_));
       in_ = sg4::Mailbox::by_name(fmt::format("{}>{}", prev_, d));
+      slowdown_ = r_.interference(d, next_);
     }
     if (w_.layout == Layout::Ulysses || w_.layout == Layout::Hybrid) {
       // Staged all-to-all inside the group of U consecutive devices: in round
@@ -168,6 +201,7 @@ class Device {
   sg4::Mailbox* in_ = nullptr;
   std::vector<sg4::Mailbox*> a2a_out_, a2a_in_;
   std::vector<std::int64_t> a2a_peer_;
+  Interference slowdown_;  // while this device's own send runs
 
   static double now() { return sg4::Engine::get_clock(); }
   std::int32_t kv(std::int64_t step) const {
@@ -177,6 +211,10 @@ class Device {
   // The ring steps of one pass (one step for ulysses and allgather): send the
   // held block on and receive the next while computing; the next step starts
   // when the compute, the receive and the send (its buffer is reused) are done.
+  // While the send runs the compute is slower (interference): the actor runs
+  // the phases at their slowed length and, if the send ends first, the rest
+  // at full speed; the phase ends are overlap_phase_ends() of the send's
+  // actual duration, the same function the closed forms use.
   // With --overlap none the transfer is posted only after the compute.
   void ring_steps(int layer, int pi, int pass) {
     const auto steps = r_.steps;
@@ -193,13 +231,30 @@ class Device {
         send = out_->put_async(&g_token, bytes);
         recv = in_->get_async<int>(&got);
       };
-      if (xfer && overlap) post();
-      const double dur = r_.compute_seconds(d_, layer, pass, s);
-      if (dur > 0) sg4::this_actor::execute(dur * kHostSpeed);
-      const double tp = now();
-      const double mdur = r_.merge_seconds(d_, layer, pass, s);
-      if (mdur > 0) sg4::this_actor::execute(mdur * kHostSpeed);
-      const double tc = now();
+      const auto cost = r_.cost(d_, layer, pass, s, xfer && bytes > 0);
+      const bool busy = cost.total() > 0;
+      PhaseEnds ends{cost.launch_s, cost.launch_s + cost.attention_s, cost.total()};
+      double tc = t0;
+      if (xfer && overlap) {
+        post();
+        const auto& f = slowdown_;
+        const double slowed = overlap_phases(cost, f, 1e300);
+        sg4::ExecPtr exec;
+        if (busy) exec = sg4::this_actor::exec_init(slowed * kHostSpeed)->start();
+        send->wait();
+        const double window = now() - t0;
+        ends = overlap_phase_ends(cost, f, window);
+        if (busy && !exec->test()) {
+          // The send ended first: the rest runs at full speed.
+          exec->cancel();
+          const double rest = t0 + ends.merge - now();
+          if (rest > 0) sg4::this_actor::execute(rest * kHostSpeed);
+        }
+        tc = t0 + ends.merge;
+      } else {
+        if (busy) sg4::this_actor::execute(cost.total() * kHostSpeed);
+        tc = now();
+      }
       if (xfer && !overlap) post();
       CommTimes ct;
       if (xfer) {
@@ -207,8 +262,10 @@ class Device {
         send->wait();
         ct = times_of(send, recv);
       }
-      r_.rec.step(d_, layer, pi, s, {t0, tp, tc, now()}, dur > 0, xfer ? bytes : 0, ct, prev_,
-                  next_, kv(s), xfer ? kv(s + 1) : -1);
+      StepTimes st{t0, t0 + ends.launch, t0 + ends.attention, tc, now()};
+      st.free_s = cost.total();
+      r_.rec.step(d_, layer, pi, s, st, busy, cost, xfer ? bytes : 0, ct, prev_, next_, kv(s),
+                  xfer ? kv(s + 1) : -1);
       r_.progress.tick();
     }
     // Backward: dK/dV of the block held last is one hop short of home.
@@ -221,6 +278,12 @@ class Device {
       send->wait();
       r_.rec.final_hop(d_, layer, pass, fb, times_of(send, recv), prev_, next_, kv(steps - 1),
                        kv(0));
+    }
+    // The pass's closing work: final casts, deferred corrections.
+    if (const double red = r_.reduce_seconds(d_, layer, pass); red > 0) {
+      const double t0 = now();
+      sg4::this_actor::execute(red * kHostSpeed);
+      r_.rec.reduce(d_, layer, pi, pass, t0, now());
     }
   }
 
@@ -349,7 +412,7 @@ SimResult simulate(const SimOptions& o) {
 #endif
 
   const auto hosts = build_platform(topo, divisors);
-  Run run(o, passes_of(o.workload), progress_units(o.workload, o.topology.devices));
+  Run run(o, topo, passes_of(o.workload), progress_units(o.workload, o.topology.devices));
   run.rec.result().platform = describe_run(o, topo);
   run.rec.result().simulated_devices = o.topology.devices;
   sg4::Engine::on_deadlock_cb([&run] { run.deadlock = true; });

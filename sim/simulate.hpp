@@ -12,6 +12,7 @@
 #include "models/analytic/analytic.hpp"
 #include "models/core/profile.hpp"
 #include "models/core/workload.hpp"
+#include "models/kernel/implementation.hpp"
 #include "sim/faults.hpp"
 #include "sim/options.hpp"
 #include "sim/topology.hpp"
@@ -36,7 +37,8 @@ struct StepRow {
 struct SimOptions {
   Workload workload;
   Hardware hardware;
-  const ComputeModel* compute = nullptr;  // required
+  // The implementation (kernel rates, per-step costs, interference); required.
+  const Implementation* compute = nullptr;
   // Usually topology.devices == workload.devices. Fewer: the representative
   // period of a symmetric ring (sim/symmetry.hpp); the workload still sets
   // the steps and each step's work.

@@ -32,12 +32,34 @@ bool uniform_work(const Workload& w) {
   return true;
 }
 
+// The implementation's step costs alike on every device: probe devices at
+// steps that cover both groups (wrapped and not) and the first, both passes.
+bool uniform_cost(const Workload& w, const Implementation& im) {
+  const auto n = w.devices, steps = num_steps(w);
+  const std::int64_t probe[] = {0, 1, n / 2, n - 1};
+  for (bool bwd : {false, true}) {
+    if ((bwd && w.pass == Pass::Fwd) || (!bwd && w.pass == Pass::Bwd)) continue;
+    for (std::int64_t s : {std::int64_t{0}, std::int64_t{1}, steps / 2, steps - 1}) {
+      if (s < 0 || s >= steps) continue;
+      const bool sends = s + 1 < steps;
+      const double t = im.step(w, 0, s, bwd, sends).total();
+      for (auto d : probe)
+        if (im.step(w, d, s, bwd, sends).total() != t) return false;
+    }
+    if (im.reduce(w, 0, bwd) != im.reduce(w, n - 1, bwd)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Period symmetric_period(const Workload& w, const TopologyOptions& t, const Faults& f,
-                        bool exact_network, bool outputs) {
+                        bool exact_network, bool outputs, const Implementation* im) {
   if (!uniform_work(w))
     return no("devices do different work (only non-causal or zigzag rings are uniform)");
+  if (im && !uniform_cost(w, *im))
+    return no("devices' steps cost differently under " + im->kernel() +
+              " (zigzag's two chunk shapes run at different rates)");
   if (f.any()) return no("faults make devices differ");
   if (!exact_network) return no("the lv08 model couples neighbouring hops (cross-traffic)");
   if (outputs) return no("--trace/--csv describe every device");

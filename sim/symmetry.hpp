@@ -13,6 +13,7 @@
 #include <string>
 
 #include "models/core/workload.hpp"
+#include "models/kernel/implementation.hpp"
 #include "sim/faults.hpp"
 #include "sim/topology.hpp"
 
@@ -25,8 +26,11 @@ struct Period {
 };
 
 // `exact_network`: the exact (CM02) model; `outputs`: --trace/--csv asked for
-// (they describe every device, so the full run is needed).
+// (they describe every device, so the full run is needed). `im`: the
+// implementation whose step costs must also be alike on every device (a
+// kernel runs zigzag's two chunk shapes at different rates); none: the pair
+// counts decide alone.
 Period symmetric_period(const Workload& w, const TopologyOptions& t, const Faults& f,
-                        bool exact_network, bool outputs);
+                        bool exact_network, bool outputs, const Implementation* im = nullptr);
 
 }  // namespace ringsim::sim

@@ -16,7 +16,8 @@ struct Event {
   double start = 0;  // microseconds
   double dur = 0;    // microseconds
   std::uint64_t bytes = 0;
-  std::uint64_t entries = 0;  // score entries of a `partial`, 0 otherwise
+  std::uint64_t entries = 0;   // score entries of a `partial`, 0 otherwise
+  std::uint64_t executed = 0;  // of a `partial`: entries its kernel computes in tiles (0: unknown)
   std::int32_t device = 0;
   std::int32_t step = -1;      // ring step, -1 outside the ring steps
   std::int32_t kv_block = -1;  // whose K/V block, -1 when not applicable

@@ -18,12 +18,15 @@ enum class Phase : std::uint8_t {
   AllGather,      // all-gather CP's K/V gather, one event per round
   ReduceScatter,  // all-gather CP's dK/dV reduce-scatter, one event per round
   Dense,          // --scope layer: projections and MLP
+  Launch,         // host launch time the device's work did not cover
+  Accumulate,     // backward: adding a step's dQ/dK/dV into the running sums
+  Reduce,         // once per pass: final casts and deferred corrections
   Idle,           // explicitly idle time (other tools' traces)
   OtherCompute,   // a name this format does not list, category "compute"
   OtherComm,      // a name this format does not list, category "comm"
   Other           // anything else
 };
-inline constexpr int kPhaseCount = 13;
+inline constexpr int kPhaseCount = 16;
 
 enum class Category : std::uint8_t { Compute, Comm, Idle, None };
 

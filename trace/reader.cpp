@@ -67,6 +67,7 @@ enum Field {
   kPass,
   kLayer,
   kArgName,
+  kExecuted,
   kFieldCount
 };
 
@@ -81,7 +82,8 @@ int args_field(const std::string& key) {
   static const std::unordered_map<std::string, int> m = {
       {"device", kDevice}, {"step", kStep},   {"kv_block", kKvBlock},
       {"bytes", kBytes},   {"peer", kPeer},   {"entries", kEntries},
-      {"pass", kPass},     {"layer", kLayer}, {"name", kArgName}};
+      {"pass", kPass},     {"layer", kLayer}, {"name", kArgName},
+      {"executed", kExecuted}};
   const auto it = m.find(key);
   return it == m.end() ? -1 : it->second;
 }
@@ -90,7 +92,8 @@ const char* field_label(int f) {
   static const std::array<const char*, kFieldCount> labels = {
       "name",      "cat",          "ph",        "tid",           "ts",
       "dur",       "args.device",  "args.step", "args.kv_block", "args.bytes",
-      "args.peer", "args.entries", "args.pass", "args.layer",    "args.name"};
+      "args.peer", "args.entries", "args.pass", "args.layer",    "args.name",
+      "args.executed"};
   return labels[static_cast<std::size_t>(f)];
 }
 
@@ -447,6 +450,8 @@ void Reader::finish_event() {
   // 2^63 score entries: a 3-billion-token causal square, far past any run.
   if (present(fields_[kEntries]))
     e.entries = static_cast<std::uint64_t>(get_real(kEntries, 0, 9223372036854775808.0));
+  if (present(fields_[kExecuted]))
+    e.executed = static_cast<std::uint64_t>(get_real(kExecuted, 0, 9223372036854775808.0));
   if (present(fields_[kPass])) {
     const std::string& pass = get_string(kPass);
     e.pass = pass == "fwd" ? Pass::Fwd : pass == "bwd" ? Pass::Bwd : Pass::Unknown;

@@ -67,6 +67,7 @@ bool write_trace(const std::string& path, const std::string& flag, const std::ve
       out.put(R"("dur": {:.{}f}, "args": {{"device": {}, "step": {}, "kv_block": {}, "bytes": {})",
               e->dur, p, l.device, e->step, e->kv_block, e->bytes);
       if (e->phase == Phase::Partial) out.put(R"(, "entries": {})", e->entries);
+      if (e->executed > 0) out.put(R"(, "executed": {})", e->executed);
       if (e->peer >= 0) out.put(R"(, "peer": {})", e->peer);
       if (e->round >= 0) out.put(R"(, "round": {})", e->round);
       if (e->pass != Pass::Unknown) out.put(R"(, "pass": "{}")", pass_name(e->pass));

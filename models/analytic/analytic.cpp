@@ -2,16 +2,19 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "models/analytic/memory.hpp"
 #include "models/analytic/minblock.hpp"
 #include "models/core/checked.hpp"
 #include "models/core/profile.hpp"
+#include "models/core/calls.hpp"
 #include "models/core/work.hpp"
+#include "models/kernel/implementation.hpp"
 
 namespace ringsim {
 
-PassBytes pass_bytes(const Workload& w, bool backward) {
+PassBytes pass_bytes(const Workload& w, bool backward, int grad_bytes) {
   const std::uint64_t b = dtype_bytes(w.dtype);
   const std::uint64_t c = w.block, d = w.shape.head_dim;
   const std::uint64_t H = w.shape.heads, kvh = w.shape.kv_heads;
@@ -29,7 +32,9 @@ PassBytes pass_bytes(const Workload& w, bool backward) {
       break;
     case Layout::Allgather:
       p.gather_block = mul_checked(2 * kv, b, "gather bytes");
-      if (backward) p.scatter_block = mul_checked(2 * kv, 4, "reduce-scatter bytes");
+      if (backward)
+        p.scatter_block =
+            mul_checked(2 * kv, static_cast<std::uint64_t>(grad_bytes), "reduce-scatter bytes");
       break;
     case Layout::Hybrid:
       p.a2a_in = backward ? o : qkv;
@@ -38,7 +43,7 @@ PassBytes pass_bytes(const Workload& w, bool backward) {
     default:
       p.ring = mul_checked(2 * kv, b, "ring bytes");
       if (backward) {
-        p.final_hop = mul_checked(2 * kv, 4, "ring bytes");
+        p.final_hop = mul_checked(2 * kv, static_cast<std::uint64_t>(grad_bytes), "ring bytes");
         p.ring += p.final_hop;
       }
   }
@@ -46,61 +51,20 @@ PassBytes pass_bytes(const Workload& w, bool backward) {
 }
 
 namespace {
-
-// Query block and full (unmasked) entries of one step as the kernel sees it.
-struct StepShape {
-  std::int64_t q_block;
-  std::uint64_t full_entries;
-};
-
-StepShape step_shape(const Workload& w) {
-  constexpr const char* kWhat = "--devices/--block: score entries of one step";
-  const auto c = static_cast<std::uint64_t>(w.block);
-  const auto S = static_cast<std::uint64_t>(w.seq_len());
-  const auto H = static_cast<std::uint64_t>(w.shape.heads);
-  switch (w.layout) {
-    case Layout::Ulysses:
-      return {w.seq_len(), mul_checked(mul_checked(S, S, kWhat), H / w.devices, kWhat)};
-    case Layout::Allgather:
-      return {w.block, mul_checked(mul_checked(c, S, kWhat), H, kWhat)};
-    case Layout::Hybrid: {
-      const auto u = static_cast<std::uint64_t>(w.ulysses());
-      return {w.block * w.ulysses(), mul_checked(mul_checked(c * u, c * u, kWhat), H / u, kWhat)};
-    }
-    default:
-      return {w.block, mul_checked(mul_checked(c, c, kWhat), H, kWhat)};
-  }
+Implementation bare(const ComputeModel& cm) {
+  return bare_implementation(cm);
 }
-
 }  // namespace
 
 double step_seconds(const Workload& w, const ComputeModel& cm, std::int64_t device,
                     std::int64_t step, bool backward) {
-  const auto e = step_entries(w, device, step);
-  if (e == 0) return 0;
-  const auto sh = step_shape(w);
-  // Chunks cut by the diagonal run at the masked rate of a block their size
-  // (zigzag's are half blocks: the kernel's work per entry grows as the
-  // triangle shrinks), whole visible chunks (zigzag's other half blocks, the
-  // ring's earlier blocks) at the full rate of the query block.
-  const auto diag = step_diagonal_entries(w, device, step);
-  const bool halves =
-      w.layout == Layout::Zigzag || w.layout == Layout::Allgather || w.layout == Layout::Hybrid;
-  auto chunk = halves ? std::max<std::int64_t>(1, sh.q_block / 2) : sh.q_block;
-  // A profile has no points below its smallest block: a half block under it
-  // takes the smallest block's rate (models/profiles/README.md).
-  chunk = std::max(chunk, std::min(cm.min_block(), sh.q_block));
-  return cm.seconds(e - diag, sh.q_block, w.shape.head_dim, backward, false) +
-         cm.seconds(diag, chunk, w.shape.head_dim, backward, true);
+  return bare(cm).step(w, device, step, backward, false).attention_s;
 }
 
 double merge_step_seconds(const Workload& w, const ComputeModel& cm, std::int64_t device,
                           std::int64_t step, bool backward) {
-  if (backward || step == 0 || step_entries(w, device, step) == 0) return 0;
-  const auto sh = step_shape(w);
-  // full_entries = q_block^2 x heads seen, so this is q_block x heads.
-  const auto rows = sh.full_entries / static_cast<std::uint64_t>(sh.q_block);
-  return cm.merge_seconds(rows, sh.q_block, w.shape.head_dim);
+  if (backward) return 0;  // a bare model's only merge is a profile's forward one
+  return bare(cm).step(w, device, step, backward, false).merge_s;
 }
 
 double alltoall_time(std::uint64_t bytes_per_device, std::int64_t group, double bw, double lat) {
@@ -147,68 +111,145 @@ Summary analyze(const Workload& w, const Hardware& hw) {
 }
 
 Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm) {
+  return analyze(w, hw, bare(cm));
+}
+
+namespace {
+
+// At step st the devices of the first `wrapped` ring positions work on a K/V
+// block from later in the sequence (kv_source wrapped around), the rest on
+// their own or an earlier one. The calls depend only on that order
+// (models/core/calls.cpp), so each group does equal work and one device
+// stands for it: O(steps), not O(devices x steps), which at 1M devices took
+// hours. tests/models/test_analytic_scale.cpp checks this against every device.
+struct Group {
+  std::int64_t device, count;
+};
+std::vector<Group> step_groups(const Workload& w, std::int64_t st) {
+  const auto n = w.devices;
+  const std::int64_t wrapped = std::min(n, st * (w.layout == Layout::Hybrid ? w.ulysses() : 1));
+  std::vector<Group> g;
+  if (wrapped > 0) g.push_back({0, wrapped});
+  if (wrapped < n) g.push_back({n - 1, n - wrapped});
+  return g;
+}
+
+bool step_sends(const Workload& w, const PassBytes& b, std::int64_t st) {
+  return b.ring > 0 && st + 1 < num_steps(w);
+}
+
+// The transfer of one ring step: the slowest hop's bandwidth and latency.
+double ring_comm_seconds(const Workload& w, const Hardware& hw, const PassBytes& b) {
+  if (!b.ring) return 0;
+  return static_cast<double>(b.ring) / hw.ring_bandwidth(w.devices) + hw.ring_latency(w.devices);
+}
+
+Interference ring_interference(const Workload& w, const Hardware& hw, const Implementation& im) {
+  return im.interference(hw.ring_link_kind(w.devices), hw.ring_bandwidth(w.devices));
+}
+
+}  // namespace
+
+StepSlot step_slot(const Workload& w, const Hardware& hw, const Implementation& im, bool backward,
+                   std::int64_t st) {
+  const auto bytes = pass_bytes(w, backward, im.grad_bytes());
+  StepSlot slot;
+  slot.sends = step_sends(w, bytes, st);
+  slot.comm_s = slot.sends ? ring_comm_seconds(w, hw, bytes) : 0;
+  const auto f = ring_interference(w, hw, im);
+  for (const auto& g : step_groups(w, st)) {
+    auto c = im.step(w, g.device, st, backward, slot.sends);
+    slot.free_s = std::max(slot.free_s, c.total());
+    const double window = hw.overlap ? slot.comm_s : 0;
+    slot.slowed_s = std::max(slot.slowed_s, overlap_phases(c, f, window));
+    c.launch_s = 0;
+    slot.work_slowed_s = std::max(slot.work_slowed_s, overlap_phases(c, f, window));
+  }
+  return slot;
+}
+
+Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im) {
   Summary s;
   s.workload = w;
   s.hardware = hw.describe();
-  s.compute_model = cm.name();
+  s.compute_model = im.name();
+  s.kernel = im.kernel();
+  s.merge_style = im.merge_style();
   s.overlap = hw.overlap;
   const double bw = hw.ring_bandwidth(w.devices), lat = hw.ring_latency(w.devices);
   const auto n = w.devices;
   const auto steps = num_steps(w);
+  const int d = w.shape.head_dim;
   std::vector<bool> passes;
   if (w.pass != Pass::Bwd) passes.push_back(false);
   if (w.pass != Pass::Fwd) passes.push_back(true);
+  const auto f = ring_interference(w, hw, im);
+  s.interference_compute = f.compute;
+  s.interference_memory = f.memory;
+  s.comm_ctas = f.ctas;
+  s.comm_link_kind = f.link_kind;
 
-  double layer_time = 0, layer_compute_only = 0, layer_collective = 0, layer_ideal = 0;
+  // Devices run their own step sequences, held back only by the blocks they
+  // wait for (sim/simulate.cpp); a layer takes as long as its slowest
+  // device's own sum of steps. A device's history is linear in its index
+  // (it computes the unwrapped call for its first steps and the wrapped one
+  // after: step_groups), so the first and last devices bound every other;
+  // single-step layouts add the middle one (allgather's calls vary with it).
+  std::vector<std::int64_t> reps{0};
+  if (n > 1) reps.push_back(n - 1);
+  if (steps == 1 && n > 2) reps.push_back(n / 2);
+  std::vector<double> dev_time(reps.size(), 0.0), dev_free(reps.size(), 0.0);
+  double layer_collective = 0, layer_ideal = 0;
+  double layer_useful = 0, layer_executed = 0, layer_reduce = 0, layer_single = 0;
   bool first = true;
   for (bool bwd : passes) {
-    const auto bytes = pass_bytes(w, bwd);
-    // step_entries takes few distinct values; cache their durations (the
-    // merge also depends on whether the step is the first).
-    std::map<std::pair<std::uint64_t, std::uint64_t>, double> cache[2];
-    auto dev_step = [&](std::int64_t i, std::int64_t st) {
-      const std::pair e{step_entries(w, i, st), step_diagonal_entries(w, i, st)};
-      auto& c = cache[st > 0 ? 1 : 0];
-      auto it = c.find(e);
-      if (it != c.end()) return it->second;
-      return c[e] = step_seconds(w, cm, i, st, bwd) + merge_step_seconds(w, cm, i, st, bwd);
+    const auto bytes = pass_bytes(w, bwd, im.grad_bytes());
+    const double ring_comm = ring_comm_seconds(w, hw, bytes);
+    // Step costs take few distinct values: cache them by the device's calls.
+    using Key = std::tuple<std::vector<std::tuple<std::int64_t, std::int64_t, int, std::int64_t,
+                                                  std::uint64_t>>,
+                           bool, bool>;
+    std::map<Key, StepCost> cache;
+    auto cost_of = [&](std::int64_t dev, std::int64_t st, bool sends) {
+      Key k{{}, st > 0, sends};
+      for (const auto& c : step_calls(w, dev, st))
+        std::get<0>(k).emplace_back(c.q, c.k, static_cast<int>(c.mask), c.shift, c.heads);
+      auto it = cache.find(k);
+      if (it != cache.end()) return it->second;
+      return cache[k] = im.step(w, dev, st, bwd, sends);
     };
-    double pass_time = 0, compute_only = 0, collective = 0, total_compute = 0;
-    double max_step_compute = 0;
+    double collective = 0, useful = 0, executed = 0;
+    double max_step_compute = 0, max_merge = 0, max_launch = 0;
     bool hides = true;
-    const double ring_comm = bytes.ring ? static_cast<double>(bytes.ring) / bw + lat : 0;
     for (std::int64_t st = 0; st < steps; ++st) {
-      // At step st the devices of the first st ring positions work on a K/V
-      // block from later in the sequence (kv_source wrapped around), the rest
-      // on their own or an earlier one. shard_pairs depends only on that order
-      // (work.cpp), so each group does equal work and one device stands for
-      // it: O(steps), not O(devices x steps), which at 1M devices took hours.
-      // tests/models/test_analytic_scale.cpp checks this against every device.
-      const std::int64_t wrapped = st * (w.layout == Layout::Hybrid ? w.ulysses() : 1);
-      double cmax = 0;
-      if (wrapped > 0) {
-        const double t = dev_step(0, st);
-        cmax = t;
-        total_compute += t * static_cast<double>(wrapped);
+      const bool sends = step_sends(w, bytes, st);
+      const double comm = sends ? ring_comm : 0;
+      double cfree = 0, cslow = 0;
+      for (const auto& g : step_groups(w, st)) {
+        const auto c = cost_of(g.device, st, sends);
+        cfree = std::max(cfree, c.total());
+        cslow = std::max(cslow, overlap_phases(c, f, hw.overlap ? comm : 0));
+        useful += static_cast<double>(c.useful_pairs) * static_cast<double>(g.count);
+        executed += static_cast<double>(c.executed_pairs) * static_cast<double>(g.count);
+        max_merge = std::max(max_merge, c.merge_s);
+        max_launch = std::max(max_launch, c.launch_s);
       }
-      if (wrapped < n) {
-        const double t = dev_step(n - 1, st);
-        cmax = std::max(cmax, t);
-        total_compute += t * static_cast<double>(n - wrapped);
+      if (sends && (cslow < comm || !hw.overlap)) hides = false;
+      if (first) s.steps.push_back({cfree, comm, hw.overlap ? std::max(cslow, comm) : cfree + comm});
+      max_step_compute = std::max(max_step_compute, cfree);
+      for (std::size_t r = 0; r < reps.size(); ++r) {
+        const auto c = cost_of(reps[r], st, sends);
+        // Double buffering: step st's transfer (of the block for step
+        // st+1) overlaps its compute, which runs slower meanwhile; the
+        // step ends when both are done. --overlap none: the transfer
+        // follows the compute, with nothing to slow.
+        dev_time[r] += hw.overlap ? std::max(overlap_phases(c, f, comm), comm) : c.total() + comm;
+        dev_free[r] += c.total();
       }
-      // Double buffering: step st's transfer (of the block for step st+1)
-      // overlaps its compute; the step ends when both are done. Without
-      // overlap (--overlap none) the transfer follows the compute.
-      const double comm = st + 1 < steps ? ring_comm : 0;
-      if (st + 1 < steps && (cmax < comm || !hw.overlap)) hides = false;
-      const double step = hw.overlap ? std::max(cmax, comm) : cmax + comm;
-      if (first) s.steps.push_back({cmax, comm, step});
-      pass_time += step;
-      compute_only += cmax;
-      max_step_compute = std::max(max_step_compute, cmax);
     }
     // A ring of one device has no hop home.
-    if (bytes.final_hop && steps > 1) pass_time += static_cast<double>(bytes.final_hop) / bw + lat;
+    const double hop =
+        bytes.final_hop && steps > 1 ? static_cast<double>(bytes.final_hop) / bw + lat : 0;
     if (bytes.a2a_in || bytes.a2a_out) {
       const auto g = w.ulysses();
       const double abw = alltoall_bandwidth(hw, g), alat = alltoall_latency(hw, g);
@@ -217,12 +258,16 @@ Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm) {
     }
     if (bytes.gather_block) collective += ring_collective_time(bytes.gather_block, n, bw, lat);
     if (bytes.scatter_block) collective += ring_collective_time(bytes.scatter_block, n, bw, lat);
-    pass_time += collective;
+    // The pass's closing work (final casts, deferred corrections), per device.
+    double reduce = 0;
+    for (std::size_t r = 0; r < reps.size(); ++r) {
+      const double red = im.reduce(w, reps[r], bwd);
+      reduce = std::max(reduce, red);
+      dev_time[r] += hop + red + collective;
+      dev_free[r] += red;
+    }
     if (first) {
       s.compute_s_per_step = max_step_compute;
-      for (std::int64_t st = 1; st < steps && !bwd; ++st)
-        s.merge_s_per_step =
-            std::max(s.merge_s_per_step, merge_step_seconds(w, cm, n - 1, st, bwd));
       s.comm_s_per_step = bytes.ring ? ring_comm : collective;
       s.bytes_per_step =
           bytes.ring ? bytes.ring
@@ -232,31 +277,48 @@ Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm) {
                                    "gather bytes");
       s.overlapped = bytes.ring ? hides : false;
     }
-    layer_time += pass_time;
-    layer_compute_only += compute_only;
+    (bwd ? s.accumulate_s_per_step : s.merge_s_per_step) = max_merge;
+    s.launch_s_per_step = std::max(s.launch_s_per_step, max_launch);
+    const double fpe = flops_per_entry(d, bwd);
+    // Ideal: the same useful work at the kernel's unmasked rate for the
+    // whole sequence (its best, clamped to what it was measured at), over N.
+    layer_ideal += useful * fpe / im.rates().nominal_flops(w.seq_len(), d, bwd) /
+                   static_cast<double>(n);
+    layer_useful += useful * fpe;
+    layer_executed += executed * fpe;
+    layer_reduce += reduce;
+    layer_single += im.single_device(w, bwd);
     layer_collective += collective;
-    layer_ideal += total_compute / static_cast<double>(n);
     first = false;
   }
+  double layer_time = *std::max_element(dev_time.begin(), dev_time.end());
+  double layer_compute_only = *std::max_element(dev_free.begin(), dev_free.end());
   if (w.scope == Scope::Layer) {
-    // Projections and MLP run at the same effective rate as the roofline
-    // (catalog efficiency); a profile covers attention only.
+    // Projections and MLP run at the device's matmul rate (catalog
+    // gemm_efficiency); the attention kernel's rate covers attention only.
     double other = 0;
-    for (bool bwd : passes) other += other_layer_flops(w, bwd) / hw.effective_flops();
+    for (bool bwd : passes) other += other_layer_flops(w, bwd) / hw.gemm_flops();
     s.other_s = other * w.layers;
     layer_time += other;
     layer_compute_only += other;
     layer_ideal += other;
+    layer_single += other * static_cast<double>(n);
   }
   s.time_s = layer_time * w.layers;
   s.compute_only_s = layer_compute_only * w.layers;
   s.collective_s = layer_collective * w.layers;
   s.ideal_time_s = layer_ideal * w.layers;
+  s.reduce_s = layer_reduce * w.layers;
+  s.useful_flops = layer_useful * w.layers;
+  s.executed_flops = layer_executed * w.layers;
   s.exposed_comm_s = s.time_s - s.compute_only_s;
   s.efficiency = s.time_s > 0 ? s.ideal_time_s / s.time_s : 0;
+  s.single_device_time_s = layer_single * w.layers;
+  s.efficiency_vs_single_device =
+      s.time_s > 0 ? s.single_device_time_s / (static_cast<double>(n) * s.time_s) : 0;
   s.memory_bytes_per_device = attention_memory(w).total();
   // Without overlap no block hides the transfer: "n/a".
-  s.min_block = hw.overlap ? min_block_for(w, hw, cm) : 0;
+  s.min_block = hw.overlap ? min_block_for(w, hw, im) : 0;
   return s;
 }
 

@@ -11,7 +11,8 @@
 
 namespace ringsim {
 
-class ComputeModel;  // models/core/profile.hpp
+class ComputeModel;    // models/core/profile.hpp
+class Implementation;  // models/kernel/implementation.hpp
 
 struct StepTimes {
   double compute_s = 0;  // slowest device's compute in this step
@@ -23,10 +24,22 @@ struct Summary {
   // Inputs echoed.
   Workload workload;
   std::string hardware, engine = "analytic", compute_model = "roofline";
+  std::string kernel = "roofline", merge_style;  // the implementation (--kernel) and how it merges
   // Per step (ring-type layouts; one entry for ulysses/allgather).
-  double compute_s_per_step = 0;  // slowest device, heaviest step (merge included)
-  double merge_s_per_step = 0;    // of that: the online-softmax merge (profile "merge" points)
-  double comm_s_per_step = 0;     // one ring transfer (K,V; backward K,V,dK,dV)
+  double compute_s_per_step = 0;     // slowest device, heaviest step (launch, merge included)
+  double merge_s_per_step = 0;       // forward: merging the step's partial output (max over steps)
+  double accumulate_s_per_step = 0;  // backward: adding dQ/dK/dV (max over steps)
+  double launch_s_per_step = 0;      // host launch time not covered by device work (max)
+  double reduce_s = 0;               // once per pass: final casts, deferred corrections (all layers)
+  double comm_s_per_step = 0;        // one ring transfer (K,V; backward K,V,dK,dV)
+  // Compute slowdown while a transfer is in flight (docs/models.md,
+  // "Overlap interference"): attention kernels and memory-bound merges.
+  double interference_compute = 1, interference_memory = 1;
+  int comm_ctas = 0;
+  std::string comm_link_kind;
+  // FLOPs of the attention calls, all devices and layers: what the mask
+  // leaves visible (useful) and what the kernel computes in tiles (executed).
+  double useful_flops = 0, executed_flops = 0;
   std::uint64_t bytes_per_step = 0;
   std::int64_t min_block = 0;  // 0 = not applicable (no overlap in this layout)
   bool overlapped = false;     // every step's transfer hides under its compute
@@ -35,6 +48,9 @@ struct Summary {
   double time_s = 0;          // predicted wall time
   double ideal_time_s = 0;    // total work / devices, no communication
   double efficiency = 0;      // ideal / predicted
+  // One device running the whole sequence as one call with the same kernel
+  // (memory permitting), and efficiency against it: single / (devices x time).
+  double single_device_time_s = 0, efficiency_vs_single_device = 0;
   double exposed_comm_s = 0;  // time_s minus the same schedule with free links
   double compute_only_s = 0;  // the same schedule with free links
   double collective_s = 0;    // ulysses all-to-alls / allgather gathers (exposed)
@@ -54,18 +70,26 @@ struct PassBytes {
   std::uint64_t gather_block = 0;   // allgather: each device's block that everyone gathers
   std::uint64_t scatter_block = 0;  // allgather backward: dK/dV reduce-scatter block
 };
-PassBytes pass_bytes(const Workload& w, bool backward);
+// `grad_bytes`: bytes per element of dK/dV on the ring (the implementation's).
+PassBytes pass_bytes(const Workload& w, bool backward, int grad_bytes = 4);
 
-// Compute seconds of one device at one step: step_entries x the compute model,
-// with the query block and mask kind the kernel actually sees.
+// Kernel seconds of one device at one step with a bare compute model (its
+// calls, models/core/calls.hpp), and its measured merge (a profile's merge
+// points; forward steps after the first). Implementation::step has the rest.
 double step_seconds(const Workload& w, const ComputeModel& cm, std::int64_t device,
                     std::int64_t step, bool backward);
-
-// Seconds to merge that step's partial into the running output: forward ring
-// steps after the first that computed anything (rows = the query block's rows
-// x heads the kernel saw). 0 for backward, whose dK/dV sums ride in the kernel.
 double merge_step_seconds(const Workload& w, const ComputeModel& cm, std::int64_t device,
                           std::int64_t step, bool backward);
+
+// One step of one pass as the closed forms see it: the slowest device's
+// compute without and with interference, and the transfer it overlaps.
+struct StepSlot {
+  double free_s = 0, slowed_s = 0, comm_s = 0;
+  double work_slowed_s = 0;  // slowed_s without launch stalls (what can cover a transfer)
+  bool sends = false;
+};
+StepSlot step_slot(const Workload& w, const Hardware& hw, const Implementation& im, bool backward,
+                   std::int64_t step);
 
 // Time of a staged all-to-all (N-1 rounds) of `bytes_per_device` among `group`
 // devices, and of a ring all-gather/reduce-scatter of one block per device.
@@ -78,7 +102,8 @@ double alltoall_latency(const Hardware& hw, std::int64_t group);
 // FLOPs of the rest of a transformer layer per device (projections + SwiGLU MLP).
 double other_layer_flops(const Workload& w, bool backward);
 
-Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm);
-Summary analyze(const Workload& w, const Hardware& hw);  // roofline
+Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im);
+Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm);  // bare model
+Summary analyze(const Workload& w, const Hardware& hw);                         // roofline
 
 }  // namespace ringsim

@@ -5,22 +5,12 @@
 #include <cmath>
 #include <set>
 
+#include "models/analytic/analytic.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/work.hpp"
 
 namespace ringsim {
 
-namespace {
-// Under a causal mask every layout has a step whose busiest device does about
-// half a block: the diagonal step 0 of a contiguous ring, every step of
-// striped/zigzag (c(c+1)/2 of c^2 pairs). kappa = 1/2 makes every step hide.
-double kappa_of(const Workload& w) {
-  return w.causal ? 0.5 : 1.0;
-}
-double bytes_per_token(const Workload& w, bool backward) {
-  const double kv = static_cast<double>(w.local_kv_heads()) * w.shape.head_dim;
-  return kv * (2.0 * dtype_bytes(w.dtype) + (backward ? 2.0 * 4 : 0.0));
-}
-}  // namespace
 
 double min_block_closed_form(double flops_eff, double bandwidth, double latency, int heads,
                              int kv_heads, int head_dim, int dtype_bytes, bool backward,
@@ -32,21 +22,33 @@ double min_block_closed_form(double flops_eff, double bandwidth, double latency,
 }
 
 std::int64_t min_block_for(const Workload& w, const Hardware& hw, const ComputeModel& cm) {
+  return min_block_for(
+      w, hw, Implementation(std::shared_ptr<const ComputeModel>(&cm, [](const ComputeModel*) {})));
+}
+
+std::int64_t min_block_for(const Workload& w, const Hardware& hw, const Implementation& im) {
   if (w.layout == Layout::Ulysses || w.layout == Layout::Allgather) return 0;
   const bool backward = w.pass == Pass::Bwd;  // fwdbwd: the forward ring is the tighter one
-  const double bw = hw.ring_bandwidth(w.devices), lat = hw.ring_latency(w.devices);
-  const double kappa = kappa_of(w);
-  const int H = w.local_heads(), d = w.shape.head_dim;
-  const std::int64_t u = w.ulysses();
-  // In group-block units for hybrid (the ring moves U*c tokens of H/U heads).
-  auto hides = [&](std::int64_t cb) {
-    const auto c = static_cast<double>(cb);
-    const auto entries = static_cast<std::uint64_t>(std::llround(kappa * c * c)) * H;
-    const double compute = cm.seconds(entries, cb, d, backward, kappa < 1.0);
-    const double comm = c * bytes_per_token(w, backward) / bw + lat;
-    return compute >= comm;
+  const bool halves = w.layout == Layout::Zigzag ||
+                      (w.layout == Layout::Hybrid && w.ulysses() % 2 != 0);
+  const std::int64_t unit = halves ? 2 : 1;
+  // Steps 1.. are alike (models/analytic/analytic.cpp, step_groups): step 0
+  // (the diagonal) and step 1 stand for all; a 2-device ring sends at step 0 only.
+  const auto steps = std::max<std::int64_t>(2, num_steps(w));
+  auto hides = [&](std::int64_t k) {
+    auto wc = w;
+    wc.block = k * unit;
+    if (wc.devices < 2) wc.devices = 2;
+    for (std::int64_t st = 0; st < 2 && st + 1 < steps; ++st) {
+      const auto slot = step_slot(wc, hw, im, backward, st);
+      if (slot.sends && slot.work_slowed_s < slot.comm_s) return false;
+    }
+    return true;
   };
-  std::int64_t lo = 1, hi = 1;
+  const std::int64_t floor_k = std::max<std::int64_t>(1, (im.rates().min_block() + unit - 1) / unit);
+  std::int64_t lo = floor_k, hi = floor_k;
+  // Below a profile's measured range there is no rate: search inside it.
+  // Past 2^40 tokens, or where a step's pairs overflow 64 bits, it never hides.
   try {
     while (!hides(hi)) {
       if (hi > (std::int64_t{1} << 40)) return -1;  // never hides (a profile can flatten out)
@@ -54,31 +56,37 @@ std::int64_t min_block_for(const Workload& w, const Hardware& hw, const ComputeM
       hi *= 2;
     }
   } catch (const InputError&) {
-    // Below a profile's measured range: search only inside it.
-    if (cm.min_block() > 0) {
-      lo = cm.min_block();
-      hi = lo;
-      while (!hides(hi)) {
-        if (hi > (std::int64_t{1} << 40)) return -1;
-        lo = hi;
-        hi *= 2;
-      }
-      if (hi == cm.min_block()) return (hi + u - 1) / u;
-    } else {
-      throw;
-    }
+    return -1;
   }
+  if (hi == floor_k) return hi * unit;
   while (lo + 1 < hi) {
     const auto mid = lo + (hi - lo) / 2;
     (hides(mid) ? hi : lo) = mid;
   }
-  if (hi == 1 || hides(lo)) hi = lo;
-  return (hi + u - 1) / u;  // per-device block
+  return hi * unit;
 }
 
-MinblockColumns minblock_columns(double flops, double eff, double bw, double lat, const Workload& w,
-                                 const ComputeModel& cm) {
+Hardware flat_link_hardware(const Device& d, const Interconnect& ic, DType dtype) {
+  Hardware hw;
+  hw.gpu_name = d.name;
+  hw.gpu_display = d.display;
+  hw.flops = d.peak(dtype);
+  hw.efficiency = d.attention_efficiency;
+  hw.gemm_efficiency = d.gemm_efficiency;
+  hw.hbm_bytes = d.hbm_bytes;
+  hw.hbm_bandwidth = d.hbm_bandwidth;
+  hw.platform = Platform::Flat;
+  hw.bandwidth_override = true;
+  hw.intra_name = hw.inter_name = ic.name;
+  hw.intra_kind = hw.inter_kind = ic.kind;
+  hw.intra_bw = hw.inter_bw = ic.bandwidth;
+  hw.intra_lat = hw.inter_lat = ic.latency;
+  return hw;
+}
+
+MinblockColumns minblock_columns(const Hardware& hw, const Workload& w, const Implementation& im) {
   const auto& s = w.shape;
+  const double flops = hw.flops, eff = hw.efficiency, bw = hw.intra_bw;
   MinblockColumns c;
   c.paper = paper_min_block(flops, bw);
   c.gqa = min_block_closed_form(flops, bw, 0, s.heads, s.kv_heads, s.head_dim, 2, false, 1.0);
@@ -86,14 +94,7 @@ MinblockColumns minblock_columns(double flops, double eff, double bw, double lat
   c.backward = min_block_closed_form(flops, bw, 0, s.heads, s.heads, s.head_dim, 2, true, 1.0);
   c.efficiency =
       min_block_closed_form(flops * eff, bw, 0, s.heads, s.heads, s.head_dim, 2, false, 1.0);
-  Hardware hw;
-  hw.flops = flops;
-  hw.efficiency = eff;
-  hw.platform = Platform::Flat;
-  hw.bandwidth_override = true;
-  hw.intra_bw = hw.inter_bw = bw;
-  hw.intra_lat = hw.inter_lat = lat;
-  c.combined = min_block_for(w, hw, cm);
+  c.combined = min_block_for(w, hw, im);
   return c;
 }
 
@@ -110,21 +111,16 @@ std::string minblock_assumptions(const Workload& w, bool from_profile) {
 
 std::vector<MinblockRow> minblock_rows(
     const Catalog& cat, const Workload& w, DType dtype,
-    const std::function<std::unique_ptr<ComputeModel>(const Hardware&)>& model) {
+    const std::function<std::shared_ptr<const Implementation>(const Hardware&)>& model) {
   std::vector<MinblockRow> rows;
   for (const auto& d : cat.devices()) {
-    const double F = d.peak(dtype);
-    if (F <= 0) continue;
+    if (d.peak(dtype) <= 0) continue;
     std::set<std::string> links{d.default_intra, d.default_inter};
     for (const auto& ln : links) {
       const auto& ic = cat.interconnect(ln);
-      Hardware hw;
-      hw.flops = F;
-      hw.efficiency = d.attention_efficiency;
-      const auto cm = model(hw);
-      rows.push_back(
-          {d.name, ic.name, F, ic.bandwidth,
-           minblock_columns(F, d.attention_efficiency, ic.bandwidth, ic.latency, w, *cm)});
+      const auto hw = flat_link_hardware(d, ic, dtype);
+      const auto im = model(hw);
+      rows.push_back({d.name, ic.name, hw.flops, ic.bandwidth, minblock_columns(hw, w, *im)});
     }
   }
   return rows;

@@ -17,12 +17,18 @@
 #include "models/core/catalog.hpp"
 #include "models/core/profile.hpp"
 #include "models/core/workload.hpp"
+#include "models/kernel/implementation.hpp"
 
 namespace ringsim {
 
-// Smallest block (tokens per device) whose step compute covers its transfer
-// (bandwidth + latency) for this workload's layout, pass, dtype and heads;
-// 0 when the layout does not overlap (ulysses, allgather).
+// Smallest block (tokens per device) whose every step's device work (the
+// kernel calls and merge, slowed by interference while the transfer runs;
+// not launch stalls) covers its transfer (bandwidth + latency), for this
+// workload's layout, pass, dtype, heads and implementation; 0 when the layout
+// does not overlap (ulysses, allgather); -1 when no block hides it. Layouts
+// that halve blocks (zigzag, allgather, hybrid with an odd Ulysses degree)
+// answer an even block.
+std::int64_t min_block_for(const Workload& w, const Hardware& hw, const Implementation& im);
 std::int64_t min_block_for(const Workload& w, const Hardware& hw, const ComputeModel& cm);
 
 // Real-valued solution of kappa*a*c^2 = beta*c + L (roofline, no profile).
@@ -46,8 +52,9 @@ struct MinblockColumns {
   double paper = 0, gqa = 0, causal = 0, backward = 0, efficiency = 0;
   std::int64_t combined = 0;
 };
-MinblockColumns minblock_columns(double flops, double efficiency, double bandwidth, double latency,
-                                 const Workload& w, const ComputeModel& cm);
+// `hw`: the device (flops, efficiency) on a flat ring of one link (intra_bw,
+// intra_lat, intra_kind).
+MinblockColumns minblock_columns(const Hardware& hw, const Workload& w, const Implementation& im);
 
 // What each column assumes, in one line (`from_profile`: the kernel rate is a
 // measured profile's).
@@ -60,9 +67,11 @@ struct MinblockRow {
   MinblockColumns columns;
 };
 // Every catalog device with a peak for `dtype`, on each of its default
-// interconnects; `model` gives the compute model of a device's hardware.
+// interconnects; `model` gives the implementation on a device's hardware.
 std::vector<MinblockRow> minblock_rows(
     const Catalog& cat, const Workload& w, DType dtype,
-    const std::function<std::unique_ptr<ComputeModel>(const Hardware&)>& model);
+    const std::function<std::shared_ptr<const Implementation>(const Hardware&)>& model);
+// The flat one-link hardware of a device on an interconnect.
+Hardware flat_link_hardware(const Device& d, const Interconnect& ic, DType dtype);
 
 }  // namespace ringsim

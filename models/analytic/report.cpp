@@ -100,6 +100,19 @@ RunSummary RunSummary::of(const Summary& s) {
   r.compute_s_per_step = s.compute_s_per_step;
   r.merge_s_per_step = s.merge_s_per_step;
   r.comm_s_per_step = s.comm_s_per_step;
+  r.kernel = s.kernel;
+  r.merge_style = s.merge_style;
+  r.comm_link_kind = s.comm_link_kind;
+  r.accumulate_s_per_step = s.accumulate_s_per_step;
+  r.launch_s_per_step = s.launch_s_per_step;
+  r.reduce_s = s.reduce_s;
+  r.interference_compute = s.interference_compute;
+  r.interference_memory = s.interference_memory;
+  r.comm_ctas = s.comm_ctas;
+  r.useful_flops = s.useful_flops;
+  r.executed_flops = s.executed_flops;
+  r.single_device_time_s = s.single_device_time_s;
+  r.efficiency_vs_single_device = s.efficiency_vs_single_device;
   r.overlap = s.overlap ? "full" : "none";
   r.bytes_per_step = s.bytes_per_step;
   if (s.min_block > 0) r.min_block = s.min_block;
@@ -139,6 +152,19 @@ json RunSummary::to_json() const {
   j["compute_s_per_step"] = compute_s_per_step;
   j["merge_s_per_step"] = merge_s_per_step;
   j["comm_s_per_step"] = comm_s_per_step;
+  j["kernel"] = kernel;
+  j["merge_style"] = merge_style;
+  j["accumulate_s_per_step"] = accumulate_s_per_step;
+  j["launch_s_per_step"] = launch_s_per_step;
+  j["reduce_s"] = reduce_s;
+  j["interference"] = {{"compute", interference_compute},
+                       {"memory", interference_memory},
+                       {"comm_ctas", comm_ctas},
+                       {"link_kind", comm_link_kind}};
+  j["useful_flops"] = useful_flops;
+  j["executed_flops"] = executed_flops;
+  j["single_device_time_s"] = single_device_time_s;
+  j["efficiency_vs_single_device"] = efficiency_vs_single_device;
   j["overlap"] = overlap;
   j["bytes_per_step"] = bytes_per_step;
   j["min_block"] = min_block ? json(*min_block) : json(nullptr);
@@ -195,6 +221,27 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
   s.compute_s_per_step = r.real("compute_s_per_step");
   s.merge_s_per_step = r.real("merge_s_per_step");
   s.comm_s_per_step = r.real("comm_s_per_step");
+  s.kernel = r.text("kernel");
+  s.merge_style = r.text("merge_style");
+  s.accumulate_s_per_step = r.real("accumulate_s_per_step");
+  s.launch_s_per_step = r.real("launch_s_per_step");
+  s.reduce_s = r.real("reduce_s");
+  {
+    const auto& f = r.at("interference");
+    if (!f.is_object() || !f.contains("compute") || !f["compute"].is_number() ||
+        !f.contains("memory") || !f["memory"].is_number() || !f.contains("comm_ctas") ||
+        !f["comm_ctas"].is_number_integer() || !f.contains("link_kind") ||
+        !f["link_kind"].is_string())
+      r.wrong("interference", "an object with compute, memory, comm_ctas and link_kind");
+    s.interference_compute = f["compute"].get<double>();
+    s.interference_memory = f["memory"].get<double>();
+    s.comm_ctas = f["comm_ctas"].get<int>();
+    s.comm_link_kind = f["link_kind"].get<std::string>();
+  }
+  s.useful_flops = r.real("useful_flops");
+  s.executed_flops = r.real("executed_flops");
+  s.single_device_time_s = r.real("single_device_time_s");
+  s.efficiency_vs_single_device = r.real("efficiency_vs_single_device");
   s.overlap = r.text("overlap");
   s.bytes_per_step = r.count("bytes_per_step");
   (void)r.at("min_block");  // present, null when there is none
@@ -242,6 +289,32 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
   return s;
 }
 
+std::vector<std::pair<std::string, std::string>> cost_rows(const Summary& s) {
+  std::vector<std::pair<std::string, std::string>> r;
+  if (s.kernel != "roofline" && s.kernel != "profile" && !s.merge_style.empty())
+    r.emplace_back("merge", s.merge_style);
+  if (s.executed_flops > s.useful_flops * (1 + 1e-9))
+    r.emplace_back("attention FLOPs",
+                   fmt::format("{:.3g} executed for {:.3g} useful ({:.1f}% in masked tiles)",
+                               s.executed_flops, s.useful_flops,
+                               100 * (1 - s.useful_flops / s.executed_flops)));
+  if (s.merge_s_per_step > 0)
+    r.emplace_back("merge per step", human_seconds(s.merge_s_per_step) + " (in the compute)");
+  if (s.accumulate_s_per_step > 0)
+    r.emplace_back("accumulate per step",
+                   human_seconds(s.accumulate_s_per_step) + " (in the compute)");
+  if (s.launch_s_per_step > 0)
+    r.emplace_back("launch stall per step",
+                   human_seconds(s.launch_s_per_step) + " (in the compute)");
+  if (s.reduce_s > 0) r.emplace_back("final reduce", human_seconds(s.reduce_s) + " (per pass)");
+  if (s.interference_compute > 1 || s.interference_memory > 1)
+    r.emplace_back("overlap interference",
+                   fmt::format("compute x{:.3f}, merge x{:.3f} while a transfer runs ({} CTAs, {})",
+                               s.interference_compute, s.interference_memory, s.comm_ctas,
+                               s.comm_link_kind));
+  return r;
+}
+
 json summary_json(const Summary& s) {
   return RunSummary::of(s).to_json();
 }
@@ -267,8 +340,7 @@ std::string summary_text(const Summary& s) {
                                                                    : "transfer per step",
       fmt::format("{} ({})", human_seconds(s.comm_s_per_step),
                   human_bytes(static_cast<double>(s.bytes_per_step))));
-  if (s.merge_s_per_step > 0)
-    row("merge per step", human_seconds(s.merge_s_per_step) + " (included above)");
+  for (const auto& [k, v] : cost_rows(s)) row(k, v);
   if (!s.overlap)
     row("transfer overlap", "none (--overlap none: each transfer follows its compute)");
   row("min block to hide comm", s.min_block > 0
@@ -280,7 +352,11 @@ std::string summary_text(const Summary& s) {
   row("time", fmt::format("{}{}", human_seconds(s.time_s),
                           w.layers > 1 ? fmt::format(" ({} layers)", w.layers) : " (one layer)"));
   row("ideal time", human_seconds(s.ideal_time_s));
-  row("efficiency", fmt::format("{:.1f}%", 100 * s.efficiency));
+  row("efficiency", fmt::format("{:.1f}% (same work at the kernel's best rate, / devices)",
+                                100 * s.efficiency));
+  row("vs one device", fmt::format("{:.1f}% ({} for the whole sequence on one device, same kernel)",
+                                   100 * s.efficiency_vs_single_device,
+                                   human_seconds(s.single_device_time_s)));
   row("exposed communication", human_seconds(s.exposed_comm_s));
   row("memory per device", human_bytes(static_cast<double>(s.memory_bytes_per_device)) +
                                " (attention buffers, one layer)");

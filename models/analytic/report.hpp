@@ -24,6 +24,13 @@ struct RunSummary {
   int heads = 0, kv_heads = 0, head_dim = 0, layers = 0;
   // Per step and totals (analyze() or the simulation).
   double compute_s_per_step = 0, merge_s_per_step = 0, comm_s_per_step = 0;
+  // The implementation and its per-step costs (docs/models.md).
+  std::string kernel, merge_style, comm_link_kind;
+  double accumulate_s_per_step = 0, launch_s_per_step = 0, reduce_s = 0;
+  double interference_compute = 1, interference_memory = 1;
+  int comm_ctas = 0;
+  double useful_flops = 0, executed_flops = 0;
+  double single_device_time_s = 0, efficiency_vs_single_device = 0;
   std::string overlap;  // full | none
   std::uint64_t bytes_per_step = 0;
   std::optional<std::int64_t> min_block;  // none: no overlap in this layout, or never hides
@@ -60,5 +67,8 @@ struct RunSummary {
 // RunSummary::of(s).to_json().
 nlohmann::json summary_json(const Summary& s);
 std::string summary_text(const Summary& s);
+// The per-step cost rows both text reports print (kernel, tiles, merge,
+// launch, reduce, interference): (label, value), only those that apply.
+std::vector<std::pair<std::string, std::string>> cost_rows(const Summary& s);
 
 }  // namespace ringsim

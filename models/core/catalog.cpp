@@ -9,11 +9,13 @@
 
 #include "models/core/errors.hpp"
 #include "models/core/input_file.hpp"
+#include "models/core/json_reader.hpp"
 #include "models/core/parse.hpp"
 
 namespace ringsim {
 namespace embedded {
 extern const char* const catalog_json;
+extern const char* const kernels_json;
 }
 
 using nlohmann::json;
@@ -32,38 +34,7 @@ double Device::peak(DType d) const {
 
 namespace {
 
-// Typed field access that turns any schema problem into one line naming the
-// origin, the entry and the key.
-struct Reader {
-  const std::string& origin;
-  std::string where;
-  const json& j;
-
-  const json& at(const char* key) const {
-    if (!j.is_object() || !j.contains(key))
-      throw InputError(fmt::format("{}: {}: missing key '{}'", origin, where, key));
-    return j.at(key);
-  }
-  std::string str(const char* key) const {
-    const auto& v = at(key);
-    if (!v.is_string() || v.get<std::string>().empty())
-      throw InputError(fmt::format("{}: {}: '{}' must be a non-empty string", origin, where, key));
-    return v.get<std::string>();
-  }
-  std::string str_or(const char* key, const std::string& dflt) const {
-    return j.contains(key) ? str(key) : dflt;
-  }
-  double num(const char* key, double lo, double hi) const {
-    const auto& v = at(key);
-    if (!v.is_number())
-      throw InputError(fmt::format("{}: {}: '{}' must be a number", origin, where, key));
-    double x = v.get<double>();
-    if (!std::isfinite(x) || x < lo || x > hi)
-      throw InputError(fmt::format("{}: {}: '{}' must be in [{:g}, {:g}], got {:g}", origin, where,
-                                   key, lo, hi, x));
-    return x;
-  }
-};
+using Reader = JsonReader;
 
 template <typename T>
 void upsert(std::vector<T>& items, T item) {
@@ -99,6 +70,7 @@ std::vector<std::string> names_of(const std::vector<T>& items) {
 const Catalog& Catalog::embedded() {
   static const Catalog c = [] {
     Catalog k;
+    k.merge_json_text(embedded::kernels_json, "embedded kernels (models/data/kernels.json)");
     k.merge_json_text(embedded::catalog_json, "embedded catalog");
     return k;
   }();
@@ -147,6 +119,16 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
       d.hbm_bytes = r.num("hbm_bytes", 1e6, 1e15);
       d.hbm_bandwidth = r.num("hbm_bandwidth", 1e6, 1e15);
       d.attention_efficiency = r.num("attention_efficiency", 1e-3, 1.0);
+      // Optional for a --catalog device; each default says what it assumes.
+      d.gemm_efficiency = r.num_or("gemm_efficiency", 1e-3, 1.0, d.attention_efficiency);
+      d.gemm_source = r.str_or("gemm_source", "assumption: the attention efficiency (no gemm_efficiency given)");
+      d.sm_count = static_cast<int>(r.has("sm_count") ? r.integer("sm_count", 0, 100000) : 0);
+      d.sm_source = r.str_or("sm_source", "");
+      if (d.sm_count > 0 && d.sm_source.empty())
+        throw r.error("'sm_source' must say where sm_count comes from");
+      d.default_kernel = r.str_or("default_kernel", "roofline");
+      d.default_kernel_source =
+          r.str_or("default_kernel_source", "no default_kernel given: the roofline");
       d.default_platform = r.str_or("default_platform", "nodes");
       parse_platform(origin + ": " + r.where + " default_platform", d.default_platform);
       d.default_intra = r.str_or("default_intra", "nvlink4");
@@ -168,6 +150,10 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
       n.display = r.str_or("display", n.name);
       n.bandwidth = r.num("bandwidth", 1e3, 1e15);
       n.latency = r.num("latency", 0, 1);
+      n.kind = r.str_or("kind", "network");
+      if (n.kind != "nvlink" && n.kind != "network" && n.kind != "pcie" && n.kind != "xgmi" &&
+          n.kind != "ici")
+        throw r.error("'kind' must be nvlink, network, pcie, xgmi or ici");
       n.duplex = r.str_or("duplex", "full");
       if (n.duplex != "full" && n.duplex != "half")
         throw InputError(fmt::format("{}: {}: 'duplex' must be full or half", origin, r.where));
@@ -193,6 +179,14 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
       upsert(next.clusters_, c);
     }
   }
+  if (auto* a = array("kernels")) {
+    std::size_t i = 0;
+    for (const auto& e : *a) upsert(next.kernels_, parse_kernel_spec(e, origin, i++));
+  }
+  if (auto* a = array("comm_libraries")) {
+    std::size_t i = 0;
+    for (const auto& e : *a) upsert(next.comm_libraries_, parse_comm_library(e, origin, i++));
+  }
   if (j.contains("paper_table2")) {
     Reader t{origin, "paper_table2", j["paper_table2"]};
     next.paper_source_ = t.str("source");
@@ -210,6 +204,21 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
     find(next.interconnects_, d.default_intra, origin.c_str(), "interconnect");
     find(next.interconnects_, d.default_inter, origin.c_str(), "interconnect");
   }
+  // Kernels come before the devices that name them (the embedded kernels are
+  // merged first), so a device's default is checked once both are in.
+  for (const auto& d : next.devices_)
+    if (!next.kernels_.empty()) find(next.kernels_, d.default_kernel, origin.c_str(), "kernel");
+  for (const auto& k : next.kernels_) {
+    if (!next.comm_libraries_.empty())
+      find(next.comm_libraries_, k.comm_library, origin.c_str(), "comm library");
+    if (!k.curves_from_kernel.empty()) {
+      const auto& from = find(next.kernels_, k.curves_from_kernel, origin.c_str(), "kernel");
+      if (!from.curves_from_kernel.empty())
+        throw InputError(fmt::format("{}: kernel '{}': curves_from_kernel '{}' takes its curves from "
+                                     "another kernel itself; name that one",
+                                     origin, k.name, from.name));
+    }
+  }
   for (const auto& c : next.clusters_) {
     find(next.devices_, c.gpu, origin.c_str(), "device");
     find(next.interconnects_, c.intra, origin.c_str(), "interconnect");
@@ -226,6 +235,15 @@ const Interconnect& Catalog::interconnect(const std::string& name) const {
 }
 const ClusterPreset& Catalog::cluster(const std::string& name) const {
   return find(clusters_, name, "--cluster", "cluster");
+}
+const KernelSpec& Catalog::kernel(const std::string& name) const {
+  return find(kernels_, name, "--kernel", "kernel");
+}
+const CommLibrary& Catalog::comm_library(const std::string& name) const {
+  return find(comm_libraries_, name, "--catalog", "comm library");
+}
+std::vector<std::string> Catalog::kernel_names() const {
+  return names_of(kernels_);
 }
 std::vector<std::string> Catalog::device_names() const {
   return names_of(devices_);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "models/core/kernel_spec.hpp"
 #include "models/core/workload.hpp"
 
 namespace ringsim {
@@ -14,10 +15,15 @@ struct Device {
   std::string name, display, kind;                     // kind: gpu | tpu
   double peak_bf16 = 0, peak_fp16 = 0, peak_fp32 = 0;  // FLOP/s, dense; 0 = unsupported
   double hbm_bytes = 0, hbm_bandwidth = 0;
-  double attention_efficiency = 0;  // fraction of peak a fused attention kernel reaches
+  // Fraction of peak an attention kernel reaches where the kernel has no
+  // published curve for this device (and the roofline kernel's rate).
+  double attention_efficiency = 0;
+  double gemm_efficiency = 0;  // fraction of peak a large bf16 matmul reaches
+  int sm_count = 0;            // SMs (NVIDIA), CUs (AMD); 0: not a GPU
+  std::string default_kernel;  // what a PyTorch or JAX user gets on it today
   std::string default_platform, default_intra, default_inter;
   int default_gpus_per_node = 8;
-  std::string source, efficiency_source;
+  std::string source, efficiency_source, gemm_source, sm_source, default_kernel_source;
   double peak(DType d) const;
 };
 
@@ -25,6 +31,7 @@ struct Interconnect {
   std::string name, display;
   double bandwidth = 0;  // bytes/s per direction
   double latency = 0;    // seconds
+  std::string kind;      // nvlink | network | pcie | xgmi | ici (what a comm library uses on it)
   std::string duplex, source, latency_source;
 };
 
@@ -47,6 +54,10 @@ class Catalog {
   const Device& device(const std::string& name) const;  // throws InputError listing choices
   const Interconnect& interconnect(const std::string& name) const;
   const ClusterPreset& cluster(const std::string& name) const;
+  const KernelSpec& kernel(const std::string& name) const;  // --kernel
+  const CommLibrary& comm_library(const std::string& name) const;
+  std::vector<std::string> kernel_names() const;
+  const std::vector<KernelSpec>& kernels() const { return kernels_; }
   std::vector<std::string> device_names() const;
   std::vector<std::string> interconnect_names() const;
   std::vector<std::string> cluster_names() const;
@@ -60,6 +71,8 @@ class Catalog {
   std::vector<Device> devices_;
   std::vector<Interconnect> interconnects_;
   std::vector<ClusterPreset> clusters_;
+  std::vector<KernelSpec> kernels_;
+  std::vector<CommLibrary> comm_libraries_;
   std::vector<PaperRow> paper_;
   std::string paper_source_;
 };

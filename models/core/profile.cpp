@@ -28,6 +28,23 @@ double ComputeModel::achieved_flops(std::int64_t block, int head_dim, bool backw
          seconds(entries, block, head_dim, backward, partial_mask);
 }
 
+double ComputeModel::call_seconds(const KernelCall& c, int head_dim, bool backward) const {
+  const auto parts = split_call(c);
+  double t = 0;
+  if (const auto e = call_pairs(parts.full); e > 0)
+    t += seconds(e, std::max(parts.full.q, parts.full.k), head_dim, backward, false);
+  if (const auto e = call_pairs(parts.causal); e > 0)
+    t += seconds(e, parts.causal.q, head_dim, backward, true);
+  return t;
+}
+
+double ComputeModel::nominal_flops(std::int64_t length, int head_dim, bool backward) const {
+  // Measured rates are flat far below 2^20 tokens (profiles clamp at their
+  // largest block); a square of 2^20 keeps the pair count inside 64 bits.
+  const auto L = std::max(std::min(length, std::int64_t{1} << 20), min_block());
+  return achieved_flops(L, head_dim, backward, false);
+}
+
 double RooflineModel::seconds(std::uint64_t entries, std::int64_t, int head_dim, bool backward,
                               bool) const {
   return static_cast<double>(entries) * flops_per_entry(head_dim, backward) / flops_;

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "models/core/calls.hpp"
 #include "models/core/workload.hpp"
 
 namespace ringsim {
@@ -43,6 +44,20 @@ class ComputeModel {
   // FLOP/s this model reaches at a given block (for reports and minblock).
   double achieved_flops(std::int64_t block, int head_dim, bool backward, bool partial_mask) const;
   virtual std::string name() const = 0;  // "roofline" or "profile:<device name>"
+
+  // Seconds of the device's work for one kernel call (no launch): by
+  // default its full part at the full rate of a block of max(q, k) and its
+  // causal square at the masked rate of a block of q (split_call).
+  virtual double call_seconds(const KernelCall& c, int head_dim, bool backward) const;
+  // Pairs the call computes: its visible pairs, or more where the kernel
+  // works in tiles (call_tile_pairs).
+  virtual std::uint64_t executed_pairs(const KernelCall& c, int /*head_dim*/,
+                                       bool /*backward*/) const {
+    return call_pairs(c);
+  }
+  // Useful FLOP/s of an unmasked square call of `length` tokens: the rate
+  // the ideal time divides the total work by.
+  virtual double nominal_flops(std::int64_t length, int head_dim, bool backward) const;
 };
 
 class RooflineModel final : public ComputeModel {
@@ -51,6 +66,7 @@ class RooflineModel final : public ComputeModel {
   double seconds(std::uint64_t entries, std::int64_t block, int head_dim, bool backward,
                  bool partial_mask) const override;
   std::string name() const override { return "roofline"; }
+  double nominal_flops(std::int64_t, int, bool) const override { return flops_; }
 
  private:
   double flops_;

@@ -127,6 +127,14 @@ double Hardware::ring_latency(std::int64_t devices) const {
   return devices > gpus_per_node ? std::max(intra_lat, inter_lat) : intra_lat;
 }
 
+std::string Hardware::ring_link_kind(std::int64_t devices) const {
+  if (bandwidth_override || platform == Platform::Flat) return intra_kind;
+  if (platform == Platform::Torus2D || platform == Platform::Torus3D) return intra_kind;
+  if (platform == Platform::FatTree) return inter_kind;
+  if (devices <= gpus_per_node) return intra_kind;
+  return inter_bw <= intra_bw ? inter_kind : intra_kind;
+}
+
 std::string Hardware::describe() const {
   if (bandwidth_override)
     return fmt::format("{} ({:.0f} TFLOP/s x {:.2f}), ring links {:.1f} GB/s/dir", gpu_name,

@@ -71,11 +71,13 @@ int auto_ulysses_degree(std::int64_t devices, int kv_heads, int gpus_per_node);
 struct Hardware {
   std::string gpu_name = "h100-sxm", gpu_display;
   double flops = 0;       // peak FLOP/s for the workload's dtype
-  double efficiency = 0;  // attention kernel fraction of peak
+  double efficiency = 0;       // attention fraction of peak (roofline kernel; prior without curves)
+  double gemm_efficiency = 0;  // matmul fraction of peak (projections, MLP, logits); 0: efficiency
   double hbm_bytes = 0, hbm_bandwidth = 0;
   Platform platform = Platform::Nodes;
   int gpus_per_node = 8;
   std::string intra_name, inter_name;
+  std::string intra_kind = "nvlink", inter_kind = "network";  // link kinds (catalog "kind")
   double intra_bw = 0, intra_lat = 0;
   double inter_bw = 0, inter_lat = 0;
   bool bandwidth_override = false;  // --bandwidth / --latency set every ring link
@@ -87,10 +89,14 @@ struct Hardware {
   std::string compute_model = "roofline";
 
   double effective_flops() const { return flops * efficiency; }
+  // FLOP/s of dense matmuls (projections, MLP, the output head).
+  double gemm_flops() const { return flops * (gemm_efficiency > 0 ? gemm_efficiency : efficiency); }
   // Per-direction bandwidth and latency of the slowest hop on the ring of
   // `devices` consecutive devices (the hop that bounds every step).
   double ring_bandwidth(std::int64_t devices) const;
   double ring_latency(std::int64_t devices) const;
+  // Kind of that hop's link (what a communication library runs on).
+  std::string ring_link_kind(std::int64_t devices) const;
   std::string describe() const;
 };
 

@@ -84,7 +84,7 @@ Infeasibility broken(std::string rule) {
 
 }  // namespace
 
-PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const ComputeModel& cm, Layout layout,
+PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementation& cm, Layout layout,
                     std::int64_t cp, std::int64_t tp, std::int64_t micro_batch,
                     const std::optional<AttentionOverride>& attention, bool memory_only) {
   PlanConfig c;
@@ -217,7 +217,7 @@ std::vector<Candidate> candidates(const PlanRequest& r, const Hardware& hw, bool
 
 }  // namespace
 
-std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const ComputeModel& cm) {
+std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const Implementation& cm) {
   check_request(r);
   bool any = false;
   const auto cands = candidates(r, hw, &any);
@@ -309,4 +309,15 @@ MaxContext max_context(const PlanRequest& req, const Hardware& hw, std::int64_t 
   return out;
 }
 
+}  // namespace ringsim
+
+namespace ringsim {
+std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const ComputeModel& cm) {
+  return search(r, hw, bare_implementation(cm));
+}
+PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const ComputeModel& cm, Layout layout,
+                    std::int64_t cp, std::int64_t tp, std::int64_t micro_batch,
+                    const std::optional<AttentionOverride>& attention) {
+  return evaluate(r, hw, bare_implementation(cm), layout, cp, tp, micro_batch, attention);
+}
 }  // namespace ringsim

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "models/kernel/implementation.hpp"
 #include "models/plan/basics.hpp"
 #include "models/plan/memory.hpp"
 #include "models/plan/step_time.hpp"
@@ -40,14 +41,19 @@ struct PlanConfig {
 Workload attention_workload(const PlanRequest& r, const PlanConfig& c);
 
 // Evaluates one config; never throws for an infeasible one (`why` is set).
-PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const ComputeModel& cm, Layout layout,
+PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementation& cm, Layout layout,
                     std::int64_t cp, std::int64_t tp, std::int64_t micro_batch,
                     const std::optional<AttentionOverride>& attention = std::nullopt,
                     bool memory_only = false);
+PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const ComputeModel& cm, Layout layout,
+                    std::int64_t cp, std::int64_t tp, std::int64_t micro_batch,
+                    const std::optional<AttentionOverride>& attention = std::nullopt);
 
 // All configs, ranked: feasible by tokens/s per device (best first), then the
 // infeasible ones, closest to fitting first. Throws InputError for a request
 // that no config can express (e.g. --cp not dividing --gpus).
+std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const Implementation& cm);
+// With a bare compute model (no per-step costs around the kernel).
 std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const ComputeModel& cm);
 
 struct MaxContextEntry {

@@ -191,7 +191,7 @@ std::string explain(const PlanConfig& c, double hbm) {
   };
   row("attention fwd+bwd", t.attention_s, "analyze(fwdbwd) x layers x micro-batches");
   row("attention recompute", t.attention_recompute_s, "full checkpointing: one more forward");
-  row("projections + MLP", t.other_compute_s, "roofline at peak x efficiency (incl. recompute)");
+  row("projections + MLP", t.other_compute_s, "matmuls at peak x the device's GEMM efficiency (incl. recompute)");
   row("pointwise ops", t.pointwise_s, "norms, RoPE, residuals, SwiGLU by HBM bandwidth");
   row("output head + loss", t.head_s, "2/4 x tokens x d_model x vocab FLOPs + fp32 loss traffic");
   row("tensor-parallel comm", t.tp_comm_s, "sequence-parallel all-gather/reduce-scatter, exposed");

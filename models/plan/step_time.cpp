@@ -5,6 +5,7 @@
 #include "models/analytic/analytic.hpp"
 #include "models/core/profile.hpp"
 #include "models/core/work.hpp"
+#include "models/kernel/implementation.hpp"
 
 namespace ringsim {
 
@@ -52,7 +53,7 @@ bool cp_shares_fsdp_link(const Hardware& g, std::int64_t cp, std::int64_t fsdp) 
 
 }  // namespace
 
-PlanTime step_time(const PlanRequest& r, const Hardware& hw, const ComputeModel& cm,
+PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
                    const StepShape& sh, const std::optional<AttentionOverride>& attention) {
   const auto w = attention_workload(r, sh.layout, sh.cp, sh.tp, sh.ulysses_degree);
   const auto g = group_hardware(hw, sh.tp);
@@ -61,7 +62,8 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const ComputeModel&
   const double L = s.layers, D = s.d_model, V = s.vocab;
   const double t = static_cast<double>(tp), m = static_cast<double>(micro_batch);
   const double k = static_cast<double>(sh.grad_accum);
-  const double eff = hw.effective_flops();
+  // Projections, MLP and the output head are matmuls: the device's GEMM rate.
+  const double eff = hw.gemm_flops();
   const double tokens = static_cast<double>(sh.block) * m;  // per device per micro-step (before tp)
   PlanTime T;
 

@@ -11,7 +11,7 @@
 
 namespace ringsim {
 
-class ComputeModel;  // models/core/profile.hpp
+class Implementation;  // models/kernel/implementation.hpp
 
 struct PlanTime {
   std::string engine = "analytic";  // who produced the attention times
@@ -46,7 +46,7 @@ struct StepShape {
 
 // Throws InputError when the compute model cannot time the attention (a
 // profile that does not cover the block).
-PlanTime step_time(const PlanRequest& r, const Hardware& hw, const ComputeModel& cm,
+PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
                    const StepShape& s, const std::optional<AttentionOverride>& attention);
 
 }  // namespace ringsim

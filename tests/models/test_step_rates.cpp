@@ -37,17 +37,17 @@ TEST(DiagonalEntries, FollowTheMaskedChunksOfEachLayout) {
   EXPECT_EQ(step_diagonal_entries(full, 1, 0), 0u);
 }
 
-TEST(StepRates, ZigzagHalfBlocksRunAtTheFullRateAndDiagonalsAtTheirOwnSize) {
+TEST(StepRates, ZigzagStepsRunAsTheKernelCallsTheLayoutMakes) {
   const HandRates r;
   const auto pm = testing::hand_profile(r);
-  const double c = 4096, h = 2048;
+  const double c = 4096;
   auto zz = make_workload(4, 4096, Layout::Zigzag, true);
-  // Step 0: two h x h diagonals at the 2048 masked rate, one whole h x h chunk
-  // at the full rate of the 4096 query block.
-  const double diag = 2 * (h * (h + 1) / 2) * kH, whole = h * h * kH;
-  const double s0 = diag * r.diag2048 + whole * r.full4096;
+  // Step 0: one causal call over the device's two chunks (local order is
+  // global order), c(c+1)/2 pairs at the 4096 masked rate.
+  const double s0 = c * (c + 1) / 2 * kH * r.diag4096;
   EXPECT_NEAR(step_seconds(zz, pm, 1, 0, false), s0, s0 * kRel);
-  // Later steps: c^2 / 2 pairs of whole chunks, full rate.
+  // Later steps: one full call of c x c/2 (or c/2 x c), at the full rate of
+  // its larger side.
   const double s1 = c * c / 2 * kH * r.full4096;
   EXPECT_NEAR(step_seconds(zz, pm, 1, 1, false), s1, s1 * kRel);
   // Ring: the own block is one c x c diagonal, at the 4096 masked rate.

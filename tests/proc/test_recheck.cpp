@@ -21,7 +21,8 @@ TEST(Recheck, SpecIsTheConfigsAttentionLayer) {
   r.context = 1 << 17;
   r.gpus = 16;
   r.tp_degrees = {2};
-  const RooflineModel cm(hw.effective_flops());
+  const RooflineModel rm(hw.effective_flops());
+  const auto cm = bare_implementation(rm);
   const auto c = evaluate(r, hw, cm, Layout::Zigzag, 8, 2, 1);
   ASSERT_TRUE(c.feasible) << c.reason();
   const auto spec = recheck_spec(r, c, hw, hs, Pass::FwdBwd);
@@ -47,8 +48,8 @@ TEST(Recheck, SpecIsTheConfigsAttentionLayer) {
 
 TEST(Recheck, OffWhenNotAsked) {
   const auto hw = resolve_hardware(HardwareSpec{}, Catalog::embedded(), DType::BF16);
-  const RooflineModel cm(hw.effective_flops());
-  const auto rc = recheck_top(0, {}, PlanRequest{}, hw, HardwareSpec{}, cm);
+  const RooflineModel rm(hw.effective_flops());
+  const auto rc = recheck_top(0, {}, PlanRequest{}, hw, HardwareSpec{}, bare_implementation(rm));
   EXPECT_EQ(std::string(rc.status_name()), "off");
 }
 

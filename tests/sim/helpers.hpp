@@ -61,6 +61,8 @@ inline Hardware catalog_hw(const std::string& gpu, Platform platform) {
 struct SimRun {
   sim::SimOptions options;
   std::unique_ptr<ComputeModel> compute;
+  // A test may set an implementation (kernel costs); else `compute` bare.
+  std::shared_ptr<const Implementation> implementation;
   sim::SimResult result;
 };
 
@@ -78,7 +80,9 @@ inline bool simulate_once(SimRun& run) {
   if (!sim::simulation_available()) return false;
   if (!run.compute)  // a test may set a ProfileModel instead
     run.compute = std::make_unique<RooflineModel>(run.options.hardware.effective_flops());
-  run.options.compute = run.compute.get();
+  if (!run.implementation)
+    run.implementation = std::make_shared<Implementation>(bare_implementation(*run.compute));
+  run.options.compute = run.implementation.get();
   run.result = sim::simulate(run.options);
   return true;
 }

@@ -145,14 +145,21 @@ TEST(SimCli, SymmetricRunMatchesTheFullSimulation) {
   // (--symmetry off): the same time, compute-bound and comm-bound, on each
   // platform kind. Tolerance 1e-12: the two runs add the same durations in
   // the same order; only SimGrid's event bookkeeping differs.
+  // Causal zigzag is uniform only where both of its chunk shapes run at one
+  // rate per pair (the roofline); a kernel's curves make them differ.
   const std::vector<std::vector<std::string>> cases = {
-      {"--devices", "64", "--block", "4096", "--layout", "zigzag", "--pass", "fwdbwd"},
-      {"--devices", "64", "--block", "1024", "--layout", "zigzag"},  // comm-bound on IB
+      {"--devices", "64", "--block", "4096", "--layout", "zigzag", "--pass", "fwdbwd", "--kernel",
+       "roofline"},
+      {"--devices", "64", "--block", "1024", "--layout", "zigzag", "--kernel",
+       "roofline"},  // comm-bound on IB
       {"--devices", "32", "--block", "2048", "--no-causal", "--platform", "flat", "--pass", "bwd"},
-      {"--devices", "16", "--block", "2048", "--layout", "zigzag", "--gpu", "tpu-v5e"},
+      {"--devices", "16", "--block", "2048", "--layout", "zigzag", "--gpu", "tpu-v5e", "--kernel",
+       "roofline"},
       {"--devices", "24", "--block", "2048", "--no-causal", "--layout", "striped", "--platform",
        "fattree"},
-      {"--devices", "64", "--block", "2048", "--layout", "zigzag", "--inter-topology", "fattree"},
+      {"--devices", "64", "--block", "2048", "--layout", "zigzag", "--inter-topology", "fattree",
+       "--kernel", "roofline"},
+      {"--devices", "64", "--block", "4096", "--no-causal", "--pass", "fwdbwd"},  // cudnn, nodes
   };
   for (const auto& args : cases) {
     double t[2] = {0, 0};
@@ -169,8 +176,13 @@ TEST(SimCli, SymmetricRunMatchesTheFullSimulation) {
     EXPECT_LT(simulated[0], simulated[1]) << args[1];
     EXPECT_NEAR(t[0] / t[1], 1.0, 1e-12) << args[1] << " " << args[3];
   }
-  // Not symmetric: causal ring (device i works on i+1 blocks), lv08 (coupled hops).
+  // Not symmetric: causal ring (device i works on i+1 blocks), lv08 (coupled hops),
+  // causal zigzag under a kernel whose two chunk shapes run at different rates.
   EXPECT_EQ(run({"--devices", "64", "--symmetry", "on"}).exit_code, 2);
+  const auto zz = run({"--devices", "64", "--layout", "zigzag", "--kernel", "fa2", "--gpu",
+                       "a100-80gb", "--symmetry", "on"});
+  EXPECT_EQ(zz.exit_code, 2);
+  EXPECT_NE(zz.err.find("cost differently under fa2"), std::string::npos) << zz.err;
   EXPECT_EQ(
       run({"--devices", "64", "--layout", "zigzag", "--network-model", "lv08", "--symmetry", "on"})
           .exit_code,

@@ -38,7 +38,7 @@ TEST(Phase, NamesAreUniqueAndReadBack) {
     EXPECT_TRUE(names.insert(n).second) << n;
     EXPECT_EQ(phase_from_name(n, ""), p) << n;
   }
-  EXPECT_EQ(names.size(), 10u);
+  EXPECT_EQ(names.size(), 13u);
   // Names the format does not list keep their category.
   EXPECT_EQ(phase_from_name("gemm", "compute"), Phase::OtherCompute);
   EXPECT_EQ(phase_from_name("nccl", "comm"), Phase::OtherComm);
@@ -46,7 +46,9 @@ TEST(Phase, NamesAreUniqueAndReadBack) {
 }
 
 TEST(Phase, CategoriesAsTheFormatSaysThem) {
-  for (auto p : {Phase::Partial, Phase::Merge, Phase::Dense}) EXPECT_TRUE(is_compute(p));
+  for (auto p : {Phase::Partial, Phase::Merge, Phase::Dense, Phase::Launch, Phase::Accumulate,
+                 Phase::Reduce})
+    EXPECT_TRUE(is_compute(p)) << phase_name(p);
   for (auto p : {Phase::Send, Phase::Recv, Phase::Wait, Phase::AllToAll, Phase::AllGather,
                  Phase::ReduceScatter})
     EXPECT_TRUE(is_comm(p)) << phase_name(p);
