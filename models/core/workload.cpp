@@ -137,13 +137,13 @@ std::string Hardware::ring_link_kind(std::int64_t devices) const {
 
 std::string Hardware::describe() const {
   if (bandwidth_override)
-    return fmt::format("{} ({:.0f} TFLOP/s x {:.2f}), ring links {:.1f} GB/s/dir", gpu_name,
-                       flops / 1e12, efficiency, intra_bw / 1e9);
+    return fmt::format("{} ({:.0f} TFLOP/s peak), ring links {:.1f} GB/s/dir", gpu_name,
+                       flops / 1e12, intra_bw / 1e9);
   if (platform == Platform::Nodes)
-    return fmt::format("{} ({:.0f} TFLOP/s x {:.2f}), {} per node on {}, nodes on {}", gpu_name,
-                       flops / 1e12, efficiency, gpus_per_node, intra_name, inter_name);
-  return fmt::format("{} ({:.0f} TFLOP/s x {:.2f}), {} platform on {}", gpu_name, flops / 1e12,
-                     efficiency, to_string(platform), intra_name);
+    return fmt::format("{} ({:.0f} TFLOP/s peak), {} per node on {}, nodes on {}", gpu_name,
+                       flops / 1e12, gpus_per_node, intra_name, inter_name);
+  return fmt::format("{} ({:.0f} TFLOP/s peak), {} platform on {}", gpu_name, flops / 1e12,
+                     to_string(platform), intra_name);
 }
 
 void validate(const Workload& w, const Hardware& hw) {

@@ -1,0 +1,130 @@
+// The implementation's per-step costs as the SimGrid actors play them, worked
+// out by hand: launch stalls, merge and accumulate phases, the reduce phase,
+// and compute slowed while the device's own transfer runs (interference).
+// The same numbers as the closed forms' tests (tests/models/test_kernel_model.cpp).
+#include <gtest/gtest.h>
+
+#include "models/analytic/analytic.hpp"
+#include "models/kernel/implementation.hpp"
+#include "tests/sim/helpers.hpp"
+
+namespace ringsim {
+namespace {
+
+using testing::flat_hw;
+using testing::llama3;
+using testing::SimRun;
+
+constexpr double kTol = 1e-15;  // seconds; SimGrid dates in doubles
+
+// Roofline rates at 1e15 with hand-set costs around the calls.
+std::shared_ptr<Implementation> hand(const ComputeModel& rm) {
+  auto im = std::make_shared<Implementation>(bare_implementation(rm));
+  im->hbm_bandwidth_ = 1e12;
+  return im;
+}
+
+std::vector<sim::Event> of(const SimRun& run, int device, sim::Phase p) {
+  std::vector<sim::Event> v;
+  for (const auto& e : run.result.events[static_cast<std::size_t>(device)])
+    if (e.phase == p) v.push_back(e);
+  return v;
+}
+
+TEST(KernelCosts, InterferenceSlowsComputeUntilTheSendEnds) {
+  // Flat 4-device ring, non-causal, forward, 1024 tokens, link 1e11 B/s: the
+  // library takes 32 of 128 SMs (attention x4/3) and the copy 2e11 of 1e12
+  // B/s HBM (merge x1.25); a 10 B/element merge after the first step.
+  SimRun run;
+  run.compute = std::make_unique<RooflineModel>(1e15);
+  auto im = hand(*run.compute);
+  im->ops_ = {{"merge", "fwd", "after_first", "call_q_elems", "hand", 10, 0}};
+  im->sm_count_ = 128;
+  im->comm_.ctas = {{"nvlink", 32}};
+  im->dma_ = false;
+  run.implementation = im;
+  auto hw = flat_hw(1e15, 1e11, 0);
+  hw.intra_kind = hw.inter_kind = "nvlink";
+  run.options = testing::sim_options(llama3(4, 1024, Layout::Ring, false), hw);
+  run.options.record_events = true;
+  RINGSIM_SIMULATE(run);
+  const double attn = 1024.0 * 1024 * 32 * 512 / 1e15;
+  const double merge = 10 * 1024.0 * 32 * 128 / 1e12;
+  const double comm = 2 * 1024.0 * 8 * 128 * 2 / 1e11;
+  const double a_slow = attn * 4 / 3;
+  const double s1 = comm + (merge - (comm - a_slow) / 1.25);
+  EXPECT_NEAR(run.result.time_s, comm + 2 * s1 + attn + merge, kTol);
+  // The merge of step 1 starts when the slowed attention ends and ends s1
+  // after the step began.
+  const auto merges = of(run, 1, sim::Phase::Merge);
+  ASSERT_EQ(merges.size(), 3u);
+  EXPECT_NEAR(merges[0].start * 1e-6, comm + a_slow, kTol);
+  EXPECT_NEAR((merges[0].start + merges[0].dur) * 1e-6, comm + s1, kTol);
+  // Compute-only (free links) has no slowdown: the exposed part includes it.
+  EXPECT_NEAR(run.result.compute_only_s, attn + 3 * (attn + merge), kTol);
+  // And the closed forms say the same.
+  EXPECT_NEAR(analyze(run.options.workload, hw, *im).time_s, run.result.time_s, kTol);
+}
+
+TEST(KernelCosts, LaunchStallsAccumulateAndTheReducePhase) {
+  // Backward, 64 tokens: the device's work per step (0.17 us of attention,
+  // 2.6 us of fp32 dQ accumulation) is under its launches (5 us each:
+  // attention, 3 accumulate kernels, the send), so the host sets the pace.
+  SimRun run;
+  run.compute = std::make_unique<RooflineModel>(1e15);
+  auto im = hand(*run.compute);
+  im->ops_ = {{"acc", "bwd", "step", "call_q_elems", "hand", 10, 3},
+              {"cast", "bwd", "final", "all_q_elems", "hand", 6, 1}};
+  im->launch_s_ = 5e-6;
+  im->kernels_bwd_ = 1;
+  run.implementation = im;
+  const auto hw = flat_hw(1e15, 1e12, 0);
+  run.options = testing::sim_options(llama3(4, 64, Layout::Ring, false, Pass::Bwd), hw);
+  run.options.record_events = true;
+  RINGSIM_SIMULATE(run);
+  const double attn = 64.0 * 64 * 32 * 512 * 2.5 / 1e15;
+  const double acc = 10 * 64.0 * 32 * 128 / 1e12;
+  const double work = attn + acc;
+  // Steps 0-2 send (5 launches), step 3 does not (4); the last hop of dK/dV
+  // (fp32) home; the final cast, one launch longer than its work.
+  const double hop = 2 * 64.0 * 8 * 128 * 4 / 1e12;
+  const double cast = 6 * 64.0 * 32 * 128 / 1e12;
+  const double expect = 3 * 5 * 5e-6 + 4 * 5e-6 + hop + 5e-6;
+  ASSERT_LT(work, 4 * 5e-6);
+  ASSERT_LT(cast, 5e-6);
+  EXPECT_NEAR(run.result.time_s, expect, kTol);
+  const auto launches = of(run, 2, sim::Phase::Launch);
+  ASSERT_EQ(launches.size(), 4u);
+  EXPECT_NEAR(launches[0].dur * 1e-6, 5 * 5e-6 - work, kTol);
+  EXPECT_NEAR(launches[3].dur * 1e-6, 4 * 5e-6 - work, kTol);
+  const auto accs = of(run, 2, sim::Phase::Accumulate);
+  ASSERT_EQ(accs.size(), 4u);
+  EXPECT_NEAR(accs[0].dur * 1e-6, acc, kTol);
+  const auto reduces = of(run, 2, sim::Phase::Reduce);
+  ASSERT_EQ(reduces.size(), 1u);
+  EXPECT_NEAR(reduces[0].dur * 1e-6, 5e-6, kTol);
+  EXPECT_NEAR(analyze(run.options.workload, hw, *im).time_s, run.result.time_s, kTol);
+}
+
+TEST(KernelCosts, CatalogKernelOnANodeMatchesTheClosedForms) {
+  // cudnn on one H100 node (8 GPUs on NVLink): the device's calls, the
+  // eager merge, interference; zigzag's two chunk shapes cost differently,
+  // and every step still hides, so each device runs its own sum.
+  SimRun run;
+  const auto hw = testing::catalog_hw("h100-sxm", Platform::Nodes);
+  auto hwk = hw;
+  const auto& cat = Catalog::embedded();
+  hwk.hbm_bandwidth = cat.device("h100-sxm").hbm_bandwidth;
+  hwk.intra_kind = "nvlink";
+  hwk.inter_kind = "network";
+  run.implementation = make_implementation(cat, hwk, DType::BF16, {"cudnn", nullptr, false});
+  run.options = testing::sim_options(llama3(8, 8192, Layout::Zigzag, true), hwk);
+  RINGSIM_SIMULATE(run);
+  const auto a = analyze(run.options.workload, hwk, *run.implementation);
+  EXPECT_NEAR(run.result.time_s / a.time_s, 1.0, 1e-12);
+  EXPECT_GT(a.interference_compute, 1.0);
+  EXPECT_LT(a.efficiency, 1.0);
+}
+
+}  // namespace
+}  // namespace ringsim
