@@ -11,5 +11,6 @@ Experiment layouts_experiment();
 Experiment overlap_knee_experiment();
 Experiment scale_experiment();
 Experiment plan_cases_experiment();
+Experiment kernel_curves_experiment();
 
 }  // namespace ringsim::exp

@@ -335,27 +335,40 @@ Measured with_link(Measured m, double latency, double bandwidth) {
 Measured with_link(const Measured& m, const mpi::PingPongResult& pp) {
   return with_link(m, pp.ring_latency_s, pp.ring_bandwidth_Bps);
 }
+Measured with_profile(Measured m, const std::string& path) {
+  m.profile_path = path;
+  return m;
+}
 
-Measured measure_profile(const CalibrateFlags& f, const fs::path& dir,
-                         const std::vector<Config>& configs) {
+// The kernel profile of one configuration, measured right before one of its
+// launches, at exactly its blocks and head dim (fp32, quick): on a shared
+// machine the cores' speed drifts by up to 20% over minutes, so a profile
+// measured once at the start mispredicts the compute-bound rows of later
+// launches. Each launch is then predicted on its own link and its own kernel
+// speed, both probed just before it.
+std::string probe_profile(const fs::path& dir, const Config& c, int launch) {
+  kernels::CpuProfileOptions o;
+  o.quick = true;
+  o.blocks = profile_blocks({c});
+  o.head_dims = {c.head_dim};
+  o.dtypes = {"fp32"};
+  o.backward = c.pass != "fwd";
+  o.tool_version = RINGSIM_VERSION;
+  const auto path = (dir / fmt::format("profile-{}-{}.json", c.name, launch)).string();
+  AtomicFile file(path, "--workdir");
+  file.write(kernels::cpu_profile_json(o));
+  file.commit();
+  return path;
+}
+
+// A --profile given: every launch is predicted with it. Otherwise each launch
+// gets its own, probed just before it (probe_profile).
+Measured given_profile(const CalibrateFlags& f) {
   Measured m;
   if (!f.profile.empty()) {
     m.profile_path = f.profile;
-  } else {
-    m.profile_path = (dir / "profile-cpu.json").string();
-    // Measured at exactly the configurations' blocks: the simulator then reads
-    // the profile without interpolating.
-    kernels::CpuProfileOptions o;
-    o.quick = f.quick;
-    o.blocks = profile_blocks(configs);
-    o.head_dims = {64, 128};
-    o.dtypes = {"fp32"};
-    o.tool_version = RINGSIM_VERSION;
-    AtomicFile file(m.profile_path, "--workdir");
-    file.write(kernels::cpu_profile_json(o));
-    file.commit();
+    m.profile = read_profile(m.profile_path);
   }
-  m.profile = read_profile(m.profile_path);
   return m;
 }
 
@@ -367,7 +380,8 @@ Measured measure_profile(const CalibrateFlags& f, const fs::path& dir,
 // is listed), and for it the prediction with the other --overlap, for context.
 json config_row(const Tools& t, const Measured& base, const Config& c, int ranks,
                 const std::vector<mpi::RingSummary>& launched,
-                const std::vector<mpi::PingPongResult>& pps, const json& attempts,
+                const std::vector<mpi::PingPongResult>& pps,
+                const std::vector<std::string>& profiles, const json& attempts,
                 const fs::path& dir, bool kept) {
   json r;
   r["config"] = c.to_json();
@@ -377,10 +391,11 @@ json config_row(const Tools& t, const Measured& base, const Config& c, int ranks
   std::vector<std::pair<double, std::size_t>> errors;
   std::vector<json> preds;
   for (std::size_t l = 0; l < launched.size(); ++l) {
-    auto p = predict(t, with_link(base, pps[l]), c, ranks, "");
+    auto p = predict(t, with_profile(with_link(base, pps[l]), profiles[l]), c, ranks, "");
     const double meas = launched[l].time_s;
     json row = {{"ring_step_latency_s", pps[l].ring_latency_s},
                 {"ring_step_bandwidth_Bps", pps[l].ring_bandwidth_Bps},
+                {"profile", profiles[l]},
                 {"predicted_s", p["predicted_s"]},
                 {"measured_s", meas},
                 {"contention", contention(launched[l])}};
@@ -396,7 +411,7 @@ json config_row(const Tools& t, const Measured& base, const Config& c, int ranks
     std::sort(errors.begin(), errors.end());
     pick = errors[(errors.size() - 1) / 2].second;
   }
-  const auto m = with_link(base, pps[pick]);
+  const auto m = with_profile(with_link(base, pps[pick]), profiles[pick]);
   // The chosen launch's prediction; simulated again only to write its trace
   // (the simulation is deterministic, so the numbers are the same).
   const auto sim_trace = (dir / (c.name + ".sim.json")).string();
@@ -543,12 +558,13 @@ int run(const CalibrateFlags& f) {
 
   const auto configs = default_configs(f.quick);
   const auto load_before = machine_load();
-  auto m = measure_profile(f, dir, configs);
+  auto m = given_profile(f);
   // Launches go round the configurations (round l launches each once), each
   // right after its own ping-pong: drift on a shared machine then spreads
   // over all rows, and every launch is predicted on the link it had.
   std::vector<std::vector<mpi::RingSummary>> launched(configs.size());
   std::vector<std::vector<mpi::PingPongResult>> pps(configs.size());
+  std::vector<std::vector<std::string>> profiles(configs.size());
   std::vector<json> attempts(configs.size(), json::array());
   json pingpongs = json::array();
   std::vector<double> overlaps;
@@ -561,6 +577,7 @@ int run(const CalibrateFlags& f) {
                            {"ring_step_latency_s", pp.ring_latency_s},
                            {"ring_step_bandwidth_Bps", pp.ring_bandwidth_Bps},
                            {"overlap", pp.overlap}});
+      profiles[i].push_back(f.profile.empty() ? probe_profile(dir, configs[i], l) : m.profile_path);
       const auto trace = (dir / fmt::format("{}.mpi.{}.json", configs[i].name, l)).string();
       launched[i].push_back(
           measure_launch(tools, configs[i], ranks, repeat, retries, trace, attempts[i]));
@@ -584,8 +601,10 @@ int run(const CalibrateFlags& f) {
   j["mpi"] = tools.mpi_version;
   j["pingpong"] = pps[0][0].to_json();
   j["pingpongs"] = pingpongs;
-  j["profile"] = m.profile_path;
-  j["profile_device"] = m.profile.device_name;
+  j["profile"] = m.profile_path.empty()
+                     ? "measured before each launch (profile-CONFIG-LAUNCH.json in the workdir)"
+                     : m.profile_path;
+  j["profile_device"] = m.profile_path.empty() ? kernels::cpu_model_name() : m.profile.device_name;
   const bool kept = !temp || f.keep_files;
   // The platform of the median ping-pong, for the header; each launch used its own.
   const auto mid = with_link(m, median_of(lat), median_of(bw));
@@ -602,7 +621,8 @@ int run(const CalibrateFlags& f) {
   j["runs"] = json::array();
   for (std::size_t i = 0; i < configs.size(); ++i)
     j["runs"].push_back(
-        config_row(tools, m, configs[i], ranks, launched[i], pps[i], attempts[i], dir, kept));
+        config_row(tools, m, configs[i], ranks, launched[i], pps[i], profiles[i], attempts[i], dir,
+                   kept));
   if (kept) j["workdir"] = dir.string();
   j["machine"] = {{"before", load_before}, {"after", machine_load()}};
 

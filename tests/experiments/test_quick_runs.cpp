@@ -163,6 +163,26 @@ TEST(ExperimentQuick, MemoryScalingGrowsWithDevices) {
   }
 }
 
+TEST(ExperimentQuick, KernelCurvesThroughThePublishedPoints) {
+  const auto q = run_quick("kernel-curves");
+  const auto& v = q.csv;
+  expect_columns(v, {"kernel", "device", "pass", "mask", "head_dim", "length", "tflops", "kind",
+                     "source"});
+  std::set<std::string> kernels;
+  std::size_t published = 0;
+  for (std::size_t i = 0; i < v.rows.size(); ++i) {
+    kernels.insert(v.str(i, "kernel"));
+    EXPECT_GT(v.num(i, "tflops"), 0);
+    EXPECT_LT(v.num(i, "fraction_of_peak"), 1.0);
+    if (v.str(i, "kind") == "published") {
+      ++published;
+      EXPECT_FALSE(v.str(i, "source").empty()) << "row " << i;
+    }
+  }
+  EXPECT_TRUE(kernels.count("fa2") && kernels.count("fa3") && kernels.count("cudnn"));
+  EXPECT_GT(published, 50u);
+}
+
 TEST(ExperimentQuick, CausalBalanceWithinBound) {
   const auto q = run_quick("causal-balance");
   const auto& v = q.csv;
@@ -286,8 +306,8 @@ TEST(ExperimentCli, ListAndBadInput) {
   const auto j = nlohmann::json::parse(r.out);
   std::set<std::string> names;
   for (const auto& e : j.at("experiments")) names.insert(e.at("name").get<std::string>());
-  for (const char* n : {"minblock-table", "memory-scaling", "causal-balance", "layouts",
-                        "overlap-knee", "scale", "plan-cases"})
+  for (const char* n : {"minblock-table", "memory-scaling", "kernel-curves", "causal-balance",
+                        "layouts", "overlap-knee", "scale", "plan-cases"})
     EXPECT_TRUE(names.count(n)) << n;
 
   r = proc::run({RINGSIM_BIN, "experiment", "no-such-thing", "--out", "/tmp"}, 60);
