@@ -273,7 +273,7 @@ std::shared_ptr<const Implementation> make_implementation(const Catalog& cat, co
   } else {
     throw InputError(fmt::format(
         "--kernel {}: no profile of it ships with ringsim (none was measured on such a device); "
-        "measure one with `ringsim profile` and pass --profile FILE",
+        "measure one with 'ringsim profile' and pass --profile FILE",
         spec.name));
   }
   const CommLibrary* comm = &cat.comm_library(spec.comm_library);
