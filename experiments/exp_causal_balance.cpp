@@ -96,12 +96,28 @@ void run(const Context& ctx, Output& out) {
       roof.push_back(all[6 * i + 3 + l]);
     }
 
-  out.data.set_columns({"sweep", "setting", "cluster", "devices", "seq_len", "block", "scope",
-                        "engine", "time_ring_s", "time_striped_s", "time_zigzag_s",
-                        "speedup_striped", "speedup_zigzag", "bound_2n_minus_1_over_n",
-                        "exposed_comm_ring_s", "exposed_comm_striped_s", "efficiency_ring",
-                        "efficiency_striped", "efficiency_zigzag", "kernel",
-                        "roofline_speedup_striped", "roofline_speedup_zigzag"});
+  out.data.set_columns({"sweep",
+                        "setting",
+                        "cluster",
+                        "devices",
+                        "seq_len",
+                        "block",
+                        "scope",
+                        "engine",
+                        "time_ring_s",
+                        "time_striped_s",
+                        "time_zigzag_s",
+                        "speedup_striped",
+                        "speedup_zigzag",
+                        "bound_2n_minus_1_over_n",
+                        "exposed_comm_ring_s",
+                        "exposed_comm_striped_s",
+                        "efficiency_ring",
+                        "efficiency_striped",
+                        "efficiency_zigzag",
+                        "kernel",
+                        "roofline_speedup_striped",
+                        "roofline_speedup_zigzag"});
   Panel pa, pl, pn;
   pa.title = "Attention only (forward + backward): speedup over causal ring";
   pl.title = "Whole layer (attention + projections + MLP): speedup over ring";

@@ -31,7 +31,8 @@ const char* mask_name(CallMask m) {
 std::vector<double> grid(bool quick) {
   std::vector<double> g;
   const int per_octave = quick ? 1 : 4;
-  for (int i = 0; i <= 8 * per_octave; ++i) g.push_back(256.0 * std::pow(2.0, double(i) / per_octave));
+  for (int i = 0; i <= 8 * per_octave; ++i)
+    g.push_back(256.0 * std::pow(2.0, double(i) / per_octave));
   return g;
 }
 
@@ -47,7 +48,8 @@ void run(const Context& ctx, Output& out) {
   std::vector<std::string> devices;
   for (const auto& d : cat.devices()) {
     for (const auto& k : cat.kernels()) {
-      const KernelSpec* from = k.curves_from_kernel.empty() ? nullptr : &cat.kernel(k.curves_from_kernel);
+      const KernelSpec* from =
+          k.curves_from_kernel.empty() ? nullptr : &cat.kernel(k.curves_from_kernel);
       if (k.rates == "curves" && KernelCurves(k, from, d.name, 0).published()) {
         devices.push_back(d.name);
         break;
@@ -66,7 +68,8 @@ void run(const Context& ctx, Output& out) {
     const double peak = d.peak(DType::BF16);
     for (const std::string pass : {"fwd", "bwd"}) {
       Panel p;
-      p.title = fmt::format("{}: {} (head dim 128)", d.display, pass == "fwd" ? "forward" : "backward");
+      p.title =
+          fmt::format("{}: {} (head dim 128)", d.display, pass == "fwd" ? "forward" : "backward");
       p.x = make_axis("sequence length L (tokens, square call, batch x L = 16k)", true, 2);
       p.y = make_axis("TFLOP/s (useful FLOPs)");
       p.legend = "right";
@@ -128,7 +131,7 @@ void run(const Context& ctx, Output& out) {
             if (direct) {
               if (!fb_only)
                 how = direct->reading.find("machine") != std::string::npos ? "published (MT)"
-                                                                            : "published";
+                                                                           : "published";
               if (direct->source.empty()) sourced = false;
               auto pts = scatter_series(fmt::format("{} {} published", k.name, mask_name(mask)),
                                         palette_color(color), "circle");
@@ -175,7 +178,8 @@ void run(const Context& ctx, Output& out) {
                 }
               }
             tab.add({dev, k.name, pass, mask_name(mask), std::to_string(hd),
-                     sig(c.rate(bwd, mask, hd, 512) / 1e12), sig(c.rate(bwd, mask, hd, 4096) / 1e12),
+                     sig(c.rate(bwd, mask, hd, 512) / 1e12),
+                     sig(c.rate(bwd, mask, hd, 4096) / 1e12),
                      sig(c.rate(bwd, mask, hd, 16384) / 1e12),
                      fmt::format("{:.0f}%", 100 * c.rate(bwd, mask, hd, 16384) / peak), how});
             if (hd == 128) p.series.push_back(line);
@@ -199,7 +203,8 @@ void run(const Context& ctx, Output& out) {
             identity ? "3.5/r_fb = 1/r_f + 2.5/r_b at every published length" : identity_detail);
   out.check("outside the published range the rate is clamped", clamped,
             "a quarter below the shortest and 4x past the longest length read the end points");
-  out.check("every published point names its source", sourced, "kernels.json 'source' and 'reading'");
+  out.check("every published point names its source", sourced,
+            "kernels.json 'source' and 'reading'");
   out.plot.note =
       "Lines: ringsim's interpolation (log-linear in L, clamped outside; dashed: causal). Hollow "
       "markers: the published points (FlashAttention-2/-3 papers and the flash-attention "
@@ -207,10 +212,11 @@ void run(const Context& ctx, Output& out) {
 
   std::string& rep = out.report;
   rep += "## Comparison with published values: the kernels' benchmark curves\n\n";
-  rep += "Every throughput is useful TFLOP/s (4 x head_dim per visible pair forward, 2.5x that "
-         "backward) of a square call, as the benchmarks count it. `how` says whether a pass and "
-         "mask is published, a machine transcription (MT, unverified), or derived by a rule "
-         "(docs/models.md, \"Interpolation rules\").\n\n";
+  rep +=
+      "Every throughput is useful TFLOP/s (4 x head_dim per visible pair forward, 2.5x that "
+      "backward) of a square call, as the benchmarks count it. `how` says whether a pass and "
+      "mask is published, a machine transcription (MT, unverified), or derived by a rule "
+      "(docs/models.md, \"Interpolation rules\").\n\n";
   rep += tab.str();
   rep += "\n## Sources\n\n";
   std::set<std::string> srcs;

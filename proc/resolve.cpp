@@ -92,9 +92,8 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
   return hw;
 }
 
-std::shared_ptr<const Implementation> make_implementation(const HardwareSpec& h,
-                                                          const Catalog& cat, const Hardware& hw,
-                                                          DType dtype) {
+std::shared_ptr<const Implementation> make_implementation(const HardwareSpec& h, const Catalog& cat,
+                                                          const Hardware& hw, DType dtype) {
   ImplementationChoice c;
   c.kernel = h.kernel;
   c.roofline_overrides = h.flops.has_value() || h.efficiency.has_value();

@@ -20,8 +20,7 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
 Workload resolve_workload(const WorkloadSpec& w, const Hardware& hw);
 // The attention implementation (--kernel, the device's default, the
 // roofline with --flops/--efficiency, or ringsim's kernel with --profile).
-std::shared_ptr<const Implementation> make_implementation(const HardwareSpec& h,
-                                                          const Catalog& cat, const Hardware& hw,
-                                                          DType dtype);
+std::shared_ptr<const Implementation> make_implementation(const HardwareSpec& h, const Catalog& cat,
+                                                          const Hardware& hw, DType dtype);
 
 }  // namespace ringsim::proc

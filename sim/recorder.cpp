@@ -79,9 +79,8 @@ void Recorder::comm_events(std::int64_t d, int layer, int pass, std::int32_t ste
 }
 
 void Recorder::step(std::int64_t d, int layer, int pi, std::int64_t s, const StepTimes& t,
-                    bool computed, const StepCost& cost, std::uint64_t bytes,
-                    const CommTimes& comm, std::int64_t prev, std::int64_t next, std::int32_t kv,
-                    std::int32_t kv_next) {
+                    bool computed, const StepCost& cost, std::uint64_t bytes, const CommTimes& comm,
+                    std::int64_t prev, std::int64_t next, std::int32_t kv, std::int32_t kv_next) {
   const int pass = passes_[static_cast<std::size_t>(pi)];
   const bool xfer = bytes > 0;
   const auto i = static_cast<std::size_t>(d);

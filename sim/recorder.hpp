@@ -65,8 +65,8 @@ class Recorder {
   std::vector<double> slot_compute_;
   std::vector<char> slot_stalled_;
   std::vector<double> dense_max_, reduce_max_;  // per (layer, pass)
-  std::vector<double> collective_, other_;  // per device
-  std::vector<double> free_;                // per device: compute free links would leave
+  std::vector<double> collective_, other_;      // per device
+  std::vector<double> free_;                    // per device: compute free links would leave
   std::vector<char> finished_;
   SimResult res_;
 

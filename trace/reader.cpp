@@ -80,19 +80,18 @@ int event_field(const std::string& key) {
 
 int args_field(const std::string& key) {
   static const std::unordered_map<std::string, int> m = {
-      {"device", kDevice}, {"step", kStep},   {"kv_block", kKvBlock},
-      {"bytes", kBytes},   {"peer", kPeer},   {"entries", kEntries},
-      {"pass", kPass},     {"layer", kLayer}, {"name", kArgName},
-      {"executed", kExecuted}};
+      {"device", kDevice}, {"step", kStep},        {"kv_block", kKvBlock}, {"bytes", kBytes},
+      {"peer", kPeer},     {"entries", kEntries},  {"pass", kPass},        {"layer", kLayer},
+      {"name", kArgName},  {"executed", kExecuted}};
   const auto it = m.find(key);
   return it == m.end() ? -1 : it->second;
 }
 
 const char* field_label(int f) {
   static const std::array<const char*, kFieldCount> labels = {
-      "name",      "cat",          "ph",        "tid",           "ts",
-      "dur",       "args.device",  "args.step", "args.kv_block", "args.bytes",
-      "args.peer", "args.entries", "args.pass", "args.layer",    "args.name",
+      "name",         "cat",          "ph",        "tid",           "ts",
+      "dur",          "args.device",  "args.step", "args.kv_block", "args.bytes",
+      "args.peer",    "args.entries", "args.pass", "args.layer",    "args.name",
       "args.executed"};
   return labels[static_cast<std::size_t>(f)];
 }

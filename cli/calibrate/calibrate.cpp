@@ -381,8 +381,8 @@ Measured given_profile(const CalibrateFlags& f) {
 json config_row(const Tools& t, const Measured& base, const Config& c, int ranks,
                 const std::vector<mpi::RingSummary>& launched,
                 const std::vector<mpi::PingPongResult>& pps,
-                const std::vector<std::string>& profiles, const json& attempts,
-                const fs::path& dir, bool kept) {
+                const std::vector<std::string>& profiles, const json& attempts, const fs::path& dir,
+                bool kept) {
   json r;
   r["config"] = c.to_json();
   r["description"] = c.describe();
@@ -620,9 +620,8 @@ int run(const CalibrateFlags& f) {
       {"flags", flags}};
   j["runs"] = json::array();
   for (std::size_t i = 0; i < configs.size(); ++i)
-    j["runs"].push_back(
-        config_row(tools, m, configs[i], ranks, launched[i], pps[i], profiles[i], attempts[i], dir,
-                   kept));
+    j["runs"].push_back(config_row(tools, m, configs[i], ranks, launched[i], pps[i], profiles[i],
+                                   attempts[i], dir, kept));
   if (kept) j["workdir"] = dir.string();
   j["machine"] = {{"before", load_before}, {"after", machine_load()}};
 

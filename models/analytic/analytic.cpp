@@ -6,9 +6,9 @@
 
 #include "models/analytic/memory.hpp"
 #include "models/analytic/minblock.hpp"
+#include "models/core/calls.hpp"
 #include "models/core/checked.hpp"
 #include "models/core/profile.hpp"
-#include "models/core/calls.hpp"
 #include "models/core/work.hpp"
 #include "models/kernel/implementation.hpp"
 
@@ -206,9 +206,9 @@ Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im)
     const auto bytes = pass_bytes(w, bwd, im.grad_bytes());
     const double ring_comm = ring_comm_seconds(w, hw, bytes);
     // Step costs take few distinct values: cache them by the device's calls.
-    using Key = std::tuple<std::vector<std::tuple<std::int64_t, std::int64_t, int, std::int64_t,
-                                                  std::uint64_t>>,
-                           bool, bool>;
+    using Key = std::tuple<
+        std::vector<std::tuple<std::int64_t, std::int64_t, int, std::int64_t, std::uint64_t>>, bool,
+        bool>;
     std::map<Key, StepCost> cache;
     auto cost_of = [&](std::int64_t dev, std::int64_t st, bool sends) {
       Key k{{}, st > 0, sends};
@@ -235,7 +235,8 @@ Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im)
         max_launch = std::max(max_launch, c.launch_s);
       }
       if (sends && (cslow < comm || !hw.overlap)) hides = false;
-      if (first) s.steps.push_back({cfree, comm, hw.overlap ? std::max(cslow, comm) : cfree + comm});
+      if (first)
+        s.steps.push_back({cfree, comm, hw.overlap ? std::max(cslow, comm) : cfree + comm});
       max_step_compute = std::max(max_step_compute, cfree);
       for (std::size_t r = 0; r < reps.size(); ++r) {
         const auto c = cost_of(reps[r], st, sends);
@@ -282,8 +283,8 @@ Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im)
     const double fpe = flops_per_entry(d, bwd);
     // Ideal: the same useful work at the kernel's unmasked rate for the
     // whole sequence (its best, clamped to what it was measured at), over N.
-    layer_ideal += useful * fpe / im.rates().nominal_flops(w.seq_len(), d, bwd) /
-                   static_cast<double>(n);
+    layer_ideal +=
+        useful * fpe / im.rates().nominal_flops(w.seq_len(), d, bwd) / static_cast<double>(n);
     layer_useful += useful * fpe;
     layer_executed += executed * fpe;
     layer_reduce += reduce;

@@ -30,8 +30,8 @@ struct Summary {
   double merge_s_per_step = 0;       // forward: merging the step's partial output (max over steps)
   double accumulate_s_per_step = 0;  // backward: adding dQ/dK/dV (max over steps)
   double launch_s_per_step = 0;      // host launch time not covered by device work (max)
-  double reduce_s = 0;               // once per pass: final casts, deferred corrections (all layers)
-  double comm_s_per_step = 0;        // one ring transfer (K,V; backward K,V,dK,dV)
+  double reduce_s = 0;         // once per pass: final casts, deferred corrections (all layers)
+  double comm_s_per_step = 0;  // one ring transfer (K,V; backward K,V,dK,dV)
   // Compute slowdown while a transfer is in flight (docs/models.md,
   // "Overlap interference"): attention kernels and memory-bound merges.
   double interference_compute = 1, interference_memory = 1;
@@ -45,9 +45,9 @@ struct Summary {
   bool overlapped = false;     // every step's transfer hides under its compute
   bool overlap = true;         // the transport overlaps transfers with compute (Hardware::overlap)
   // Totals (all covered layers).
-  double time_s = 0;          // predicted wall time
-  double ideal_time_s = 0;    // total work / devices, no communication
-  double efficiency = 0;      // ideal / predicted
+  double time_s = 0;        // predicted wall time
+  double ideal_time_s = 0;  // total work / devices, no communication
+  double efficiency = 0;    // ideal / predicted
   // One device running the whole sequence as one call with the same kernel
   // (memory permitting), and efficiency against it: single / (devices x time).
   double single_device_time_s = 0, efficiency_vs_single_device = 0;
@@ -104,6 +104,6 @@ double other_layer_flops(const Workload& w, bool backward);
 
 Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im);
 Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm);  // bare model
-Summary analyze(const Workload& w, const Hardware& hw);                         // roofline
+Summary analyze(const Workload& w, const Hardware& hw);                          // roofline
 
 }  // namespace ringsim

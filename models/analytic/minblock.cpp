@@ -11,7 +11,6 @@
 
 namespace ringsim {
 
-
 double min_block_closed_form(double flops_eff, double bandwidth, double latency, int heads,
                              int kv_heads, int head_dim, int dtype_bytes, bool backward,
                              double kappa) {
@@ -29,8 +28,8 @@ std::int64_t min_block_for(const Workload& w, const Hardware& hw, const ComputeM
 std::int64_t min_block_for(const Workload& w, const Hardware& hw, const Implementation& im) {
   if (w.layout == Layout::Ulysses || w.layout == Layout::Allgather) return 0;
   const bool backward = w.pass == Pass::Bwd;  // fwdbwd: the forward ring is the tighter one
-  const bool halves = w.layout == Layout::Zigzag ||
-                      (w.layout == Layout::Hybrid && w.ulysses() % 2 != 0);
+  const bool halves =
+      w.layout == Layout::Zigzag || (w.layout == Layout::Hybrid && w.ulysses() % 2 != 0);
   const std::int64_t unit = halves ? 2 : 1;
   // Steps 1.. are alike (models/analytic/analytic.cpp, step_groups): step 0
   // (the diagonal) and step 1 stand for all; a 2-device ring sends at step 0 only.
@@ -45,7 +44,8 @@ std::int64_t min_block_for(const Workload& w, const Hardware& hw, const Implemen
     }
     return true;
   };
-  const std::int64_t floor_k = std::max<std::int64_t>(1, (im.rates().min_block() + unit - 1) / unit);
+  const std::int64_t floor_k =
+      std::max<std::int64_t>(1, (im.rates().min_block() + unit - 1) / unit);
   std::int64_t lo = floor_k, hi = floor_k;
   // Below a profile's measured range there is no rate: search inside it.
   // Past 2^40 tokens, or where a step's pairs overflow 64 bits, it never hides.

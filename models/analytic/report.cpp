@@ -294,10 +294,10 @@ std::vector<std::pair<std::string, std::string>> cost_rows(const Summary& s) {
   if (s.kernel != "roofline" && s.kernel != "profile" && !s.merge_style.empty())
     r.emplace_back("merge", s.merge_style);
   if (s.executed_flops > s.useful_flops * (1 + 1e-9))
-    r.emplace_back("attention FLOPs",
-                   fmt::format("{:.3g} executed for {:.3g} useful ({:.1f}% in masked tiles)",
-                               s.executed_flops, s.useful_flops,
-                               100 * (1 - s.useful_flops / s.executed_flops)));
+    r.emplace_back(
+        "attention FLOPs",
+        fmt::format("{:.3g} executed for {:.3g} useful ({:.1f}% in masked tiles)", s.executed_flops,
+                    s.useful_flops, 100 * (1 - s.useful_flops / s.executed_flops)));
   if (s.merge_s_per_step > 0)
     r.emplace_back("merge per step", human_seconds(s.merge_s_per_step) + " (in the compute)");
   if (s.accumulate_s_per_step > 0)
@@ -308,10 +308,10 @@ std::vector<std::pair<std::string, std::string>> cost_rows(const Summary& s) {
                    human_seconds(s.launch_s_per_step) + " (in the compute)");
   if (s.reduce_s > 0) r.emplace_back("final reduce", human_seconds(s.reduce_s) + " (per pass)");
   if (s.interference_compute > 1 || s.interference_memory > 1)
-    r.emplace_back("overlap interference",
-                   fmt::format("compute x{:.3f}, merge x{:.3f} while a transfer runs ({} CTAs, {})",
-                               s.interference_compute, s.interference_memory, s.comm_ctas,
-                               s.comm_link_kind));
+    r.emplace_back(
+        "overlap interference",
+        fmt::format("compute x{:.3f}, merge x{:.3f} while a transfer runs ({} CTAs, {})",
+                    s.interference_compute, s.interference_memory, s.comm_ctas, s.comm_link_kind));
   return r;
 }
 
@@ -352,11 +352,11 @@ std::string summary_text(const Summary& s) {
   row("time", fmt::format("{}{}", human_seconds(s.time_s),
                           w.layers > 1 ? fmt::format(" ({} layers)", w.layers) : " (one layer)"));
   row("ideal time", human_seconds(s.ideal_time_s));
-  row("efficiency", fmt::format("{:.1f}% (same work at the kernel's best rate, / devices)",
-                                100 * s.efficiency));
-  row("vs one device", fmt::format("{:.1f}% ({} for the whole sequence on one device, same kernel)",
-                                   100 * s.efficiency_vs_single_device,
-                                   human_seconds(s.single_device_time_s)));
+  row("efficiency",
+      fmt::format("{:.1f}% (same work at the kernel's best rate, / devices)", 100 * s.efficiency));
+  row("vs one device",
+      fmt::format("{:.1f}% ({} for the whole sequence on one device, same kernel)",
+                  100 * s.efficiency_vs_single_device, human_seconds(s.single_device_time_s)));
   row("exposed communication", human_seconds(s.exposed_comm_s));
   row("memory per device", human_bytes(static_cast<double>(s.memory_bytes_per_device)) +
                                " (attention buffers, one layer)");

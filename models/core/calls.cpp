@@ -81,8 +81,8 @@ i128 causal_tiles(i128 t0, i128 t1, i128 tq, i128 tk, i128 k, i128 shift) {
 
 std::uint64_t call_pairs(const KernelCall& c) {
   if (c.q <= 0 || c.k <= 0 || c.heads == 0) return 0;
-  const i128 per = c.mask == CallMask::Full ? static_cast<i128>(c.q) * c.k
-                                            : causal_rows(0, c.q, c.k, c.shift);
+  const i128 per =
+      c.mask == CallMask::Full ? static_cast<i128>(c.q) * c.k : causal_rows(0, c.q, c.k, c.shift);
   return to_u64(per * static_cast<i128>(c.heads));
 }
 
@@ -121,8 +121,8 @@ CallParts split_call(const KernelCall& c) {
 std::uint64_t device_query_rows(const Workload& w) {
   // Every layout holds c tokens of all heads per device (Ulysses: S tokens of
   // H/N heads; hybrid: U*c tokens of H/U heads), the same count.
-  return mul_checked(static_cast<std::uint64_t>(w.block),
-                     static_cast<std::uint64_t>(w.shape.heads), "query rows");
+  return mul_checked(static_cast<std::uint64_t>(w.block), static_cast<std::uint64_t>(w.shape.heads),
+                     "query rows");
 }
 
 std::vector<KernelCall> step_calls(const Workload& w, std::int64_t device, std::int64_t step) {

@@ -16,7 +16,7 @@ namespace ringsim {
 namespace embedded {
 extern const char* const catalog_json;
 extern const char* const kernels_json;
-}
+}  // namespace embedded
 
 using nlohmann::json;
 
@@ -121,7 +121,8 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
       d.attention_efficiency = r.num("attention_efficiency", 1e-3, 1.0);
       // Optional for a --catalog device; each default says what it assumes.
       d.gemm_efficiency = r.num_or("gemm_efficiency", 1e-3, 1.0, d.attention_efficiency);
-      d.gemm_source = r.str_or("gemm_source", "assumption: the attention efficiency (no gemm_efficiency given)");
+      d.gemm_source = r.str_or("gemm_source",
+                               "assumption: the attention efficiency (no gemm_efficiency given)");
       d.sm_count = static_cast<int>(r.has("sm_count") ? r.integer("sm_count", 0, 100000) : 0);
       d.sm_source = r.str_or("sm_source", "");
       if (d.sm_count > 0 && d.sm_source.empty())
@@ -214,9 +215,10 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
     if (!k.curves_from_kernel.empty()) {
       const auto& from = find(next.kernels_, k.curves_from_kernel, origin.c_str(), "kernel");
       if (!from.curves_from_kernel.empty())
-        throw InputError(fmt::format("{}: kernel '{}': curves_from_kernel '{}' takes its curves from "
-                                     "another kernel itself; name that one",
-                                     origin, k.name, from.name));
+        throw InputError(
+            fmt::format("{}: kernel '{}': curves_from_kernel '{}' takes its curves from "
+                        "another kernel itself; name that one",
+                        origin, k.name, from.name));
     }
   }
   for (const auto& c : next.clusters_) {

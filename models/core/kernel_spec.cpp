@@ -70,7 +70,8 @@ KernelSpec parse_kernel_spec(const json& e, const std::string& origin, std::size
       KernelCurve kc;
       kc.device = cr.str("device");
       kc.pass = one_of(cr, "pass", {"fwd", "bwd", "fwdbwd"});
-      kc.mask = one_of(cr, "mask", {"full", "causal"}) == "full" ? CallMask::Full : CallMask::Causal;
+      kc.mask =
+          one_of(cr, "mask", {"full", "causal"}) == "full" ? CallMask::Full : CallMask::Causal;
       kc.head_dim = static_cast<int>(cr.integer("head_dim", 1, 4096));
       kc.lengths = cr.has("lengths") ? numbers(cr, cr.at("lengths"), "lengths", 1, 1e12) : lengths;
       if (kc.lengths.empty()) throw cr.error("needs 'lengths' (here or on the kernel)");
@@ -114,8 +115,8 @@ KernelSpec parse_kernel_spec(const json& e, const std::string& origin, std::size
     StepOp op;
     op.name = orr.str("name");
     op.pass = one_of(orr, "pass", {"fwd", "bwd", "both"});
-    op.when =
-        one_of(orr, "when", {"first", "after_first", "step", "partial", "send", "final", "deferred"});
+    op.when = one_of(orr, "when",
+                     {"first", "after_first", "step", "partial", "send", "final", "deferred"});
     op.per = one_of(orr, "per",
                     {"call_q_elems", "call_q_rows", "call_kv_elems", "all_q_elems", "all_qkv_elems",
                      "sent_kv_elems"});
@@ -125,8 +126,7 @@ KernelSpec parse_kernel_spec(const json& e, const std::string& origin, std::size
     k.ops.push_back(std::move(op));
   }
   k.merge = r.str("merge");
-  if (k.rates == "curves" && k.curves.empty() && k.curves_from_kernel.empty() &&
-      !r.has("curves"))
+  if (k.rates == "curves" && k.curves.empty() && k.curves_from_kernel.empty() && !r.has("curves"))
     throw r.error("rates \"curves\" needs 'curves' (may be empty) or 'curves_from_kernel'");
   return k;
 }

@@ -5,10 +5,9 @@
 // the interpolation rules are in docs/models.md, "Kernel implementations".
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "models/core/calls.hpp"
 

@@ -70,7 +70,7 @@ int auto_ulysses_degree(std::int64_t devices, int kv_heads, int gpus_per_node);
 // Hardware resolved from the catalog plus overrides. Bandwidths per direction.
 struct Hardware {
   std::string gpu_name = "h100-sxm", gpu_display;
-  double flops = 0;       // peak FLOP/s for the workload's dtype
+  double flops = 0;            // peak FLOP/s for the workload's dtype
   double efficiency = 0;       // attention fraction of peak (roofline kernel; prior without curves)
   double gemm_efficiency = 0;  // matmul fraction of peak (projections, MLP, logits); 0: efficiency
   double hbm_bytes = 0, hbm_bandwidth = 0;

@@ -17,8 +17,8 @@ double interpolate_log(const std::vector<double>& xs, const std::vector<double>&
   return ys[lo] + t * (ys[hi] - ys[lo]);
 }
 
-KernelCurves::KernelCurves(const KernelSpec& spec, const KernelSpec* from, const std::string& device,
-                           double prior_flops)
+KernelCurves::KernelCurves(const KernelSpec& spec, const KernelSpec* from,
+                           const std::string& device, double prior_flops)
     : prior_(prior_flops) {
   const auto& src = from ? *from : spec;
   std::string dev = device;
@@ -81,7 +81,8 @@ double KernelCurves::rate(bool backward, CallMask mask, int head_dim, double L) 
   // pass's causal/full ratio. (A full curve missing: the same, inverted.)
   const CallMask other = mask == CallMask::Full ? CallMask::Causal : CallMask::Full;
   const auto same_other = pass_rate(backward, other, hd, L);
-  const auto x_mask = pass_rate(!backward, mask, hd, L), x_other = pass_rate(!backward, other, hd, L);
+  const auto x_mask = pass_rate(!backward, mask, hd, L),
+             x_other = pass_rate(!backward, other, hd, L);
   if (same_other && x_mask && x_other) return *same_other * *x_mask / *x_other;
   if (same_other) return *same_other;
   if (x_mask) return *x_mask;

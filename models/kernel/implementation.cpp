@@ -117,7 +117,8 @@ StepCost Implementation::step(const Workload& w, std::int64_t device, std::int64
     c.attention_s += rates_->call_seconds(call, d, backward);
     constexpr const char* kWhat = "--devices/--block: score entries of one step";
     c.useful_pairs = add_checked(c.useful_pairs, call_pairs(call), kWhat);
-    c.executed_pairs = add_checked(c.executed_pairs, rates_->executed_pairs(call, d, backward), kWhat);
+    c.executed_pairs =
+        add_checked(c.executed_pairs, rates_->executed_pairs(call, d, backward), kWhat);
     kernels += backward ? kernels_bwd_ : kernels_fwd_;
   }
   const bool computes = !calls.empty();
@@ -235,8 +236,8 @@ std::shared_ptr<const Implementation> make_implementation(const Catalog& cat, co
     // The device's default kernel may not run this dtype (fp32 attention):
     // then the roofline at the catalog's efficiency, as before kernels existed.
     const auto& dflt = cat.kernel(name);
-    if (!dflt.dtypes.empty() && std::find(dflt.dtypes.begin(), dflt.dtypes.end(),
-                                          to_string(dtype)) == dflt.dtypes.end())
+    if (!dflt.dtypes.empty() &&
+        std::find(dflt.dtypes.begin(), dflt.dtypes.end(), to_string(dtype)) == dflt.dtypes.end())
       name = "roofline";
   }
   const auto& spec = cat.kernel(name);
@@ -265,11 +266,11 @@ std::shared_ptr<const Implementation> make_implementation(const Catalog& cat, co
   } else if (!spec.profile.empty()) {
     const char* text = embedded::profile_text(spec.profile);
     if (!text)
-      throw InputError(fmt::format("--kernel {}: its profile '{}' is not built in", spec.name,
-                                   spec.profile));
-    rates = std::make_shared<ProfileModel>(parse_profile(text, spec.profile), to_string(dtype),
-                                           "--kernel " + spec.name + " (profile " + spec.profile +
-                                               ")");
+      throw InputError(
+          fmt::format("--kernel {}: its profile '{}' is not built in", spec.name, spec.profile));
+    rates =
+        std::make_shared<ProfileModel>(parse_profile(text, spec.profile), to_string(dtype),
+                                       "--kernel " + spec.name + " (profile " + spec.profile + ")");
   } else {
     throw InputError(fmt::format(
         "--kernel {}: no profile of it ships with ringsim (none was measured on such a device); "

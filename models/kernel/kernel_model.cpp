@@ -56,7 +56,8 @@ double KernelModel::loop_rate(bool backward, CallMask mask, int head_dim,
   const double call_ctas = tiles_call * static_cast<double>(c.heads);
   // FlashAttention-2/-3 benchmarks: batch = 16384 / L sequences, 2048 / d heads.
   const double batch = std::max(1.0, 16384.0 / L), heads = std::max(1.0, 2048.0 / head_dim);
-  const double bench_ctas = std::ceil(L / static_cast<double>(backward ? t.k : t.q)) * batch * heads;
+  const double bench_ctas =
+      std::ceil(L / static_cast<double>(backward ? t.k : t.q)) * batch * heads;
   return r * occupancy(call_ctas) / occupancy(bench_ctas);
 }
 

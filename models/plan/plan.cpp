@@ -84,8 +84,8 @@ Infeasibility broken(std::string rule) {
 
 }  // namespace
 
-PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementation& cm, Layout layout,
-                    std::int64_t cp, std::int64_t tp, std::int64_t micro_batch,
+PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
+                    Layout layout, std::int64_t cp, std::int64_t tp, std::int64_t micro_batch,
                     const std::optional<AttentionOverride>& attention, bool memory_only) {
   PlanConfig c;
   c.layout = cp == 1 ? Layout::Ring : layout;

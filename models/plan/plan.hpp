@@ -41,8 +41,8 @@ struct PlanConfig {
 Workload attention_workload(const PlanRequest& r, const PlanConfig& c);
 
 // Evaluates one config; never throws for an infeasible one (`why` is set).
-PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementation& cm, Layout layout,
-                    std::int64_t cp, std::int64_t tp, std::int64_t micro_batch,
+PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
+                    Layout layout, std::int64_t cp, std::int64_t tp, std::int64_t micro_batch,
                     const std::optional<AttentionOverride>& attention = std::nullopt,
                     bool memory_only = false);
 PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const ComputeModel& cm, Layout layout,

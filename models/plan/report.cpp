@@ -108,8 +108,9 @@ std::string header(const PlanRequest& r, const Hardware& hw, double hbm,
                          ? fmt::format("{} tokens per step ({} sequences), micro-batch searched",
                                        r.global_batch_tokens, r.global_batch_tokens / r.context)
                          : std::string("one sequence per data-parallel replica (micro-batch 1)"));
-  out += fmt::format("  engine     analytic ({}) for attention; rest of the layer by roofline\n",
-                     cm_name);
+  out += fmt::format(
+      "  engine     analytic ({}) for attention; matmuls at the GEMM rate, pointwise at HBM\n",
+      cm_name);
   return out;
 }
 
@@ -191,7 +192,8 @@ std::string explain(const PlanConfig& c, double hbm) {
   };
   row("attention fwd+bwd", t.attention_s, "analyze(fwdbwd) x layers x micro-batches");
   row("attention recompute", t.attention_recompute_s, "full checkpointing: one more forward");
-  row("projections + MLP", t.other_compute_s, "matmuls at peak x the device's GEMM efficiency (incl. recompute)");
+  row("projections + MLP", t.other_compute_s,
+      "matmuls at peak x the device's GEMM efficiency (incl. recompute)");
   row("pointwise ops", t.pointwise_s, "norms, RoPE, residuals, SwiGLU by HBM bandwidth");
   row("output head + loss", t.head_s, "2/4 x tokens x d_model x vocab FLOPs + fp32 loss traffic");
   row("tensor-parallel comm", t.tp_comm_s, "sequence-parallel all-gather/reduce-scatter, exposed");

@@ -166,8 +166,8 @@ TEST(ExperimentQuick, MemoryScalingGrowsWithDevices) {
 TEST(ExperimentQuick, KernelCurvesThroughThePublishedPoints) {
   const auto q = run_quick("kernel-curves");
   const auto& v = q.csv;
-  expect_columns(v, {"kernel", "device", "pass", "mask", "head_dim", "length", "tflops", "kind",
-                     "source"});
+  expect_columns(
+      v, {"kernel", "device", "pass", "mask", "head_dim", "length", "tflops", "kind", "source"});
   std::set<std::string> kernels;
   std::size_t published = 0;
   for (std::size_t i = 0; i < v.rows.size(); ++i) {

@@ -20,7 +20,7 @@ std::uint64_t brute_tiles(const KernelCall& c, std::int64_t tq, std::int64_t tk)
     std::int64_t keys = c.k;
     if (c.mask == CallMask::Causal) {
       keys = std::clamp<std::int64_t>(r1 - 1 + c.shift + 1, 0, c.k);  // last row's visible keys
-      keys = std::min(c.k, (keys + tk - 1) / tk * tk);                 // whole key tiles
+      keys = std::min(c.k, (keys + tk - 1) / tk * tk);                // whole key tiles
     }
     e += static_cast<std::uint64_t>((r1 - r0) * keys);
   }
@@ -61,8 +61,12 @@ TEST(Calls, ClosedFormsMatchABruteForceWalk) {
   for (std::int64_t q : {1, 7, 64, 100, 128, 129, 300})
     for (std::int64_t k : {1, 64, 129, 300, 520})
       for (std::int64_t shift : {-3, -1, 0, 5, 200})
-        for (auto [tq, tk] : {std::pair<std::int64_t, std::int64_t>{128, 128}, {128, 64},
-                              {64, 128}, {80, 128}, {192, 128}, {128, 176}}) {
+        for (auto [tq, tk] : {std::pair<std::int64_t, std::int64_t>{128, 128},
+                              {128, 64},
+                              {64, 128},
+                              {80, 128},
+                              {192, 128},
+                              {128, 176}}) {
           const KernelCall c{q, k, CallMask::Causal, shift, 2};
           ASSERT_EQ(call_pairs(c), brute_pairs(c)) << q << " " << k << " " << shift;
           ASSERT_EQ(call_tile_pairs(c, tq, tk), brute_tiles(c, tq, tk))
@@ -101,8 +105,7 @@ TEST(Calls, EachLayoutsCallsCoverExactlyItsPairs) {
 TEST(Calls, ZigzagStepsAreACausalBlockThenHalfShapes) {
   const auto w = make_workload(4, 4096, Layout::Zigzag, true);
   const std::uint64_t H = 32;
-  EXPECT_EQ(step_calls(w, 2, 0),
-            (std::vector<KernelCall>{{4096, 4096, CallMask::Causal, 0, H}}));
+  EXPECT_EQ(step_calls(w, 2, 0), (std::vector<KernelCall>{{4096, 4096, CallMask::Causal, 0, H}}));
   // Step 1: device 2 holds device 1's block (earlier): all queries, its first chunk.
   EXPECT_EQ(step_calls(w, 2, 1), (std::vector<KernelCall>{{4096, 2048, CallMask::Full, 0, H}}));
   // Step 3: device 2 holds device 3's block (later): the second query chunk, all keys.

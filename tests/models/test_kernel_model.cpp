@@ -61,8 +61,7 @@ TEST(Curves, MissingPassesAndMasksFollowTheStatedRules) {
   // FlashAttention-2 on H100: backward causal from forward+backward (308)
   // and forward (333) at 8192: r_b = 2.5 / (3.5/308 - 1/333).
   const auto fa2 = curves_of("fa2", "h100-sxm");
-  EXPECT_NEAR(fa2.rate(true, CallMask::Causal, 128, 8192), 2.5e12 / (3.5 / 308 - 1.0 / 333),
-              1e3);
+  EXPECT_NEAR(fa2.rate(true, CallMask::Causal, 128, 8192), 2.5e12 / (3.5 / 308 - 1.0 / 333), 1e3);
   // Its non-causal backward is published (322 at 16k).
   EXPECT_NEAR(fa2.rate(true, CallMask::Full, 128, 16384), 322e12, 1e3);
   // FlashAttention-3: no causal backward: the full one times the forward's

@@ -5,7 +5,9 @@
 
 #include "models/analytic/analytic.hpp"
 #include "models/analytic/report.hpp"
+#include "models/core/catalog.hpp"
 #include "models/core/errors.hpp"
+#include "models/kernel/implementation.hpp"
 #include "tests/models/helpers.hpp"
 
 namespace ringsim {
@@ -37,6 +39,38 @@ TEST(RunSummary, ReadsBackWhatItWrites) {
   EXPECT_GT(r.compute_only_s, 0);
   EXPECT_EQ(r.layout, "zigzag");
   EXPECT_FALSE(r.sim.has_value());
+}
+
+TEST(RunSummary, CarriesTheImplementationAndItsCosts) {
+  // cuDNN under PyTorch on a flat H100 ring: every implementation key is
+  // written, read back equal, and says what ran.
+  const auto& cat = Catalog::embedded();
+  const auto& d = cat.device("h100-sxm");
+  auto hw = testing::flat(d.peak(DType::BF16), 450e9, 2e-6);
+  hw.gpu_name = d.name;
+  hw.hbm_bandwidth = d.hbm_bandwidth;
+  hw.intra_kind = hw.inter_kind = "nvlink";
+  const auto im = make_implementation(cat, hw, DType::BF16, {});
+  auto w = testing::make_workload(8, 8192, Layout::Zigzag, true, Pass::FwdBwd);
+  const auto s = analyze(w, hw, *im);
+  const auto j = summary_json(s);
+  const auto r = RunSummary::from_json(j, "test");
+  EXPECT_EQ(r.to_json(), j);
+  EXPECT_EQ(r.kernel, "cudnn");
+  EXPECT_GT(r.merge_s_per_step, 0);
+  EXPECT_GT(r.accumulate_s_per_step, 0);
+  EXPECT_GT(r.reduce_s, 0);
+  EXPECT_GT(r.interference_compute, 1);
+  EXPECT_EQ(r.comm_link_kind, "nvlink");
+  EXPECT_GT(r.executed_flops, r.useful_flops);
+  EXPECT_GT(r.single_device_time_s, 0);
+  EXPECT_LT(r.efficiency_vs_single_device, 1);
+  for (const char* key :
+       {"kernel", "interference", "executed_flops", "efficiency_vs_single_device"}) {
+    auto broken = j;
+    broken.erase(key);
+    EXPECT_THROW(RunSummary::from_json(broken, "child"), InputError) << key;
+  }
 }
 
 TEST(RunSummary, SimulatedPartRoundTrips) {

@@ -41,6 +41,7 @@ RunSpec every_field_set() {
   h.latency = 1.5e-6;
   h.catalog = "/tmp/c.json";
   h.profile = "/tmp/p.json";
+  h.kernel = "fa3";
   auto& m = s.sim;
   m.engine = Engine::SimGrid;
   m.trace = "/tmp/t.json";
