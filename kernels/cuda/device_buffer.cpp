@@ -9,7 +9,20 @@
 
 namespace ringsim::kernels::cuda {
 
-TimeStats time_on_device(const std::function<void()>& fn, int warmup, int repeats, void* stream) {
+std::size_t l2_bytes() {
+  int dev = 0, bytes = 0;
+  RINGSIM_CUDA_CHECK(cudaGetDevice(&dev));
+  RINGSIM_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, dev));
+  return static_cast<std::size_t>(bytes);
+}
+
+void flush_l2(DeviceBuffer& scratch, void* stream) {
+  RINGSIM_CUDA_CHECK(
+      cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), static_cast<cudaStream_t>(stream)));
+}
+
+TimeStats time_on_device(const std::function<void()>& fn, int warmup, int repeats, void* stream,
+                         const std::function<void()>& before) {
   const auto s = static_cast<cudaStream_t>(stream);
   for (int i = 0; i < warmup; ++i) fn();
   cudaEvent_t a, b;
@@ -17,6 +30,7 @@ TimeStats time_on_device(const std::function<void()>& fn, int warmup, int repeat
   RINGSIM_CUDA_CHECK(cudaEventCreate(&b));
   std::vector<double> t;
   for (int i = 0; i < repeats; ++i) {
+    if (before) before();
     RINGSIM_CUDA_CHECK(cudaEventRecord(a, s));
     fn();
     RINGSIM_CUDA_CHECK(cudaEventRecord(b, s));

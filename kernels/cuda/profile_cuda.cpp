@@ -13,8 +13,9 @@
 namespace ringsim::kernels::cuda {
 namespace {
 
-// Bumped whenever a kernel change can move the timings.
-constexpr const char* kKernelVersion = "ringsim-cuda-fa2-mma.sync-1";
+// Bumped whenever a kernel change can move the timings. -2: the calls the ring
+// makes (fp32 partial output, the LSE merge), L2 flushed before each repeat.
+constexpr const char* kKernelVersion = "ringsim-cuda-fa2-mma.sync-2";
 
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
@@ -54,6 +55,11 @@ std::string cuda_profile_json(const CudaProfileOptions& opt_in,
   DeviceBuffer q(elems * 2), k(elems * 2), v(elems * 2), o(elems * 2), d_o(elems * 2);
   DeviceBuffer lse(static_cast<std::size_t>(max_block) * opt.heads * 4), delta(lse.bytes());
   DeviceBuffer dq(elems * 4), dk(elems * 4), dv(elems * 4);
+  // The ring's partial output is fp32 (ring_emulator.cu); the merge folds it
+  // into an fp32 accumulator (acc_o, acc_lse).
+  DeviceBuffer o32(elems * 4), acc_o(elems * 4), acc_lse(lse.bytes());
+  DeviceBuffer scratch(2 * l2_bytes() + (1 << 20));
+  const auto flush = [&] { flush_l2(scratch); };
 
   for (const auto& dts : opt.dtypes) {
     const DType t = dts == "bf16" ? DType::BF16 : DType::FP16;
@@ -73,7 +79,8 @@ std::string cuda_profile_json(const CudaProfileOptions& opt_in,
           fp.q = q.as<std::uint16_t>();
           fp.k = k.as<std::uint16_t>();
           fp.v = v.as<std::uint16_t>();
-          fp.o = o.as<std::uint16_t>();
+          fp.o = nullptr;
+          fp.o_f32 = o32.as<float>();
           fp.lse = lse.as<float>();
           fp.seq_q = fp.seq_k = block;
           fp.heads = fp.kv_heads = opt.heads;
@@ -90,14 +97,31 @@ std::string cuda_profile_json(const CudaProfileOptions& opt_in,
                        std::to_string(flops / st.median_s * 1e-12) + " TFLOP/s");
             }
           };
-          add("fwd", time_on_device([&] { flash_forward(t, d, fp); }, opt.warmup, opt.repeats));
+          add("fwd", time_on_device([&] { flash_forward(t, d, fp); }, opt.warmup, opt.repeats,
+                                    nullptr, flush));
+          if (!causal) {
+            // The merge after a ring step: block x heads rows of d floats.
+            const std::int64_t rows = block * opt.heads;
+            const auto st = time_on_device(
+                [&] {
+                  lse_merge(acc_o.as<float>(), acc_lse.as<float>(), o32.as<float>(),
+                            lse.as<float>(), rows, d);
+                },
+                opt.warmup, opt.repeats, nullptr, flush);
+            points.push_back({"merge", dts, "full", d, opt.heads, block,
+                              static_cast<std::uint64_t>(rows), st});
+          }
           if (!opt.backward) continue;
-          const BwdParams bp = backward_of(fp, d_o.as<std::uint16_t>(), dq.as<float>(),
+          // The backward reads the forward's output in storage precision.
+          FwdParams fo = fp;
+          fo.o = o.as<std::uint16_t>();
+          fo.o_f32 = nullptr;
+          flash_forward(t, d, fo);  // untimed: o and lse are this forward's
+          const BwdParams bp = backward_of(fo, d_o.as<std::uint16_t>(), dq.as<float>(),
                                            dk.as<float>(), dv.as<float>());
-          // The gradients accumulate into dq/dk/dv; their values do not matter here,
-          // only that o and lse are the forward's (set by the fwd runs just above).
+          // The gradients accumulate into dq/dk/dv; their values do not matter here.
           add("bwd", time_on_device([&] { flash_backward(t, d, bp, delta.as<float>()); },
-                                    opt.warmup, opt.repeats));
+                                    opt.warmup, opt.repeats, nullptr, flush));
         }
     }
   }
@@ -129,8 +153,10 @@ std::string cuda_profile_document(const DeviceInfo& info,
       {"date", date},
       {"kernel_version", kKernelVersion},
       {"method",
-       "CUDA events around each call after warm-up; median of repeats; inputs uniform "
-       "unit-variance random; one call = block x block x heads, positions 0..block-1"},
+       "CUDA events around each call after warm-up, L2 flushed before each repeat; median of "
+       "repeats; inputs uniform unit-variance random; one call = block x block x heads, "
+       "positions 0..block-1; forward writes the fp32 partial output the ring merges; merge = "
+       "lse_merge of block x heads rows"},
       {"points", pts}};
   return j.dump(1);
 }

@@ -15,9 +15,16 @@ struct TimeStats {
   int repeats = 0;
 };
 
-// Runs fn `warmup` times, then times `repeats` runs one by one on `stream`.
+// Runs fn `warmup` times, then times `repeats` runs one by one on `stream`;
+// `before` (untimed) runs before each, e.g. flush_l2.
 TimeStats time_on_device(const std::function<void()>& fn, int warmup, int repeats,
-                         void* stream = nullptr);
+                         void* stream = nullptr, const std::function<void()>& before = {});
+
+// Bytes of the device's L2 cache, and a write over `scratch` (sized to at
+// least twice that) that evicts it: a ring step's inputs arrive from another
+// device and are not in L2, so a profile timed on warm L2 is optimistic.
+std::size_t l2_bytes();
+void flush_l2(DeviceBuffer& scratch, void* stream = nullptr);
 
 // n values, uniform with unit variance, in the storage type of `bf16`, uploaded to b.
 void fill_random(DeviceBuffer& b, std::size_t n, bool bf16, std::uint64_t seed);
