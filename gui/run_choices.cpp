@@ -21,6 +21,7 @@ RunChoices run_choices() {
     const Catalog& cat = Catalog::embedded();
     c.gpus = to_list(cat.device_names());
     c.interconnects = to_list(cat.interconnect_names());
+    c.kernels = to_list(cat.kernel_names());
     for (const ModelShape& m : model_shapes()) c.models << QString::fromStdString(m.name);
   } catch (const std::exception&) {
     // The embedded data is checked by the models tests; if it ever fails to

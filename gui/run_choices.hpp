@@ -7,7 +7,7 @@
 namespace ringsim::gui {
 
 struct RunChoices {
-  QStringList layouts, passes, gpus, interconnects, models;
+  QStringList layouts, passes, gpus, interconnects, models, kernels;
 };
 
 RunChoices run_choices();

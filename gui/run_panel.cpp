@@ -53,6 +53,8 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new SimRunner(thi
   gpu_ = combo(this, ch.gpus, def.gpu, true);
   intra_ = combo(this, ch.interconnects, def.intra, true);
   inter_ = combo(this, ch.interconnects, def.inter, true);
+  kernel_ = combo(this, ch.kernels, def.kernel, true);
+  kernel_->setToolTip("Attention implementation (--kernel); default: what PyTorch or JAX runs on the GPU");
   model_ = combo(this, ch.models, def.model, false);
   pass_ = combo(this, ch.passes.isEmpty() ? QStringList{"fwd", "bwd"} : ch.passes, def.pass, false);
   causal_ = new QCheckBox("causal mask", this);
@@ -67,6 +69,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new SimRunner(thi
   form->addRow("GPU", gpu_);
   form->addRow("link in node", intra_);
   form->addRow("link between nodes", inter_);
+  form->addRow("kernel", kernel_);
   form->addRow("model", model_);
   form->addRow("pass", pass_);
   form->addRow("", causal_);
@@ -135,6 +138,7 @@ RunParams RunPanel::params() const {
   p.gpu = value_of(gpu_);
   p.intra = value_of(intra_);
   p.inter = value_of(inter_);
+  p.kernel = value_of(kernel_);
   p.model = model_->currentText().trimmed();
   p.pass = pass_->currentText().trimmed();
   p.causal = causal_->isChecked();
@@ -149,6 +153,7 @@ void RunPanel::set_params(const RunParams& p) {
   gpu_->setCurrentText(p.gpu.isEmpty() ? kDefault : p.gpu);
   intra_->setCurrentText(p.intra.isEmpty() ? kDefault : p.intra);
   inter_->setCurrentText(p.inter.isEmpty() ? kDefault : p.inter);
+  kernel_->setCurrentText(p.kernel.isEmpty() ? kDefault : p.kernel);
   model_->setCurrentText(p.model);
   pass_->setCurrentText(p.pass);
   causal_->setChecked(p.causal);

@@ -42,7 +42,7 @@ class RunPanel : public QWidget {
   SimRunner* runner_;
   QSpinBox* devices_;
   QLineEdit* block_;
-  QComboBox *layout_, *gpu_, *intra_, *inter_, *model_, *pass_, *target_;
+  QComboBox *layout_, *gpu_, *intra_, *inter_, *kernel_, *model_, *pass_, *target_;
   QCheckBox* causal_;
   QLineEdit* extra_;
   QPushButton *run_, *cancel_;

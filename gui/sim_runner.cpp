@@ -32,6 +32,7 @@ proc::RunSpec run_spec(const RunParams& p, const QString& trace_path) {
   s.hardware.gpu = p.gpu.toStdString();
   s.hardware.intra = p.intra.toStdString();
   s.hardware.inter = p.inter.toStdString();
+  s.hardware.kernel = p.kernel.toStdString();
   s.sim.trace = trace_path.toStdString();
   // ringsim draws its progress bar only on a terminal unless asked.
   s.sim.progress = true;

@@ -19,6 +19,7 @@ struct RunParams {
   QString gpu;    // empty: ringsim's default
   QString intra;  // interconnect inside a node; empty: the GPU's default
   QString inter;  // between nodes; empty: the GPU's default
+  QString kernel;  // attention implementation (--kernel); empty: the GPU's default
   QString model = "llama3-8b";
   bool causal = true;
   QString pass = "fwd";
