@@ -54,7 +54,8 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new SimRunner(thi
   intra_ = combo(this, ch.interconnects, def.intra, true);
   inter_ = combo(this, ch.interconnects, def.inter, true);
   kernel_ = combo(this, ch.kernels, def.kernel, true);
-  kernel_->setToolTip("Attention implementation (--kernel); default: what PyTorch or JAX runs on the GPU");
+  kernel_->setToolTip(
+      "Attention implementation (--kernel); default: what PyTorch or JAX runs on the GPU");
   model_ = combo(this, ch.models, def.model, false);
   pass_ = combo(this, ch.passes.isEmpty() ? QStringList{"fwd", "bwd"} : ch.passes, def.pass, false);
   causal_ = new QCheckBox("causal mask", this);

@@ -16,9 +16,9 @@ struct RunParams {
   int devices = 8;
   QString block = "4096";
   QString layout = "ring";
-  QString gpu;    // empty: ringsim's default
-  QString intra;  // interconnect inside a node; empty: the GPU's default
-  QString inter;  // between nodes; empty: the GPU's default
+  QString gpu;     // empty: ringsim's default
+  QString intra;   // interconnect inside a node; empty: the GPU's default
+  QString inter;   // between nodes; empty: the GPU's default
   QString kernel;  // attention implementation (--kernel); empty: the GPU's default
   QString model = "llama3-8b";
   bool causal = true;

@@ -108,8 +108,8 @@ std::string cuda_profile_json(const CudaProfileOptions& opt_in,
                             lse.as<float>(), rows, d);
                 },
                 opt.warmup, opt.repeats, nullptr, flush);
-            points.push_back({"merge", dts, "full", d, opt.heads, block,
-                              static_cast<std::uint64_t>(rows), st});
+            points.push_back(
+                {"merge", dts, "full", d, opt.heads, block, static_cast<std::uint64_t>(rows), st});
           }
           if (!opt.backward) continue;
           // The backward reads the forward's output in storage precision.
