@@ -119,9 +119,20 @@ TEST(KernelCosts, CatalogKernelOnANodeMatchesTheClosedForms) {
   hwk.inter_kind = "network";
   run.implementation = make_implementation(cat, hwk, DType::BF16, {"cudnn", nullptr, false});
   run.options = testing::sim_options(llama3(8, 8192, Layout::Zigzag, true), hwk);
+  run.options.record_events = true;
   RINGSIM_SIMULATE(run);
   const auto a = analyze(run.options.workload, hwk, *run.implementation);
   EXPECT_NEAR(run.result.time_s / a.time_s, 1.0, 1e-12);
+  // Step 0 is one causal 8192 x 8192 call over 32 heads in cuDNN's 128 x 128
+  // tiles: query tile t runs t+1 key tiles. The trace's partial says so.
+  std::uint64_t tiles = 0;
+  for (std::uint64_t t = 0; t < 64; ++t) tiles += 128 * 128 * (t + 1);
+  const auto parts = of(run, 3, sim::Phase::Partial);
+  ASSERT_FALSE(parts.empty());
+  EXPECT_EQ(parts[0].executed, tiles * 32);
+  EXPECT_EQ(parts[0].entries, 8192ull * 8193 / 2 * 32);
+  // Later steps are full calls: every computed pair is visible.
+  EXPECT_EQ(parts[1].executed, parts[1].entries);
   EXPECT_GT(a.interference_compute, 1.0);
   EXPECT_LT(a.efficiency, 1.0);
 }
