@@ -1,6 +1,7 @@
 // `ringsim hardware`: the catalog (devices, interconnects, clusters, models), with sources.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -29,13 +30,19 @@ int run(const HardwareListFlags& f) {
            {"hbm_bytes", d.hbm_bytes},
            {"hbm_bandwidth", d.hbm_bandwidth},
            {"attention_efficiency", d.attention_efficiency},
+           {"gemm_efficiency", d.gemm_efficiency},
+           {"sm_count", d.sm_count},
+           {"default_kernel", d.default_kernel},
            {"source", d.source},
-           {"efficiency_source", d.efficiency_source}});
+           {"efficiency_source", d.efficiency_source},
+           {"gemm_source", d.gemm_source},
+           {"default_kernel_source", d.default_kernel_source}});
     for (const auto& n : cat.interconnects())
       j["interconnects"].push_back({{"name", n.name},
                                     {"display", n.display},
                                     {"bandwidth", n.bandwidth},
                                     {"latency", n.latency},
+                                    {"kind", n.kind},
                                     {"duplex", n.duplex},
                                     {"source", n.source},
                                     {"latency_source", n.latency_source}});
@@ -47,6 +54,22 @@ int run(const HardwareListFlags& f) {
                                {"intra", c.intra},
                                {"inter", c.inter},
                                {"source", c.source}});
+    for (const auto& k : cat.kernels()) {
+      std::vector<std::string> devices;
+      for (const auto& c : k.curves)
+        if (std::find(devices.begin(), devices.end(), c.device) == devices.end())
+          devices.push_back(c.device);
+      j["kernels"].push_back({{"name", k.name},
+                              {"display", k.display},
+                              {"rates", k.rates},
+                              {"curve_devices", devices},
+                              {"curves_from_kernel", k.curves_from_kernel},
+                              {"merge", k.merge},
+                              {"launch_s", k.launch_s},
+                              {"comm_library", k.comm_library},
+                              {"grad_bytes", k.grad_bytes},
+                              {"source", k.source}});
+    }
     for (const auto& m : model_shapes())
       j["models"].push_back({{"name", m.name},
                              {"layers", m.layers},
@@ -80,6 +103,24 @@ int run(const HardwareListFlags& f) {
     if (f.sources)
       std::cout << "      source: " << n.source << "\n      latency: " << n.latency_source << "\n";
   }
+  std::cout << "\nAttention implementations (--kernel; docs/models.md):\n";
+  for (const auto& k : cat.kernels()) {
+    std::string devs;
+    for (const auto& c : k.curves)
+      if (devs.find(c.device) == std::string::npos) devs += (devs.empty() ? "" : ", ") + c.device;
+    if (!k.curves_from_kernel.empty()) devs = k.curves_from_kernel + "'s";
+    const std::string rates =
+        k.rates == "curves"
+            ? (devs.empty() ? "the device's prior (no published curve)"
+                            : "published curves: " + devs)
+            : (k.rates == "profile" ? "a measured profile" : "the catalog's efficiency x peak");
+    std::cout << fmt::format("  {:<12} {}\n  {:<12} rates: {}; merge: {}\n", k.name, k.display, "",
+                             rates, k.merge);
+    if (f.sources) std::cout << "      source: " << k.source << "\n";
+  }
+  std::cout << "  default per device:";
+  for (const auto& d : cat.devices()) std::cout << " " << d.name << "=" << d.default_kernel;
+  std::cout << "\n";
   std::cout << "\nCluster presets (--cluster):\n";
   for (const auto& c : cat.clusters())
     std::cout << fmt::format("  {:<12} {} x{} per node, {} / {}, {}\n", c.name, c.gpu,
