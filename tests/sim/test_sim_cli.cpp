@@ -9,6 +9,7 @@
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -67,6 +68,38 @@ Child run(const std::vector<std::string>& args, proc::Command c = {}) {
   out.out = r.out;
   out.err = without_sanitizer_notice(r.err);
   return out;
+}
+
+TEST(SimCli, EveryKernelRunsAndTheSummaryNamesIt) {
+  // `ringsim hardware --json` lists the implementations; each runs on a
+  // device it fits (closed forms), and the summary says which ran.
+  const auto h = run({"hardware", "--json"});
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  const auto j = nlohmann::json::parse(h.out);
+  std::set<std::string> names;
+  for (const auto& k : j.at("kernels")) names.insert(k.at("name").get<std::string>());
+  for (const char* k : {"fa2", "fa3", "cudnn", "te-cudnn", "pallas", "ringsim-cpu", "roofline"})
+    EXPECT_TRUE(names.count(k)) << k;
+  for (const auto& d : j.at("devices")) EXPECT_TRUE(names.count(d.at("default_kernel"))) << d;
+  for (const auto& k : names) {
+    if (k == "ringsim-cuda") continue;  // needs a GPU profile (docs/bad-input.md)
+    std::vector<std::string> a{"--devices", "4",        "--block", "2048",  "--engine",
+                               "analytic",  "--kernel", k,         "--json"};
+    if (k == "pallas") a.insert(a.end(), {"--gpu", "tpu-v5p"});
+    if (k == "ringsim-cpu") a.insert(a.end(), {"--dtype", "fp32"});
+    const auto r = run(a);
+    ASSERT_EQ(r.exit_code, 0) << k << ": " << r.err;
+    const auto s = nlohmann::json::parse(r.out);
+    EXPECT_EQ(s.at("kernel"), k);
+    EXPECT_GT(s.at("time_s").get<double>(), 0) << k;
+  }
+  // The device's default, and the roofline when --efficiency is given.
+  EXPECT_EQ(nlohmann::json::parse(run({"--engine", "analytic", "--json"}).out).at("kernel"),
+            "cudnn");
+  EXPECT_EQ(
+      nlohmann::json::parse(run({"--engine", "analytic", "--efficiency", "0.5", "--json"}).out)
+          .at("kernel"),
+      "roofline");
 }
 
 TEST(SimCli, DefaultRunShowsSimulatedAndAnalyticSideBySide) {
