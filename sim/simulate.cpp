@@ -392,9 +392,20 @@ SimResult simulate(const SimOptions& o) {
   Topology topo(o.topology);
   const auto divisors = link_divisors(topo, o.faults.degrades);
 
-  int argc = 1;
   char name[] = "ringsim";
+#ifdef RINGSIM_SANITIZER_BUILD
+  // Raw context switches confuse ASan/TSan (false reports, and an exception
+  // thrown across them, as kill_all does on Ctrl-C, aborts): threads are
+  // slower but clean, and sanitizer runs are small. The factory is chosen
+  // when the engine starts, so it must come in with the command line.
+  char quiet[] = "--log=xbt_cfg.thres:warning";  // no "Configuration change" line on stderr
+  char factory[] = "--cfg=contexts/factory:thread";
+  int argc = 3;
+  char* argv[] = {name, quiet, factory, nullptr};
+#else
+  int argc = 1;
   char* argv[] = {name, nullptr};
+#endif
   sg4::Engine engine(&argc, argv);
   reinstall_interrupt_handler();
   xbt_log_control_set("root.thres:critical");
@@ -405,11 +416,6 @@ SimResult simulate(const SimOptions& o) {
   }
   // Actors only run the loops above: a small stack keeps 4K+ actors cheap.
   engine.set_config("contexts/stack-size:256");
-#ifdef RINGSIM_SANITIZER_BUILD
-  // Raw context switches confuse ASan/TSan (false reports); threads are
-  // slower but clean, and sanitizer runs are small.
-  engine.set_config("contexts/factory:thread");
-#endif
 
   const auto hosts = build_platform(topo, divisors);
   Run run(o, topo, passes_of(o.workload), progress_units(o.workload, o.topology.devices));
