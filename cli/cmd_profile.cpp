@@ -23,7 +23,7 @@ namespace ringsim::cli {
 namespace {
 
 struct ProfileFlags {
-  std::string device = "cpu", out, blocks, head_dims, dtypes, repeats;
+  std::string device = "cpu", out, blocks, head_dims, dtypes, repeats, threads = "1";
   bool quick = false, json = false, no_backward = false;
 };
 
@@ -46,6 +46,9 @@ int run(const ProfileFlags& f) {
     dims.push_back(static_cast<int>(parse_count("--head-dims", d, 1, 1024)));
   const int repeats =
       f.repeats.empty() ? 0 : static_cast<int>(parse_count("--repeats", f.repeats, 1, 1000));
+  const int threads = static_cast<int>(parse_count("--threads", f.threads, 1, 1024));
+  if (device != "cpu" && threads != 1)
+    throw InputError("--threads: applies to --device cpu only (a GPU call uses the whole device)");
   // Check the output path before minutes of timing.
   {
     const bool existed = std::filesystem::exists(f.out);
@@ -67,6 +70,7 @@ int run(const ProfileFlags& f) {
     if (!f.dtypes.empty()) o.dtypes = split(f.dtypes);
     if (repeats) o.repeats = repeats;
     o.backward = !f.no_backward;
+    o.threads = threads;
     o.tool_version = RINGSIM_VERSION;
     doc = kernels::cpu_profile_json(o, progress);
   } else {
@@ -127,6 +131,9 @@ Command profile_command() {
                         "Comma-separated block sizes (default 128,256,...,16384; quick: to 2048)");
         sub->add_option("--head-dims", f->head_dims, "Comma-separated head dims (default 64,128)");
         sub->add_option("--dtypes", f->dtypes, "Comma-separated: cpu fp32,fp64; cuda bf16,fp16");
+        sub->add_option("--threads", f->threads,
+                        "Threads per CPU kernel call, 1-1024 (timed by the wall clock above 1)")
+            ->capture_default_str();
         sub->add_option("--repeats", f->repeats,
                         "Timed calls per point after warm-up (default 5; quick 3)");
         sub->add_flag("--no-backward", f->no_backward, "Forward kernel only");

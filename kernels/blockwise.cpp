@@ -2,10 +2,14 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 namespace ringsim::kernels {
 
@@ -141,6 +145,49 @@ std::vector<std::int64_t> or_iota(const std::vector<std::int64_t>& p, std::int64
   return p;
 }
 
+// Runs fn(item, thread) for every item in [0, n) on up to `threads` threads,
+// the caller being thread 0. Dynamic: items are handed out one at a time from
+// a shared counter, so uneven items (causal tiles) balance; use it when items
+// write disjoint outputs. Static: thread t takes items t, t + threads, ...,
+// so what each thread sums (the backward's private dQ) does not depend on
+// timing and the result is bit-identical run to run. The first exception thrown
+// by any thread is rethrown here after all have stopped. Threads are started
+// per call: a call that is worth splitting (a profile point, a large block)
+// runs for milliseconds, against tens of microseconds to start a thread.
+enum class Schedule { Dynamic, Static };
+
+template <typename Fn>
+void parallel_items(std::int64_t n, int threads, Schedule schedule, Fn&& fn) {
+  const int t_count =
+      static_cast<int>(std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(n, 1)));
+  if (t_count == 1) {
+    for (std::int64_t i = 0; i < n; ++i) fn(i, 0);
+    return;
+  }
+  std::atomic<std::int64_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  const auto work = [&](int t) {
+    try {
+      if (schedule == Schedule::Static) {
+        for (std::int64_t i = t; i < n && next < n; i += t_count) fn(i, t);
+      } else {
+        for (std::int64_t i = next++; i < n; i = next++) fn(i, t);
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+      next = n;
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<std::size_t>(t_count - 1));
+  for (int t = 1; t < t_count; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (auto& th : pool) th.join();
+  if (error) std::rethrow_exception(error);
+}
+
 }  // namespace
 
 // Tile buffers, kept per thread across calls: a ring step is one short call,
@@ -174,13 +221,26 @@ void blockwise_forward_into(const HeadTensor<T>& q, const HeadTensor<T>& k, cons
   out.o.data.resize(static_cast<std::size_t>(q.heads) * sq * d);
   out.lse.resize(static_cast<std::size_t>(q.heads) * sq);
   out.entries = 0;
-  thread_local FwdScratch<T> w;
-  for (int h = 0; h < q.heads; ++h) {
+  const std::int64_t q_chunks = (sq + qc - 1) / qc;
+  std::atomic<std::uint64_t> entries{0};
+  parallel_items(q.heads * q_chunks, opts.threads, Schedule::Dynamic, [&](std::int64_t item, int) {
+    thread_local FwdScratch<T> w;
+    std::uint64_t kept = 0;
+    const int h = static_cast<int>(item / q_chunks);
+    const std::int64_t ci = item % q_chunks, i0 = ci * qc;
     const int hk = h / group;
     const CMap<T> Q(q.head(h), sq, d), K(k.head(hk), sk, d), V(v.head(hk), sk, d);
     MMap<T> O(out.o.head(h), sq, d);
-    for (std::int64_t i0 = 0, ci = 0; i0 < sq; i0 += qc, ++ci) {
-      const auto qn = std::min(qc, sq - i0);
+    const auto qn = std::min(qc, sq - i0);
+    bool any_visible = false;
+    for (std::size_t cj = 0; cj < kb.lo.size() && !any_visible; ++cj)
+      any_visible = classify(opts.causal, qb, static_cast<std::size_t>(ci), kb, cj) != Tile::Skip;
+    if (!any_visible) {  // every key of this chunk is masked (a causal ring step's early rows)
+      O.middleRows(i0, qn).setZero();
+      std::fill_n(&out.lse[static_cast<std::size_t>(h) * sq + i0], qn, kNegInf);
+      return;
+    }
+    {
       w.qs = Q.middleRows(i0, qn) * scale;  // scale once per query row, not per score
       w.m.setConstant(qn, kNegInf);
       w.l.setZero(qn);
@@ -195,9 +255,9 @@ void blockwise_forward_into(const HeadTensor<T>& q, const HeadTensor<T>& k, cons
         std::optional<TileMask> mask;
         if (tile == Tile::Masked) {
           mask.emplace(&q_pos[i0], &k_pos[j0], qn, kn, kb.ascending[static_cast<std::size_t>(cj)]);
-          out.entries += mask->mask_scores(w.s);
+          kept += mask->mask_scores(w.s);
         } else {
-          out.entries += static_cast<std::uint64_t>(qn * kn);
+          kept += static_cast<std::uint64_t>(qn * kn);
         }
         // Online softmax: rescale what has been accumulated by exp(m_old - m_new).
         w.mnew = w.m.cwiseMax(w.s.rowwise().maxCoeff());
@@ -230,7 +290,9 @@ void blockwise_forward_into(const HeadTensor<T>& q, const HeadTensor<T>& k, cons
         }
       }
     }
-  }
+    entries += kept;
+  });
+  out.entries = entries;
 }
 
 template <typename T>
@@ -257,7 +319,6 @@ std::vector<T> softmax_delta(const HeadTensor<T>& o, const HeadTensor<T>& d_o) {
 
 template <typename T>
 struct BwdScratch {
-  std::vector<Mat<T>> qs;  // the group's query heads, pre-scaled
   Mat<T> p, dp, dkj, dvj;
 };
 
@@ -289,22 +350,36 @@ std::uint64_t blockwise_backward_accumulate(const HeadTensor<T>& q, const HeadTe
   for (auto& x : lse_safe)
     if (x == kNegInf) x = 0;
 
-  std::uint64_t entries = 0;
-  thread_local BwdScratch<T> w;
-  auto& qs = w.qs;
-  auto& p = w.p;
-  auto& dp = w.dp;
-  auto& dkj = w.dkj;
-  auto& dvj = w.dvj;
-  qs.resize(static_cast<std::size_t>(group));
-  for (int hk = 0; hk < k.heads; ++hk) {
+  // The scaled queries, shared read-only by every thread.
+  std::vector<T> q_scaled(q.data.size());
+  Eigen::Map<Vec<T>>(q_scaled.data(), static_cast<Eigen::Index>(q_scaled.size())) =
+      CVecMap<T>(q.data.data(), static_cast<Eigen::Index>(q.data.size())) * scale;
+  const auto q_head = [&](int h) {
+    return CMap<T>(q_scaled.data() + static_cast<std::size_t>(h) * sq * d, sq, d);
+  };
+  // dQ gathers from every key chunk: with several threads each adds into its
+  // own copy (thread 0 into dq itself) and the copies are summed at the end.
+  const std::int64_t k_chunks = (sk + kc - 1) / kc;
+  const int threads = static_cast<int>(
+      std::clamp<std::int64_t>(opts.threads, 1, std::max<std::int64_t>(k.heads * k_chunks, 1)));
+  std::vector<std::vector<T>> dq_private(static_cast<std::size_t>(threads - 1),
+                                         std::vector<T>(dq.data.size(), T(0)));
+  std::atomic<std::uint64_t> entries{0};
+  parallel_items(k.heads * k_chunks, threads, Schedule::Static, [&](std::int64_t item, int t) {
+    thread_local BwdScratch<T> w;
+    auto& p = w.p;
+    auto& dp = w.dp;
+    auto& dkj = w.dkj;
+    auto& dvj = w.dvj;
+    std::uint64_t kept = 0;
+    const int hk = static_cast<int>(item / k_chunks);
+    const std::int64_t cj = item % k_chunks, j0 = cj * kc;
+    T* dq_base = t == 0 ? dq.data.data() : dq_private[static_cast<std::size_t>(t - 1)].data();
     const CMap<T> K(k.head(hk), sk, d), V(v.head(hk), sk, d);
     MMap<T> dK(dk.head(hk), sk, d), dV(dv.head(hk), sk, d);
-    for (int g = 0; g < group; ++g)
-      qs[static_cast<std::size_t>(g)] = CMap<T>(q.head(hk * group + g), sq, d) * scale;
     // FlashAttention-2 order: key chunks outside, so dK/dV of a chunk build up
     // in a small tile and are written once.
-    for (std::int64_t j0 = 0, cj = 0; j0 < sk; j0 += kc, ++cj) {
+    {
       const auto kn = std::min(kc, sk - j0);
       const auto Kj = K.middleRows(j0, kn);
       const auto Vj = V.middleRows(j0, kn);
@@ -313,7 +388,8 @@ std::uint64_t blockwise_backward_accumulate(const HeadTensor<T>& q, const HeadTe
       for (int g = 0; g < group; ++g) {
         const int h = hk * group + g;
         const CMap<T> Q(q.head(h), sq, d), dO(d_o.head(h), sq, d);
-        MMap<T> dQ(dq.head(h), sq, d);
+        const auto Qs = q_head(h);
+        MMap<T> dQ(dq_base + static_cast<std::size_t>(h) * sq * d, sq, d);
         for (std::int64_t i0 = 0, ci = 0; i0 < sq; i0 += qc, ++ci) {
           const auto tile = classify(opts.causal, qb, static_cast<std::size_t>(ci), kb,
                                      static_cast<std::size_t>(cj));
@@ -323,14 +399,14 @@ std::uint64_t blockwise_backward_accumulate(const HeadTensor<T>& q, const HeadTe
           const CVecMap<T> D(&delta[static_cast<std::size_t>(h) * sq + i0], qn);
           const auto dOi = dO.middleRows(i0, qn);
           p.resize(qn, kn);
-          p.noalias() = qs[static_cast<std::size_t>(g)].middleRows(i0, qn) * Kj.transpose();
+          p.noalias() = Qs.middleRows(i0, qn) * Kj.transpose();
           std::optional<TileMask> mask;
           if (tile == Tile::Masked) {
             mask.emplace(&q_pos[i0], &k_pos[j0], qn, kn,
                          kb.ascending[static_cast<std::size_t>(cj)]);
-            entries += mask->mask_scores(p);
+            kept += mask->mask_scores(p);
           } else {
-            entries += static_cast<std::uint64_t>(qn * kn);
+            kept += static_cast<std::uint64_t>(qn * kn);
           }
           if (mask) {  // P = exp(S - LSE), row by row to vectorise
             mask->exp_rows(p, L);
@@ -351,7 +427,12 @@ std::uint64_t blockwise_backward_accumulate(const HeadTensor<T>& q, const HeadTe
       dK.middleRows(j0, kn) += dkj;
       dV.middleRows(j0, kn) += dvj;
     }
-  }
+    entries += kept;
+  });
+  // Static schedule, summed in thread order: bit-identical run to run.
+  for (const auto& part : dq_private)
+    Eigen::Map<Vec<T>>(dq.data.data(), static_cast<Eigen::Index>(dq.data.size())) +=
+        CVecMap<T>(part.data(), static_cast<Eigen::Index>(part.size()));
   return entries;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Blockwise (memory-efficient) attention on the CPU with Eigen, one thread.
+// Blockwise (memory-efficient) attention on the CPU with Eigen, on one or more threads.
 // Forward: online softmax over key chunks with a running maximum and running
 // sum (Milakov & Gimelshein 2018; FlashAttention, Dao et al. 2022), returning
 // O and the log-sum-exp per query. Backward: FlashAttention-2 (Dao 2023,
@@ -28,6 +28,13 @@ struct BlockOpts {
   std::int64_t q_chunk = 256;
   std::int64_t k_chunk = 256;
   bool causal = false;
+  // Threads one call uses (the calling thread included). The forward splits
+  // (head, query chunk) pairs, handed out dynamically (each writes its own
+  // rows), the backward (KV head, key chunk) pairs, dealt round-robin; each
+  // backward thread adds its dQ into a private copy, summed in thread order at
+  // the end, so results are bit-identical run to run for a given thread count
+  // (dQ's fp32 summation order differs between thread counts).
+  int threads = 1;
 };
 
 // Query head h uses KV head h / (q.heads / k.heads). Positions empty = 0..n-1.

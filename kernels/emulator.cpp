@@ -174,7 +174,10 @@ EmulatorResult emulate_ring(const Workload& w, const AttnInputs& in, bool backwa
       const auto& qpos = geo.group_tokens[static_cast<std::size_t>(i / u)];
       auto& out = s == 0 ? acc[ii] : part;
       blockwise_forward_into(qh[ii], held[ii].k, held[ii].v, qpos, held[ii].pos, ko, out);
-      if (s > 0) merge_partial(acc[ii].o, acc[ii].lse, part.o, part.lse);
+      // A step whose keys are all masked (causal, contiguous layout) yields
+      // LSE -inf everywhere, whose merge weight is exactly 0: skipping it gives
+      // the same bits and saves a pass over the output.
+      if (s > 0 && out.entries > 0) merge_partial(acc[ii].o, acc[ii].lse, part.o, part.lse);
       auto& rec = res.fwd.steps[ii][static_cast<std::size_t>(s)];
       rec.kv_source = geo.has_ring ? held[ii].owner : -1;
       rec.entries = out.entries;

@@ -52,7 +52,7 @@ double median(std::vector<double> v) {
 }
 
 template <typename F>
-Timing time_calls(F&& call, int warmup, int repeats, double budget_s) {
+Timing time_calls(F&& call, int warmup, int repeats, double budget_s, bool by_wall = false) {
   for (int i = 0; i < warmup; ++i) call();
   std::vector<double> cpu, wall;
   double spent = 0;
@@ -66,9 +66,10 @@ Timing time_calls(F&& call, int warmup, int repeats, double budget_s) {
     if (spent > budget_s && cpu.size() >= 3) break;
   }
   Timing t;
-  t.median_s = median(cpu);
-  t.min_s = *std::min_element(cpu.begin(), cpu.end());
-  t.max_s = *std::max_element(cpu.begin(), cpu.end());
+  const auto& primary = by_wall ? wall : cpu;
+  t.median_s = median(primary);
+  t.min_s = *std::min_element(primary.begin(), primary.end());
+  t.max_s = *std::max_element(primary.begin(), primary.end());
   t.wall_median_s = median(wall);
   t.repeats = static_cast<int>(cpu.size());
   return t;
@@ -129,6 +130,8 @@ void sweep(const CpuProfileOptions& opt, const std::string& dtype, std::int64_t 
       for (bool causal : {false, true}) {
         BlockOpts bo;
         bo.causal = causal;
+        bo.threads = opt.threads;
+        const bool by_wall = opt.threads > 1;
         const FwdResult<T> f = blockwise_forward(q, k, v, {}, {}, bo);
         auto add = [&](const char* kernel, const Timing& t) {
           Point p{kernel,    dtype, causal ? "causal_diagonal" : "full", d, opt.heads, block,
@@ -144,10 +147,10 @@ void sweep(const CpuProfileOptions& opt, const std::string& dtype, std::int64_t 
         };
         FwdResult<T> scratch;
         add("fwd", time_calls([&] { blockwise_forward_into(q, k, v, {}, {}, bo, scratch); },
-                              opt.warmup, opt.repeats, opt.point_budget_s));
+                              opt.warmup, opt.repeats, opt.point_budget_s, by_wall));
         if (opt.backward)
           add("bwd", time_calls([&] { blockwise_backward(q, k, v, f.o, f.lse, d_o, {}, {}, bo); },
-                                opt.warmup, opt.repeats, opt.point_budget_s));
+                                opt.warmup, opt.repeats, opt.point_budget_s, by_wall));
       }
     }
 }
@@ -252,17 +255,22 @@ std::string cpu_profile_json(const CpuProfileOptions& in,
                                )},
         {"clock_mhz", cpuinfo_field("cpu MHz")},
         {"logical_cpus", std::thread::hardware_concurrency()},
-        {"threads", 1}}},
+        {"threads", opt.threads}}},
       {"date", utc_now()},
       {"kernel_version", std::string(kBlockwiseKernelVersion)},
       {"tool_version", opt.tool_version.empty() ? "ringsim" : "ringsim " + opt.tool_version},
       {"tiles", fmt::format("{}x{}", tiles.q_chunk, tiles.k_chunk)},
       {"method",
-       "thread CPU time of each call after warm-up; median, min and max over the repeats; "
-       "unit-normal random inputs; one call = block x block x heads at positions 0..block-1; "
-       "gflops counts 4 d FLOPs per entry forward, 10 d backward; merge points: one "
-       "online-softmax merge of a block's partial (O, LSE) into the running one, entries = rows "
-       "(block x heads), timed in batches of calls"},
+       std::string(opt.threads > 1
+                       ? "wall time of each call (kernels on " + std::to_string(opt.threads) +
+                             " threads; merge points on one) after warm-up; "
+                       : "thread CPU time of each call after warm-up; ") +
+           "median, min and max over the repeats; "
+           "unit-normal random inputs; one call = block x block x heads at positions 0..block-1; "
+           "gflops counts 4 d FLOPs per entry forward, 10 d backward; merge points: one "
+           "online-softmax merge of a block's partial (O, LSE) into the running one, entries = "
+           "rows "
+           "(block x heads), timed in batches of calls"},
       {"quick", opt.quick},
       {"points", pts}};
   return j.dump(1);

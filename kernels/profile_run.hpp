@@ -32,6 +32,9 @@ struct CpuProfileOptions {
   // Repeats are cut (to no fewer than 3) once a point has used this much time.
   double point_budget_s = 20;
   bool backward = true;
+  // Threads per kernel call (BlockOpts::threads). With more than one, calls
+  // are timed by the wall clock, since the caller's CPU time no longer covers them.
+  int threads = 1;
   std::string tool_version;  // recorded as "ringsim <version>"
 };
 

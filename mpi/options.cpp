@@ -15,7 +15,7 @@ namespace {
 struct TextFlags {
   std::string block = "256", heads = "8", kv_heads = "2", head_dim = "64";
   std::string layout = "ring", pass = "fwd", dtype = "fp32", seed = "1", tile = "256";
-  std::string repeat = "1", warmup = "0", tolerance_factor = "1";
+  std::string repeat = "1", warmup = "0", tolerance_factor = "1", threads = "1";
   std::string pp_min = "8", pp_max = "16M", pp_iters = "50";
 };
 
@@ -40,6 +40,10 @@ void build(CLI::App& app, RingOptions& o, TextFlags& t, const Program& prog) {
       ->capture_default_str();
   app.add_option("--seed", t.seed, "Seed of the synthetic inputs")->capture_default_str();
   app.add_option("--tile", t.tile, "Kernel tile (query and key chunk)")->capture_default_str();
+  app.add_option("--threads", t.threads,
+                 "Threads per rank for the kernels, 1-1024 (one rank per core group: "
+                 "mpirun --map-by slot:PE=N ... --threads N)")
+      ->capture_default_str();
   app.add_option("--q", o.q_path, "Queries .npy [tokens, heads, head_dim] (read by rank 0)");
   app.add_option("--k", o.k_path, "Keys .npy [tokens, kv_heads, head_dim]");
   app.add_option("--v", o.v_path, "Values .npy [tokens, kv_heads, head_dim]");
@@ -77,6 +81,9 @@ void resolve(RingOptions& o, const TextFlags& t, const Program& prog) {
   o.seed = static_cast<std::uint64_t>(
       parse_count("--seed", t.seed, 0, std::numeric_limits<std::int64_t>::max()));
   o.tile = parse_count("--tile", t.tile, 1, 1 << 16);
+  o.threads = static_cast<int>(parse_count("--threads", t.threads, 1, 1024));
+  if (o.threads != 1 && prog.name != cpu_program().name)
+    throw InputError("--threads: applies to ringsim-mpi's CPU kernels only");
   o.tolerance_factor = parse_real("--tolerance-factor", t.tolerance_factor, 1e-12, 1e12);
   o.repeat = static_cast<int>(parse_count("--repeat", t.repeat, 1, 10000));
   o.warmup = static_cast<int>(parse_count("--warmup", t.warmup, 0, 10000));
@@ -187,6 +194,7 @@ std::vector<std::string> to_args(const RingOptions& o) {
   text("--dtype", o.dtype, d.dtype);
   count("--seed", static_cast<std::int64_t>(o.seed), static_cast<std::int64_t>(d.seed));
   count("--tile", o.tile, d.tile);
+  count("--threads", o.threads, d.threads);
   text("--q", o.q_path, "");
   text("--k", o.k_path, "");
   text("--v", o.v_path, "");

@@ -24,6 +24,7 @@ struct RingOptions {
   std::uint64_t seed = 1;
   std::string q_path, k_path, v_path, do_path;
   std::int64_t tile = 256;  // the kernel's q and k chunk
+  int threads = 1;          // threads per rank's kernel calls (one rank per core group)
 
   // Reporting.
   bool check = false;

@@ -80,6 +80,7 @@ RingSummary summary_of(const RingOptions& o, int ranks, int hosts, const Timing&
   s.kv_heads = o.kv_heads;
   s.head_dim = o.head_dim;
   s.tile = o.tile;
+  s.threads = o.threads;
   s.repeat = o.repeat;
   s.warmup = o.warmup;
   // Forward sends K and V per step; backward K, V, dK and dV.

@@ -68,6 +68,7 @@ json RingSummary::to_json() const {
   j["kv_heads"] = kv_heads;
   j["head_dim"] = head_dim;
   j["tile"] = tile;
+  j["threads"] = threads;
   j["repeat"] = repeat;
   j["warmup"] = warmup;
   j["bytes_per_step"] = bytes_per_step;
@@ -108,6 +109,7 @@ RingSummary RingSummary::from_json(const json& j, const std::string& origin) {
   s.kv_heads = static_cast<int>(r.integer("kv_heads"));
   s.head_dim = static_cast<int>(r.integer("head_dim"));
   s.tile = r.integer("tile");
+  s.threads = static_cast<int>(r.integer("threads"));
   s.repeat = static_cast<int>(r.integer("repeat"));
   s.warmup = static_cast<int>(r.integer("warmup"));
   s.bytes_per_step = static_cast<std::uint64_t>(r.integer("bytes_per_step"));

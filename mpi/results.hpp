@@ -20,6 +20,7 @@ struct RingSummary {
   std::string layout, pass, dtype;
   bool causal = true;
   int heads = 0, kv_heads = 0, head_dim = 0, repeat = 1, warmup = 0;
+  int threads = 1;  // kernel threads per rank
   std::uint64_t bytes_per_step = 0;
   double time_s = 0;
   std::vector<double> times_s;  // every timed run's makespan

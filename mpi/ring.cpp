@@ -111,6 +111,7 @@ kernels::BlockOpts kernel_opts(const RingOptions& o) {
   kernels::BlockOpts b;
   b.q_chunk = b.k_chunk = o.tile;
   b.causal = o.causal;
+  b.threads = o.threads;
   return b;
 }
 

@@ -15,6 +15,8 @@ PACKAGES=(
   # without it ringsim-plot is skipped and experiments write no PNG.
   libqt6opengl6-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # bench_kernels' practical peak: the best single-thread GEMM this machine's packages offer.
+  libopenblas-dev
   libopenmpi-dev openmpi-bin
   clang clang-format libclang-rt-14-dev
 )

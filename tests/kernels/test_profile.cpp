@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "helpers.hpp"
@@ -81,6 +82,21 @@ TEST(ProfileCli, WritesAProfile) {
   EXPECT_EQ(read_profile(out).points.size(), 10u);
 }
 
+// Two threads per call: timed by the wall clock, and the profile says so.
+TEST(ProfileCli, ThreadsAreRecorded) {
+  const auto out = testing::temp_path("profile-threads.json");
+  std::filesystem::remove(out);
+  const auto r =
+      testing::run_cli({"profile", "--out", out, "--blocks", "32", "--head-dims", "8", "--dtypes",
+                        "fp32", "--repeats", "1", "--threads", "2", "--json"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  std::ifstream in(out);
+  const auto doc = nlohmann::json::parse(in);
+  EXPECT_EQ(doc["device"]["threads"], 2);
+  EXPECT_NE(doc["method"].get<std::string>().find("wall time"), std::string::npos);
+  EXPECT_EQ(read_profile(out).points.size(), 5u);
+}
+
 TEST(ProfileCli, BadInputsExitTwo) {
   const std::vector<std::vector<std::string>> cases = {
       {"profile"},  // no --out
@@ -89,6 +105,8 @@ TEST(ProfileCli, BadInputsExitTwo) {
       {"profile", "--out", testing::temp_path("p.json"), "--blocks", "16", "--dtypes", "bf16"},
       {"profile", "--out", testing::temp_path("p.json"), "--head-dims", "x"},
       {"profile", "--out", "/nonexistent-dir/p.json"},
+      {"profile", "--out", testing::temp_path("p.json"), "--threads", "0"},
+      {"profile", "--device", "cuda", "--out", testing::temp_path("p.json"), "--threads", "2"},
   };
   for (const auto& args : cases) {
     const auto r = testing::run_cli(args);

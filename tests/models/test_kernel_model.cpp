@@ -286,7 +286,9 @@ TEST(Catalog, EveryKernelConstantNamesItsSource) {
     EXPECT_FALSE(k.launch_source.empty()) << k.name;
     EXPECT_FALSE(k.kernels_source.empty()) << k.name;
     EXPECT_FALSE(k.grad_bytes_source.empty()) << k.name;
-    if (!k.tiles.empty()) EXPECT_FALSE(k.tiles_source.empty()) << k.name;
+    if (!k.tiles.empty()) {
+      EXPECT_FALSE(k.tiles_source.empty()) << k.name;
+    }
     for (const auto& c : k.curves) {
       EXPECT_FALSE(c.source.empty()) << k.name;
       EXPECT_FALSE(c.reading.empty()) << k.name;

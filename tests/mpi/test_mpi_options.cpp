@@ -23,11 +23,13 @@ TEST(MpiOptions, Defaults) {
 }
 
 TEST(MpiOptions, ParsesEveryFlag) {
-  const auto p = parse({"--block",    "1K",       "--heads",  "16",      "--kv-heads",  "4",
-                        "--head-dim", "128",      "--layout", "striped", "--no-causal", "--pass",
-                        "fwdbwd",     "--dtype",  "fp64",     "--seed",  "9",           "--repeat",
-                        "3",          "--warmup", "1"});
+  const auto p = parse({"--block",     "1K",         "--heads",  "16",       "--kv-heads",
+                        "4",           "--head-dim", "128",      "--layout", "striped",
+                        "--no-causal", "--pass",     "fwdbwd",   "--dtype",  "fp64",
+                        "--seed",      "9",          "--repeat", "3",        "--warmup",
+                        "1",           "--threads",  "2"});
   ASSERT_FALSE(p.exit_now) << p.message;
+  EXPECT_EQ(p.opts.threads, 2);
   EXPECT_EQ(p.opts.block, 1024);
   EXPECT_EQ(p.opts.heads, 16);
   EXPECT_EQ(p.opts.kv_heads, 4);
@@ -55,7 +57,8 @@ TEST(MpiOptions, ErrorsNameTheirFlag) {
                                         {{"--q", "a.npy"}, "--q/--k/--v"},
                                         {{"--do", "d.npy"}, "--do"},
                                         {{"--pp-min", "1M", "--pp-max", "1K"}, "--pp-min"},
-                                        {{"--repeat", "-1"}, "--repeat"}}) {
+                                        {{"--repeat", "-1"}, "--repeat"},
+                                        {{"--threads", "0"}, "--threads"}}) {
     const auto p = parse(b.args);
     EXPECT_TRUE(p.exit_now);
     EXPECT_EQ(p.exit_code, 2);

@@ -59,12 +59,14 @@ INSTANTIATE_TEST_SUITE_P(Layouts, ExactEveryLayout,
 
 // fp64 with an odd rank count and a tile that does not divide the block: the
 // error must be at fp64 level, so a silently dropped row or tile shows up.
+// Two kernel threads per rank (one rank per core group) on one of the ranks' runs.
 TEST(MpiRing, Fp64ThreeRanksRaggedTiles) {
   const auto s = summary_of(
       run_mpi(3,
               "--layout zigzag --pass bwd --block 18 --heads 8 --kv-heads 1 --head-dim 8 --tile 7 "
-              "--dtype fp64 --check --json"));
+              "--dtype fp64 --threads 2 --check --json"));
   EXPECT_EQ(expect_exact(s), 5u);
+  EXPECT_EQ(s["threads"], 2);
   for (const auto& e : s["check"]["errors"]) EXPECT_LT(e["max_abs"].get<double>(), 1e-12);
 }
 
