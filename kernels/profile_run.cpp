@@ -99,9 +99,10 @@ void sweep(const CpuProfileOptions& opt, const std::string& dtype, std::int64_t 
   for (int d : opt.head_dims)
     for (auto block : opt.blocks) {
       if (block > max_block) continue;
+      const int kv_heads = opt.kv_heads > 0 ? opt.kv_heads : opt.heads;
       const auto q = random_tensor<T>(opt.heads, block, d, 1),
-                 k = random_tensor<T>(opt.heads, block, d, 2),
-                 v = random_tensor<T>(opt.heads, block, d, 3),
+                 k = random_tensor<T>(kv_heads, block, d, 2),
+                 v = random_tensor<T>(kv_heads, block, d, 3),
                  d_o = random_tensor<T>(opt.heads, block, d, 4);
       {
         // The online-softmax merge of a ring step after the first: a block's
@@ -148,9 +149,19 @@ void sweep(const CpuProfileOptions& opt, const std::string& dtype, std::int64_t 
         FwdResult<T> scratch;
         add("fwd", time_calls([&] { blockwise_forward_into(q, k, v, {}, {}, bo, scratch); },
                               opt.warmup, opt.repeats, opt.point_budget_s, by_wall));
-        if (opt.backward)
-          add("bwd", time_calls([&] { blockwise_backward(q, k, v, f.o, f.lse, d_o, {}, {}, bo); },
-                                opt.warmup, opt.repeats, opt.point_budget_s, by_wall));
+        if (opt.backward) {
+          // As a ring step: gradients accumulate into buffers that live across
+          // steps, and D = rowsum(dO * O) is computed once per pass, not per step.
+          const auto delta = softmax_delta(f.o, d_o);
+          HeadTensor<T> dq(q.heads, q.tokens, q.dim), dk(k.heads, k.tokens, k.dim),
+              dv(v.heads, v.tokens, v.dim);
+          add("bwd", time_calls(
+                         [&] {
+                           blockwise_backward_accumulate(q, k, v, d_o, f.lse, delta, {}, {}, bo, dq,
+                                                         dk, dv);
+                         },
+                         opt.warmup, opt.repeats, opt.point_budget_s, by_wall));
+        }
       }
     }
 }
@@ -206,6 +217,8 @@ std::string cpu_profile_json(const CpuProfileOptions& in,
   if (opt.dtypes.empty()) opt.dtypes = {"fp32", "fp64"};
   if (opt.fp64_max_block == 0) opt.fp64_max_block = opt.quick ? 512 : 4096;
   if (opt.quick) opt.repeats = std::min(opt.repeats, 3);
+  if (opt.kv_heads < 0 || (opt.kv_heads > 0 && opt.heads % opt.kv_heads != 0))
+    throw InputError("profile: kv heads must divide heads");
   if (opt.heads < 1 || opt.repeats < 1 || opt.warmup < 0)
     throw InputError("profile: heads and repeats must be at least 1");
   for (auto b : opt.blocks)
@@ -260,6 +273,7 @@ std::string cpu_profile_json(const CpuProfileOptions& in,
       {"kernel_version", std::string(kBlockwiseKernelVersion)},
       {"tool_version", opt.tool_version.empty() ? "ringsim" : "ringsim " + opt.tool_version},
       {"tiles", fmt::format("{}x{}", tiles.q_chunk, tiles.k_chunk)},
+      {"kv_heads", opt.kv_heads > 0 ? opt.kv_heads : opt.heads},
       {"method",
        std::string(opt.threads > 1
                        ? "wall time of each call (kernels on " + std::to_string(opt.threads) +
@@ -267,6 +281,8 @@ std::string cpu_profile_json(const CpuProfileOptions& in,
                        : "thread CPU time of each call after warm-up; ") +
            "median, min and max over the repeats; "
            "unit-normal random inputs; one call = block x block x heads at positions 0..block-1; "
+           "bwd: blockwise_backward_accumulate into existing dQ/dK/dV with D precomputed, as a "
+           "ring step; "
            "gflops counts 4 d FLOPs per entry forward, 10 d backward; merge points: one "
            "online-softmax merge of a block's partial (O, LSE) into the running one, entries = "
            "rows "

@@ -27,6 +27,7 @@ struct CpuProfileOptions {
   std::vector<std::string> dtypes;  // fp32 and/or fp64; empty: both
   std::int64_t fp64_max_block = 0;  // 0: 4096 (quick: 512); fp64 runs at half the fp32 rate
   int heads = 1;
+  int kv_heads = 0;  // 0: as many as heads (MHA); fewer: GQA, as a ring configuration runs it
   int warmup = 1;
   int repeats = 5;  // quick: 3
   // Repeats are cut (to no fewer than 3) once a point has used this much time.

@@ -94,6 +94,10 @@ struct Workspace {
   // Forward: this step's partial and the running output. Kept across steps
   // and runs, so no step allocates (the kernel profile times the same calls).
   kernels::FwdResult<T> part, running;
+  // Backward: this rank's dQ and its own block's dK/dV as they build up, kept
+  // across runs (zeroed, not reallocated: a fresh megabyte's page faults cost
+  // about as much as a step's arithmetic on a fast core).
+  BwdOut<T> grads;
   Workspace(const Shard<T>& shard, bool backward);
 };
 

@@ -345,12 +345,16 @@ Measured with_profile(Measured m, const std::string& path) {
 // machine the cores' speed drifts by up to 20% over minutes, so a profile
 // measured once at the start mispredicts the compute-bound rows of later
 // launches. Each launch is then predicted on its own link and its own kernel
-// speed, both probed just before it.
+// speed, both probed just before it, at the configuration's heads and KV heads.
 std::string probe_profile(const fs::path& dir, const Config& c, int launch) {
   kernels::CpuProfileOptions o;
   o.quick = true;
   o.blocks = profile_blocks({c});
   o.head_dims = {c.head_dim};
+  // The configuration's own heads: GQA changes how the backward's dK/dV
+  // accumulate (a KV head's gradient gathers over its query heads).
+  o.heads = c.heads;
+  o.kv_heads = c.kv_heads;
   o.dtypes = {"fp32"};
   o.backward = c.pass != "fwd";
   o.tool_version = RINGSIM_VERSION;
