@@ -77,8 +77,14 @@ int mpi_main(int argc, char** argv, const Program& prog,
     std::cerr << prog.name << ": rank " << rank << ": " << e.what() << "\n";
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
+  std::cout.flush();
   MPI_Finalize();
-  return code;
+  // Only rank 0 reports the verdict in its exit status. Were every rank to exit
+  // 1 on a failed check, mpirun would abort the job at the first of them, which
+  // can be before rank 0's report reaches the terminal (seen on a fresh
+  // Debian 12 machine: exit 1 with an empty stdout). mpirun and srun return a
+  // failed rank's status, so the job's code is rank 0's either way.
+  return rank == 0 ? code : 0;
 }
 
 template <typename T>
@@ -94,7 +100,7 @@ int finish_run(const World& w, const RingOptions& o, const Program& prog,
   std::optional<CheckResult> check;
   if (o.check) check = check_against_reference(w, o, fwd, bwd, full);
 
-  // Only rank 0 writes; its verdict is shared so every rank exits alike.
+  // Only rank 0 writes, and only rank 0 exits with the verdict (mpi_main).
   int code = 0;
   if (w.rank == 0) {
     try {
@@ -121,6 +127,7 @@ int finish_run(const World& w, const RingOptions& o, const Program& prog,
         if (check) std::cout << check->line() << "\n";
       }
       if (check && !check->matches) code = 1;
+      std::cout.flush();  // before any rank can leave: the report is complete
     } catch (const InputError& e) {
       std::cerr << prog.name << ": error: " << e.what() << "\n";
       code = 2;
