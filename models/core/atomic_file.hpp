@@ -1,7 +1,15 @@
 #pragma once
-// A file that appears complete or not at all: written to a temporary name next
-// to the target and renamed over it on commit(). An interrupted or failed run
-// leaves the previous file (if any) untouched and no partial file behind.
+// Every output file goes through here. What happens depends on what the path is:
+// - a regular file, or nothing yet: written to a temporary name next to it and
+//   renamed over it on commit(), so it appears complete or not at all; an
+//   interrupted or failed run leaves the previous file untouched and no partial
+//   file behind;
+// - a symbolic link: the same, for the file the link (finally) points at; the
+//   link itself stays;
+// - a device, FIFO or socket (`/dev/null`, a pipe a reader waits on), or `-`
+//   (standard output): written through, never renamed over, so no system file
+//   is ever replaced by a regular one;
+// - a directory: refused.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -9,6 +17,15 @@
 #include <string_view>
 
 namespace ringsim {
+
+// How an output path is written (see above).
+enum class OutputKind { Replace, Through, Stdout };
+struct OutputTarget {
+  OutputKind kind = OutputKind::Replace;
+  std::string path;  // where the bytes go: the symlink's final target, or the path itself
+};
+// Throws InputError naming `flag` for a directory or a symlink loop.
+OutputTarget resolve_output(const std::string& path, const std::string& flag);
 
 class AtomicFile {
  public:
@@ -23,9 +40,11 @@ class AtomicFile {
   void commit();
 
  private:
+  OutputTarget target_;
   std::string path_, tmp_, flag_;
   std::FILE* f_ = nullptr;
   bool failed_ = false;
+  int write_errno_ = 0;
 };
 
 // Formats into a buffer and hands the file large pieces (writers of traces
