@@ -184,12 +184,14 @@ int run(const VerifyFlags& f) {
           : to_string(w.layout);
   if (f.json) {
     nlohmann::json errs = nlohmann::json::array();
-    for (const auto& e : rep.errors)
+    for (const auto& e : rep.errors) {
       errs.push_back({{"tensor", e.tensor},
                       {"max_abs", e.max_abs},
                       {"max_rel", e.max_rel},
                       {"tolerance", e.tolerance},
                       {"ok", e.ok}});
+      if (!e.reason.empty()) errs.back()["reason"] = e.reason;
+    }
     nlohmann::json j{{"command", "verify"},
                      {"layout", to_string(w.layout)},
                      {"devices", w.devices},
@@ -231,7 +233,10 @@ int run(const VerifyFlags& f) {
                              "tolerance");
     for (const auto& e : rep.errors)
       std::cout << fmt::format("  {:<4} {:>13.3e} {:>13.3e} {:>13.3e}{}\n", e.tensor, e.max_abs,
-                               e.max_rel, e.tolerance, e.ok ? "" : "  EXCEEDED");
+                               e.max_rel, e.tolerance,
+                               e.ok               ? ""
+                               : e.reason.empty() ? "  EXCEEDED"
+                                                  : "  NOT JUDGED: " + e.reason);
     std::cout << fmt::format(
         "Tolerance: tau = {}16 u (sqrt(d)(1 + Smax) + sqrt(S)) = {:.3e} (u = 2^{}, Smax = {:.3g}); "
         "O: tau max|V|, LSE: tau, grads: tau max|ref|\n",

@@ -1,5 +1,7 @@
 #include "kernels/accuracy.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -56,14 +58,20 @@ ErrorStat compare(const std::string& tensor, const std::vector<double>& got,
     if (std::isnan(g) || std::isnan(r))
       err = std::numeric_limits<double>::infinity();
     else if (std::isinf(g) || std::isinf(r))
-      err = g == r ? 0.0 : std::numeric_limits<double>::infinity();
+      err = g == r && g < 0 ? 0.0 : std::numeric_limits<double>::infinity();
     else
       err = std::fabs(g - r);
     e.max_abs = std::max(e.max_abs, err);
   }
   const double scale = max_abs_value(ref);
   e.max_rel = scale > 0 ? e.max_abs / scale : e.max_abs;
-  e.ok = e.max_abs <= tolerance;
+  if (!std::isfinite(tolerance) || tolerance < 0)
+    e.reason = fmt::format(
+        "the tolerance is {}: the inputs' scores overflow the arithmetic (scale the inputs down)",
+        tolerance);
+  else if (!std::isfinite(e.max_abs))
+    e.reason = "a value is NaN or infinite (on the result's side, the reference's, or both)";
+  e.ok = e.reason.empty() && e.max_abs <= tolerance;
   return e;
 }
 

@@ -38,9 +38,14 @@ struct ErrorStat {
   double max_rel = 0;    // max_abs / max |ref| (normwise)
   double tolerance = 0;  // on max_abs
   bool ok = true;
+  // Why the check could not judge, when a number is not finite (empty otherwise).
+  std::string reason;
 };
 
-// Entries equal to -inf on both sides (fully masked LSE rows) agree.
+// Entries equal to -inf on both sides (fully masked LSE rows) agree; any other
+// infinity or NaN on either side is an infinite error. The check fails, with a
+// reason, whenever the error or the tolerance is not finite: an overflowed
+// input makes both infinite, and inf <= inf must not read as a match.
 ErrorStat compare(const std::string& tensor, const std::vector<double>& got,
                   const std::vector<double>& ref, double tolerance);
 

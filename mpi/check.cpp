@@ -59,20 +59,22 @@ std::vector<double> gather_lse_global(const World& w, const RingOptions& o,
 
 nlohmann::json CheckResult::to_json() const {
   nlohmann::json errs = nlohmann::json::array();
-  for (const auto& e : errors)
+  for (const auto& e : errors) {
     errs.push_back({{"tensor", e.tensor},
                     {"max_abs", e.max_abs},
                     {"max_rel", e.max_rel},
                     {"tolerance", e.tolerance},
                     {"ok", e.ok}});
+    if (!e.reason.empty()) errs.back()["reason"] = e.reason;
+  }
   return {{"matches", matches}, {"tolerance_tau", tau}, {"errors", errs}};
 }
 
 std::string CheckResult::line() const {
   std::string errs;
   for (const auto& e : errors)
-    errs += fmt::format("{}{} {:.3g} (tol {:.3g})", errs.empty() ? "" : ", ", e.tensor, e.max_abs,
-                        e.tolerance);
+    errs += fmt::format("{}{} {:.3g} (tol {:.3g}{})", errs.empty() ? "" : ", ", e.tensor, e.max_abs,
+                        e.tolerance, e.reason.empty() ? "" : ": not judged, " + e.reason);
   return fmt::format("Matches full attention: {} (max abs error: {})", matches ? "True" : "False",
                      errs);
 }

@@ -21,11 +21,10 @@ OutputTarget resolve_output(const std::string& path, const std::string& flag) {
   // yet, which canonical() refuses, but it is where the file must be created.
   for (int hops = 0; fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
     if (hops == 40)
-      throw InputError(fmt::format("{}: cannot write '{}': too many levels of symbolic links",
-                                   flag, path));
+      throw InputError(
+          fmt::format("{}: cannot write '{}': too many levels of symbolic links", flag, path));
     const auto next = fs::read_symlink(p, ec);
-    if (ec)
-      throw InputError(fmt::format("{}: cannot write '{}': {}", flag, path, ec.message()));
+    if (ec) throw InputError(fmt::format("{}: cannot write '{}': {}", flag, path, ec.message()));
     p = next.is_absolute() ? next : p.parent_path() / next;
   }
   const auto st = fs::status(p, ec);

@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "helpers.hpp"
+#include "kernels/accuracy.hpp"
 #include "kernels/npy.hpp"
 
 namespace ringsim::kernels {
@@ -80,6 +83,39 @@ TEST(VerifyCli, FilesInOutputsOut) {
     EXPECT_EQ(oa.dtype, out_t);
     EXPECT_EQ(la.dtype, out_t);
   }
+}
+
+// Inputs whose scores overflow even float64 (|q|, |k| ~ 1e200): the errors and
+// the tolerance come out infinite or NaN, and the check must say it could not
+// judge and fail, never read inf <= inf as a match.
+TEST(VerifyCli, OverflowingInputsCannotPass) {
+  auto huge = [](const std::string& name, std::vector<std::int64_t> shape, std::uint64_t seed) {
+    std::int64_t n = 1;
+    for (auto d : shape) n *= d;
+    auto x = testing::randn(static_cast<std::size_t>(n), seed);
+    for (auto& v : x) v *= 1e200;
+    const auto path = temp_path(name);
+    write_npy(path, path, shape, NpyDType::F64, x);
+    return path;
+  };
+  const auto q = huge("hq.npy", {8, 2, 4}, 1), k = huge("hk.npy", {8, 1, 4}, 2),
+             v = write_tensor("hv.npy", {8, 1, 4}, NpyDType::F64, 3);
+  const auto r = run_cli({"verify", "--q", q, "--k", k, "--v", v, "--devices", "2"});
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("NOT JUDGED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Matches full attention: False"), std::string::npos) << r.out;
+}
+
+TEST(Accuracy, NonFiniteNeverMatches) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  EXPECT_TRUE(compare("x", {1.0, -inf}, {1.0, -inf}, 1e-6).ok);  // masked LSE rows agree
+  EXPECT_FALSE(compare("x", {inf}, {inf}, 1e-6).ok);             // +inf is never a result
+  EXPECT_FALSE(compare("x", {nan}, {1.0}, 1e-6).ok);
+  EXPECT_FALSE(compare("x", {1.0}, {1.0}, inf).ok);  // an infinite tolerance judges nothing
+  EXPECT_FALSE(compare("x", {1.0}, {1.0}, nan).ok);
+  const auto e = compare("x", {inf}, {1.0}, inf);
+  EXPECT_FALSE(e.ok);
+  EXPECT_FALSE(e.reason.empty());
 }
 
 // Every bad input: exit 2, one line on stderr that names the file or flag.
