@@ -247,63 +247,81 @@ std::uint16_t double_to_half(double d) {
   return sign | static_cast<std::uint16_t>((static_cast<std::uint32_t>(e + 15) << 10) + (r - 1024));
 }
 
-NpyArray parse_npy(std::string_view bytes, const std::string& label, int rank) {
-  if (bytes.size() < 10 || bytes.substr(0, 6) != kMagic)
+namespace {
+
+// What the header says, checked against the file's total size before any data
+// is read: a file with a wrong magic, a bad header or a size that does not match
+// its shape is refused after reading at most its first header's worth of bytes.
+struct NpyLayout {
+  NpyArray array;  // shape and dtype; data still empty
+  std::size_t data_offset = 0;
+  std::int64_t elements = 0;
+  int item = 0;
+};
+
+NpyLayout parse_layout(std::string_view head, std::uint64_t file_size, const std::string& label,
+                       int rank) {
+  if (file_size < 10 || head.size() < 10 || head.substr(0, 6) != kMagic)
     fail(label, "not a .npy file (missing the \\x93NUMPY magic); save it with numpy.save");
-  const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
+  const auto* u = reinterpret_cast<const unsigned char*>(head.data());
   const int major = u[6], minor = u[7];
   if (major < 1 || major > 3 || minor != 0)
     fail(label, fmt::format("unsupported .npy format version {}.{}; expected 1.0, 2.0 or 3.0",
                             major, minor));
   const std::size_t prefix = major == 1 ? 10 : 12;
-  if (bytes.size() < prefix) fail(label, "truncated .npy header");
+  if (head.size() < prefix) fail(label, "truncated .npy header");
   const std::uint64_t hlen = load_le(u + 8, major == 1 ? 2 : 4);
   if (hlen > kMaxHeader)
     fail(label, fmt::format("bad .npy header: length {} is implausible", hlen));
-  if (hlen > bytes.size() - prefix)
+  if (hlen > file_size - prefix || hlen > head.size() - prefix)
     fail(label, fmt::format("truncated .npy header: it claims {} bytes, the file has {}", hlen,
-                            bytes.size() - prefix));
-  const std::string_view header = bytes.substr(prefix, hlen);
+                            file_size - prefix));
+  const std::string_view header = head.substr(prefix, hlen);
   for (unsigned char c : header)
     if (c >= 0x80 || (c < 0x20 && c != '\n' && c != '\r' && c != '\t'))
       fail(label, "bad .npy header: non-ASCII or control characters");
 
   std::string descr;
   bool fortran = false;
-  NpyArray a;
-  HeaderParser(header, label).parse(descr, fortran, a.shape);
-  a.dtype = parse_descr(descr, label);
+  NpyLayout l;
+  HeaderParser(header, label).parse(descr, fortran, l.array.shape);
+  l.array.dtype = parse_descr(descr, label);
   if (fortran) fail(label, "fortran_order is True; save a C-order array (numpy.ascontiguousarray)");
-  if (rank >= 0 && static_cast<int>(a.shape.size()) != rank) {
+  if (rank >= 0 && static_cast<int>(l.array.shape.size()) != rank) {
     const std::string want =
         rank == 3 ? "a 3-d array [seq, heads, head_dim]" : fmt::format("a {}-d array", rank);
-    fail(label, fmt::format("expected {}, got shape {}", want, shape_text(a.shape)));
+    fail(label, fmt::format("expected {}, got shape {}", want, shape_text(l.array.shape)));
   }
   std::int64_t n = 1;
-  for (auto d : a.shape) {
-    if (d == 0) fail(label, fmt::format("empty array (shape {})", shape_text(a.shape)));
+  for (auto d : l.array.shape) {
+    if (d == 0) fail(label, fmt::format("empty array (shape {})", shape_text(l.array.shape)));
     if (d > kNpyMaxElements || n > kNpyMaxElements / d)
-      fail(label, fmt::format("shape {} has more than 2^31 elements", shape_text(a.shape)));
+      fail(label, fmt::format("shape {} has more than 2^31 elements", shape_text(l.array.shape)));
     n *= d;
   }
-  const int item = npy_item_bytes(a.dtype);
-  const std::uint64_t want = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(item);
-  const std::uint64_t have = bytes.size() - prefix - hlen;
+  l.item = npy_item_bytes(l.array.dtype);
+  l.elements = n;
+  l.data_offset = prefix + hlen;
+  const std::uint64_t want = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(l.item);
+  const std::uint64_t have = file_size - l.data_offset;
   if (have < want)
     fail(label, fmt::format("truncated data: shape {} of {} needs {} bytes, the file has {}",
-                            shape_text(a.shape), descr, want, have));
+                            shape_text(l.array.shape), descr, want, have));
   if (have > want)
     fail(label, fmt::format("{} unexpected bytes after the data of shape {}", have - want,
-                            shape_text(a.shape)));
+                            shape_text(l.array.shape)));
+  return l;
+}
 
-  const unsigned char* p = u + prefix + hlen;
-  a.data.resize(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i, p += item) {
-    const std::uint64_t bits = load_le(p, item);
+NpyArray decode_data(NpyLayout l, const unsigned char* p, const std::string& label) {
+  NpyArray a = std::move(l.array);
+  a.data.resize(static_cast<std::size_t>(l.elements));
+  for (std::int64_t i = 0; i < l.elements; ++i, p += l.item) {
+    const std::uint64_t bits = load_le(p, l.item);
     double v;
-    if (item == 2) {
+    if (l.item == 2) {
       v = half_to_double(static_cast<std::uint16_t>(bits));
-    } else if (item == 4) {
+    } else if (l.item == 4) {
       v = std::bit_cast<float>(static_cast<std::uint32_t>(bits));
     } else {
       v = std::bit_cast<double>(bits);
@@ -316,6 +334,14 @@ NpyArray parse_npy(std::string_view bytes, const std::string& label, int rank) {
   return a;
 }
 
+}  // namespace
+
+NpyArray parse_npy(std::string_view bytes, const std::string& label, int rank) {
+  auto l = parse_layout(bytes, bytes.size(), label, rank);
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data()) + l.data_offset;
+  return decode_data(std::move(l), p, label);
+}
+
 NpyArray read_npy(const std::string& path, const std::string& label, int rank) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail(label, "no such file");
@@ -326,10 +352,20 @@ NpyArray read_npy(const std::string& path, const std::string& label, int rank) {
     fail(label, "file is larger than any array ringsim accepts (2^31 elements)");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(label, fmt::format("cannot open: {}", std::strerror(errno)));
-  std::string bytes(static_cast<std::size_t>(size), '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(size));
-  if (in.gcount() != static_cast<std::streamsize>(size)) fail(label, "cannot read the whole file");
-  return parse_npy(bytes, label, rank);
+  // The header first: magic, version, shape and the size they imply are checked
+  // against the file before the data is read or any of it is allocated.
+  std::string head(static_cast<std::size_t>(std::min<std::uintmax_t>(size, 12 + kMaxHeader)), '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  if (in.gcount() != static_cast<std::streamsize>(head.size()))
+    fail(label, "cannot read the whole file");
+  auto l = parse_layout(head, size, label, rank);
+  std::string data(static_cast<std::size_t>(size - l.data_offset), '\0');
+  in.clear();
+  in.seekg(static_cast<std::streamoff>(l.data_offset));
+  in.read(data.data(), static_cast<std::streamsize>(data.size()));
+  if (in.gcount() != static_cast<std::streamsize>(data.size()))
+    fail(label, "cannot read the whole file");
+  return decode_data(std::move(l), reinterpret_cast<const unsigned char*>(data.data()), label);
 }
 
 std::string encode_npy(const std::vector<std::int64_t>& shape, NpyDType dtype,

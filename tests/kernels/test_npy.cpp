@@ -1,9 +1,11 @@
 // .npy reading and writing: round trips, the float16 conversion, every
 // malformed-file case (one InputError naming the file), and a mutation fuzz.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <random>
@@ -208,6 +210,42 @@ TEST(Npy, FileErrorsNameTheFile) {
 
 // Random byte flips, truncations and insertions of a valid file must either
 // parse or raise InputError: never crash, hang or throw anything else.
+// A large file is judged by its header before its data is read: a 2 GiB file
+// (sparse: it costs no disk) whose magic is wrong, or whose header promises a
+// different size, is refused without the process growing by anything like its size.
+TEST(Npy, LargeBadFilesAreRefusedFromTheirHeader) {
+  const std::uint64_t size = std::uint64_t{2} << 30;
+  const auto rss_kib = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<long>(u.ru_maxrss);
+  };
+  auto sparse = [&](const std::string& name, const std::string& head) {
+    const auto path = testing::temp_path(name);
+    {
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      out << head;
+    }
+    std::filesystem::resize_file(path, size);
+    return path;
+  };
+  const long before = rss_kib();
+  const auto bad_magic = sparse("big-magic.npy", "NOT A NUMPY FILE");
+  const auto good = encode_npy({4, 2, 2}, NpyDType::F32, std::vector<double>(16, 1.0));
+  const auto bad_size = sparse("big-size.npy", good);  // header: 64 bytes of data; file: 2 GiB
+  for (const auto& [path, words] :
+       {std::pair{bad_magic, "missing the"}, std::pair{bad_size, "unexpected bytes"}}) {
+    try {
+      read_npy(path, "--q", 3);
+      ADD_FAILURE() << path << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+    std::filesystem::remove(path);
+  }
+  EXPECT_LT(rss_kib() - before, 64 * 1024) << "the reader grew by more than 64 MiB";
+}
+
 TEST(Npy, MutationFuzzOnlyThrowsInputError) {
   const auto good = encode_npy({3, 2, 4}, NpyDType::F16, testing::randn(24, 3));
   std::mt19937_64 rng(7);
