@@ -1,6 +1,7 @@
 // `ringsim profile`: times the blockwise kernels over block sizes and writes a
 // profile (models/profiles/README.md) that `ringsim ... --profile FILE` reads.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -11,6 +12,7 @@
 
 #include "cli/command.hpp"
 #include "kernels/profile_run.hpp"
+#include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/profile.hpp"
@@ -49,13 +51,17 @@ int run(const ProfileFlags& f) {
   const int threads = static_cast<int>(parse_count("--threads", f.threads, 1, 1024));
   if (device != "cpu" && threads != 1)
     throw InputError("--threads: applies to --device cpu only (a GPU call uses the whole device)");
-  // Check the output path before minutes of timing.
+  // Check the output path before minutes of timing, without touching it: a
+  // directory or link loop is refused, and a file to be replaced needs a
+  // writable directory (a device or FIFO is opened only when the profile is ready).
   {
-    const bool existed = std::filesystem::exists(f.out);
-    std::ofstream probe(f.out, std::ios::app);
-    if (!probe) throw InputError(fmt::format("--out {}: cannot write there", f.out));
-    probe.close();
-    if (!existed) std::filesystem::remove(f.out);
+    const auto target = resolve_output(f.out, "--out");
+    if (target.kind == OutputKind::Replace) {
+      auto dir = std::filesystem::path(target.path).parent_path();
+      if (dir.empty()) dir = ".";
+      if (access(dir.c_str(), W_OK) != 0)
+        throw InputError(fmt::format("--out {}: cannot write there", f.out));
+    }
   }
   auto progress = [&f](const std::string& line) {
     if (!f.json) std::cerr << "profile: " << line << "\n";
@@ -91,10 +97,10 @@ int run(const ProfileFlags& f) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // What we write must be what the simulator accepts.
   const auto prof = parse_profile(doc, "profile");
-  std::ofstream out(f.out, std::ios::binary | std::ios::trunc);
-  out << doc << "\n";
-  out.close();
-  if (!out) throw InputError(fmt::format("--out {}: cannot write", f.out));
+  AtomicFile out(f.out, "--out");
+  out.write(doc);
+  out.write("\n");
+  out.commit();
   if (f.json) {
     std::cout << nlohmann::json{{"command", "profile"},
                                 {"device", prof.device_kind},

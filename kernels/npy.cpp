@@ -10,6 +10,7 @@
 #include <fstream>
 #include <limits>
 
+#include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
 
 namespace ringsim::kernels {
@@ -408,11 +409,11 @@ void write_npy(const std::string& path, const std::string& label,
                const std::vector<std::int64_t>& shape, NpyDType dtype,
                const std::vector<double>& data) {
   const std::string bytes = encode_npy(shape, dtype, data);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) fail(label, fmt::format("cannot write: {}", std::strerror(errno)));
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) fail(label, fmt::format("cannot write: {}", std::strerror(errno)));
+  // Like every output: replaced atomically, a device or FIFO written through,
+  // a symlink's target written (models/core/atomic_file.hpp).
+  AtomicFile out(path, label);
+  out.write(bytes);
+  out.commit();
 }
 
 }  // namespace ringsim::kernels
