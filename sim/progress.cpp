@@ -13,11 +13,14 @@ namespace ringsim::sim {
 namespace {
 volatile std::sig_atomic_t g_interrupt = 0;
 bool g_guard_alive = false;
-void (*g_previous)(int) = SIG_DFL;
+// Ctrl-C, `kill` (SIGTERM) and a closed terminal (SIGHUP) all ask the run to
+// stop cleanly: no partial output, temporary files removed.
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
+void (*g_previous[3])(int) = {SIG_DFL, SIG_DFL, SIG_DFL};
 
-extern "C" void on_sigint(int) {
+extern "C" void on_stop_signal(int sig) {
   g_interrupt = 1;
-  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
+  std::signal(sig, SIG_DFL);  // a second one ends the process at once
 }
 
 std::string duration(double s) {
@@ -29,17 +32,19 @@ std::string duration(double s) {
 
 InterruptGuard::InterruptGuard() {
   g_interrupt = 0;
-  g_previous = std::signal(SIGINT, on_sigint);
+  for (int i = 0; i < 3; ++i) g_previous[i] = std::signal(kStopSignals[i], on_stop_signal);
   g_guard_alive = true;
 }
 
 InterruptGuard::~InterruptGuard() {
   g_guard_alive = false;
-  std::signal(SIGINT, g_previous == SIG_ERR ? SIG_DFL : g_previous);
+  for (int i = 0; i < 3; ++i)
+    std::signal(kStopSignals[i], g_previous[i] == SIG_ERR ? SIG_DFL : g_previous[i]);
 }
 
 void reinstall_interrupt_handler() {
-  if (g_guard_alive && !g_interrupt) std::signal(SIGINT, on_sigint);
+  if (!g_guard_alive || g_interrupt) return;
+  for (int sig : kStopSignals) std::signal(sig, on_stop_signal);
 }
 
 bool interrupt_requested() {

@@ -9,8 +9,8 @@
 
 namespace ringsim::sim {
 
-// While alive, SIGINT sets a flag instead of killing the process; a second
-// SIGINT kills it (the default action is restored after the first).
+// While alive, SIGINT, SIGTERM and SIGHUP set a flag instead of killing the
+// process; a second one kills it (the default action is restored after the first).
 class InterruptGuard {
  public:
   InterruptGuard();

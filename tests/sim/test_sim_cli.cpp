@@ -223,22 +223,25 @@ TEST(SimCli, SymmetricRunMatchesTheFullSimulation) {
 }
 
 TEST(SimCli, CtrlCStopsAndKeepsTheOldFile) {
-  // A run of many seconds, interrupted early: exit 130, the previous trace
-  // untouched, no temporary file left behind.
-  const auto trace = temp("keep.json");
-  { std::ofstream(trace) << "old"; }
-  proc::Command ctrl_c;
-  ctrl_c.timeout_s = 0.7;
-  ctrl_c.stop_signal = SIGINT;
-  ctrl_c.kill_grace_s = 60;
-  const auto c = run({"--devices", "2048", "--block", "4096", "--platform", "flat", "--trace",
-                      trace, "--max-memory", "64G"},
-                     ctrl_c);
-  EXPECT_EQ(c.exit_code, 130) << c.err;
-  EXPECT_NE(c.err.find("interrupted"), std::string::npos) << c.err;
-  EXPECT_EQ(slurp(trace), "old");
-  EXPECT_EQ(access((trace + ".tmp" + std::to_string(c.pid)).c_str(), F_OK), -1);
-  std::remove(trace.c_str());
+  // A run of many seconds, interrupted early by Ctrl-C, `kill` or a closed
+  // terminal: exit 130, the previous trace untouched, no temporary file left.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    SCOPED_TRACE(sig);
+    const auto trace = temp("keep.json");
+    { std::ofstream(trace) << "old"; }
+    proc::Command stop;
+    stop.timeout_s = 0.7;
+    stop.stop_signal = sig;
+    stop.kill_grace_s = 60;
+    const auto c = run({"--devices", "2048", "--block", "4096", "--platform", "flat", "--trace",
+                        trace, "--max-memory", "64G"},
+                       stop);
+    EXPECT_EQ(c.exit_code, 130) << c.err;
+    EXPECT_NE(c.err.find("interrupted"), std::string::npos) << c.err;
+    EXPECT_EQ(slurp(trace), "old");
+    EXPECT_EQ(access((trace + ".tmp" + std::to_string(c.pid)).c_str(), F_OK), -1);
+    std::remove(trace.c_str());
+  }
 }
 
 }  // namespace
