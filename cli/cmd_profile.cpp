@@ -29,12 +29,22 @@ struct ProfileFlags {
   bool quick = false, json = false, no_backward = false;
 };
 
-std::vector<std::string> split(const std::string& s) {
+// A comma-separated list; an empty item (`16,,32`, a trailing comma) is refused.
+std::vector<std::string> split(const std::string& flag, const std::string& s) {
   std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) out.push_back(item);
-  return out;
+  if (s.empty()) return out;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = s.find(',', start);
+    out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (out.back().empty())
+      throw InputError(
+          fmt::format("{}: empty item in the list '{}'; separate values by single "
+                      "commas, with none at either end",
+                      flag, s));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
 }
 
 int run(const ProfileFlags& f) {
@@ -42,9 +52,10 @@ int run(const ProfileFlags& f) {
   if (f.out.empty())
     throw InputError("--out: give the profile file to write, e.g. --out models/profiles/mine.json");
   std::vector<std::int64_t> blocks;
-  for (const auto& b : split(f.blocks)) blocks.push_back(parse_count("--blocks", b, 1, 1 << 16));
+  for (const auto& b : split("--blocks", f.blocks))
+    blocks.push_back(parse_count("--blocks", b, 1, 1 << 16));
   std::vector<int> dims;
-  for (const auto& d : split(f.head_dims))
+  for (const auto& d : split("--head-dims", f.head_dims))
     dims.push_back(static_cast<int>(parse_count("--head-dims", d, 1, 1024)));
   const int repeats =
       f.repeats.empty() ? 0 : static_cast<int>(parse_count("--repeats", f.repeats, 1, 1000));
@@ -73,7 +84,7 @@ int run(const ProfileFlags& f) {
     o.quick = f.quick;
     o.blocks = blocks;
     if (!dims.empty()) o.head_dims = dims;
-    if (!f.dtypes.empty()) o.dtypes = split(f.dtypes);
+    if (!f.dtypes.empty()) o.dtypes = split("--dtypes", f.dtypes);
     if (repeats) o.repeats = repeats;
     o.backward = !f.no_backward;
     o.threads = threads;
@@ -87,7 +98,7 @@ int run(const ProfileFlags& f) {
     o.quick = f.quick;
     o.blocks = blocks;
     if (!dims.empty()) o.head_dims = dims;
-    if (!f.dtypes.empty()) o.dtypes = split(f.dtypes);
+    if (!f.dtypes.empty()) o.dtypes = split("--dtypes", f.dtypes);
     if (repeats) o.repeats = repeats;
     o.backward = !f.no_backward;
     doc = kernels::cuda::cuda_profile_json(o, progress);

@@ -5,6 +5,7 @@
 
 #include "cli/command.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
 
 namespace ringsim::cli {
 
@@ -48,6 +49,7 @@ int run_cli(int argc, const char* const* argv) {
   for (const auto& a : args) cargs.push_back(a.c_str());
 
   try {
+    refuse_empty_values(args);
     app.parse(static_cast<int>(cargs.size()), cargs.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

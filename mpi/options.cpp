@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
@@ -128,6 +129,7 @@ ParsedArgs parse_args(int argc, const char* const* argv, const Program& prog) {
   t.dtype = prog.dtypes.front();
   build(app, out.opts, t, prog);
   try {
+    refuse_empty_values(std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
     app.parse(argc, argv);
     resolve(out.opts, t, prog);
   } catch (const CLI::CallForHelp&) {

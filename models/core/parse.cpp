@@ -96,4 +96,19 @@ std::string human_seconds(double s) {
   return fmt::format("{:.1f} ns", s * 1e9);
 }
 
+void refuse_empty_values(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const auto& a = args[i];
+    const auto eq = a.find('=');
+    if (a.rfind("--", 0) == 0 && eq != std::string::npos && eq + 1 == a.size())
+      throw InputError(
+          fmt::format("{}: empty value; give a value or leave the flag out", a.substr(0, eq)));
+    if (!a.empty()) continue;
+    if (i > 0 && args[i - 1].rfind("-", 0) == 0)
+      throw InputError(
+          fmt::format("{}: empty value; give a value or leave the flag out", args[i - 1]));
+    throw InputError("an empty argument; every value must be non-empty");
+  }
+}
+
 }  // namespace ringsim

@@ -21,6 +21,10 @@ std::string parse_choice(const std::string& flag, const std::string& text,
 
 std::string join(const std::vector<std::string>& items, const std::string& sep);
 
+// An empty value (`--flops ''`, `--trace=`) is bad input, never "not given":
+// throws InputError naming the flag. args excludes the program name.
+void refuse_empty_values(const std::vector<std::string>& args);
+
 // "1.0K", "25.0K", "1.2M": decimal K/M, the Ring Attention paper's style for token counts.
 std::string human_tokens(double tokens);
 // "12.3 GiB", "512 MiB"
