@@ -230,7 +230,10 @@ TEST(SimCli, CtrlCStopsAndKeepsTheOldFile) {
     const auto trace = temp("keep.json");
     { std::ofstream(trace) << "old"; }
     proc::Command stop;
-    stop.timeout_s = 0.7;
+    // Late enough that the handler is surely installed (an ASan build on a
+    // loaded 2-core machine took over 0.7 s to start), far before the run's
+    // end (about 90 s in a Release build).
+    stop.timeout_s = 3;
     stop.stop_signal = sig;
     stop.kill_grace_s = 60;
     const auto c = run({"--devices", "2048", "--block", "4096", "--platform", "flat", "--trace",
