@@ -156,10 +156,14 @@ std::vector<std::int64_t> or_iota(const std::vector<std::int64_t>& p, std::int64
 // runs for milliseconds, against tens of microseconds to start a thread.
 enum class Schedule { Dynamic, Static };
 
+// Threads parallel_items uses for n items: at least 1, at most one per item.
+int thread_count(std::int64_t n, int threads) {
+  return static_cast<int>(std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(n, 1)));
+}
+
 template <typename Fn>
 void parallel_items(std::int64_t n, int threads, Schedule schedule, Fn&& fn) {
-  const int t_count =
-      static_cast<int>(std::clamp<std::int64_t>(threads, 1, std::max<std::int64_t>(n, 1)));
+  const int t_count = thread_count(n, threads);
   if (t_count == 1) {
     for (std::int64_t i = 0; i < n; ++i) fn(i, 0);
     return;
@@ -367,8 +371,7 @@ std::uint64_t blockwise_backward_accumulate(const HeadTensor<T>& q, const HeadTe
   // dQ gathers from every key chunk: with several threads each adds into its
   // own copy (thread 0 into dq itself) and the copies are summed at the end.
   const std::int64_t k_chunks = (sk + kc - 1) / kc;
-  const int threads = static_cast<int>(
-      std::clamp<std::int64_t>(opts.threads, 1, std::max<std::int64_t>(k.heads * k_chunks, 1)));
+  const int threads = thread_count(k.heads * k_chunks, opts.threads);
   thread_local std::vector<std::vector<T>> dq_private_storage;
   std::vector<std::vector<T>>& dq_private = dq_private_storage;
   dq_private.resize(static_cast<std::size_t>(threads - 1));

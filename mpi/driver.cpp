@@ -133,6 +133,8 @@ int finish_run(const World& w, const RingOptions& o, const Program& prog,
       code = 2;
     }
   }
+  // Every rank learns the verdict (only rank 0 exits with it, mpi_main), and
+  // none leaves before rank 0 has flushed its report.
   RS_MPI(MPI_Bcast(&code, 1, MPI_INT, 0, w.comm));
   return code;
 }

@@ -105,8 +105,7 @@ template <double (*Loop)(std::int64_t)>
 void BM_FmaPeak(benchmark::State& state) {
   double flops = 0;
   for (auto _ : state) flops = Loop(kFmaIters);
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  set_flops(state, flops);
 }
 #if defined(__AVX512F__)
 BENCHMARK_TEMPLATE(BM_FmaPeak, (fma_loop<__m512, fma512, set512>))->Name("BM_FmaPeak/avx512");
@@ -128,8 +127,7 @@ void BM_EigenGemmSquare(benchmark::State& state) {
     benchmark::DoNotOptimize(c.data());
     benchmark::ClobberMemory();
   }
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(2.0 * n * n * n * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  set_flops(state, 2.0 * n * n * n);
 }
 BENCHMARK(BM_EigenGemmSquare)->Arg(1024)->Unit(benchmark::kMillisecond);
 
@@ -145,8 +143,7 @@ void openblas_gemm(benchmark::State& state, int m, int n, int k, bool transposed
     benchmark::DoNotOptimize(c.data());
     benchmark::ClobberMemory();
   }
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(2.0 * m * n * k * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  set_flops(state, 2.0 * m * n * k);
 }
 void BM_OpenBlasGemmQKt(benchmark::State& state) {
   const auto n = static_cast<int>(state.range(0));

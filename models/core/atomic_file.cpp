@@ -12,6 +12,14 @@
 
 namespace ringsim {
 
+namespace {
+// The one shape of every output error: "--trace: cannot write 'x': why".
+[[noreturn]] void cannot_write(const std::string& flag, const std::string& path,
+                               const std::string& why) {
+  throw InputError(fmt::format("{}: cannot write '{}': {}", flag, path, why));
+}
+}  // namespace
+
 OutputTarget resolve_output(const std::string& path, const std::string& flag) {
   namespace fs = std::filesystem;
   if (path == "-") return {OutputKind::Stdout, path};
@@ -20,16 +28,13 @@ OutputTarget resolve_output(const std::string& path, const std::string& flag) {
   // Follow a chain of links by hand: a dangling link's target does not exist
   // yet, which canonical() refuses, but it is where the file must be created.
   for (int hops = 0; fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
-    if (hops == 40)
-      throw InputError(
-          fmt::format("{}: cannot write '{}': too many levels of symbolic links", flag, path));
+    if (hops == 40) cannot_write(flag, path, "too many levels of symbolic links");
     const auto next = fs::read_symlink(p, ec);
-    if (ec) throw InputError(fmt::format("{}: cannot write '{}': {}", flag, path, ec.message()));
+    if (ec) cannot_write(flag, path, ec.message());
     p = next.is_absolute() ? next : p.parent_path() / next;
   }
   const auto st = fs::status(p, ec);
-  if (fs::is_directory(st))
-    throw InputError(fmt::format("{}: cannot write '{}': it is a directory", flag, path));
+  if (fs::is_directory(st)) cannot_write(flag, path, "it is a directory");
   if (fs::exists(st) && !fs::is_regular_file(st)) return {OutputKind::Through, p.string()};
   return {OutputKind::Replace, p.string()};
 }
@@ -44,8 +49,7 @@ AtomicFile::AtomicFile(const std::string& path, const std::string& flag)
              ? fmt::format("{}.tmp{}", target_.path, static_cast<long>(getpid()))
              : target_.path;
   f_ = std::fopen(tmp_.c_str(), "wb");
-  if (!f_)
-    throw InputError(fmt::format("{}: cannot write '{}': {}", flag_, path_, std::strerror(errno)));
+  if (!f_) cannot_write(flag_, path_, std::strerror(errno));
 }
 
 AtomicFile::~AtomicFile() {
@@ -66,10 +70,7 @@ void AtomicFile::commit() {
   const int err_before = failed_ ? (write_errno_ ? write_errno_ : EIO) : 0;
   const bool ok = !failed_ && std::fflush(f_) == 0 && std::ferror(f_) == 0;
   const int e = ok ? 0 : (err_before ? err_before : errno);
-  const auto fail = [&](int err) {
-    throw InputError(
-        fmt::format("{}: cannot write '{}': {}", flag_, path_, std::strerror(err ? err : EIO)));
-  };
+  const auto fail = [&](int err) { cannot_write(flag_, path_, std::strerror(err ? err : EIO)); };
   if (target_.kind == OutputKind::Stdout) {
     f_ = nullptr;
     if (!ok) fail(e);
