@@ -45,11 +45,30 @@ int run(const MinblockFlags& f) {
   auto w = proc::resolve_workload(ws, base);
   const std::string assumptions = minblock_assumptions(w, !hs.profile.empty());
 
+  // Nothing is silently ignored: the minimum block depends on one device's
+  // compute and one link, never on how the ring is laid out.
+  for (const auto& [flag, set] : {std::pair{"--platform", hs.platform.has_value()},
+                                  {"--gpus-per-node", hs.gpus_per_node.has_value()}})
+    if (set)
+      throw InputError(fmt::format(
+          "{}: does not apply to minblock (the minimum block depends on one device and one "
+          "link; choose them with --gpu, --cluster, --intra/--inter or --flops/--bandwidth)",
+          flag));
+
   // One pair given by hand.
   if (hs.flops || hs.bandwidth) {
     if (!hs.flops || !hs.bandwidth)
       throw InputError(
           "--flops/--bandwidth: give both for a single pair (FLOP/s and bytes/s per direction)");
+    for (const auto& [flag, set] : {std::pair{"--gpu", !hs.gpu.empty()},
+                                    {"--cluster", !hs.cluster.empty()},
+                                    {"--intra", !hs.intra.empty()},
+                                    {"--inter", !hs.inter.empty()}})
+      if (set)
+        throw InputError(fmt::format(
+            "{}: --flops/--bandwidth give the pair by hand; leave {} out, or drop --flops and "
+            "--bandwidth to use the catalog",
+            flag, flag));
     const double F = *hs.flops, B = *hs.bandwidth;
     const double eff = hs.efficiency.value_or(1.0);
     const double lat = hs.latency.value_or(0.0);
@@ -85,6 +104,22 @@ int run(const MinblockFlags& f) {
     return 0;
   }
 
+  if (hs.efficiency || hs.latency)
+    throw InputError(
+        "--efficiency/--latency: apply to a pair given by hand with --flops and --bandwidth; "
+        "the catalog rows use each device's and link's own");
+  // --cluster, --gpu and --intra/--inter choose the rows.
+  std::string only_device = hs.gpu;
+  std::vector<std::string> links;
+  if (!hs.cluster.empty()) {
+    const auto& c = cat.cluster(hs.cluster);
+    if (only_device.empty()) only_device = c.gpu;
+    links = {hs.intra.empty() ? c.intra : hs.intra, hs.inter.empty() ? c.inter : hs.inter};
+  } else {
+    if (!hs.intra.empty()) links.push_back(hs.intra);
+    if (!hs.inter.empty()) links.push_back(hs.inter);
+  }
+
   nlohmann::json jpaper = nlohmann::json::array(), jrows = nlohmann::json::array();
   std::string text =
       "Ring Attention Table 2, reproduced with the paper's inputs (c = F/B, min seq = 6c):\n";
@@ -113,9 +148,10 @@ int run(const MinblockFlags& f) {
       "assumption:\n");
   text += fmt::format("  {:<11} {:<12} {:>8} {:>8} {:>8} {:>9} {:>10} {:>9}\n", "device", "link",
                       "paper", "gqa", "causal", "backward", "efficiency", "combined");
-  const auto rows = minblock_rows(cat, w, dtype, [&](const Hardware& hw) {
-    return proc::make_implementation(hs, cat, hw, dtype);
-  });
+  const auto rows = minblock_rows(
+      cat, w, dtype,
+      [&](const Hardware& hw) { return proc::make_implementation(hs, cat, hw, dtype); },
+      only_device, links);
   for (const auto& row : rows) {
     const auto& c = row.columns;
     text +=

@@ -1,10 +1,8 @@
 // `ringsim profile`: times the blockwise kernels over block sizes and writes a
 // profile (models/profiles/README.md) that `ringsim ... --profile FILE` reads.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -62,18 +60,8 @@ int run(const ProfileFlags& f) {
   const int threads = static_cast<int>(parse_count("--threads", f.threads, 1, 1024));
   if (device != "cpu" && threads != 1)
     throw InputError("--threads: applies to --device cpu only (a GPU call uses the whole device)");
-  // Check the output path before minutes of timing, without touching it: a
-  // directory or link loop is refused, and a file to be replaced needs a
-  // writable directory (a device or FIFO is opened only when the profile is ready).
-  {
-    const auto target = resolve_output(f.out, "--out");
-    if (target.kind == OutputKind::Replace) {
-      auto dir = std::filesystem::path(target.path).parent_path();
-      if (dir.empty()) dir = ".";
-      if (access(dir.c_str(), W_OK) != 0)
-        throw InputError(fmt::format("--out {}: cannot write there", f.out));
-    }
-  }
+  // Judge the output path before minutes of timing, without touching it.
+  check_outputs({{"--out", f.out}});
   auto progress = [&f](const std::string& line) {
     if (!f.json) std::cerr << "profile: " << line << "\n";
   };

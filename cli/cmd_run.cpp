@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <optional>
 
 #include "cli/command.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/analytic/report.hpp"
+#include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
 #include "proc/resolve.hpp"
 #include "proc/run_spec.hpp"
@@ -44,6 +46,10 @@ sim::SimOptions sim_options(const proc::SimSpec& spec, const Workload& w, const 
   o.compute = &cm;
   o.topology = sim::topology_options(hw, w.devices);
   o.topology.inter = spec.inter_topology;
+  if (spec.inter_topology_given && hw.platform != Platform::Nodes)
+    throw InputError(fmt::format(
+        "--inter-topology: only applies to --platform nodes (this run's platform is {})",
+        to_string(hw.platform)));
   if (!spec.torus_dims.empty()) {
     if (hw.platform != Platform::Torus2D && hw.platform != Platform::Torus3D)
       throw InputError("--torus-dims: only applies to --platform torus2d or torus3d");
@@ -70,8 +76,22 @@ sim::SimOptions sim_options(const proc::SimSpec& spec, const Workload& w, const 
 int run(const proc::RunSpec& spec) {
   // From the start, so an early Ctrl-C also ends as "interrupted".
   sim::InterruptGuard guard;
+  // Every output path is judged before seconds or minutes of simulation.
+  check_outputs({{"--trace", spec.sim.trace}, {"--csv", spec.sim.csv}},
+                {{"--catalog", spec.hardware.catalog}, {"--profile", spec.hardware.profile}});
   const auto cat = proc::load_catalog(spec.hardware);
   auto hw = proc::resolve_hardware(spec.hardware, cat, spec.workload.dtype);
+  // Flags that shape nodes mean nothing where there are none: refused, not ignored.
+  if (spec.hardware.gpus_per_node &&
+      (hw.platform == Platform::Flat || hw.platform == Platform::FatTree))
+    throw InputError(fmt::format(
+        "--gpus-per-node: the {} platform has no nodes; use --platform nodes, torus2d or torus3d "
+        "(for hybrid's head-parallel group, --ulysses-degree)",
+        to_string(hw.platform)));
+  if (!spec.hardware.inter.empty() && hw.platform == Platform::Flat)
+    throw InputError(
+        "--inter: the flat platform has one kind of link (--intra, or --bandwidth); use "
+        "--platform nodes for a second");
   hw.overlap = spec.sim.overlap;
   const auto w = proc::resolve_workload(spec.workload, hw);
   const auto cm = proc::make_implementation(spec.hardware, cat, hw, w.dtype);
@@ -94,9 +114,22 @@ int run(const proc::RunSpec& spec) {
   const auto r = sim::simulate(o);
   if (r.interrupted) return interrupted();
   const auto j = sim::sim_summary(a, r, o).to_json();
-  if (!spec.sim.trace.empty() && !sim::write_trace(spec.sim.trace, r, w, o.topology, j))
-    return interrupted();
-  if (!spec.sim.csv.empty() && !sim::write_csv(spec.sim.csv, r)) return interrupted();
+  // Both outputs or neither: each is written to its temporary file, and only
+  // when both are complete (and no Ctrl-C came) are they renamed into place.
+  std::optional<AtomicFile> trace_file, csv_file;
+  std::vector<AtomicFile*> files;
+  if (!spec.sim.trace.empty()) {
+    trace_file.emplace(spec.sim.trace, "--trace");
+    if (!sim::write_trace(*trace_file, r, w, o.topology, j)) return interrupted();
+    files.push_back(&*trace_file);
+  }
+  if (!spec.sim.csv.empty()) {
+    csv_file.emplace(spec.sim.csv, "--csv");
+    if (!sim::write_csv(*csv_file, r)) return interrupted();
+    files.push_back(&*csv_file);
+  }
+  if (sim::interrupt_requested()) return interrupted();
+  commit_all(files);
   if (spec.json)
     std::cout << j.dump(2) << "\n";
   else

@@ -7,11 +7,13 @@
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/command.hpp"
 #include "kernels/inputs.hpp"
 #include "kernels/npy.hpp"
 #include "kernels/verify.hpp"
+#include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/work.hpp"
@@ -156,6 +158,8 @@ std::string yes(bool b) {
 }
 
 int run(const VerifyFlags& f) {
+  check_outputs({{"--out", f.out}, {"--lse-out", f.lse_out}},
+                {{"--q", f.q}, {"--k", f.k}, {"--v", f.v}});
   const Pass pass = parse_pass("--pass", f.pass);
   auto p = load_problem(f, pass);
   const auto& w = p.w;
@@ -167,12 +171,21 @@ int run(const VerifyFlags& f) {
 
   // Outputs in the working precision's storage type: float32 unless the inputs were float64.
   const NpyDType out_type = fp64 ? NpyDType::F64 : NpyDType::F32;
-  if (!f.out.empty())
-    kernels::write_npy(f.out, "--out " + f.out, {S, w.shape.heads, w.shape.head_dim}, out_type,
-                       rep.result.o);
-  if (!f.lse_out.empty())
-    kernels::write_npy(f.lse_out, "--lse-out " + f.lse_out, {S, w.shape.heads}, out_type,
-                       rep.result.lse);
+  // Both files or neither (models/core/atomic_file.hpp).
+  std::optional<AtomicFile> o_file, lse_file;
+  std::vector<AtomicFile*> files;
+  if (!f.out.empty()) {
+    o_file.emplace(f.out, "--out");
+    o_file->write(
+        kernels::encode_npy({S, w.shape.heads, w.shape.head_dim}, out_type, rep.result.o));
+    files.push_back(&*o_file);
+  }
+  if (!f.lse_out.empty()) {
+    lse_file.emplace(f.lse_out, "--lse-out");
+    lse_file->write(kernels::encode_npy({S, w.shape.heads}, out_type, rep.result.lse));
+    files.push_back(&*lse_file);
+  }
+  commit_all(files);
 
   std::uint64_t entries = 0;
   for (const auto& dev : rep.result.fwd.steps)
@@ -191,6 +204,7 @@ int run(const VerifyFlags& f) {
                       {"tolerance", e.tolerance},
                       {"ok", e.ok}});
       if (!e.reason.empty()) errs.back()["reason"] = e.reason;
+      if (!e.note.empty()) errs.back()["note"] = e.note;
     }
     nlohmann::json j{{"command", "verify"},
                      {"layout", to_string(w.layout)},
@@ -234,9 +248,10 @@ int run(const VerifyFlags& f) {
     for (const auto& e : rep.errors)
       std::cout << fmt::format("  {:<4} {:>13.3e} {:>13.3e} {:>13.3e}{}\n", e.tensor, e.max_abs,
                                e.max_rel, e.tolerance,
-                               e.ok               ? ""
-                               : e.reason.empty() ? "  EXCEEDED"
-                                                  : "  NOT JUDGED: " + e.reason);
+                               !e.reason.empty() ? "  NOT JUDGED: " + e.reason
+                               : !e.ok           ? "  EXCEEDED"
+                               : !e.note.empty() ? "  (" + e.note + ")"
+                                                 : "");
     std::cout << fmt::format(
         "Tolerance: tau = {}16 u (sqrt(d)(1 + Smax) + sqrt(S)) = {:.3e} (u = 2^{}, Smax = {:.3g}); "
         "O: tau max|V|, LSE: tau, grads: tau max|ref|\n",

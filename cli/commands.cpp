@@ -59,16 +59,11 @@ int run_cli(int argc, const char* const* argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line, exit 2, whatever CLI11 would have printed.
-    std::string msg = e.what();
-    std::replace(msg.begin(), msg.end(), '\n', ' ');
-    std::cerr << "ringsim: error: " << msg << "\n";
+    std::cerr << "ringsim: error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const InputError& e) {
     // Messages quote file contents (names, keys), which may hold line breaks.
-    std::string msg = e.what();
-    std::replace_if(
-        msg.begin(), msg.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
-    std::cerr << "ringsim: error: " << msg << "\n";
+    std::cerr << "ringsim: error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
     std::cerr << "ringsim: error: out of memory; reduce the sizes or use --engine analytic\n";

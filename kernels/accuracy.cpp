@@ -29,9 +29,15 @@ double ToleranceModel::tau() const {
           std::sqrt(static_cast<double>(seq_k)));
 }
 
+double ToleranceModel::floor(double factor) const {
+  return unit_roundoff > 0 ? 0.5 * smallest * factor * tau() / unit_roundoff : 0.0;
+}
+
 ToleranceModel tolerance_model(const AttnInputs& in, int kv_heads, int head_dim, bool fp64) {
   ToleranceModel m;
   m.unit_roundoff = fp64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+  m.smallest = fp64 ? std::numeric_limits<double>::denorm_min()
+                    : static_cast<double>(std::numeric_limits<float>::denorm_min());
   m.head_dim = head_dim;
   m.seq_k = static_cast<std::int64_t>(in.k.size() / static_cast<std::size_t>(kv_heads * head_dim));
   m.score_bound = max_row_norm(in.q, head_dim) * max_row_norm(in.k, head_dim) /
@@ -47,11 +53,18 @@ double max_abs_value(const std::vector<double>& x) {
 }
 
 ErrorStat compare(const std::string& tensor, const std::vector<double>& got,
-                  const std::vector<double>& ref, double tolerance) {
+                  const std::vector<double>& ref, double tolerance, double floor) {
   if (got.size() != ref.size()) throw std::invalid_argument("compare: sizes differ for " + tensor);
   ErrorStat e;
   e.tensor = tensor;
   e.tolerance = tolerance;
+  if (std::isfinite(tolerance) && tolerance < floor) {
+    e.tolerance = floor;
+    e.note = fmt::format(
+        "tolerance {:.3g} raised to the absolute floor {:.3g}: values this small are held to "
+        "subnormal precision",
+        tolerance, floor);
+  }
   for (std::size_t i = 0; i < got.size(); ++i) {
     const double g = got[i], r = ref[i];
     double err;
@@ -71,7 +84,7 @@ ErrorStat compare(const std::string& tensor, const std::vector<double>& got,
         tolerance);
   else if (!std::isfinite(e.max_abs))
     e.reason = "a value is NaN or infinite (on the result's side, the reference's, or both)";
-  e.ok = e.reason.empty() && e.max_abs <= tolerance;
+  e.ok = e.reason.empty() && e.max_abs <= e.tolerance;
   return e;
 }
 

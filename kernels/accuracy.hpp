@@ -27,7 +27,10 @@ struct ToleranceModel {
   double score_bound = 0;    // Smax
   int head_dim = 1;
   std::int64_t seq_k = 1;
+  double smallest = 0;  // eta: the smallest positive (subnormal) value of the result's type
   double tau() const;
+  // The absolute floor of any tolerance, for a tau scaled by `factor`.
+  double floor(double factor = 1) const;
 };
 
 ToleranceModel tolerance_model(const AttnInputs& in, int kv_heads, int head_dim, bool fp64);
@@ -40,14 +43,17 @@ struct ErrorStat {
   bool ok = true;
   // Why the check could not judge, when a number is not finite (empty otherwise).
   std::string reason;
+  // Set when the tolerance was raised to the absolute floor (see above).
+  std::string note;
 };
 
 // Entries equal to -inf on both sides (fully masked LSE rows) agree; any other
 // infinity or NaN on either side is an infinite error. The check fails, with a
 // reason, whenever the error or the tolerance is not finite: an overflowed
 // input makes both infinite, and inf <= inf must not read as a match.
+// A finite tolerance below `floor` is raised to it, with a note.
 ErrorStat compare(const std::string& tensor, const std::vector<double>& got,
-                  const std::vector<double>& ref, double tolerance);
+                  const std::vector<double>& ref, double tolerance, double floor = 0);
 
 double max_abs_value(const std::vector<double>& x);
 

@@ -68,14 +68,15 @@ VerifyReport verify_run(const Workload& w, const AttnInputs& in, bool fp64, bool
   s.kv_heads = w.shape.kv_heads;
   s.head_dim = w.shape.head_dim;
   s.causal = w.causal;
+  const double floor = rep.tolerance.floor(tolerance_factor);
   const auto ref = reference_forward(s, in.q, in.k, in.v);
-  rep.errors.push_back(compare("O", rep.result.o, ref.o, tau * max_abs_value(in.v)));
-  rep.errors.push_back(compare("LSE", rep.result.lse, ref.lse, tau));
+  rep.errors.push_back(compare("O", rep.result.o, ref.o, tau * max_abs_value(in.v), floor));
+  rep.errors.push_back(compare("LSE", rep.result.lse, ref.lse, tau, floor));
   if (backward) {
     const auto g = reference_backward(s, in.q, in.k, in.v, in.d_o);
-    rep.errors.push_back(compare("dQ", rep.result.dq, g.dq, tau * max_abs_value(g.dq)));
-    rep.errors.push_back(compare("dK", rep.result.dk, g.dk, tau * max_abs_value(g.dk)));
-    rep.errors.push_back(compare("dV", rep.result.dv, g.dv, tau * max_abs_value(g.dv)));
+    rep.errors.push_back(compare("dQ", rep.result.dq, g.dq, tau * max_abs_value(g.dq), floor));
+    rep.errors.push_back(compare("dK", rep.result.dk, g.dk, tau * max_abs_value(g.dk), floor));
+    rep.errors.push_back(compare("dV", rep.result.dv, g.dv, tau * max_abs_value(g.dv), floor));
   }
   rep.work_mismatch = check_work_counts(w, rep.result);
   return rep;

@@ -69,12 +69,12 @@ int mpi_main(int argc, char** argv, const Program& prog,
       code = ring(w, parsed.opts);
     }
   } catch (const InputError& e) {
-    if (rank == 0) std::cerr << prog.name << ": error: " << e.what() << "\n";
+    if (rank == 0) std::cerr << prog.name << ": error: " << one_line(e.what()) << "\n";
     code = 2;
   } catch (const std::exception& e) {
     // A rank may be blocked in a collective the others will never join: only
     // MPI_Abort ends the job cleanly from here.
-    std::cerr << prog.name << ": rank " << rank << ": " << e.what() << "\n";
+    std::cerr << prog.name << ": rank " << rank << ": " << one_line(e.what()) << "\n";
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
   std::cout.flush();
@@ -129,7 +129,7 @@ int finish_run(const World& w, const RingOptions& o, const Program& prog,
       if (check && !check->matches) code = 1;
       std::cout.flush();  // before any rank can leave: the report is complete
     } catch (const InputError& e) {
-      std::cerr << prog.name << ": error: " << e.what() << "\n";
+      std::cerr << prog.name << ": error: " << one_line(e.what()) << "\n";
       code = 2;
     }
   }

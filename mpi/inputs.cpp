@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cmath>
+#include <limits>
 
 #include "kernels/npy.hpp"
 #include "models/core/errors.hpp"
@@ -27,6 +29,32 @@ struct Dims {
   bool has_do = false;
 };
 
+// The largest finite value of the type the ring computes and carries: a value
+// beyond it becomes inf on conversion, and the check's errors and tolerance
+// with it, so such an input is refused up front.
+double largest_finite(const std::string& dtype) {
+  if (dtype == "fp64") return std::numeric_limits<double>::max();
+  if (dtype == "fp16") return 65504.0;                            // IEEE 754 binary16
+  if (dtype == "bf16") return 0x1.fep127;                         // bfloat16
+  return static_cast<double>(std::numeric_limits<float>::max());  // fp32
+}
+
+// "" or the error line naming the first value out of range.
+std::string out_of_range(const kernels::NpyArray& a, const std::string& label,
+                         const std::string& dtype) {
+  const double top = largest_finite(dtype);
+  for (std::size_t i = 0; i < a.data.size(); ++i)
+    if (std::fabs(a.data[i]) > top) {
+      const auto d1 = static_cast<std::size_t>(a.shape[1] * a.shape[2]);
+      const auto d2 = static_cast<std::size_t>(a.shape[2]);
+      return fmt::format(
+          "{}: value at [{}, {}, {}] is {:g}, beyond the range of {} (largest {:g}) that the ring "
+          "computes in; scale the inputs down",
+          label, i / d1, i % d1 / d2, i % d2, a.data[i], dtype, top);
+    }
+  return "";
+}
+
 // Rank 0: reads and checks the files; returns "" or the error line.
 std::string read_files(const RingOptions& o, int ranks, FullInputs& in, Dims& d) {
   try {
@@ -34,6 +62,9 @@ std::string read_files(const RingOptions& o, int ranks, FullInputs& in, Dims& d)
     const auto q = read_npy(o.q_path, "--q " + o.q_path, 3);
     const auto k = read_npy(o.k_path, "--k " + o.k_path, 3);
     const auto v = read_npy(o.v_path, "--v " + o.v_path, 3);
+    for (const auto& [a, label] :
+         {std::pair{&q, "--q " + o.q_path}, {&k, "--k " + o.k_path}, {&v, "--v " + o.v_path}})
+      if (auto e = out_of_range(*a, label, o.dtype); !e.empty()) return e;
     d.tokens = q.shape[0];
     d.heads = static_cast<int>(q.shape[1]);
     d.dim = static_cast<int>(q.shape[2]);
@@ -56,6 +87,7 @@ std::string read_files(const RingOptions& o, int ranks, FullInputs& in, Dims& d)
     in.v = v.data;
     if (!o.do_path.empty()) {
       const auto g = read_npy(o.do_path, "--do " + o.do_path, 3);
+      if (auto e = out_of_range(g, "--do " + o.do_path, o.dtype); !e.empty()) return e;
       if (g.shape != q.shape)
         return fmt::format("--do {}: expected the shape of --q [{}, {}, {}]", o.do_path, d.tokens,
                            d.heads, d.dim);

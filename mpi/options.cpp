@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
+#include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 
@@ -102,6 +103,9 @@ void resolve(RingOptions& o, const TextFlags& t, const Program& prog) {
   if (!any_file && o.heads % o.kv_heads != 0)
     throw InputError(
         fmt::format("--kv-heads: must divide --heads ({}), got {}", o.heads, o.kv_heads));
+  // Before any rank computes: rank 0 writes it at the end.
+  check_outputs({{"--trace", o.trace}},
+                {{"--q", o.q_path}, {"--k", o.k_path}, {"--v", o.v_path}, {"--do", o.do_path}});
 }
 
 }  // namespace
@@ -139,11 +143,11 @@ ParsedArgs parse_args(int argc, const char* const* argv, const Program& prog) {
   } catch (const CLI::ParseError& e) {
     out.exit_now = true;
     out.exit_code = 2;
-    out.message = fmt::format("{}: error: {}", prog.name, e.what());
+    out.message = fmt::format("{}: error: {}", prog.name, one_line(e.what()));
   } catch (const InputError& e) {
     out.exit_now = true;
     out.exit_code = 2;
-    out.message = fmt::format("{}: error: {}", prog.name, e.what());
+    out.message = fmt::format("{}: error: {}", prog.name, one_line(e.what()));
   }
   return out;
 }

@@ -134,8 +134,8 @@ void add_sim_flags(CLI::App* app, SimFlags& f) {
                   "exact (S/B + L on an idle link) | lv08 (SimGrid's TCP-calibrated model)")
       ->capture_default_str();
   app->add_option("--inter-topology", f.inter_topology,
-                  "nodes platform: rail (one leaf switch per GPU rank) | fattree (leaves by node)")
-      ->capture_default_str();
+                  "nodes platform: rail (one leaf switch per GPU rank; the default) | fattree "
+                  "(leaves by node)");
   app->add_option("--torus-dims", f.torus_dims, "torus2d/torus3d: dimensions, e.g. 16x16 or 8x8x4");
   app->add_option("--straggler", f.stragglers,
                   "DEVICE:FACTOR: that device computes FACTOR x slower (repeatable)");
@@ -223,13 +223,15 @@ SimSpec parse_sim(const SimFlags& f, std::int64_t devices) {
   s.csv = f.csv;
   s.network =
       choose<sim::NetworkModel>("--network-model", f.network_model, sim::network_model_names());
-  s.inter_topology =
-      choose<sim::InterTopology>("--inter-topology", f.inter_topology, sim::inter_topology_names());
+  s.inter_topology_given = !f.inter_topology.empty();
+  if (s.inter_topology_given)
+    s.inter_topology = choose<sim::InterTopology>("--inter-topology", f.inter_topology,
+                                                  sim::inter_topology_names());
   if (!f.torus_dims.empty()) s.torus_dims = sim::split_torus_dims(f.torus_dims);
   for (const auto& x : f.stragglers)
     s.faults.stragglers.push_back(sim::parse_straggler(x, devices));
   for (const auto& x : f.degrades) s.faults.degrades.push_back(sim::parse_degrade(x));
-  if (!f.jitter.empty()) s.faults.jitter_sigma = parse_real("--jitter", f.jitter, 0, 10);
+  if (!f.jitter.empty()) s.faults.jitter_sigma = parse_real("--jitter", f.jitter, 0, 1);
   s.faults.seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
   s.progress = f.progress;
   s.symmetry = choose<sim::Symmetry>("--symmetry", f.symmetry, sim::symmetry_names());
@@ -305,7 +307,7 @@ std::vector<std::string> to_args(const SimSpec& s) {
   put_text(a, "--trace", s.trace);
   put_text(a, "--csv", s.csv);
   if (s.network != d.network) put(a, "--network-model", sim::to_string(s.network));
-  if (s.inter_topology != d.inter_topology)
+  if (s.inter_topology_given || s.inter_topology != d.inter_topology)
     put(a, "--inter-topology", sim::to_string(s.inter_topology));
   if (!s.torus_dims.empty()) {
     std::string t;

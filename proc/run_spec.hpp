@@ -57,7 +57,8 @@ struct SimSpec {
   std::string trace, csv;  // output files; "" = none
   sim::NetworkModel network = sim::NetworkModel::Exact;
   sim::InterTopology inter_topology = sim::InterTopology::Rail;
-  std::vector<int> torus_dims;  // empty: chosen from the device count
+  bool inter_topology_given = false;  // --inter-topology was on the command line
+  std::vector<int> torus_dims;        // empty: chosen from the device count
   sim::Faults faults;
   sim::Symmetry symmetry = sim::Symmetry::Auto;
   bool overlap = true;  // --overlap full|none
@@ -91,7 +92,7 @@ struct HardwareFlags {
 };
 
 struct SimFlags {
-  std::string engine = "simgrid", trace, csv, network_model = "exact", inter_topology = "rail";
+  std::string engine = "simgrid", trace, csv, network_model = "exact", inter_topology;
   std::string torus_dims;
   std::vector<std::string> stragglers, degrades;
   std::string jitter, seed = "1";

@@ -82,12 +82,25 @@ std::vector<double> link_divisors(const Topology& topo, const std::vector<Degrad
                     d.link, examples.empty() ? "it has none" : "e.g. " + join(examples, ", "),
                     links.size() > examples.size() ? ", ..." : ""));
   }
+  // Repeated flags on one link multiply; the product keeps the flag's range.
+  for (std::size_t i = 0; i < div.size(); ++i)
+    if (div[i] < 1e-3 || div[i] > kMaxFactor)
+      throw InputError(
+          fmt::format("--degrade: the factors on link {} multiply to {:g}, beyond [0.001, {:g}]",
+                      topo.links()[i].name, div[i], kMaxFactor));
   return div;
 }
 
 std::vector<double> device_slowdowns(std::int64_t devices, const std::vector<Straggler>& s) {
   std::vector<double> f(static_cast<std::size_t>(devices), 1.0);
-  for (const auto& x : s) f[static_cast<std::size_t>(x.device)] *= x.factor;
+  for (const auto& x : s) {
+    auto& v = f[static_cast<std::size_t>(x.device)];
+    v *= x.factor;  // repeated flags on one device multiply
+    if (v < 1e-3 || v > kMaxFactor)
+      throw InputError(fmt::format(
+          "--straggler: the factors for device {} multiply to {:g}, beyond [0.001, {:g}]", x.device,
+          v, kMaxFactor));
+  }
   return f;
 }
 

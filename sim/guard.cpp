@@ -50,6 +50,34 @@ double link_count(const TopologyOptions& t) {
   return n;
 }
 
+// Links a collective's transfer crosses on average: SimGrid's cost of a
+// transfer grows with its route (one constraint per link), so a transfer is
+// counted once per link. Ring neighbours are one link apart on every
+// platform (the ring is laid along the flat ring and snaked through a
+// torus); an all-to-all over `u` consecutive devices reaches peers 1 .. u-1
+// away, which on a flat ring of n is min(r, n - r) links and on a torus about
+// the sum of the dimensions' average distances; a switched fabric is a few
+// hops whatever the peer (counted as one, as its measured cost was).
+double a2a_hops(const TopologyOptions& t, double u) {
+  if (u <= 1) return 1;
+  const double n = static_cast<double>(t.devices);
+  switch (t.platform) {
+    case Platform::Flat: {
+      double sum = 0;
+      for (double r = 1; r < u; ++r) sum += std::min(r, n - r);
+      return sum / (u - 1);
+    }
+    case Platform::Torus2D:
+    case Platform::Torus3D: {
+      const int rank = t.platform == Platform::Torus2D ? 2 : 3;
+      const double side = std::pow(std::min(u, n), 1.0 / rank);
+      return std::max(1.0, rank * side / 4);
+    }
+    default:
+      return 1;
+  }
+}
+
 }  // namespace
 
 SizeEstimate estimate_size(const Workload& w, const TopologyOptions& t, bool trace, bool csv) {
@@ -64,7 +92,7 @@ SizeEstimate estimate_size(const Workload& w, const TopologyOptions& t, bool tra
     if ((pass == 0 && w.pass == Pass::Bwd) || (pass == 1 && w.pass == Pass::Fwd)) continue;
     double acts = 2 * steps, ev = 4 * steps;  // exec + transfer; partial, send, recv, wait
     if (w.layout == Layout::Ulysses || w.layout == Layout::Hybrid)
-      acts += 2 * (u - 1), ev += 2 * (u - 1);
+      acts += 2 * (u - 1) * a2a_hops(t, u), ev += 2 * (u - 1);
     if (w.layout == Layout::Allgather)
       acts += (pass ? 2 : 1) * (n - 1), ev += (pass ? 2 : 1) * (n - 1);
     if (w.scope == Scope::Layer) acts += 1, ev += 1;

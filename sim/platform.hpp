@@ -26,7 +26,14 @@ constexpr double kHostSpeed = 1e12;
 // split-duplex link, its bandwidth divided by bw_divisor[link] (1 = nominal;
 // --degrade). The Topology must outlive the engine. Call once, after the
 // network model is configured and before any actor is created.
+//
+// `time_scale` (a power of two, so scaling is exact) stretches the simulated
+// clock: latencies are multiplied by it and bandwidths divided, and the
+// caller multiplies exec durations by it and divides every clock reading.
+// SimGrid ends any activity shorter than its timing precision (1 ns) at once,
+// so a run whose steps last picoseconds is simulated stretched.
 std::vector<simgrid::s4u::Host*> build_platform(const Topology& topo,
-                                                const std::vector<double>& bw_divisor);
+                                                const std::vector<double>& bw_divisor,
+                                                double time_scale = 1);
 
 }  // namespace ringsim::sim

@@ -4,6 +4,8 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <set>
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
@@ -35,6 +37,13 @@ namespace sg4 = simgrid::s4u;
 // Every transfer carries this pointer; only its simulated size matters.
 int g_token = 0;
 bool g_engine_used = false;
+// The clock stretch of this process's one simulation (build_platform): a
+// power of two, 1 unless the run's activities are shorter than ~1 us.
+double g_time_scale = 1;
+// Seconds of compute as an exec's work amount on a kHostSpeed host, stretched.
+double work(double seconds) {
+  return seconds * kHostSpeed * g_time_scale;
+}
 
 struct Interrupted {};
 
@@ -116,6 +125,46 @@ struct Run {
   }
 };
 
+// SimGrid's timing precision is 1 ns: an activity shorter than that ends at
+// once (a block of 7 tokens computes in picoseconds and came out free). The
+// clock is stretched so the shortest activity lasts at least 2^-20 s (~1 us,
+// a thousand times the precision). The shortest activity is sampled: every
+// link's latency, each pass's first and last step on the first and last
+// device (phases apart), its closing and dense work, and its messages on the
+// fastest link, an all-to-all share being the smallest. Jitter can shorten a
+// single compute further; its factor is not bounded below.
+double choose_time_scale(const Run& r) {
+  double m = std::numeric_limits<double>::infinity(), fastest = 0;
+  auto take = [&m](double t) {
+    if (t > 0) m = std::min(m, t);
+  };
+  for (const auto& l : r.topo.links()) {
+    take(l.latency);
+    fastest = std::max(fastest, l.bandwidth);
+  }
+  for (int p : r.passes) {
+    for (std::int64_t d : {std::int64_t{0}, r.n - 1})
+      for (std::int64_t st : {std::int64_t{0}, r.steps - 1}) {
+        const auto c = r.im.step(r.w, d, st, p == 1, false);
+        take(c.launch_s);
+        take(c.attention_s);
+        take(c.merge_s);
+      }
+    take(r.im.reduce(r.w, 0, p == 1));
+    take(r.dense_s[p]);
+    if (fastest > 0) {
+      const auto& b = r.bytes[p];
+      const double share = static_cast<double>(std::max<std::int64_t>(r.w.devices, 1));
+      for (const auto x :
+           {b.ring, b.final_hop, b.a2a_in, b.a2a_out, b.gather_block, b.scatter_block})
+        take(static_cast<double>(x) / share / fastest);
+    }
+  }
+  const double target = std::ldexp(1.0, -20);
+  if (!(m < target)) return 1;
+  return std::ldexp(1.0, std::min(60, static_cast<int>(std::ceil(std::log2(target / m)))));
+}
+
 std::vector<int> passes_of(const Workload& w) {
   std::vector<int> p;
   if (w.pass != Pass::Bwd) p.push_back(0);
@@ -124,8 +173,9 @@ std::vector<int> passes_of(const Workload& w) {
 }
 
 CommTimes times_of(const sg4::CommPtr& send, const sg4::CommPtr& recv) {
-  return {send->get_start_time(), send->get_finish_time(), recv->get_start_time(),
-          recv->get_finish_time()};
+  const double k = g_time_scale;
+  return {send->get_start_time() / k, send->get_finish_time() / k, recv->get_start_time() / k,
+          recv->get_finish_time() / k};
 }
 
 // One device's schedule: the layout's steps, transfers and collectives, in
@@ -203,7 +253,7 @@ class Device {
   std::vector<std::int64_t> a2a_peer_;
   Interference slowdown_;  // while this device's own send runs
 
-  static double now() { return sg4::Engine::get_clock(); }
+  static double now() { return sg4::Engine::get_clock() / g_time_scale; }
   std::int32_t kv(std::int64_t step) const {
     return static_cast<std::int32_t>(kv_source(w_, d_, step));
   }
@@ -240,7 +290,7 @@ class Device {
         const auto& f = slowdown_;
         const double slowed = overlap_phases(cost, f, 1e300);
         sg4::ExecPtr exec;
-        if (busy) exec = sg4::this_actor::exec_init(slowed * kHostSpeed)->start();
+        if (busy) exec = sg4::this_actor::exec_init(work(slowed))->start();
         send->wait();
         const double window = now() - t0;
         ends = overlap_phase_ends(cost, f, window);
@@ -248,11 +298,11 @@ class Device {
           // The send ended first: the rest runs at full speed.
           exec->cancel();
           const double rest = t0 + ends.merge - now();
-          if (rest > 0) sg4::this_actor::execute(rest * kHostSpeed);
+          if (rest > 0) sg4::this_actor::execute(work(rest));
         }
         tc = t0 + ends.merge;
       } else {
-        if (busy) sg4::this_actor::execute(cost.total() * kHostSpeed);
+        if (busy) sg4::this_actor::execute(work(cost.total()));
         tc = now();
       }
       if (xfer && !overlap) post();
@@ -282,7 +332,7 @@ class Device {
     // The pass's closing work: final casts, deferred corrections.
     if (const double red = r_.reduce_seconds(d_, layer, pass); red > 0) {
       const double t0 = now();
-      sg4::this_actor::execute(red * kHostSpeed);
+      sg4::this_actor::execute(work(red));
       r_.rec.reduce(d_, layer, pi, pass, t0, now());
     }
   }
@@ -332,7 +382,7 @@ class Device {
     const double dur =
         r_.dense_s[pass] * r_.slow[static_cast<std::size_t>(d_)] *
         jitter_factor(r_.o.faults.jitter_sigma, r_.o.faults.seed, d_, layer, pass, -1);
-    sg4::this_actor::execute(dur * kHostSpeed);
+    sg4::this_actor::execute(work(dur));
     r_.rec.dense(d_, layer, pi, pass, t0, now());
   }
 };
@@ -417,8 +467,9 @@ SimResult simulate(const SimOptions& o) {
   // Actors only run the loops above: a small stack keeps 4K+ actors cheap.
   engine.set_config("contexts/stack-size:256");
 
-  const auto hosts = build_platform(topo, divisors);
   Run run(o, topo, passes_of(o.workload), progress_units(o.workload, o.topology.devices));
+  g_time_scale = choose_time_scale(run);
+  const auto hosts = build_platform(topo, divisors, g_time_scale);
   run.rec.result().platform = describe_run(o, topo);
   run.rec.result().simulated_devices = o.topology.devices;
   sg4::Engine::on_deadlock_cb([&run] { run.deadlock = true; });

@@ -11,7 +11,7 @@
 
 namespace ringsim::sim {
 
-bool write_trace(const std::string& path, const SimResult& r, const Workload& w,
+bool write_trace(AtomicFile& file, const SimResult& r, const Workload& w,
                  const TopologyOptions& topo, const nlohmann::json& summary) {
   const auto n = static_cast<std::int64_t>(r.events.size());
   const bool nodes = topo.platform == Platform::Nodes || topo.platform == Platform::Torus2D ||
@@ -34,11 +34,10 @@ bool write_trace(const std::string& path, const SimResult& r, const Workload& w,
   trace::WriteOptions opt;
   opt.decimals = 6;  // picoseconds: simulated times are exact to far below that
   opt.stop = [] { return interrupt_requested(); };
-  return trace::write_trace(path, "--trace", lanes, r.events, meta, opt);
+  return trace::write_trace(file, lanes, r.events, meta, opt);
 }
 
-bool write_csv(const std::string& path, const SimResult& r) {
-  AtomicFile file(path, "--csv");
+bool write_csv(AtomicFile& file, const SimResult& r) {
   FormattedOut out(file);
   out.put(
       "layer,pass,device,step,kv_block,entries,start_s,compute_s,comm_bytes,comm_end_s,end_s,wait_"
@@ -51,9 +50,7 @@ bool write_csv(const std::string& path, const SimResult& r) {
               x.comm_bytes, x.comm_end, x.end, x.wait_s, x.stalled ? 1 : 0);
   }
   out.flush();
-  if (interrupt_requested()) return false;
-  file.commit();
-  return true;
+  return !interrupt_requested();
 }
 
 }  // namespace ringsim::sim

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "models/core/atomic_file.hpp"
 #include "models/core/workload.hpp"
 #include "sim/simulate.hpp"
 #include "sim/topology.hpp"
@@ -14,12 +15,14 @@
 namespace ringsim::sim {
 
 // `summary` goes to otherData.ringsim.summary. Throws InputError naming
-// --trace on I/O errors; returns false (and writes nothing) if interrupted.
-bool write_trace(const std::string& path, const SimResult& r, const Workload& w,
+// the file's flag on I/O errors; returns false if interrupted.
+// Into an open file, left uncommitted: a run commits its outputs together
+// (commit_all), so Ctrl-C between them leaves neither.
+bool write_trace(AtomicFile& file, const SimResult& r, const Workload& w,
                  const TopologyOptions& topo, const nlohmann::json& summary);
 
 // Columns: layer,pass,device,step,kv_block,entries,start_s,compute_s,
 // comm_bytes,comm_end_s,end_s,wait_s,stalled.
-bool write_csv(const std::string& path, const SimResult& r);
+bool write_csv(AtomicFile& file, const SimResult& r);
 
 }  // namespace ringsim::sim

@@ -26,9 +26,17 @@ std::string quoted(const std::string& s) {
 bool write_trace(const std::string& path, const std::string& flag, const std::vector<Lane>& lanes,
                  const std::vector<std::vector<Event>>& events, const nlohmann::json& ringsim,
                  const WriteOptions& options) {
+  AtomicFile file(path, flag);
+  if (!write_trace(file, lanes, events, ringsim, options)) return false;
+  file.commit();
+  return true;
+}
+
+bool write_trace(AtomicFile& file, const std::vector<Lane>& lanes,
+                 const std::vector<std::vector<Event>>& events, const nlohmann::json& ringsim,
+                 const WriteOptions& options) {
   if (events.size() != lanes.size())
     throw std::invalid_argument("write_trace: one event list per lane");
-  AtomicFile file(path, flag);
   FormattedOut out(file);
   out.put("{{\n\"displayTimeUnit\": \"ns\",\n\"traceEvents\": [\n");
   bool first = true;
@@ -77,9 +85,7 @@ bool write_trace(const std::string& path, const std::string& flag, const std::ve
   }
   out.put("\n],\n\"otherData\": {{\"ringsim\": {}}}\n}}\n", ringsim.dump());
   out.flush();
-  if (options.stop && options.stop()) return false;
-  file.commit();
-  return true;
+  return !(options.stop && options.stop());
 }
 
 }  // namespace ringsim::trace

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "models/core/atomic_file.hpp"
 #include "trace/event.hpp"
 
 namespace ringsim::trace {
@@ -31,6 +32,10 @@ struct WriteOptions {
 // Throws InputError naming `flag` and the path on I/O errors; returns false
 // (and leaves no file) when `stop` asked to stop.
 bool write_trace(const std::string& path, const std::string& flag, const std::vector<Lane>& lanes,
+                 const std::vector<std::vector<Event>>& events, const nlohmann::json& ringsim,
+                 const WriteOptions& options = {});
+// The same into an open file, left uncommitted (for commit_all with other outputs).
+bool write_trace(AtomicFile& file, const std::vector<Lane>& lanes,
                  const std::vector<std::vector<Event>>& events, const nlohmann::json& ringsim,
                  const WriteOptions& options = {});
 

@@ -102,6 +102,13 @@ double alltoall_latency(const Hardware& hw, std::int64_t group);
 // FLOPs of the rest of a transformer layer per device (projections + SwiGLU MLP).
 double other_layer_flops(const Workload& w, bool backward);
 
+// Sets efficiency = ideal / time, after settling rounding: the ideal and the
+// time are sums taken in different orders, so a run that reaches the ideal
+// can come out an ulp below it; within 1e-9 (relative) the ideal is taken
+// to be the time, so efficiency never exceeds 1 and time never falls below
+// the ideal. A larger gap is left to show (a model error, never hidden).
+void settle_efficiency(Summary& s);
+
 Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im);
 Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm);  // bare model
 Summary analyze(const Workload& w, const Hardware& hw);                          // roofline

@@ -111,11 +111,17 @@ std::string minblock_assumptions(const Workload& w, bool from_profile) {
 
 std::vector<MinblockRow> minblock_rows(
     const Catalog& cat, const Workload& w, DType dtype,
-    const std::function<std::shared_ptr<const Implementation>(const Hardware&)>& model) {
+    const std::function<std::shared_ptr<const Implementation>(const Hardware&)>& model,
+    const std::string& only_device, const std::vector<std::string>& only_links) {
   std::vector<MinblockRow> rows;
+  for (const auto& ln : only_links) cat.interconnect(ln);  // an unknown name is refused
+  if (!only_device.empty() && cat.device(only_device).peak(dtype) <= 0)
+    throw InputError(fmt::format("--gpu {}: has no {} peak in the catalog; pass another --dtype",
+                                 only_device, to_string(dtype)));
   for (const auto& d : cat.devices()) {
-    if (d.peak(dtype) <= 0) continue;
+    if (d.peak(dtype) <= 0 || (!only_device.empty() && d.name != only_device)) continue;
     std::set<std::string> links{d.default_intra, d.default_inter};
+    if (!only_links.empty()) links = {only_links.begin(), only_links.end()};
     for (const auto& ln : links) {
       const auto& ic = cat.interconnect(ln);
       const auto hw = flat_link_hardware(d, ic, dtype);

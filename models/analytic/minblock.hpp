@@ -68,9 +68,12 @@ struct MinblockRow {
 };
 // Every catalog device with a peak for `dtype`, on each of its default
 // interconnects; `model` gives the implementation on a device's hardware.
+// `only_device` keeps one device (refused without a peak for `dtype`);
+// `links` replaces the default interconnects (unknown names are refused).
 std::vector<MinblockRow> minblock_rows(
     const Catalog& cat, const Workload& w, DType dtype,
-    const std::function<std::shared_ptr<const Implementation>(const Hardware&)>& model);
+    const std::function<std::shared_ptr<const Implementation>(const Hardware&)>& model,
+    const std::string& only_device = "", const std::vector<std::string>& links = {});
 // The flat one-link hardware of a device on an interconnect.
 Hardware flat_link_hardware(const Device& d, const Interconnect& ic, DType dtype);
 

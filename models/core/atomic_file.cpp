@@ -1,6 +1,7 @@
 #include "models/core/atomic_file.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,6 +40,82 @@ OutputTarget resolve_output(const std::string& path, const std::string& flag) {
   return {OutputKind::Replace, p.string()};
 }
 
+namespace {
+// What identifies a file: device and inode when it exists, else its absolute,
+// normalised path (where it would be created).
+struct FileId {
+  bool exists = false, char_device = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::string where;
+  bool same(const FileId& o) const {
+    return exists == o.exists && (exists ? dev == o.dev && ino == o.ino : where == o.where);
+  }
+};
+FileId file_id(const std::string& path) {
+  FileId id;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    id.exists = true;
+    id.char_device = S_ISCHR(st.st_mode);
+    id.dev = st.st_dev;
+    id.ino = st.st_ino;
+  } else {
+    std::error_code ec;
+    id.where = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec).string();
+  }
+  return id;
+}
+}  // namespace
+
+void check_outputs(const std::vector<PathArg>& outputs, const std::vector<PathArg>& inputs) {
+  std::vector<std::pair<const PathArg*, FileId>> seen;
+  bool stdout_taken = false;
+  const PathArg* stdout_by = nullptr;
+  for (const auto& o : outputs) {
+    if (o.path.empty()) continue;
+    const auto t = resolve_output(o.path, o.flag);
+    if (t.kind == OutputKind::Stdout) {
+      if (stdout_taken)
+        throw InputError(
+            fmt::format("{}: '-' (standard output) is also the {} output; give each "
+                        "output its own file",
+                        o.flag, stdout_by->flag));
+      stdout_taken = true;
+      stdout_by = &o;
+      continue;
+    }
+    if (t.kind == OutputKind::Replace) {
+      auto dir = std::filesystem::path(t.path).parent_path();
+      if (dir.empty()) dir = ".";
+      std::error_code ec;
+      const auto st = std::filesystem::status(dir, ec);
+      if (!std::filesystem::exists(st)) cannot_write(o.flag, o.path, std::strerror(ENOENT));
+      if (!std::filesystem::is_directory(st)) cannot_write(o.flag, o.path, std::strerror(ENOTDIR));
+      if (::access(dir.c_str(), W_OK | X_OK) != 0)
+        cannot_write(o.flag, o.path, std::strerror(errno));
+    } else if (::access(t.path.c_str(), W_OK) != 0) {
+      cannot_write(o.flag, o.path, std::strerror(errno));
+    }
+    const auto id = file_id(t.path);
+    for (const auto& [prev, pid] : seen)
+      if (pid.same(id) && !id.char_device)
+        throw InputError(
+            fmt::format("{}: '{}' is also the {} output; give each output its own file", o.flag,
+                        o.path, prev->flag));
+    for (const auto& in : inputs) {
+      if (in.path.empty() || in.path == "-") continue;
+      const auto iid = file_id(in.path);
+      if (iid.exists && iid.same(id))
+        throw InputError(fmt::format(
+            "{}: '{}' is the {} input; writing it would replace what is read, so give another "
+            "path",
+            o.flag, o.path, in.flag));
+    }
+    seen.emplace_back(&o, id);
+  }
+}
+
 AtomicFile::AtomicFile(const std::string& path, const std::string& flag)
     : target_(resolve_output(path, flag)), path_(path), flag_(flag) {
   if (target_.kind == OutputKind::Stdout) {
@@ -53,6 +130,10 @@ AtomicFile::AtomicFile(const std::string& path, const std::string& flag)
 }
 
 AtomicFile::~AtomicFile() {
+  if (finished_) {  // finished but never published: the previous file stays
+    std::remove(tmp_.c_str());
+    return;
+  }
   if (!f_ || target_.kind == OutputKind::Stdout) return;
   std::fclose(f_);
   // Only a temporary file is removed; a device or FIFO written through stays.
@@ -67,6 +148,27 @@ void AtomicFile::write(std::string_view s) {
 }
 
 void AtomicFile::commit() {
+  finish();
+  publish();
+}
+
+void AtomicFile::publish() {
+  if (target_.kind != OutputKind::Replace || !finished_) return;
+  finished_ = false;
+  if (std::rename(tmp_.c_str(), target_.path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp_.c_str());
+    cannot_write(flag_, path_, std::strerror(err));
+  }
+}
+
+void commit_all(const std::vector<AtomicFile*>& files) {
+  for (auto* f : files) f->finish();
+  for (auto* f : files) f->publish();
+}
+
+void AtomicFile::finish() {
+  if (!f_) return;  // already finished
   const int err_before = failed_ ? (write_errno_ ? write_errno_ : EIO) : 0;
   const bool ok = !failed_ && std::fflush(f_) == 0 && std::ferror(f_) == 0;
   const int e = ok ? 0 : (err_before ? err_before : errno);
@@ -83,11 +185,11 @@ void AtomicFile::commit() {
     if (!ok || !closed) fail(ok ? close_err : e);
     return;
   }
-  if (!ok || !closed || std::rename(tmp_.c_str(), target_.path.c_str()) != 0) {
-    const int err = !ok ? e : !closed ? close_err : errno;
+  if (!ok || !closed) {
     std::remove(tmp_.c_str());
-    fail(err);
+    fail(!ok ? e : close_err);
   }
+  finished_ = true;
 }
 
 }  // namespace ringsim

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ringsim {
 
@@ -27,6 +28,19 @@ struct OutputTarget {
 // Throws InputError naming `flag` for a directory or a symlink loop.
 OutputTarget resolve_output(const std::string& path, const std::string& flag);
 
+// A path given on the command line, with the flag that gave it.
+struct PathArg {
+  std::string flag, path;
+};
+
+// Checks every output of a command before it does any work, without creating
+// or touching anything: a directory, a link loop, a missing or read-only
+// directory and an unwritable device are refused now, not after minutes of
+// simulation. Two outputs on one file (except a character device such as
+// /dev/null) and an output that is one of `inputs` are refused. Empty paths
+// (flags not given) are skipped. Throws InputError naming the flag.
+void check_outputs(const std::vector<PathArg>& outputs, const std::vector<PathArg>& inputs = {});
+
 class AtomicFile {
  public:
   // Throws InputError naming `flag` and the path if the file cannot be created.
@@ -38,14 +52,24 @@ class AtomicFile {
   void write(std::string_view s);
   // Flushes, closes and renames; throws InputError on any I/O failure.
   void commit();
+  // commit() in two halves, for several files committed together
+  // (commit_all): finish() flushes and closes (where a full disk shows),
+  // publish() renames (which does not fail on a file finish() accepted).
+  void finish();
+  void publish();
 
  private:
   OutputTarget target_;
   std::string path_, tmp_, flag_;
   std::FILE* f_ = nullptr;
-  bool failed_ = false;
+  bool failed_ = false, finished_ = false;
   int write_errno_ = 0;
 };
+
+// Commits several outputs together: every file is finished first, so a write
+// error on any of them leaves all the previous files in place; only then are
+// they renamed, one after the other with nothing in between that can fail.
+void commit_all(const std::vector<AtomicFile*>& files);
 
 // Formats into a buffer and hands the file large pieces (writers of traces
 // and CSV files with millions of lines).

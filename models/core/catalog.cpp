@@ -111,9 +111,9 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
       d.display = r.str_or("display", d.name);
       d.kind = r.str_or("kind", "gpu");
       Reader pf{origin, r.where + " peak_flops", r.at("peak_flops")};
-      d.peak_bf16 = pf.num("bf16", 0, 1e18);
-      d.peak_fp16 = pf.num("fp16", 0, 1e18);
-      d.peak_fp32 = pf.num("fp32", 0, 1e18);
+      d.peak_bf16 = pf.zero_or_num("bf16", 1e6, 1e18);
+      d.peak_fp16 = pf.zero_or_num("fp16", 1e6, 1e18);
+      d.peak_fp32 = pf.zero_or_num("fp32", 1e6, 1e18);
       if (d.peak_bf16 <= 0 && d.peak_fp16 <= 0 && d.peak_fp32 <= 0)
         throw InputError(fmt::format("{}: {}: peak_flops has no positive entry", origin, r.where));
       d.hbm_bytes = r.num("hbm_bytes", 1e6, 1e15);
@@ -135,7 +135,7 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
       d.default_intra = r.str_or("default_intra", "nvlink4");
       d.default_inter = r.str_or("default_inter", "ib-ndr");
       d.default_gpus_per_node = static_cast<int>(
-          r.j.contains("default_gpus_per_node") ? r.num("default_gpus_per_node", 1, 1024) : 8);
+          r.has("default_gpus_per_node") ? r.integer("default_gpus_per_node", 1, 1024) : 8);
       d.source = r.str("source");
       d.efficiency_source = r.str("efficiency_source");
       upsert(next.devices_, d);
@@ -173,7 +173,7 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
       c.gpu = r.str("gpu");
       c.platform = r.str("platform");
       parse_platform(origin + ": " + r.where + " platform", c.platform);
-      c.gpus_per_node = static_cast<int>(r.num("gpus_per_node", 1, 1024));
+      c.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", 1, 1024));
       c.intra = r.str("intra");
       c.inter = r.str("inter");
       c.source = r.str("source");

@@ -24,11 +24,21 @@ struct JsonReader {
     if (!has(key)) throw error(fmt::format("missing key '{}'", key));
     return j.at(key);
   }
+  // Names and notes are printed: a control character (a line break, an
+  // escape sequence) would split ringsim's one-line messages or drive the
+  // terminal, so it is refused like any other malformed value.
   std::string str(const char* key) const {
     const auto& v = at(key);
     if (!v.is_string() || v.get<std::string>().empty())
       throw error(fmt::format("'{}' must be a non-empty string", key));
-    return v.get<std::string>();
+    auto s = v.get<std::string>();
+    for (const char c : s)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        throw error(
+            fmt::format("'{}' holds a control character (byte 0x{:02x}); text must be "
+                        "printable",
+                        key, static_cast<unsigned char>(c)));
+    return s;
   }
   std::string str_or(const char* key, const std::string& dflt) const {
     return has(key) ? str(key) : dflt;
@@ -36,6 +46,16 @@ struct JsonReader {
   double num(const char* key, double lo, double hi) const { return number(at(key), key, lo, hi); }
   double num_or(const char* key, double lo, double hi, double dflt) const {
     return has(key) ? num(key, lo, hi) : dflt;
+  }
+  // 0 (none) or a number in [lo, hi]: a peak of 1e-300 FLOP/s is no device.
+  double zero_or_num(const char* key, double lo, double hi) const {
+    const auto& v = at(key);
+    if (!v.is_number()) throw error(fmt::format("'{}' must be a number", key));
+    const double x = v.get<double>();
+    if (x != 0 && !(std::isfinite(x) && x >= lo && x <= hi))
+      throw error(
+          fmt::format("'{}' must be 0 (none) or in [{:g}, {:g}], got {:g}", key, lo, hi, x));
+    return x;
   }
   // An integer in [lo, hi]: a fraction there is a broken file, not something to round.
   long long integer(const char* key, double lo, double hi) const {

@@ -77,7 +77,15 @@ Profile parse_profile(const std::string& text, const std::string& origin) {
   auto str = [&](const json& o, const char* k) {
     if (!o.is_object() || !o.contains(k) || !o[k].is_string())
       throw fail(fmt::format("'{}' must be a string", k));
-    return o[k].get<std::string>();
+    auto v = o[k].get<std::string>();
+    // Printed by ringsim: no line breaks or terminal escapes (as in the catalog).
+    for (const char c : v)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        throw fail(
+            fmt::format("'{}' holds a control character (byte 0x{:02x}); text must be "
+                        "printable",
+                        k, static_cast<unsigned char>(c)));
+    return v;
   };
   auto num = [&](const json& o, const char* k, double lo, double hi) {
     if (!o.is_object() || !o.contains(k) || !o[k].is_number())

@@ -83,7 +83,14 @@ TEST_P(BadInput, ExitCodeAndMessage) {
   }
   if (j.contains("time_s") && j.contains("ideal_time_s")) {
     EXPECT_GT(j["time_s"].get<double>(), 0) << where;
-    EXPECT_GE(j["time_s"].get<double>() * (1 + 1e-12), j["ideal_time_s"].get<double>()) << where;
+    // Bit for bit: time never below the ideal, efficiency never above 1.
+    EXPECT_GE(j["time_s"].get<double>(), j["ideal_time_s"].get<double>()) << where;
+    if (j.contains("efficiency")) {
+      EXPECT_LE(j["efficiency"].get<double>(), 1.0) << where;
+    }
+    if (j.contains("analytic_efficiency")) {  // simulated: the closed forms' own, too
+      EXPECT_LE(j["analytic_efficiency"].get<double>(), 1.0) << where;
+    }
   }
 }
 
@@ -94,10 +101,24 @@ INSTANTIATE_TEST_SUITE_P(Doc, BadInput, ::testing::ValuesIn(rows()),
 
 TEST(BadInputDoc, CoversEveryKindOfBadInput) {
   // Every kind of bad input a reader meets; each must have at least one refused row.
-  const std::vector<std::string> kinds = {"missing",       "truncated",    "wrong type",
-                                          "NaN/Inf",       "out of range", "inconsistent shapes",
-                                          "absurd size",   "unknown name", "malformed JSON",
-                                          "malformed .npy"};
+  const std::vector<std::string> kinds = {"missing",
+                                          "truncated",
+                                          "wrong type",
+                                          "NaN/Inf",
+                                          "out of range",
+                                          "inconsistent shapes",
+                                          "absurd size",
+                                          "unknown name",
+                                          "malformed JSON",
+                                          "malformed .npy",
+                                          "two outputs on one path",
+                                          "output is an input",
+                                          "flag that does not apply",
+                                          "repeated fault flags",
+                                          "empty value",
+                                          "fraction",
+                                          "line break",
+                                          "terminal escape"};
   std::set<std::string> seen;
   for (const auto& r : rows())
     for (const auto& k : kinds)

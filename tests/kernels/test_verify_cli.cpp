@@ -118,6 +118,45 @@ TEST(Accuracy, NonFiniteNeverMatches) {
   EXPECT_FALSE(e.reason.empty());
 }
 
+// Values V ~ 1e-40 are subnormal in float32: the relative tolerance tau max|V|
+// falls below the spacing float32 has there, and the backward's gradients,
+// computed right, "exceeded" it. The absolute floor judges them, and says so;
+// a wrong answer of the same size is still caught.
+TEST(VerifyCli, SubnormalValuesAreJudgedAgainstTheAbsoluteFloor) {
+  auto tiny = [](const std::string& name, std::vector<std::int64_t> shape, std::uint64_t seed) {
+    std::int64_t n = 1;
+    for (auto d : shape) n *= d;
+    auto x = testing::randn(static_cast<std::size_t>(n), seed);
+    for (auto& v : x) v *= 1e-40;
+    const auto path = temp_path(name);
+    write_npy(path, path, shape, NpyDType::F32, x);
+    return path;
+  };
+  const auto q = write_tensor("sq.npy", {16, 1, 8}, NpyDType::F32, 1),
+             k = write_tensor("sk.npy", {16, 1, 8}, NpyDType::F32, 2),
+             v = tiny("sv.npy", {16, 1, 8}, 3);
+  const auto r = run_cli(
+      {"verify", "--q", q, "--k", k, "--v", v, "--devices", "4", "--pass", "fwdbwd", "--json"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  int floored = 0;
+  for (const auto& e : j.at("errors"))
+    if (e.contains("note")) ++floored;
+  EXPECT_GT(floored, 0) << r.out;
+
+  ToleranceModel m;
+  m.unit_roundoff = std::ldexp(1.0, -24);
+  m.smallest = std::numeric_limits<float>::denorm_min();
+  m.head_dim = 8;
+  m.seq_k = 16;
+  const double floor = m.floor();
+  EXPECT_GT(floor, m.smallest);
+  EXPECT_LT(floor, 1e-40);  // still far below the values: a wrong answer fails
+  EXPECT_TRUE(compare("x", {floor / 2}, {0.0}, 0.0, floor).ok);
+  EXPECT_FALSE(compare("x", {1e-40}, {0.0}, 0.0, floor).ok);
+  EXPECT_FALSE(compare("x", {1e-40}, {0.0}, 0.0, floor).note.empty());
+}
+
 // Every bad input: exit 2, one line on stderr that names the file or flag.
 TEST(VerifyCli, BadInputsExitTwoWithOneLine) {
   const auto q = write_tensor("bq.npy", {8, 2, 4}, NpyDType::F32, 1);
@@ -179,7 +218,7 @@ TEST(VerifyCli, BadInputsExitTwoWithOneLine) {
       {{"--devices", "2000"}, "--devices"},
       {{"--kv-heads", "3", "--heads", "4"}, "--kv-heads"},
       {{"--block", "100000", "--devices", "64"}, "too large to check"},
-      {{"--out", "/nonexistent-dir/o.npy"}, "--out /nonexistent-dir/o.npy: cannot write"},
+      {{"--out", "/nonexistent-dir/o.npy"}, "--out: cannot write '/nonexistent-dir/o.npy'"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args{"verify"};

@@ -48,6 +48,7 @@ RunSpec every_field_set() {
   m.csv = "/tmp/t.csv";
   m.network = sim::NetworkModel::LV08;
   m.inter_topology = sim::InterTopology::FatTree;
+  m.inter_topology_given = true;
   m.torus_dims = {6, 8};
   m.faults.stragglers = {{3, 2.5}, {7, 1.25}};
   m.faults.degrades = {{"nic7", 4}, {"2-5", 0.5}};

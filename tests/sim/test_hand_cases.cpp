@@ -59,6 +59,19 @@ TEST(FlatRing, CommBoundTimeIsTransfersPlusOneStep) {
   EXPECT_EQ(run.result.stalled_steps[0], (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6}));
 }
 
+TEST(FlatRing, TinyBlocksMatchTheClosedForm) {
+  // A 7-token block computes in 4 * 128 * 49 * 32 / 1e15 = 0.803 ns, under
+  // SimGrid's 1 ns timing precision: without the stretched clock
+  // (docs/sim.md, "Time precision") every step ended at once and the run came
+  // out 4x faster than its own ideal. Compute-bound: 8 x step.
+  SimRun run;
+  run.options = testing::sim_options(llama3(8, 7, Layout::Ring, false), flat_hw(1e15, 1e15, 0));
+  RINGSIM_SIMULATE(run);
+  const double step = fwd_seconds(49.0, 1e15);
+  EXPECT_NEAR(run.result.time_s, 8 * step, 8 * step * 1e-9);
+  EXPECT_NEAR(run.result.compute_s_per_step, step, step * 1e-9);
+}
+
 TEST(FlatRing, LatencyAddsOncePerTransfer) {
   // 3 us per hop, comm-bound: each of the 7 transfers takes S/B + L.
   SimRun run;

@@ -38,8 +38,12 @@ TEST(Trace, FollowsTheFormatAndOpensInTheGuiReader) {
   run.options.record_events = true;
   RINGSIM_SIMULATE(run);
   const auto path = temp_path("trace.json");
-  ASSERT_TRUE(
-      sim::write_trace(path, run.result, w, run.options.topology, {{"time_s", run.result.time_s}}));
+  {
+    AtomicFile f(path, "--trace");
+    ASSERT_TRUE(
+        sim::write_trace(f, run.result, w, run.options.topology, {{"time_s", run.result.time_s}}));
+    f.commit();
+  }
   const auto text = slurp(path);
   std::remove(path.c_str());
   const auto j = nlohmann::json::parse(text);
@@ -87,7 +91,11 @@ TEST(Csv, OneRowPerDevicePerStep) {
   run.options.record_rows = true;
   RINGSIM_SIMULATE(run);
   const auto path = temp_path("rows.csv");
-  ASSERT_TRUE(sim::write_csv(path, run.result));
+  {
+    AtomicFile f(path, "--csv");
+    ASSERT_TRUE(sim::write_csv(f, run.result));
+    f.commit();
+  }
   std::ifstream f(path);
   std::string line;
   std::getline(f, line);
