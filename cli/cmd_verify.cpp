@@ -27,6 +27,7 @@ struct VerifyFlags {
   std::string devices = "4", block = "8", heads = "1", kv_heads, head_dim = "16";
   std::string layout = "ring", pass = "fwd", seed = "0", ulysses_degree, dtype = "fp32";
   std::string tolerance_factor = "1";
+  std::string max_input = "1G";  // bytes of each input as float64, checked before it is read
   bool causal = true, json = false;
   std::string q, k, v, out, lse_out;
   bool block_given = false, heads_given = false, kv_heads_given = false, head_dim_given = false;
@@ -63,9 +64,16 @@ Problem load_problem(const VerifyFlags& f, Pass pass) {
       throw InputError("--q/--k/--v: give all three .npy files (or none for random inputs)");
     if (f.dtype_given)
       throw InputError("--dtype: applies to random inputs; the .npy files carry their own dtype");
-    const auto q = kernels::read_npy(f.q, "--q " + f.q, 3);
-    const auto k = kernels::read_npy(f.k, "--k " + f.k, 3);
-    const auto v = kernels::read_npy(f.v, "--v " + f.v, 3);
+    // Each file is judged by its header against the budget before its data
+    // is read or allocated.
+    const auto budget = static_cast<std::uint64_t>(
+        parse_count("--max-input", f.max_input, 1, std::int64_t{1} << 40));
+    auto load = [budget](const std::string& path, const char* flag) {
+      return kernels::read_npy(path, std::string(flag) + " " + path, 3, budget, "--max-input");
+    };
+    const auto q = load(f.q, "--q");
+    const auto k = load(f.k, "--k");
+    const auto v = load(f.v, "--v");
     if (k.dtype != q.dtype || v.dtype != q.dtype)
       throw InputError(
           fmt::format("--k/--v: dtypes {}/{} differ from --q's {}; save all three alike",
@@ -309,6 +317,10 @@ Command verify_command() {
             "--out", f->out,
             "Write O .npy [seq, heads, head_dim] (float32; float64 for float64 inputs)");
         sub->add_option("--lse-out", f->lse_out, "Write the LSE .npy [seq, heads]");
+        sub->add_option("--max-input", f->max_input,
+                        "Most bytes each .npy input may take as float64 (K/M/G), checked from "
+                        "its header before reading")
+            ->capture_default_str();
         sub->add_flag("--json", f->json, "Print one JSON object");
         sub->callback([f, code, block, heads, kvh, hd, dt] {
           f->block_given = block->count() > 0;

@@ -3,11 +3,13 @@
 // An accepted trace must be one the timeline can draw without checking again:
 // finite times inside the documented limits, every event on exactly one lane
 // row, rows sorted by start with a running max end, and range queries that
-// stay inside their row.
+// stay inside their row; and a summary panel whose numbers are finite and in
+// range.
 #include <cmath>
 
 #include "fuzz/target.hpp"
 #include "gui/trace_model.hpp"
+#include "gui/trace_summary.hpp"
 #include "models/core/errors.hpp"
 
 namespace ringsim::fuzz {
@@ -57,6 +59,21 @@ void check(const gui::Trace& t) {
   double t0 = 0, t1 = 0;
   if (t.max_step >= 0 && (!gui::step_range(t, t.max_step, &t0, &t1) || t0 > t1))
     finding("trace: step_range of max_step");
+  // The summary panel's headline: finite, times >= 0, fractions in [0, 1],
+  // whatever otherData.ringsim.summary says (an out-of-range value is listed,
+  // never drawn as a headline); nothing listed claims to be a non-finite number.
+  const auto s = gui::summarize(t);
+  for (const auto* v : {&s.total_us, &s.ideal_us, &s.exposed_comm_us})
+    if (!std::isfinite(v->value) || v->value < 0) finding("trace: summary time out of range");
+  for (const auto* v : {&s.efficiency, &s.idle_fraction})
+    if (!std::isfinite(v->value) || v->value < 0 || v->value > 1 + 1e-9)
+      finding("trace: summary fraction out of range");
+  for (const auto& f : s.other)
+    if (f.is_number && !std::isfinite(f.number)) finding("trace: a listed number is not finite");
+  for (const auto& st : s.per_step)
+    if (!std::isfinite(st.compute_max_us) || !std::isfinite(st.transfer_max_us) ||
+        !std::isfinite(st.bytes))
+      finding("trace: per-step summary not finite");
 }
 
 }  // namespace

@@ -151,6 +151,10 @@ Summary summarize(const Trace& trace) {
     SummaryValue* value;
     std::set<std::string> names;
     bool is_time;
+    // What the headline can show: a time is >= 0, a fraction in [0, 1]. A
+    // value outside is never drawn as a headline (a negative time, an
+    // efficiency of 7); it stays listed with the other fields, marked.
+    bool valid(double v) const { return std::isfinite(v) && v >= 0 && (is_time || v <= 1); }
   };
   Target targets[] = {
       {&s.total_us, {"total", "total_time", "makespan", "time"}, true},
@@ -161,12 +165,30 @@ Summary summarize(const Trace& trace) {
   };
   for (const RunInfo::Field& f : trace.run.summary) {
     bool used = false;
-    if (f.is_number && std::isfinite(f.number)) {
+    if (f.is_number && !std::isfinite(f.number)) {
+      RunInfo::Field bad = f;  // drawn as what it is, never as a number
+      bad.is_number = false;
+      bad.text = "not a finite number";
+      s.other.push_back(std::move(bad));
+      continue;
+    }
+    if (f.is_number) {
       const std::string last = f.key.substr(f.key.rfind('.') + 1);  // npos + 1 == 0
       const auto [base, factor] = base_and_unit(last);
       for (Target& t : targets) {
         const bool match = t.is_time ? factor != 0 && t.names.count(base) : t.names.count(last);
         if (!match || t.value->from_trace) continue;
+        if (!t.valid(f.number)) {
+          RunInfo::Field bad = f;
+          bad.is_number = false;
+          char buf[96];
+          std::snprintf(buf, sizeof buf, "%.6g (out of range, not used: computed from the events)",
+                        f.number);
+          bad.text = buf;
+          s.other.push_back(std::move(bad));
+          used = true;
+          break;
+        }
         t.value->value = t.is_time ? f.number * factor : f.number;
         t.value->from_trace = true;
         used = true;

@@ -12,6 +12,7 @@
 
 #include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
 
 namespace ringsim::kernels {
 
@@ -344,6 +345,11 @@ NpyArray parse_npy(std::string_view bytes, const std::string& label, int rank) {
 }
 
 NpyArray read_npy(const std::string& path, const std::string& label, int rank) {
+  return read_npy(path, label, rank, 0, "");
+}
+
+NpyArray read_npy(const std::string& path, const std::string& label, int rank,
+                  std::uint64_t budget_bytes, const std::string& budget_flag) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail(label, "no such file");
   if (!std::filesystem::is_regular_file(path, ec)) fail(label, "not a regular file");
@@ -360,6 +366,13 @@ NpyArray read_npy(const std::string& path, const std::string& label, int rank) {
   if (in.gcount() != static_cast<std::streamsize>(head.size()))
     fail(label, "cannot read the whole file");
   auto l = parse_layout(head, size, label, rank);
+  const auto need = static_cast<std::uint64_t>(l.elements) * sizeof(double);
+  if (budget_bytes > 0 && need > budget_bytes)
+    fail(label,
+         fmt::format("shape {} needs {} as float64, more than the {} budget of {}; raise {} "
+                     "to read it",
+                     shape_text(l.array.shape), human_bytes(static_cast<double>(need)), budget_flag,
+                     human_bytes(static_cast<double>(budget_bytes)), budget_flag));
   std::string data(static_cast<std::size_t>(size - l.data_offset), '\0');
   in.clear();
   in.seekg(static_cast<std::streamoff>(l.data_offset));

@@ -32,6 +32,11 @@ inline constexpr std::int64_t kNpyMaxElements = std::int64_t{1} << 31;
 // Rejects empty arrays, NaN and Inf values.
 NpyArray parse_npy(std::string_view bytes, const std::string& label, int rank = -1);
 NpyArray read_npy(const std::string& path, const std::string& label, int rank = -1);
+// The same, refusing from the header alone an array that needs more than
+// `budget_bytes` as float64 (what the reader holds); the message names
+// `budget_flag`, the flag that raises the budget.
+NpyArray read_npy(const std::string& path, const std::string& label, int rank,
+                  std::uint64_t budget_bytes, const std::string& budget_flag);
 
 // Serialises with a version 1.0 header (2.0 if the header would not fit),
 // padded so the data starts on a 64-byte boundary as numpy does. Values are

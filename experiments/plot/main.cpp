@@ -2,6 +2,7 @@
 // (experiments/plot_spec.hpp) offscreen with Qt 6 Charts. A separate program so
 // the ringsim CLI does not link Qt; `ringsim experiment` runs it as a child.
 #include <QApplication>
+#include <QBuffer>
 #include <QImage>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/plot/chart.hpp"
+#include "models/core/atomic_file.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/input_file.hpp"
 
 namespace {
 // Headless runs have no XDG runtime dir; Qt's warning about it is noise.
@@ -35,19 +39,22 @@ int main(int argc, char** argv) {
   if (!std::getenv("QT_QPA_PLATFORM") && !std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY"))
     setenv("QT_QPA_PLATFORM", "offscreen", 1);
   nlohmann::json spec;
-  {
-    std::ifstream f(argv[1]);
-    if (!f) {
-      std::cerr << "ringsim-plot: error: SPEC.json: cannot read " << argv[1] << "\n";
-      return 2;
-    }
-    try {
-      spec = nlohmann::json::parse(f);
-    } catch (const nlohmann::json::exception& e) {
-      std::cerr << "ringsim-plot: error: SPEC.json: " << argv[1] << " is not JSON (" << e.what()
-                << ")\n";
-      return 2;
-    }
+  const std::string spec_path = argv[1], out_path = argv[2];
+  try {
+    // The same rules as ringsim's: a directory, FIFO or device as the spec is
+    // refused (a FIFO with no writer used to hang), the output is judged
+    // before rendering and is never the spec itself.
+    ringsim::check_outputs({{"OUT.png", out_path}}, {{"SPEC.json", spec_path}});
+    // 64 MiB: a plot spec of 100,000 points per panel is a few MiB.
+    const auto text = ringsim::read_input_file("SPEC.json", spec_path, 64u << 20);
+    spec = nlohmann::json::parse(text);
+  } catch (const ringsim::InputError& e) {
+    std::cerr << "ringsim-plot: error: " << ringsim::one_line(e.what()) << "\n";
+    return 2;
+  } catch (const nlohmann::json::exception& e) {
+    std::cerr << "ringsim-plot: error: SPEC.json: " << ringsim::one_line(spec_path)
+              << " is not JSON (" << ringsim::one_line(e.what()) << ")\n";
+    return 2;
   }
   qInstallMessageHandler(quiet_handler);
   int qargc = 1;
@@ -55,16 +62,28 @@ int main(int argc, char** argv) {
   try {
     const QImage img = ringsim::plot::render_spec(spec);
     // PNG is lossless; quality 0 asks for the strongest compression (smaller
-    // files to commit, same pixels).
-    if (!img.save(QString::fromLocal8Bit(argv[2]), "PNG", 0)) {
-      std::cerr << "ringsim-plot: error: OUT.png: cannot write " << argv[2] << "\n";
+    // files to commit, same pixels). Encoded in memory, then written like
+    // every ringsim output (models/core/atomic_file.hpp): whole or not at all.
+    QByteArray png;
+    QBuffer buf(&png);
+    buf.open(QIODevice::WriteOnly);
+    if (!img.save(&buf, "PNG", 0)) {
+      std::cerr << "ringsim-plot: error: OUT.png: cannot encode the image\n";
       return 2;
     }
+    ringsim::AtomicFile out(out_path, "OUT.png");
+    out.write(std::string_view(png.constData(), static_cast<std::size_t>(png.size())));
+    out.commit();
+  } catch (const ringsim::InputError& e) {
+    std::cerr << "ringsim-plot: error: " << ringsim::one_line(e.what()) << "\n";
+    return 2;
   } catch (const ringsim::plot::SpecError& e) {
-    std::cerr << "ringsim-plot: error: " << argv[1] << ": " << e.what() << "\n";
+    std::cerr << "ringsim-plot: error: " << ringsim::one_line(spec_path) << ": "
+              << ringsim::one_line(e.what()) << "\n";
     return 2;
   } catch (const nlohmann::json::exception& e) {
-    std::cerr << "ringsim-plot: error: " << argv[1] << ": spec: " << e.what() << "\n";
+    std::cerr << "ringsim-plot: error: " << ringsim::one_line(spec_path)
+              << ": spec: " << ringsim::one_line(e.what()) << "\n";
     return 2;
   }
   return 0;

@@ -368,6 +368,25 @@ class SummaryTest : public QObject {
     QVERIFY(per_step_kept);
   }
 
+  void out_of_range_summary_values_are_not_drawn_as_numbers() {
+    // A negative time or an efficiency of 7 in another writer's summary is
+    // never a headline: the events' own values stand, and the field is
+    // listed, marked. Every headline stays finite and in range.
+    RingSpec spec;
+    spec.summary_json = R"({"time_s":-5,"ideal_time_s":1e300,"efficiency":7,"idle_fraction":-0.5})";
+    const Summary s = summarize(parse_trace(test::ring_trace_json(spec)));
+    QVERIFY(!s.total_us.from_trace);
+    QCOMPARE(s.total_us.value, 400.0);
+    QVERIFY(!s.efficiency.from_trace);
+    QCOMPARE(s.efficiency.value, 1.0);
+    QVERIFY(!s.idle_fraction.from_trace);
+    QVERIFY(s.ideal_us.from_trace);  // huge but a valid time: shown as given
+    int marked = 0;
+    for (const auto& f : s.other)
+      if (!f.is_number && f.text.find("out of range") != std::string::npos) ++marked;
+    QCOMPARE(marked, 3);
+  }
+
   void formats() {
     QCOMPARE(format_us(0), std::string("0 us"));
     QCOMPARE(format_us(12.5), std::string("12.5 us"));
