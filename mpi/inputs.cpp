@@ -58,7 +58,10 @@ std::string out_of_range(const kernels::NpyArray& a, const std::string& label,
 // Rank 0: reads and checks the files; returns "" or the error line.
 std::string read_files(const RingOptions& o, int ranks, FullInputs& in, Dims& d) {
   try {
-    using kernels::read_npy;
+    const auto budget = static_cast<std::uint64_t>(o.max_input_bytes);
+    auto read_npy = [budget](const std::string& path, const std::string& label, int rank) {
+      return kernels::read_npy(path, label, rank, budget, "--max-input");
+    };
     const auto q = read_npy(o.q_path, "--q " + o.q_path, 3);
     const auto k = read_npy(o.k_path, "--k " + o.k_path, 3);
     const auto v = read_npy(o.v_path, "--v " + o.v_path, 3);

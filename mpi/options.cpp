@@ -18,7 +18,7 @@ struct TextFlags {
   std::string block = "256", heads = "8", kv_heads = "2", head_dim = "64";
   std::string layout = "ring", pass = "fwd", dtype = "fp32", seed = "1", tile = "256";
   std::string repeat = "1", warmup = "0", tolerance_factor = "1", threads = "1";
-  std::string pp_min = "8", pp_max = "16M", pp_iters = "50";
+  std::string pp_min = "8", pp_max = "16M", pp_iters = "50", max_input = "1G";
 };
 
 // The ring layouts: one K/V block per rank travels N-1 hops. Ulysses, all-gather
@@ -49,6 +49,10 @@ void build(CLI::App& app, RingOptions& o, TextFlags& t, const Program& prog) {
   app.add_option("--q", o.q_path, "Queries .npy [tokens, heads, head_dim] (read by rank 0)");
   app.add_option("--k", o.k_path, "Keys .npy [tokens, kv_heads, head_dim]");
   app.add_option("--v", o.v_path, "Values .npy [tokens, kv_heads, head_dim]");
+  app.add_option("--max-input", t.max_input,
+                 "Most bytes each .npy input may take as float64 (K/M/G), checked from its "
+                 "header before reading")
+      ->capture_default_str();
   app.add_option("--do", o.do_path,
                  "Output gradient .npy [tokens, heads, head_dim] (backward; "
                  "default: synthetic from --seed)");
@@ -83,6 +87,7 @@ void resolve(RingOptions& o, const TextFlags& t, const Program& prog) {
   o.seed = static_cast<std::uint64_t>(
       parse_count("--seed", t.seed, 0, std::numeric_limits<std::int64_t>::max()));
   o.tile = parse_count("--tile", t.tile, 1, 1 << 16);
+  o.max_input_bytes = parse_count("--max-input", t.max_input, 1, std::int64_t{1} << 40);
   o.threads = static_cast<int>(parse_count("--threads", t.threads, 1, 1024));
   if (o.threads != 1 && prog.name != cpu_program().name)
     throw InputError("--threads: applies to ringsim-mpi's CPU kernels only");
@@ -205,6 +210,7 @@ std::vector<std::string> to_args(const RingOptions& o) {
   text("--k", o.k_path, "");
   text("--v", o.v_path, "");
   text("--do", o.do_path, "");
+  count("--max-input", o.max_input_bytes, d.max_input_bytes);
   if (o.check) a.push_back("--check");
   if (o.tolerance_factor != d.tolerance_factor)
     put("--tolerance-factor", fmt::format("{}", o.tolerance_factor));

@@ -23,6 +23,8 @@ struct RingOptions {
   std::string dtype = "fp32";  // what the kernels compute and the ring carries
   std::uint64_t seed = 1;
   std::string q_path, k_path, v_path, do_path;
+  // Most bytes each input file may take as float64, judged from its header.
+  std::int64_t max_input_bytes = std::int64_t{1} << 30;
   std::int64_t tile = 256;  // the kernel's q and k chunk
   int threads = 1;          // threads per rank's kernel calls (one rank per core group)
 

@@ -22,41 +22,6 @@ namespace {
 
 using nlohmann::json;
 
-struct AxisSpec {
-  std::string label;
-  bool log = false;
-  int base = 10;
-  std::vector<std::string> categories;
-  double lo = 0, hi = 0;  // data values (not log-transformed)
-  bool has_min = false, has_max = false;
-};
-
-AxisSpec read_axis(const json& j, const char* which) {
-  AxisSpec a;
-  if (!j.is_object()) throw SpecError(std::string("spec: panel.") + which + " must be an object");
-  a.label = j.value("label", "");
-  a.log = j.value("log", false);
-  a.base = j.value("base", 10);
-  if (a.base < 2 || a.base > 100)
-    throw SpecError(std::string("spec: ") + which + ".base must be 2..100");
-  if (j.contains("categories")) a.categories = j.at("categories").get<std::vector<std::string>>();
-  if (j.contains("min")) {
-    a.lo = j.at("min").get<double>();
-    a.has_min = true;
-  }
-  if (j.contains("max")) {
-    a.hi = j.at("max").get<double>();
-    a.has_max = true;
-  }
-  if (a.log && ((a.has_min && a.lo <= 0) || (a.has_max && a.hi <= 0)))
-    throw SpecError(std::string("spec: ") + which + " is logarithmic, so min/max must be > 0");
-  return a;
-}
-
-double to_axis(double v, const AxisSpec& a) {
-  return a.log ? std::log(v) / std::log(a.base) : v;
-}
-
 QFont font_px(int px, bool bold = false) {
   QFont f = QApplication::font();
   f.setPixelSize(px);
@@ -141,93 +106,28 @@ QScatterSeries::MarkerShape marker_shape(const std::string& m) {
   return QScatterSeries::MarkerShapeCircle;
 }
 
-// A panel is drawn by a person's eye: past 100,000 points it is a blot, and
-// rendering grows with the count, so a larger spec is refused, not drawn.
-constexpr std::size_t kMaxPanelPoints = 100000;
-std::string fmt_points(std::size_t index) {
-  return "spec: panels[" + std::to_string(index) + "] has more than " +
-         std::to_string(kMaxPanelPoints) + " points; a plot holds at most that many per panel";
-}
-
-struct SeriesData {
-  json spec;
-  std::vector<QPointF> pts;  // data values, filtered
-};
-
-QChart* build_panel(const json& p, std::size_t index, int panel_px) {
-  if (!p.is_object())
-    throw SpecError("spec: panels[" + std::to_string(index) + "] must be an object");
-  AxisSpec x = read_axis(p.value("x", json::object()), "x");
-  AxisSpec y = read_axis(p.value("y", json::object()), "y");
-  std::vector<SeriesData> series;
-  std::size_t total = 0;
-  double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, ylo = xlo, yhi = -xlo;
-  for (const auto& s : p.value("series", json::array())) {
-    SeriesData d{s, {}};
-    for (const auto& pt : s.value("points", json::array())) {
-      if (!pt.is_array() || pt.size() != 2 || !pt[0].is_number() || !pt[1].is_number())
-        throw SpecError("spec: series '" + s.value("name", "") +
-                        "' has a point that is not [x, y]");
-      const double px = pt[0].get<double>(), py = pt[1].get<double>();
-      // Points a log axis cannot show are dropped, not clamped.
-      if (!std::isfinite(px) || !std::isfinite(py) || (x.log && px <= 0) || (y.log && py <= 0))
-        continue;
-      if (++total > kMaxPanelPoints) throw SpecError(fmt_points(index));
-      d.pts.emplace_back(px, py);
-      xlo = std::min(xlo, px);
-      xhi = std::max(xhi, px);
-      ylo = std::min(ylo, py);
-      yhi = std::max(yhi, py);
-    }
-    series.push_back(std::move(d));
-  }
-  if (!std::isfinite(xlo)) {  // no data: a unit range keeps the axes drawable
-    xlo = ylo = x.log ? 1 : 0;
-    xhi = yhi = x.log ? 10 : 1;
-  }
-  if (!x.categories.empty()) {
-    xlo = 0;
-    xhi = static_cast<double>(x.categories.size()) - 1;
-  }
-  if (x.categories.empty()) {
-    double lo = xlo, hi = xhi;
-    pad_range(lo, hi, x.log, x.base);
-    if (!x.has_min) x.lo = lo;
-    if (!x.has_max) x.hi = hi;
-  }
-  {
-    double lo = ylo, hi = yhi;
-    pad_range(lo, hi, y.log, y.base, 0.06);
-    if (!y.has_min) y.lo = lo;
-    if (!y.has_max) y.hi = hi;
-  }
-
+QChart* build_panel(const PanelSpec& p, int panel_px) {
+  const AxisSpec &x = p.x, &y = p.y;
   auto* chart = new QChart;
   chart->setAnimationOptions(QChart::NoAnimation);
   chart->setBackgroundRoundness(0);
   chart->setBackgroundBrush(Qt::white);
   chart->setBackgroundPen(Qt::NoPen);
   chart->setMargins(QMargins(6, 6, 10, 6));
-  chart->setTitle(QString::fromStdString(p.value("title", "")));
+  chart->setTitle(QString::fromStdString(p.title));
   chart->setTitleFont(font_px(15, true));
   auto* ax = make_axis(x, true, panel_px);
   auto* ay = make_axis(y, false, panel_px);
   chart->addAxis(ax, Qt::AlignBottom);
   chart->addAxis(ay, Qt::AlignLeft);
 
-  for (const auto& d : series) {
-    const auto& s = d.spec;
-    const std::string type = s.value("type", "line");
-    const QColor color(QString::fromStdString(s.value("color", std::string("#333333"))));
-    const double width = s.value("width", 2.0);
-    // A pen of 1e308 pixels is no line (and stalls the rasteriser).
-    if (!(width >= 0.1 && width <= 20))
-      throw SpecError("spec: series width must be 0.1 .. 20 pixels");
+  for (const auto& d : p.series) {
+    const QColor color(QString::fromStdString(d.color));
     QXYSeries* xy = nullptr;
-    if (type == "scatter") {
+    if (d.type == "scatter") {
       auto* sc = new QScatterSeries;
-      sc->setMarkerShape(marker_shape(s.value("marker", "circle")));
-      if (s.value("hollow", false)) {
+      sc->setMarkerShape(marker_shape(d.marker));
+      if (d.hollow) {
         // An outline around the filled marker of the same point (published
         // vs ours) keeps both visible where they coincide.
         sc->setMarkerSize(18);
@@ -241,30 +141,28 @@ QChart* build_panel(const json& p, std::size_t index, int panel_px) {
         sc->setBorderColor(color.darker(130));
       }
       xy = sc;
-    } else if (type == "line") {
+    } else {
       auto* ln = new QLineSeries;
       QPen pen(color);
-      pen.setWidthF(width);
-      if (s.value("dash", false)) pen.setStyle(Qt::DashLine);
+      pen.setWidthF(d.width);
+      if (d.dash) pen.setStyle(Qt::DashLine);
       ln->setPen(pen);
       xy = ln;
-    } else {
-      throw SpecError("spec: series type must be line or scatter, got '" + type + "'");
     }
-    xy->setName(QString::fromStdString(s.value("name", "")));
+    xy->setName(QString::fromStdString(d.name));
     // One bulk replace: append() per point signals the chart each time, and
     // 20,000 points took 12 s, growing faster than linearly.
     QList<QPointF> on_axes;
-    on_axes.reserve(static_cast<qsizetype>(d.pts.size()));
-    for (const auto& pt : d.pts) on_axes.append(QPointF(to_axis(pt.x(), x), to_axis(pt.y(), y)));
+    on_axes.reserve(static_cast<qsizetype>(d.points.size()));
+    for (const auto& [px, py] : d.points) on_axes.append(QPointF(to_axis(px, x), to_axis(py, y)));
     xy->replace(on_axes);
     chart->addSeries(xy);
     xy->attachAxis(ax);
     xy->attachAxis(ay);
-    if (type == "line" && s.value("markers", true)) {
+    if (d.type == "line" && d.markers) {
       // Qt draws line points as circles only; a scatter twin carries the shape.
       auto* dots = new QScatterSeries;
-      dots->setMarkerShape(marker_shape(s.value("marker", "circle")));
+      dots->setMarkerShape(marker_shape(d.marker));
       dots->setMarkerSize(8);
       dots->setColor(color);
       dots->setBorderColor(color.darker(130));
@@ -287,19 +185,19 @@ struct LegendEntry {
   double width = 2;
 };
 
-std::vector<LegendEntry> legend_entries(const json& panel) {
+std::vector<LegendEntry> legend_entries(const PanelSpec& panel) {
   std::vector<LegendEntry> out;
-  for (const auto& s : panel.value("series", json::array())) {
-    if (!s.value("legend", true) || s.value("name", "").empty()) continue;
+  for (const auto& s : panel.series) {
+    if (!s.legend || s.name.empty()) continue;
     LegendEntry e;
-    e.name = QString::fromStdString(s.value("name", ""));
-    e.color = QColor(QString::fromStdString(s.value("color", std::string("#333333"))));
-    e.line = s.value("type", "line") == "line";
-    e.dash = s.value("dash", false);
-    e.markers = !e.line || s.value("markers", true);
-    e.hollow = s.value("hollow", false);
-    e.marker = s.value("marker", "circle");
-    e.width = s.value("width", 2.0);
+    e.name = QString::fromStdString(s.name);
+    e.color = QColor(QString::fromStdString(s.color));
+    e.line = s.type == "line";
+    e.dash = s.dash;
+    e.markers = !e.line || s.markers;
+    e.hollow = s.hollow;
+    e.marker = s.marker;
+    e.width = s.width;
     out.push_back(e);
   }
   return out;
@@ -424,16 +322,11 @@ void draw_legend(QPainter& g, const std::vector<LegendEntry>& es, const std::str
 
 }  // namespace
 
-QImage render_spec(const json& spec) {
-  if (!spec.is_object()) throw SpecError("spec: the top level must be a JSON object");
-  const int width = spec.value("width", 1500), height = spec.value("height", 900);
-  if (width < 200 || width > 8000 || height < 150 || height > 8000)
-    throw SpecError("spec: width/height must be 200..8000 / 150..8000 pixels");
-  const auto& panels = spec.value("panels", json::array());
-  if (!panels.is_array() || panels.empty())
-    throw SpecError("spec: panels must be a non-empty array");
-  const int n = static_cast<int>(panels.size());
-  const int cols = std::max(1, std::min(spec.value("columns", 2), n));
+QImage render_spec(const json& json_spec) {
+  const Spec spec = resolve_spec(json_spec);
+  const int width = spec.width, height = spec.height;
+  const int n = static_cast<int>(spec.panels.size());
+  const int cols = std::max(1, spec.columns);
   const int rows = (n + cols - 1) / cols;
 
   QImage img(width, height, QImage::Format_RGB32);
@@ -442,8 +335,8 @@ QImage render_spec(const json& spec) {
   painter.setRenderHint(QPainter::Antialiasing);
   painter.setRenderHint(QPainter::TextAntialiasing);
 
-  const QString title = QString::fromStdString(spec.value("title", ""));
-  const QString note = QString::fromStdString(spec.value("note", ""));
+  const QString title = QString::fromStdString(spec.title);
+  const QString note = QString::fromStdString(spec.note);
   int top = 8, bottom = height - 6;
   if (!title.isEmpty()) {
     painter.setFont(font_px(20, true));
@@ -462,11 +355,10 @@ QImage render_spec(const json& spec) {
   const double cw = static_cast<double>(width) / cols,
                ch = static_cast<double>(bottom - top) / rows;
   for (int i = 0; i < n; ++i) {
-    const auto& pj = panels[static_cast<std::size_t>(i)];
+    const auto& pj = spec.panels[static_cast<std::size_t>(i)];
     const QRectF cell((i % cols) * cw, top + (i / cols) * ch, cw, ch);
-    const auto entries = pj.is_object() ? legend_entries(pj) : std::vector<LegendEntry>{};
-    std::string where = pj.is_object() ? pj.value("legend", "bottom") : "bottom";
-    if (where != "right" && where != "none") where = "bottom";
+    const auto entries = legend_entries(pj);
+    const std::string& where = pj.legend;
     const int extent = legend_extent(entries, where, cell);
     QRectF plot = cell, legend_area = cell;
     if (where == "right") {
@@ -476,7 +368,7 @@ QImage render_spec(const json& spec) {
       plot.setHeight(cell.height() - extent);
       legend_area = QRectF(cell.left(), plot.bottom(), cell.width(), extent);
     }
-    QChartView view(build_panel(pj, static_cast<std::size_t>(i), static_cast<int>(plot.width())));
+    QChartView view(build_panel(pj, static_cast<int>(plot.width())));
     view.setRenderHint(QPainter::Antialiasing);
     view.setFrameShape(QFrame::NoFrame);
     view.setBackgroundBrush(Qt::white);

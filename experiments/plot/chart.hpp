@@ -3,15 +3,12 @@
 // grid of Qt Charts panels, and a footnote.
 #include <QImage>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
+
+#include "experiments/plot/spec.hpp"
 
 namespace ringsim::plot {
 
-struct SpecError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// Needs a QApplication. Throws SpecError naming the bad field.
+// Needs a QApplication. Throws SpecError naming the bad field (resolve_spec).
 QImage render_spec(const nlohmann::json& spec);
 
 }  // namespace ringsim::plot

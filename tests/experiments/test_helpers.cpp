@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "experiments/markdown.hpp"
+#include "experiments/plot/spec.hpp"
 #include "experiments/plot/ticks.hpp"
 #include "experiments/plot_spec.hpp"
 #include "experiments/table.hpp"
@@ -76,6 +77,39 @@ TEST(PlotSpec, JsonHasTheSchemaFields) {
   EXPECT_EQ(j.at("panels")[0].at("y").at("max"), 1.0);
   EXPECT_EQ(j.at("panels")[0].at("series")[0].at("color"), color_for("ring", 5))
       << "layouts keep their colour";
+
+  // What the experiments write, ringsim-plot's reader accepts as drawn.
+  const auto r = plot::resolve_spec(j);
+  ASSERT_EQ(r.panels.size(), 1u);
+  EXPECT_EQ(r.panels[0].y.lo, 0.0);
+  EXPECT_EQ(r.panels[0].y.hi, 1.0);
+  EXPECT_GT(r.panels[0].x.lo, 0.0);  // a log axis padded around its one point
+  EXPECT_LT(r.panels[0].x.lo, 1.0);
+  EXPECT_GT(r.panels[0].x.hi, 1.0);
+}
+
+// Ranges Qt would draw as an empty chart are refused with the field named.
+TEST(PlotSpec, ReaderRefusesWhatCannotBeDrawn) {
+  using nlohmann::json;
+  auto refused = [](const std::string& text) {
+    try {
+      plot::resolve_spec(json::parse(text));
+    } catch (const plot::SpecError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(refused(R"({"panels": [{"y": {"min": 1, "max": 1}}]})").find("panels[0].y"),
+            std::string::npos);
+  EXPECT_NE(refused(R"({"panels": [{"series": [{"points": [[-1e308, 0], [1e308, 1]]}]}]})")
+                .find("no finite range"),
+            std::string::npos);
+  EXPECT_NE(refused(R"({"panels": [{"series": [{"width": 1e308}]}]})").find("width"),
+            std::string::npos);
+  EXPECT_NE(refused(R"({"width": 1e308, "panels": [{}]})").find("width"), std::string::npos);
+  EXPECT_NE(refused(R"({"panels": []})").find("panels"), std::string::npos);
+  EXPECT_EQ(refused(R"({"panels": [{"x": {"log": true}, "series": [{"points": [[0, 1]]}]}]})"),
+            "");  // a point a log axis cannot show is dropped, not refused
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ int profile(const std::uint8_t*, std::size_t);
 int npy(const std::uint8_t*, std::size_t);
 int trace(const std::uint8_t*, std::size_t);
 int cli(const std::uint8_t*, std::size_t);
+int plot(const std::uint8_t*, std::size_t);
 }  // namespace ringsim::fuzz
 
 namespace {
@@ -63,7 +64,8 @@ INSTANTIATE_TEST_SUITE_P(Targets, Replay,
                                            Case{"profile", ringsim::fuzz::profile},
                                            Case{"npy", ringsim::fuzz::npy},
                                            Case{"trace", ringsim::fuzz::trace},
-                                           Case{"cli", ringsim::fuzz::cli}),
+                                           Case{"cli", ringsim::fuzz::cli},
+                                           Case{"plot", ringsim::fuzz::plot}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

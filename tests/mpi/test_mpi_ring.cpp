@@ -112,6 +112,25 @@ TEST(MpiRing, NpyInputs) {
   const auto r = run_mpi(3, "--q " + q + " --k " + k + " --v " + v);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("ringsim-mpi: error: --q"), std::string::npos) << r.err;
+
+  // float64 values beyond fp32's range: refused before any rank computes
+  // (they became inf, and the check printed "inf (tol -nan)"); a budget the
+  // header already exceeds: refused before the data is read.
+  auto big = synthetic_tensor(7, Tensor::V, S, Hk, D);
+  big[5] = 1e300;
+  const auto vbig = (dir / "vbig.npy").string();
+  kernels::write_npy(vbig, "vbig", {S, Hk, D}, kernels::NpyDType::F64, big);
+  const auto q64 = (dir / "q64.npy").string(), k64 = (dir / "k64.npy").string();
+  kernels::write_npy(q64, "q64", {S, H, D}, kernels::NpyDType::F64,
+                     synthetic_tensor(7, Tensor::Q, S, H, D));
+  kernels::write_npy(k64, "k64", {S, Hk, D}, kernels::NpyDType::F64,
+                     synthetic_tensor(7, Tensor::K, S, Hk, D));
+  const auto rr = run_mpi(4, "--q " + q64 + " --k " + k64 + " --v " + vbig + " --check");
+  EXPECT_EQ(rr.code, 2) << rr.out << rr.err;
+  EXPECT_NE(rr.err.find("beyond the range of fp32"), std::string::npos) << rr.err;
+  const auto rb = run_mpi(4, "--q " + q + " --k " + k + " --v " + v + " --max-input 1K");
+  EXPECT_EQ(rb.code, 2);
+  EXPECT_NE(rb.err.find("more than the --max-input budget"), std::string::npos) << rb.err;
   std::filesystem::remove_all(dir);
 }
 

@@ -91,6 +91,25 @@ TEST(Guard, EstimateGrowsWithTheScheduleAndTheOutputs) {
   EXPECT_GT(e3.csv_bytes, 0u);
 }
 
+TEST(Guard, CountsTheRouteLengthOfAllToAllTransfers) {
+  // Ulysses over 256 devices: one step and 255 all-to-all rounds per pass. On
+  // a flat ring a round's peer is up to 128 links away (64 on average), and
+  // SimGrid's cost grows with the links: the estimate must say so; on a
+  // switched fabric every peer is a few hops.
+  auto w = testing::llama3(256, 4096, Layout::Ulysses, true);
+  w.shape.heads = w.shape.kv_heads = 256;
+  TopologyOptions flat;
+  flat.devices = 256;
+  flat.platform = Platform::Flat;
+  TopologyOptions nodes = flat;
+  nodes.platform = Platform::Nodes;
+  const auto ef = estimate_size(w, flat, false, false), en = estimate_size(w, nodes, false, false);
+  EXPECT_EQ(en.activities, 256u * (2 + 2 * 255));
+  const double ratio = static_cast<double>(ef.activities) / static_cast<double>(en.activities);
+  EXPECT_GT(ratio, 3.0);  // 1 + (64.25 - 1) / 26 = 3.4
+  EXPECT_LT(ratio, 4.0);
+}
+
 TEST(Guard, RefusesPastTheBudgetAndPointsToTheAnalyticEngine) {
   SizeEstimate e;
   e.activities = 1000;
