@@ -113,5 +113,70 @@ TEST(AtomicFile, RefusesDirectoriesAndLinkLoops) {
   EXPECT_EQ(entries(dir), 2);
 }
 
+std::string refusal(const std::vector<PathArg>& out, const std::vector<PathArg>& in = {}) {
+  try {
+    check_outputs(out, in);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Judged before any work, touching nothing: a missing directory, two outputs
+// on one file (by another name, or through a link), an output that is an
+// input; a character device may take several outputs.
+TEST(CheckOutputs, RefusesBeforeAnyWorkAndCreatesNothing) {
+  const auto dir = scratch("check");
+  const auto a = (dir / "a.json").string(), b = (dir / "b.csv").string();
+  EXPECT_EQ(refusal({{"--trace", a}, {"--csv", b}, {"--unused", ""}}), "");
+  EXPECT_EQ(entries(dir), 0) << "checking creates nothing";
+  EXPECT_NE(refusal({{"--trace", (dir / "no" / "t.json").string()}}).find("No such file"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"--trace", a}, {"--csv", (dir / "." / "a.json").string()}})
+                .find("is also the --trace output"),
+            std::string::npos);
+  write_all(a, "{}");
+  fs::create_symlink("a.json", dir / "link.json");
+  EXPECT_NE(refusal({{"--trace", b}, {"--csv", (dir / "link.json").string()}}, {{"--catalog", a}})
+                .find("is the --catalog input"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"--trace", "-"}, {"--csv", "-"}}).find("standard output"), std::string::npos);
+  EXPECT_EQ(refusal({{"--trace", "/dev/null"}, {"--csv", "/dev/null"}}), "");
+  EXPECT_NE(refusal({{"--out", dir.string()}}).find("it is a directory"), std::string::npos);
+}
+
+// Several outputs: all or none. A failure while finishing any (here a full
+// device) leaves every regular target as it was; commit_all after success
+// replaces them all; dropped without commit, none.
+TEST(CommitAll, AllOrNothing) {
+  const auto dir = scratch("all");
+  const auto a = (dir / "a.txt").string(), b = (dir / "b.txt").string();
+  write_all(a, "old a");
+  write_all(b, "old b");
+  {
+    AtomicFile fa(a, "--trace"), fb(b, "--csv");
+    fa.write("new a");
+    fb.write("new b");
+  }  // interrupted: never committed
+  EXPECT_EQ(slurp(a), "old a");
+  EXPECT_EQ(slurp(b), "old b");
+  {
+    AtomicFile fa(a, "--trace"), full("/dev/full", "--csv");
+    fa.write("new a");
+    full.write(std::string(1 << 16, 'x'));
+    EXPECT_THROW(commit_all({&fa, &full}), InputError);
+  }
+  EXPECT_EQ(slurp(a), "old a") << "a failed sibling must not let this one through";
+  {
+    AtomicFile fa(a, "--trace"), fb(b, "--csv");
+    fa.write("new a");
+    fb.write("new b");
+    commit_all({&fa, &fb});
+  }
+  EXPECT_EQ(slurp(a), "new a");
+  EXPECT_EQ(slurp(b), "new b");
+  EXPECT_EQ(entries(dir), 2) << "no temporary file left";
+}
+
 }  // namespace
 }  // namespace ringsim
