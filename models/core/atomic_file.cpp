@@ -21,9 +21,37 @@ namespace {
 }
 }  // namespace
 
+namespace {
+// The descriptor the data outputs on standard output write to, once
+// check_outputs has moved the command's report to stderr (-1: not moved).
+int g_data_stdout = -1;
+
+bool same_file_as_fd(const std::string& path, int fd) {
+  struct stat a {
+  }, b{};
+  return ::stat(path.c_str(), &a) == 0 && ::fstat(fd, &b) == 0 && a.st_dev == b.st_dev &&
+         a.st_ino == b.st_ino;
+}
+
+bool starts_with(const std::string& s, const char* prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+}  // namespace
+
 OutputTarget resolve_output(const std::string& path, const std::string& flag) {
   namespace fs = std::filesystem;
   if (path == "-") return {OutputKind::Stdout, path};
+  // A descriptor's own file (/dev/stdout, /dev/fd/3, /proc/self/fd/1): a
+  // terminal, a pipe or the file a shell redirected into. Written through
+  // the path, never replaced (replacing would unlink the shell's file), and
+  // standard output itself is standard output.
+  if (path == "/dev/stdout" || path == "/dev/stderr" || starts_with(path, "/dev/fd/") ||
+      starts_with(path, "/proc/self/fd/")) {
+    if (same_file_as_fd(path, STDOUT_FILENO)) return {OutputKind::Stdout, path};
+    std::error_code ec;
+    if (!fs::exists(fs::status(path, ec))) cannot_write(flag, path, std::strerror(EBADF));
+    return {OutputKind::Through, path};
+  }
   fs::path p(path);
   std::error_code ec;
   // Follow a chain of links by hand: a dangling link's target does not exist
@@ -36,6 +64,10 @@ OutputTarget resolve_output(const std::string& path, const std::string& flag) {
   }
   const auto st = fs::status(p, ec);
   if (fs::is_directory(st)) cannot_write(flag, path, "it is a directory");
+  // The very file standard output goes to (`> out.csv` and `--csv out.csv`).
+  // (Not a device: /dev/null may be both, and takes any number of writers.)
+  if (fs::exists(st) && !fs::is_character_file(st) && same_file_as_fd(p.string(), STDOUT_FILENO))
+    return {OutputKind::Stdout, path};
   if (fs::exists(st) && !fs::is_regular_file(st)) return {OutputKind::Through, p.string()};
   return {OutputKind::Replace, p.string()};
 }
@@ -78,9 +110,9 @@ void check_outputs(const std::vector<PathArg>& outputs, const std::vector<PathAr
     if (t.kind == OutputKind::Stdout) {
       if (stdout_taken)
         throw InputError(
-            fmt::format("{}: '-' (standard output) is also the {} output; give each "
+            fmt::format("{}: '{}' (standard output) is also the {} output; give each "
                         "output its own file",
-                        o.flag, stdout_by->flag));
+                        o.flag, o.path, stdout_by->flag));
       stdout_taken = true;
       stdout_by = &o;
       continue;
@@ -114,12 +146,24 @@ void check_outputs(const std::vector<PathArg>& outputs, const std::vector<PathAr
     }
     seen.emplace_back(&o, id);
   }
+  // Data on standard output: the command's report (its table or JSON) moves
+  // to stderr, so the data stream is the data alone.
+  if (stdout_taken && g_data_stdout < 0) {
+    std::fflush(stdout);
+    g_data_stdout = ::dup(STDOUT_FILENO);
+    if (g_data_stdout >= 0) ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  }
 }
 
 AtomicFile::AtomicFile(const std::string& path, const std::string& flag)
     : target_(resolve_output(path, flag)), path_(path), flag_(flag) {
   if (target_.kind == OutputKind::Stdout) {
-    f_ = stdout;
+    std::fflush(stdout);
+    if (g_data_stdout >= 0) {
+      f_ = ::fdopen(::dup(g_data_stdout), "wb");
+      owns_ = f_ != nullptr;
+    }
+    if (!f_) f_ = stdout;
     return;
   }
   tmp_ = target_.kind == OutputKind::Replace
@@ -134,7 +178,7 @@ AtomicFile::~AtomicFile() {
     std::remove(tmp_.c_str());
     return;
   }
-  if (!f_ || target_.kind == OutputKind::Stdout) return;
+  if (!f_ || (target_.kind == OutputKind::Stdout && !owns_)) return;
   std::fclose(f_);
   // Only a temporary file is removed; a device or FIFO written through stays.
   if (target_.kind == OutputKind::Replace) std::remove(tmp_.c_str());
@@ -174,8 +218,9 @@ void AtomicFile::finish() {
   const int e = ok ? 0 : (err_before ? err_before : errno);
   const auto fail = [&](int err) { cannot_write(flag_, path_, std::strerror(err ? err : EIO)); };
   if (target_.kind == OutputKind::Stdout) {
+    const bool closed = !owns_ || std::fclose(f_) == 0;
     f_ = nullptr;
-    if (!ok) fail(e);
+    if (!ok || !closed) fail(ok ? errno : e);
     return;
   }
   const bool closed = std::fclose(f_) == 0;

@@ -6,9 +6,12 @@
 //   file behind;
 // - a symbolic link: the same, for the file the link (finally) points at; the
 //   link itself stays;
-// - a device, FIFO or socket (`/dev/null`, a pipe a reader waits on), or `-`
-//   (standard output): written through, never renamed over, so no system file
-//   is ever replaced by a regular one;
+// - a device, FIFO or socket (`/dev/null`, a pipe a reader waits on), a
+//   descriptor's file (`/dev/stdout`, `/dev/fd/N`), or `-` (standard output):
+//   written through, never renamed over, so no system file is ever replaced
+//   by a regular one; standard output (`-`, or whatever path is the file fd 1
+//   writes to) takes the data alone: check_outputs moves the command's own
+//   report to stderr;
 // - a directory: refused.
 #include <fmt/format.h>
 
@@ -62,7 +65,7 @@ class AtomicFile {
   OutputTarget target_;
   std::string path_, tmp_, flag_;
   std::FILE* f_ = nullptr;
-  bool failed_ = false, finished_ = false;
+  bool failed_ = false, finished_ = false, owns_ = false;
   int write_errno_ = 0;
 };
 

@@ -142,6 +142,19 @@ TEST(SimCli, IdenticalInputsGiveByteIdenticalFiles) {
   for (int k = 0; k < 3; ++k) EXPECT_TRUE(out[0][k] == out[1][k]) << "output " << k << " differs";
 }
 
+// An output on standard output (`-` or /dev/stdout) gets the stream to
+// itself: the report moves to stderr, so `ringsim --csv - | tool` reads CSV only.
+TEST(SimCli, DataOnStandardOutputMovesTheReportToStderr) {
+  for (const char* where : {"-", "/dev/stdout"}) {
+    const auto c = run({"--devices", "4", "--block", "1024", "--json", "--csv", where});
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    EXPECT_EQ(c.out.rfind("layer,pass,device,step", 0), 0u) << where << ": " << c.out.substr(0, 80);
+    EXPECT_EQ(c.out.find('{'), std::string::npos) << where << ": the JSON report is mixed in";
+    const auto j = nlohmann::json::parse(c.err.substr(c.err.find('{')));
+    EXPECT_EQ(j.at("devices"), 4) << where;
+  }
+}
+
 TEST(SimCli, SizeGuardRefusesAndSuggestsTheAnalyticEngine) {
   const auto c = run({"--devices", "64K", "--block", "1024"});
   EXPECT_EQ(c.exit_code, 2);
