@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "models/core/json_reader.hpp"
@@ -30,8 +31,17 @@ std::vector<double> numbers(const JsonReader& r, const json& a, const std::strin
   return v;
 }
 
+// Counts (tile sizes, sequence lengths): a fraction is a broken file, not something to round.
+std::vector<double> counts(const JsonReader& r, const json& a, const std::string& key, double lo,
+                           double hi) {
+  auto v = numbers(r, a, key, lo, hi);
+  for (double x : v)
+    if (x != std::floor(x)) throw r.error(fmt::format("'{}' must hold integers, got {:g}", key, x));
+  return v;
+}
+
 TileSize tile(const JsonReader& r, const json& a, const std::string& key) {
-  const auto v = numbers(r, a, key, 1, 1 << 20);
+  const auto v = counts(r, a, key, 1, 1 << 20);
   if (v.size() != 2) throw r.error(fmt::format("'{}' must be [query rows, key columns]", key));
   return {static_cast<std::int64_t>(v[0]), static_cast<std::int64_t>(v[1])};
 }
@@ -62,7 +72,7 @@ KernelSpec parse_kernel_spec(const json& e, const std::string& origin, std::size
     k.curves_from_device_source = r.str("curves_from_device_source");
   }
   std::vector<double> lengths;
-  if (r.has("lengths")) lengths = numbers(r, r.at("lengths"), "lengths", 1, 1e12);
+  if (r.has("lengths")) lengths = counts(r, r.at("lengths"), "lengths", 1, 1e12);
   if (r.has("curves")) {
     std::size_t i = 0;
     for (const auto& c : r.array("curves")) {
@@ -73,7 +83,7 @@ KernelSpec parse_kernel_spec(const json& e, const std::string& origin, std::size
       kc.mask =
           one_of(cr, "mask", {"full", "causal"}) == "full" ? CallMask::Full : CallMask::Causal;
       kc.head_dim = static_cast<int>(cr.integer("head_dim", 1, 4096));
-      kc.lengths = cr.has("lengths") ? numbers(cr, cr.at("lengths"), "lengths", 1, 1e12) : lengths;
+      kc.lengths = cr.has("lengths") ? counts(cr, cr.at("lengths"), "lengths", 1, 1e12) : lengths;
       if (kc.lengths.empty()) throw cr.error("needs 'lengths' (here or on the kernel)");
       kc.tflops = numbers(cr, cr.at("tflops"), "tflops", 1e-6, 1e6);
       if (kc.tflops.size() != kc.lengths.size())
@@ -143,7 +153,10 @@ CommLibrary parse_comm_library(const json& e, const std::string& origin, std::si
     if (!kinds.count(kind))
       throw r.error(fmt::format("'ctas' keys must be link kinds ({}); got \"{}\"",
                                 join({kinds.begin(), kinds.end()}, ", "), kind));
-    c.ctas[kind] = static_cast<int>(r.number(v, "ctas." + kind, 0, 100000));
+    const double n = r.number(v, "ctas." + kind, 0, 100000);
+    if (n != std::floor(n))
+      throw r.error(fmt::format("'ctas.{}' must be an integer, got {:g}", kind, n));
+    c.ctas[kind] = static_cast<int>(n);
   }
   return c;
 }
