@@ -138,6 +138,26 @@ Profile parse_profile(const std::string& text, const std::string& origin) {
       throw fail("point needs min_s <= median_s <= max_s");
     pt.repeats = static_cast<int>(count(e, "repeats", 1, 1e6));
     pt.entries = static_cast<std::uint64_t>(count(e, "entries", 1, 1e18));
+    // The entries a call covers follow from its block and heads (a full block
+    // x block x heads; the diagonal block's lower triangle; a merge's rows):
+    // any other count would scale every predicted step by the mismatch.
+    {
+      const double b = static_cast<double>(pt.block);
+      const bool has_heads = e.is_object() && e.contains("heads");
+      const double h = has_heads ? count(e, "heads", 1, 4096) : 0;
+      const double per_head = pt.kernel == "merge"           ? b
+                              : pt.mask == "causal_diagonal" ? b * (b + 1) / 2
+                                                             : b * b;
+      const double want = per_head * h;
+      if (has_heads && static_cast<double>(pt.entries) != want)
+        throw fail(fmt::format("a {} {} point of block {} and {} heads covers {:g} entries, got {}",
+                               pt.kernel, pt.mask, pt.block, h, want, pt.entries));
+      if (!has_heads && static_cast<double>(pt.entries) > per_head * 4096)
+        throw fail(
+            fmt::format("a {} {} point of block {} covers at most {:g} entries (4096 heads), "
+                        "got {}",
+                        pt.kernel, pt.mask, pt.block, per_head * 4096, pt.entries));
+    }
     p.points.push_back(pt);
   }
   return p;

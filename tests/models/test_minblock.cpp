@@ -4,6 +4,8 @@
 #include "models/analytic/analytic.hpp"
 #include "models/analytic/minblock.hpp"
 #include "models/core/catalog.hpp"
+#include "models/core/errors.hpp"
+#include "models/kernel/implementation.hpp"
 
 using namespace ringsim;
 using ringsim::testing::flat;
@@ -46,4 +48,24 @@ TEST(Minblock, NotApplicableWithoutOverlap) {
   RooflineModel rm(1e15);
   EXPECT_EQ(min_block_for(make_workload(4, 64, Layout::Ulysses, true), flat(1e15, 1e10), rm), 0);
   EXPECT_EQ(min_block_for(make_workload(4, 64, Layout::Allgather, true), flat(1e15, 1e10), rm), 0);
+}
+
+// --gpu / --cluster / --intra / --inter choose the rows; nothing is ignored.
+TEST(Minblock, RowsFollowTheSelection) {
+  const auto cat = Catalog::embedded();
+  auto w = make_workload(2, 1024, Layout::Ring, false);
+  w.dtype = DType::BF16;
+  auto model = [&](const Hardware& hw) {
+    return make_implementation(cat, hw, DType::BF16, ImplementationChoice{"roofline", {}, true});
+  };
+  const auto all = minblock_rows(cat, w, DType::BF16, model);
+  EXPECT_GT(all.size(), 4u);
+  const auto one = minblock_rows(cat, w, DType::BF16, model, "h100-sxm");
+  ASSERT_FALSE(one.empty());
+  for (const auto& r : one) EXPECT_EQ(r.device, "h100-sxm");
+  const auto link = minblock_rows(cat, w, DType::BF16, model, "h100-sxm", {"pcie5"});
+  ASSERT_EQ(link.size(), 1u);
+  EXPECT_EQ(link[0].interconnect, "pcie5");
+  EXPECT_THROW(minblock_rows(cat, w, DType::BF16, model, "", {"nvlink9"}), InputError);
+  EXPECT_THROW(minblock_rows(cat, w, DType::BF16, model, "h200x"), InputError);
 }
