@@ -9,6 +9,7 @@
 
 #include "experiments/experiment.hpp"
 #include "experiments/markdown.hpp"
+#include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
 #include "proc/child.hpp"
 
@@ -27,10 +28,11 @@ bool RunRecord::all_passed() const {
 }
 
 namespace {
+// Like every ringsim output (models/core/atomic_file.hpp): whole or not at all.
 void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream f(p, std::ios::binary);
-  f << text;
-  if (!f) throw InputError(fmt::format("--out: cannot write {}", p.string()));
+  AtomicFile f(p.string(), "--out");
+  f.write(text);
+  f.commit();
 }
 
 std::string frame(const Experiment& e, const Context& ctx, const Output& out,

@@ -1,5 +1,6 @@
 #include "gui/export_view.hpp"
 
+#include <QBuffer>
 #include <QFileInfo>
 #include <QImage>
 #include <QImageWriter>
@@ -8,7 +9,25 @@
 #include <QSvgGenerator>
 #endif
 
+#include "models/core/atomic_file.hpp"
+#include "models/core/errors.hpp"
+
 namespace ringsim::gui {
+
+namespace {
+// Like every ringsim output (models/core/atomic_file.hpp): judged first,
+// written whole or not at all, a device or link never replaced.
+QString write_output(const QString& path, const QByteArray& bytes) {
+  try {
+    AtomicFile f(path.toStdString(), "export");
+    f.write(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+    f.commit();
+  } catch (const InputError& e) {
+    return QString::fromStdString(one_line(e.what()));
+  }
+  return {};
+}
+}  // namespace
 
 bool svg_supported() {
 #ifdef RINGSIM_HAVE_QT_SVG
@@ -30,8 +49,11 @@ QString export_view(const QString& path, const std::vector<LoadedTrace>& traces,
   const QString suffix = QFileInfo(path).suffix().toLower();
   if (suffix == "svg") {
 #ifdef RINGSIM_HAVE_QT_SVG
+    QByteArray svg;
+    QBuffer buf(&svg);
+    buf.open(QIODevice::WriteOnly);
     QSvgGenerator gen;
-    gen.setFileName(path);
+    gen.setOutputDevice(&buf);
     gen.setSize(size);
     gen.setViewBox(QRect(QPoint(0, 0), size));
     gen.setTitle("ringsim timeline");
@@ -40,8 +62,7 @@ QString export_view(const QString& path, const std::vector<LoadedTrace>& traces,
     if (!p.begin(&gen)) return "cannot write " + path;
     scene.paint(p, view, sel);
     p.end();
-    if (!QFileInfo(path).isFile()) return "cannot write " + path;
-    return {};
+    return write_output(path, svg);
 #else
     return "SVG export needs Qt6::Svg (Debian package qt6-svg-dev); save as .png instead";
 #endif
@@ -51,9 +72,12 @@ QString export_view(const QString& path, const std::vector<LoadedTrace>& traces,
     QPainter p(&img);
     scene.paint(p, view, sel);
   }
-  QImageWriter writer(path, suffix.isEmpty() ? QByteArray("png") : QByteArray());
+  QByteArray encoded;
+  QBuffer buf(&encoded);
+  buf.open(QIODevice::WriteOnly);
+  QImageWriter writer(&buf, suffix.isEmpty() ? QByteArray("png") : suffix.toLatin1());
   if (!writer.write(img)) return "cannot write " + path + ": " + writer.errorString();
-  return {};
+  return write_output(path, encoded);
 }
 
 }  // namespace ringsim::gui

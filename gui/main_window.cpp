@@ -24,6 +24,7 @@
 #include "gui/run_panel.hpp"
 #include "gui/summary_panel.hpp"
 #include "gui/timeline_widget.hpp"
+#include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
 
 namespace ringsim::gui {
@@ -274,8 +275,22 @@ void MainWindow::save_trace_dialog() {
   const QString to =
       QFileDialog::getSaveFileName(this, "Save trace as", "trace.json", "Traces (*.json)");
   if (to.isEmpty()) return;
-  QFile::remove(to);
-  if (!QFile::copy(from, to)) report("Save failed", "cannot copy " + from + " to " + to);
+  // Like every ringsim output (models/core/atomic_file.hpp): never onto the
+  // trace itself, whole or not at all, a device or link never replaced.
+  try {
+    check_outputs({{"Save trace as", to.toStdString()}}, {{"the trace", from.toStdString()}});
+    QFile in(from);
+    if (!in.open(QIODevice::ReadOnly)) {
+      report("Save failed", "cannot read " + from);
+      return;
+    }
+    const QByteArray bytes = in.readAll();
+    AtomicFile out(to.toStdString(), "Save trace as");
+    out.write(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+    out.commit();
+  } catch (const InputError& e) {
+    report("Save failed", QString::fromStdString(one_line(e.what())));
+  }
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* e) {

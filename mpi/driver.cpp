@@ -16,14 +16,6 @@ namespace ringsim::mpi {
 
 namespace {
 
-// Rank 0 tries the trace path before the run, so a typo costs no compute.
-void check_trace_path(const World& w, const std::string& path) {
-  std::string err;
-  if (w.rank == 0 && !path.empty() && !std::ofstream(path))
-    err = fmt::format("--trace {}: cannot open for writing", path);
-  agree_on_error(w, err);
-}
-
 int run_pingpong(const World& w, const RingOptions& o) {
   const auto res = pingpong(w, o);
   if (w.rank == 0) {
@@ -65,7 +57,6 @@ int mpi_main(int argc, char** argv, const Program& prog,
       validate(parsed.opts, w.size);
       code = run_pingpong(w, parsed.opts);
     } else {
-      check_trace_path(w, parsed.opts.trace);
       code = ring(w, parsed.opts);
     }
   } catch (const InputError& e) {

@@ -24,6 +24,7 @@
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/timing.hpp"
 #include "kernels/cuda/unfused.hpp"
+#include "models/core/atomic_file.hpp"
 
 namespace {
 
@@ -217,7 +218,11 @@ int main(int argc, char** argv) {
         {"datasheet_bf16_peak_tflops", kHopperBf16PeakTflops},
         {"goal", "flash fwd d=128, seq>=8K: >= 50% of dense bf16 peak and faster than unfused"},
         {"results", results}};
-    if (!out.empty()) std::ofstream(out) << j.dump(1) << "\n";
+    if (!out.empty()) {  // like every ringsim output (models/core/atomic_file.hpp)
+      ringsim::AtomicFile f(out, "--json");
+      f.write(j.dump(1) + "\n");
+      f.commit();
+    }
     if (!all_ok) {
       std::printf("bench_cuda: cross-check FAILED for at least one shape (see JSON)\n");
       return 1;

@@ -8,6 +8,7 @@
 
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/profile_cuda.hpp"
+#include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
 
 int main(int argc, char** argv) {
@@ -34,12 +35,11 @@ int main(int argc, char** argv) {
   try {
     const std::string json =
         cuda_profile_json(opt, [](const std::string& line) { std::cerr << line << "\n"; });
-    std::ofstream f(out);
-    f << json << "\n";
-    if (!f) {
-      std::fprintf(stderr, "ringsim_cuda_profile: error: --out: cannot write '%s'\n", out.c_str());
-      return 2;
-    }
+    // Like every ringsim output (models/core/atomic_file.hpp).
+    ringsim::AtomicFile f(out, "--out");
+    f.write(json);
+    f.write("\n");
+    f.commit();
   } catch (const ringsim::InputError& e) {
     std::fprintf(stderr, "ringsim_cuda_profile: error: %s\n", e.what());
     return 2;

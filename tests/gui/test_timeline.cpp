@@ -300,6 +300,27 @@ class TimelineTest : public QObject {
     QVERIFY(text.contains("<svg"));
     QVERIFY(text.contains("device 3"));
   }
+
+  void export_follows_the_output_rules() {
+    // As every ringsim output: a link keeps pointing where it did and its
+    // target gets the image; a missing directory is one line, nothing written.
+    MainWindow w;
+    Errors errors;
+    w.set_error_sink(errors.sink());
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.open_trace(ring_file(4)));
+    QTemporaryDir dir;
+    const QString target = dir.filePath("target.png"), link = dir.filePath("link.png");
+    QVERIFY(QFile::link(target, link));
+    QVERIFY(w.export_to(link));
+    QVERIFY(QFileInfo(link).isSymLink());
+    QVERIFY(!QImage(target).isNull());
+    QVERIFY(!w.export_to(dir.filePath("missing/view.png")));
+    QVERIFY(!errors.messages.isEmpty());
+    QVERIFY(errors.messages.back().contains("No such file or directory"));
+    QVERIFY(!errors.messages.back().contains('\n'));
+  }
 };
 
 class ScreenshotTest : public QObject {
