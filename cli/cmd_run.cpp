@@ -88,10 +88,16 @@ int run(const proc::RunSpec& spec) {
         "--gpus-per-node: the {} platform has no nodes; use --platform nodes, torus2d or torus3d "
         "(for hybrid's head-parallel group, --ulysses-degree)",
         to_string(hw.platform)));
-  if (!spec.hardware.inter.empty() && hw.platform == Platform::Flat)
+  const bool torus = hw.platform == Platform::Torus2D || hw.platform == Platform::Torus3D;
+  if (!spec.hardware.inter.empty() && (hw.platform == Platform::Flat || torus))
     throw InputError(
-        "--inter: the flat platform has one kind of link (--intra, or --bandwidth); use "
-        "--platform nodes for a second");
+        fmt::format("--inter: the {} platform has one kind of link (--intra, or --bandwidth); use "
+                    "--platform nodes for a second",
+                    to_string(hw.platform)));
+  if (!spec.hardware.intra.empty() && hw.platform == Platform::FatTree)
+    throw InputError(
+        "--intra: the fattree platform has one kind of link, the network's (--inter, or "
+        "--bandwidth); use --platform nodes for NVLink inside a node");
   hw.overlap = spec.sim.overlap;
   const auto w = proc::resolve_workload(spec.workload, hw);
   const auto cm = proc::make_implementation(spec.hardware, cat, hw, w.dtype);
