@@ -184,6 +184,24 @@ TEST(PlanCli, SimgridRecheckMatchesTheAnalyticAttention) {
   EXPECT_NEAR(sim, an, 0.01 * an);
 }
 
+TEST(PlanCli, RecheckChildrenGetOnlyTheFlagsTheirPlatformHas) {
+  // `ringsim run` refuses flags a platform does not have (--inter on a
+  // torus, --intra and --gpus-per-node on a fat-tree): the re-check must
+  // spell out only what applies, or every child is refused.
+  for (const std::vector<std::string>& hw :
+       {std::vector<std::string>{"--cluster", "tpu-v4-pod"},
+        std::vector<std::string>{"--gpu", "h100-sxm", "--platform", "fattree"}}) {
+    std::vector<std::string> args{"plan",     "--gpus", "16",        "--context", "32K",
+                                  "--layers", "2",      "--recheck", "1",         "--json"};
+    args.insert(args.end(), hw.begin(), hw.end());
+    int code = 0;
+    const auto out = run_binary(args, &code);
+    ASSERT_EQ(code, 0) << out;
+    const auto rc = nlohmann::json::parse(out).at("recheck");
+    EXPECT_EQ(rc.at("status"), "ok") << hw[1] << ": " << rc.dump();
+  }
+}
+
 TEST(PlanCli, RecheckReportsARefusedChildAsFailedNotUnavailable) {
   // 131072 devices: the child's size guard refuses the simulation (exit 2).
   // That is a failure of this config's re-check, said with the child's own
