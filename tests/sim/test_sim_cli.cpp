@@ -240,8 +240,9 @@ TEST(SimCli, CtrlCStopsAndKeepsTheOldFile) {
   // terminal: exit 130, the previous trace untouched, no temporary file left.
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
     SCOPED_TRACE(sig);
-    const auto trace = temp("keep.json");
+    const auto trace = temp("keep.json"), csv = temp("keep.csv");
     { std::ofstream(trace) << "old"; }
+    { std::ofstream(csv) << "old csv"; }
     proc::Command stop;
     // Late enough that the handler is surely installed (an ASan build on a
     // loaded 2-core machine took over 0.7 s to start), far before the run's
@@ -250,13 +251,16 @@ TEST(SimCli, CtrlCStopsAndKeepsTheOldFile) {
     stop.stop_signal = sig;
     stop.kill_grace_s = 60;
     const auto c = run({"--devices", "2048", "--block", "4096", "--platform", "flat", "--trace",
-                        trace, "--max-memory", "64G"},
+                        trace, "--csv", csv, "--max-memory", "64G"},
                        stop);
     EXPECT_EQ(c.exit_code, 130) << c.err;
     EXPECT_NE(c.err.find("interrupted"), std::string::npos) << c.err;
     EXPECT_EQ(slurp(trace), "old");
+    EXPECT_EQ(slurp(csv), "old csv");  // both outputs or neither
     EXPECT_EQ(access((trace + ".tmp" + std::to_string(c.pid)).c_str(), F_OK), -1);
+    EXPECT_EQ(access((csv + ".tmp" + std::to_string(c.pid)).c_str(), F_OK), -1);
     std::remove(trace.c_str());
+    std::remove(csv.c_str());
   }
 }
 
