@@ -12,6 +12,24 @@ struct InputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// "" if `s` is printable, else why not, naming `key`: names and notes in the
+// catalog and profiles are printed, and a control character (a line break, a
+// terminal escape) would split a one-line message or drive the terminal.
+inline std::string unprintable(std::string_view key, std::string_view s) {
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      char buf[80];
+      std::snprintf(buf, sizeof buf,
+                    "' holds a control character (byte 0x%02x); text must be printable", u);
+      std::string why(1, '\'');
+      why.append(key).append(buf);
+      return why;
+    }
+  }
+  return "";
+}
+
 // An error message as the one line it is printed on: messages quote file
 // contents (names, keys, paths) that may hold line breaks or terminal control
 // codes. Line breaks and tabs become spaces; other control characters print

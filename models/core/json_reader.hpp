@@ -24,20 +24,13 @@ struct JsonReader {
     if (!has(key)) throw error(fmt::format("missing key '{}'", key));
     return j.at(key);
   }
-  // Names and notes are printed: a control character (a line break, an
-  // escape sequence) would split ringsim's one-line messages or drive the
-  // terminal, so it is refused like any other malformed value.
+  // Names and notes are printed: text must be printable (unprintable()).
   std::string str(const char* key) const {
     const auto& v = at(key);
     if (!v.is_string() || v.get<std::string>().empty())
       throw error(fmt::format("'{}' must be a non-empty string", key));
     auto s = v.get<std::string>();
-    for (const char c : s)
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-        throw error(
-            fmt::format("'{}' holds a control character (byte 0x{:02x}); text must be "
-                        "printable",
-                        key, static_cast<unsigned char>(c)));
+    if (const auto why = unprintable(key, s); !why.empty()) throw error(why);
     return s;
   }
   std::string str_or(const char* key, const std::string& dflt) const {

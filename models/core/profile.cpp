@@ -79,12 +79,7 @@ Profile parse_profile(const std::string& text, const std::string& origin) {
       throw fail(fmt::format("'{}' must be a string", k));
     auto v = o[k].get<std::string>();
     // Printed by ringsim: no line breaks or terminal escapes (as in the catalog).
-    for (const char c : v)
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-        throw fail(
-            fmt::format("'{}' holds a control character (byte 0x{:02x}); text must be "
-                        "printable",
-                        k, static_cast<unsigned char>(c)));
+    if (const auto why = unprintable(k, v); !why.empty()) throw fail(why);
     return v;
   };
   auto num = [&](const json& o, const char* k, double lo, double hi) {
