@@ -81,23 +81,8 @@ int run(const proc::RunSpec& spec) {
                 {{"--catalog", spec.hardware.catalog}, {"--profile", spec.hardware.profile}});
   const auto cat = proc::load_catalog(spec.hardware);
   auto hw = proc::resolve_hardware(spec.hardware, cat, spec.workload.dtype);
-  // Flags that shape nodes mean nothing where there are none: refused, not ignored.
-  if (spec.hardware.gpus_per_node &&
-      (hw.platform == Platform::Flat || hw.platform == Platform::FatTree))
-    throw InputError(fmt::format(
-        "--gpus-per-node: the {} platform has no nodes; use --platform nodes, torus2d or torus3d "
-        "(for hybrid's head-parallel group, --ulysses-degree)",
-        to_string(hw.platform)));
-  const bool torus = hw.platform == Platform::Torus2D || hw.platform == Platform::Torus3D;
-  if (!spec.hardware.inter.empty() && (hw.platform == Platform::Flat || torus))
-    throw InputError(
-        fmt::format("--inter: the {} platform has one kind of link (--intra, or --bandwidth); use "
-                    "--platform nodes for a second",
-                    to_string(hw.platform)));
-  if (!spec.hardware.intra.empty() && hw.platform == Platform::FatTree)
-    throw InputError(
-        "--intra: the fattree platform has one kind of link, the network's (--inter, or "
-        "--bandwidth); use --platform nodes for NVLink inside a node");
+  // Flags that shape nodes or links the platform lacks: refused, not ignored.
+  proc::refuse_flags_not_on(spec.hardware, hw.platform);
   hw.overlap = spec.sim.overlap;
   const auto w = proc::resolve_workload(spec.workload, hw);
   const auto cm = proc::make_implementation(spec.hardware, cat, hw, w.dtype);

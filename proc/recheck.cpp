@@ -7,6 +7,7 @@
 #include "models/analytic/report.hpp"
 #include "models/core/errors.hpp"
 #include "proc/child.hpp"
+#include "proc/resolve.hpp"
 
 namespace ringsim::proc {
 
@@ -50,18 +51,14 @@ RunSpec recheck_spec(const PlanRequest& r, const PlanConfig& c, const Hardware& 
   h.cluster.clear();  // everything it set is spelled out below
   h.gpu = hw.gpu_name;
   h.platform = g.platform;
-  // Only what the platform has (`ringsim run` refuses the rest): nodes on
-  // nodes and tori, NVLink-type links except on a fat-tree, a network
-  // between nodes on nodes and a fat-tree.
-  const auto pf = g.platform;
+  // Only what the platform has (`ringsim run` refuses the rest).
+  const auto has = platform_flags(g.platform);
   h.gpus_per_node.reset();
   h.intra.clear();
   h.inter.clear();
-  const bool nodes = pf == Platform::Nodes,
-             torus = pf == Platform::Torus2D || pf == Platform::Torus3D;
-  if (nodes || torus) h.gpus_per_node = g.gpus_per_node;
-  if (pf != Platform::FatTree) h.intra = hw.intra_name;
-  if (nodes || pf == Platform::FatTree) h.inter = hw.inter_name;
+  if (has.gpus_per_node) h.gpus_per_node = g.gpus_per_node;
+  if (has.intra) h.intra = hw.intra_name;
+  if (has.inter) h.inter = hw.inter_name;
   s.sim.engine = Engine::SimGrid;
   s.json = true;
   return s;

@@ -34,6 +34,30 @@ ModelShape resolve_shape(const WorkloadSpec& w) {
   return s;
 }
 
+PlatformFlags platform_flags(Platform p) {
+  const bool torus = p == Platform::Torus2D || p == Platform::Torus3D;
+  return {p == Platform::Nodes || torus, p != Platform::FatTree,
+          p == Platform::Nodes || p == Platform::FatTree};
+}
+
+void refuse_flags_not_on(const HardwareSpec& h, Platform p) {
+  const auto has = platform_flags(p);
+  if (h.gpus_per_node && !has.gpus_per_node)
+    throw InputError(fmt::format(
+        "--gpus-per-node: the {} platform has no nodes; use --platform nodes, torus2d or torus3d "
+        "(for hybrid's head-parallel group, --ulysses-degree)",
+        to_string(p)));
+  if (!h.inter.empty() && !has.inter)
+    throw InputError(
+        fmt::format("--inter: the {} platform has one kind of link (--intra, or --bandwidth); use "
+                    "--platform nodes for a second",
+                    to_string(p)));
+  if (!h.intra.empty() && !has.intra)
+    throw InputError(
+        "--intra: the fattree platform has one kind of link, the network's (--inter, or "
+        "--bandwidth); use --platform nodes for NVLink inside a node");
+}
+
 Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype) {
   Hardware hw;
   std::string gpu = h.gpu, intra = h.intra, inter = h.inter;

@@ -17,6 +17,17 @@ Catalog load_catalog(const HardwareSpec& h);
 // The --model preset with the custom shape flags applied.
 ModelShape resolve_shape(const WorkloadSpec& w);
 Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype);
+
+// The node and link flags a platform has: nodes (--gpus-per-node) on `nodes`
+// and the tori; an NVLink-type link (--intra) everywhere but a fat-tree; a
+// network between nodes (--inter) on `nodes` and a fat-tree.
+struct PlatformFlags {
+  bool gpus_per_node = false, intra = false, inter = false;
+};
+PlatformFlags platform_flags(Platform p);
+// Refuses a --gpus-per-node, --intra or --inter given for a platform without
+// it (one line naming the flag), so nothing is silently ignored.
+void refuse_flags_not_on(const HardwareSpec& h, Platform p);
 Workload resolve_workload(const WorkloadSpec& w, const Hardware& hw);
 // The attention implementation (--kernel, the device's default, the
 // roofline with --flops/--efficiency, or ringsim's kernel with --profile).
