@@ -19,18 +19,41 @@ namespace {
                                const std::string& why) {
   throw InputError(fmt::format("{}: cannot write '{}': {}", flag, path, why));
 }
-}  // namespace
 
-namespace {
 // The descriptor the data outputs on standard output write to, once
 // check_outputs has moved the command's report to stderr (-1: not moved).
 int g_data_stdout = -1;
 
+// What identifies a file: device and inode when it exists, else its absolute,
+// normalised path (where it would be created).
+struct FileId {
+  bool exists = false, char_device = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::string where;
+  bool same(const FileId& o) const {
+    return exists == o.exists && (exists ? dev == o.dev && ino == o.ino : where == o.where);
+  }
+};
+FileId id_of(const struct stat& st) {
+  FileId id;
+  id.exists = true;
+  id.char_device = S_ISCHR(st.st_mode);
+  id.dev = st.st_dev;
+  id.ino = st.st_ino;
+  return id;
+}
+FileId file_id(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) return id_of(st);
+  FileId id;
+  std::error_code ec;
+  id.where = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec).string();
+  return id;
+}
 bool same_file_as_fd(const std::string& path, int fd) {
-  struct stat a {
-  }, b{};
-  return ::stat(path.c_str(), &a) == 0 && ::fstat(fd, &b) == 0 && a.st_dev == b.st_dev &&
-         a.st_ino == b.st_ino;
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && file_id(path).same(id_of(st));
 }
 
 bool starts_with(const std::string& s, const char* prefix) {
@@ -72,36 +95,10 @@ OutputTarget resolve_output(const std::string& path, const std::string& flag) {
   return {OutputKind::Replace, p.string()};
 }
 
-namespace {
-// What identifies a file: device and inode when it exists, else its absolute,
-// normalised path (where it would be created).
-struct FileId {
-  bool exists = false, char_device = false;
-  dev_t dev = 0;
-  ino_t ino = 0;
-  std::string where;
-  bool same(const FileId& o) const {
-    return exists == o.exists && (exists ? dev == o.dev && ino == o.ino : where == o.where);
-  }
-};
-FileId file_id(const std::string& path) {
-  FileId id;
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0) {
-    id.exists = true;
-    id.char_device = S_ISCHR(st.st_mode);
-    id.dev = st.st_dev;
-    id.ino = st.st_ino;
-  } else {
-    std::error_code ec;
-    id.where = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec).string();
-  }
-  return id;
-}
-}  // namespace
-
 void check_outputs(const std::vector<PathArg>& outputs, const std::vector<PathArg>& inputs) {
-  std::vector<std::pair<const PathArg*, FileId>> seen;
+  std::vector<std::pair<const PathArg*, FileId>> seen, read;
+  for (const auto& in : inputs)
+    if (!in.path.empty() && in.path != "-") read.emplace_back(&in, file_id(in.path));
   bool stdout_taken = false;
   const PathArg* stdout_by = nullptr;
   for (const auto& o : outputs) {
@@ -135,15 +132,12 @@ void check_outputs(const std::vector<PathArg>& outputs, const std::vector<PathAr
         throw InputError(
             fmt::format("{}: '{}' is also the {} output; give each output its own file", o.flag,
                         o.path, prev->flag));
-    for (const auto& in : inputs) {
-      if (in.path.empty() || in.path == "-") continue;
-      const auto iid = file_id(in.path);
+    for (const auto& [in, iid] : read)
       if (iid.exists && iid.same(id))
         throw InputError(fmt::format(
             "{}: '{}' is the {} input; writing it would replace what is read, so give another "
             "path",
-            o.flag, o.path, in.flag));
-    }
+            o.flag, o.path, in->flag));
     seen.emplace_back(&o, id);
   }
   // Data on standard output: the command's report (its table or JSON) moves
