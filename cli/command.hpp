@@ -21,6 +21,7 @@ Command minblock_command();
 Command hardware_command();
 Command verify_command();
 Command plan_command();
+Command infer_command();
 Command profile_command();
 Command experiment_command();
 Command calibrate_command();

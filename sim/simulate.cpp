@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <set>
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
@@ -425,10 +426,42 @@ bool simulation_available() {
   return !g_engine_used;
 }
 
-SimResult simulate(const SimOptions& o) {
-  if (!o.compute) throw std::invalid_argument("simulate: no compute model");
+void claim_simulation_engine() {
   if (g_engine_used) throw std::logic_error("simulate: SimGrid allows one simulation per process");
   g_engine_used = true;
+}
+
+std::unique_ptr<simgrid::s4u::Engine> start_engine(NetworkModel network) {
+  claim_simulation_engine();
+  static char name[] = "ringsim";
+#ifdef RINGSIM_SANITIZER_BUILD
+  // Raw context switches confuse ASan/TSan (false reports, and an exception
+  // thrown across them, as kill_all does on Ctrl-C, aborts): threads are
+  // slower but clean, and sanitizer runs are small. The factory is chosen
+  // when the engine starts, so it must come in with the command line.
+  static char quiet[] = "--log=xbt_cfg.thres:warning";  // no "Configuration change" line on stderr
+  static char factory[] = "--cfg=contexts/factory:thread";
+  int argc = 3;
+  char* argv[] = {name, quiet, factory, nullptr};
+#else
+  int argc = 1;
+  char* argv[] = {name, nullptr};
+#endif
+  auto engine = std::make_unique<sg4::Engine>(&argc, argv);
+  reinstall_interrupt_handler();
+  xbt_log_control_set("root.thres:critical");
+  if (network == NetworkModel::Exact) {
+    engine->set_config("network/model:CM02");
+    engine->set_config("network/crosstraffic:0");
+    engine->set_config("network/TCP-gamma:0");
+  }
+  // Actors only run small loops: a small stack keeps 4K+ actors cheap.
+  engine->set_config("contexts/stack-size:256");
+  return engine;
+}
+
+SimResult simulate(const SimOptions& o) {
+  if (!o.compute) throw std::invalid_argument("simulate: no compute model");
 
   // A symmetric run simulates one period of the ring (sim/symmetry.hpp):
   // fewer devices than the workload, ring layouts only, nothing per-device.
@@ -442,30 +475,7 @@ SimResult simulate(const SimOptions& o) {
   Topology topo(o.topology);
   const auto divisors = link_divisors(topo, o.faults.degrades);
 
-  char name[] = "ringsim";
-#ifdef RINGSIM_SANITIZER_BUILD
-  // Raw context switches confuse ASan/TSan (false reports, and an exception
-  // thrown across them, as kill_all does on Ctrl-C, aborts): threads are
-  // slower but clean, and sanitizer runs are small. The factory is chosen
-  // when the engine starts, so it must come in with the command line.
-  char quiet[] = "--log=xbt_cfg.thres:warning";  // no "Configuration change" line on stderr
-  char factory[] = "--cfg=contexts/factory:thread";
-  int argc = 3;
-  char* argv[] = {name, quiet, factory, nullptr};
-#else
-  int argc = 1;
-  char* argv[] = {name, nullptr};
-#endif
-  sg4::Engine engine(&argc, argv);
-  reinstall_interrupt_handler();
-  xbt_log_control_set("root.thres:critical");
-  if (o.network == NetworkModel::Exact) {
-    engine.set_config("network/model:CM02");
-    engine.set_config("network/crosstraffic:0");
-    engine.set_config("network/TCP-gamma:0");
-  }
-  // Actors only run the loops above: a small stack keeps 4K+ actors cheap.
-  engine.set_config("contexts/stack-size:256");
+  auto engine = start_engine(o.network);
 
   Run run(o, topo, passes_of(o.workload), progress_units(o.workload, o.topology.devices));
   g_time_scale = choose_time_scale(run);
@@ -476,7 +486,7 @@ SimResult simulate(const SimOptions& o) {
   for (std::int64_t d = 0; d < run.n; ++d)
     sg4::Actor::create(fmt::format("device{}", d), hosts[static_cast<std::size_t>(d)], device_main,
                        &run, d);
-  engine.run();
+  engine->run();
   run.progress.finish();
 
   if (run.rec.result().interrupted) return std::move(run.rec.result());

@@ -6,6 +6,7 @@
 //
 // SimGrid allows one engine per process: simulate() may be called once.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,10 @@
 #include "sim/options.hpp"
 #include "sim/topology.hpp"
 #include "trace/event.hpp"
+
+namespace simgrid::s4u {
+class Engine;
+}
 
 namespace ringsim::sim {
 
@@ -78,6 +83,12 @@ TopologyOptions topology_options(const Hardware& hw, std::int64_t devices);
 // False once simulate() has run in this process (tests skip rather than fail
 // when a binary is run without one-test-per-process filtering).
 bool simulation_available();
+// Marks this process's one engine as taken; throws std::logic_error if it
+// already was.
+void claim_simulation_engine();
+// Claims and starts this process's engine, configured as every ringsim
+// simulation is (network model, quiet logs, small stacks, our Ctrl-C handler).
+std::unique_ptr<simgrid::s4u::Engine> start_engine(NetworkModel network);
 
 // Runs the simulation. Throws InputError for inputs the platform rejects,
 // std::runtime_error if the simulation deadlocks or an actor fails.

@@ -75,6 +75,11 @@ double model_flops_per_token(const ModelShape& s, std::int64_t context, bool cau
   return 6 * n_nonembed + (causal ? attn / 2 : attn);
 }
 
+double pointwise_bytes_per_token(const ModelShape& s) {
+  const double D = s.d_model, d = s.head_dim, H = s.heads, kvh = s.kv_heads, F = s.ffn;
+  return 20 * D + 4 * d * (H + kvh) + 6 * F;
+}
+
 std::int64_t sequences_per_step(const PlanRequest& r, std::int64_t dp) {
   return r.global_batch_tokens > 0 ? r.global_batch_tokens / r.context : dp;
 }

@@ -80,6 +80,12 @@ double activation_bytes_per_token(const ModelShape& s, Checkpointing c);
 // `mfu_palm` keeps PaLM's full 12 L H d S.
 double model_flops_per_token(const ModelShape& s, std::int64_t context, bool causal);
 
+// Bytes per token per layer that the memory-bound ops move in the forward
+// pass (bf16): two RMSNorms (read + write D each, 8D), RoPE on Q and K
+// (4d(H + kvh)), two residual adds (12D), SwiGLU fused (read gate and up,
+// write the product: 6F). A lower bound: eager PyTorch moves more.
+double pointwise_bytes_per_token(const ModelShape& s);
+
 // Sequences per optimizer step: the global batch, or one per replica.
 std::int64_t sequences_per_step(const PlanRequest& r, std::int64_t dp);
 

@@ -11,15 +11,6 @@ namespace ringsim {
 
 namespace {
 
-// Bytes per token per layer that the memory-bound ops move in the forward
-// pass (bf16): two RMSNorms (read + write D each, 8D), RoPE on Q and K
-// (4d(H + kvh)), two residual adds (12D), SwiGLU fused (read gate and up,
-// write the product: 6F). A lower bound: eager PyTorch moves more.
-double pointwise_bytes_per_token(const ModelShape& s) {
-  const double D = s.d_model, d = s.head_dim, H = s.heads, kvh = s.kv_heads, F = s.ffn;
-  return 20 * D + 4 * d * (H + kvh) + 6 * F;
-}
-
 // Link time of one attention pass's CP traffic (ring transfers, final dK/dV
 // hop, Ulysses all-to-alls, all-gathers), per layer, one sequence: the same
 // transfers analyze() schedules, summed instead of overlapped.

@@ -1,0 +1,311 @@
+// `ringsim infer`: long-context inference on a cluster. Time to first token
+// of a prefill split over CP ranks (pass-kv or pass-q ring, chosen with its
+// reason), decode time per token over the sharded KV cache, tokens/s and
+// memory per GPU. The closed forms always run; with --engine simgrid (the
+// default) the same phases are also played on the simulated cluster, in
+// this process (one SimGrid engine per process), and both are printed.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "cli/command.hpp"
+#include "models/core/atomic_file.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
+#include "models/infer/infer.hpp"
+#include "models/kernel/implementation.hpp"
+#include "models/plan/basics.hpp"
+#include "proc/resolve.hpp"
+#include "proc/run_spec.hpp"
+#include "sim/infer_sim.hpp"
+#include "sim/progress.hpp"
+#include "sim/simulate.hpp"
+#include "sim/topology.hpp"
+#include "trace/writer.hpp"
+
+namespace ringsim::cli {
+namespace {
+
+struct InferFlags {
+  proc::WorkloadFlags w;
+  proc::HardwareFlags hw;
+  std::string context, cached = "0", gpus, tp = "8", cp, variant = "auto", layout = "zigzag";
+  std::string decode_tokens = "0", batch = "1", engine = "simgrid", trace, overlap = "full";
+  std::string layers;
+  bool json = false, progress = false;
+};
+
+std::string secs(double s) {
+  if (s >= 1) return fmt::format("{:.3f} s", s);
+  if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
+  return fmt::format("{:.3f} us", s * 1e6);
+}
+
+std::string pct(double part, double whole) {
+  return whole > 0 ? fmt::format("{:5.1f}%", 100 * part / whole) : std::string("    -");
+}
+
+nlohmann::json memory_json(const InferMemory& m) {
+  return {{"weights_bytes", m.weights},
+          {"kv_cache_bytes", m.kv_cache},
+          {"activations_bytes", m.activations},
+          {"ring_buffers_bytes", m.ring_buffers},
+          {"overhead_bytes", m.overhead},
+          {"total_bytes", m.total},
+          {"hbm_bytes", m.hbm},
+          {"fits", m.fits()}};
+}
+
+int run(const InferFlags& f) {
+  sim::InterruptGuard guard;
+  const auto hs = proc::parse_hardware(f.hw);
+  check_outputs({{"--trace", f.trace}}, {{"--catalog", hs.catalog}, {"--profile", hs.profile}});
+  const auto cat = proc::load_catalog(hs);
+  auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
+  proc::refuse_flags_not_on(hs, hw.platform);
+  hw.overlap = parse_choice("--overlap", f.overlap, {"full", "none"}) == "full";
+  const auto im = proc::make_implementation(hs, cat, hw, DType::BF16);
+  const bool simgrid = parse_choice("--engine", f.engine, {"simgrid", "analytic"}) == "simgrid";
+  if (!simgrid && !f.trace.empty())
+    throw InputError("--trace: needs --engine simgrid (the closed forms have no timeline)");
+
+  InferRequest r;
+  r.shape = proc::resolve_shape(proc::parse_workload(f.w, false));
+  if (!f.layers.empty())
+    r.shape.layers = static_cast<int>(parse_count("--layers", f.layers, 1, 100000));
+  if (f.context.empty()) throw InputError("--context: required (tokens, e.g. 131072, 128K or 1M)");
+  r.context = parse_count("--context", f.context, 1, kMaxTokens);
+  r.cached = parse_count("--cached", f.cached, 0, kMaxTokens);
+  if (f.gpus.empty()) throw InputError("--gpus: required (GPUs serving one model replica)");
+  r.gpus = parse_count("--gpus", f.gpus, 1, 1 << 20);
+  r.tp = parse_count("--tp", f.tp, 1, 1024);
+  r.cp = f.cp.empty() ? std::max<std::int64_t>(1, r.gpus / r.tp)
+                      : parse_count("--cp", f.cp, 1, 1 << 20);
+  r.layout = parse_layout("--layout", f.layout);
+  const auto v = parse_choice("--variant", f.variant, {"auto", "pass-kv", "pass-q"});
+  r.auto_variant = v == "auto";
+  if (!r.auto_variant) r.variant = parse_infer_variant("--variant", v);
+  r.decode_tokens = parse_count("--decode-tokens", f.decode_tokens, 0, kMaxTokens);
+  r.batch = parse_count("--batch", f.batch, 1, 1 << 20);
+  check_request(r);
+
+  const auto a = infer(r, hw, *im);
+  std::optional<sim::InferSimResult> s;
+  if (simgrid) {
+    sim::InferSimOptions o;
+    o.request = r;
+    o.hardware = hw;
+    o.prefill = infer_layer(r, hw, *im, a.choice.variant, false);
+    o.decode = infer_layer(r, hw, *im, a.choice.variant, true);
+    o.prefill_head_s = head_seconds(r, hw, 1);
+    o.decode_head_s = head_seconds(r, hw, r.batch);
+    o.record_events = !f.trace.empty();
+    o.progress = f.progress;
+    s = sim::simulate_infer(o);
+    if (s->interrupted) {
+      std::cerr << "ringsim: interrupted; nothing written\n";
+      return 130;
+    }
+  }
+  const double sim_decode = s ? s->decode_s : 0;
+
+  nlohmann::json j;
+  j["command"] = "infer";
+  j["model"] = r.shape.name;
+  j["params"] = total_params(r.shape);
+  j["context"] = r.context;
+  j["cached"] = r.cached;
+  j["new_tokens"] = r.context - r.cached;
+  j["gpus"] = r.gpus;
+  j["tp"] = r.tp;
+  j["cp"] = r.cp;
+  j["layout"] = to_string(r.layout);
+  j["batch"] = r.batch;
+  j["decode_tokens"] = r.decode_tokens;
+  j["hardware"] = hw.describe();
+  j["compute_model"] = im->name();
+  j["variant"] = to_string(a.choice.variant);
+  j["variant_choice"] = a.choice.automatic ? "auto" : "given";
+  j["variant_reason"] = a.choice.reason;
+  j["ttft_s_by_variant"] = {{"pass-kv", a.choice.ttft_s[0]}, {"pass-q", a.choice.ttft_s[1]}};
+  j["ring_message_bytes"] = {{"pass-kv", a.choice.message_bytes[0]},
+                             {"pass-q", a.choice.message_bytes[1]}};
+  j["analytic"] = {{"ttft_s", a.ttft_s},
+                   {"attention_s", a.attention_s},
+                   {"attention_exposed_comm_s", a.attention_exposed_s},
+                   {"return_s", a.return_s},
+                   {"merge_s", a.merge_s},
+                   {"dense_s", a.dense_s},
+                   {"pointwise_s", a.pointwise_s},
+                   {"tp_comm_s", a.tp_s},
+                   {"head_s", a.head_s},
+                   {"decode_s_per_token", a.decode_s_per_token},
+                   {"decode_attention_s", a.decode_attention_s},
+                   {"decode_dense_s", a.decode_dense_s},
+                   {"decode_cp_comm_s", a.decode_comm_s},
+                   {"decode_tp_comm_s", a.decode_tp_s},
+                   {"tokens_per_s", a.tokens_per_s},
+                   {"generation_s", a.generation_s},
+                   {"prefill_mfu", a.mfu}};
+  if (s) {
+    j["simgrid"] = {
+        {"ttft_s", s->ttft_s},
+        {"attention_s", s->prefill.attention_s},
+        {"return_s", s->prefill.return_s},
+        {"merge_s", s->prefill.merge_s},
+        {"dense_s", s->prefill.dense_s},
+        {"tp_comm_s", s->prefill.tp_s},
+        {"head_s", s->prefill.head_s},
+        {"decode_s_per_token", sim_decode},
+        {"tokens_per_s", sim_decode > 0 ? static_cast<double>(r.batch) / sim_decode : 0},
+        {"generation_s", s->ttft_s + static_cast<double>(r.decode_tokens) * sim_decode},
+        {"ttft_rel_diff", s->ttft_s / a.ttft_s - 1},
+        {"decode_rel_diff", a.decode_s_per_token > 0 ? sim_decode / a.decode_s_per_token - 1 : 0},
+        {"activities", s->activities},
+        {"platform", s->platform}};
+  }
+  j["engine"] = simgrid ? "simgrid" : "analytic";
+  j["memory"] = memory_json(a.memory);
+
+  if (s && !f.trace.empty()) {
+    AtomicFile file(f.trace, "--trace");
+    std::vector<trace::Lane> lanes;
+    const auto topo = sim::topology_options(hw, r.gpus);
+    for (std::int64_t g = 0; g < r.gpus; ++g) {
+      const auto pid = sim::node_of(topo, g);
+      lanes.push_back({static_cast<std::int32_t>(g), pid, fmt::format("node {}", pid),
+                       fmt::format("GPU {} (cp {}, tp {})", g, g / r.tp, g % r.tp)});
+    }
+    nlohmann::json meta{{"format", "ringsim-trace-1"},
+                        {"devices", r.gpus},
+                        {"steps", r.cp},
+                        {"layout", to_string(r.layout)},
+                        {"engine", "simgrid"},
+                        {"platform", s->platform},
+                        {"summary", j}};
+    trace::WriteOptions opt;
+    opt.stop = [] { return sim::interrupt_requested(); };
+    if (!trace::write_trace(file, lanes, s->events, meta, opt)) return 130;
+    commit_all({&file});
+  }
+
+  if (f.json) {
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  const auto& m = a.memory;
+  std::string out;
+  out += fmt::format(
+      "ringsim infer: {} ({:.1f}B params, {} layers, {} heads / {} KV heads), context {} tokens "
+      "({}), {} cached, {} new\n",
+      r.shape.name, static_cast<double>(total_params(r.shape)) / 1e9, r.shape.layers, r.shape.heads,
+      r.shape.kv_heads, r.context, human_tokens(static_cast<double>(r.context)), r.cached,
+      r.context - r.cached);
+  out += fmt::format("  cluster  {} GPUs = TP {} (inside a node) x CP {} ({} layout); {}\n", r.gpus,
+                     r.tp, r.cp, to_string(r.layout), hw.describe());
+  out += fmt::format("  compute  {}\n", im->name());
+  out += fmt::format("  variant  {} ({}): {}\n", to_string(a.choice.variant),
+                     a.choice.automatic ? "auto" : "--variant", a.choice.reason);
+  out += "\nPrefill (time to first token)";
+  out += s ? fmt::format("       {:>12} {:>12}\n", "analytic", "simgrid")
+           : fmt::format("       {:>12}\n", "analytic");
+  auto row = [&](const char* name, double an, std::optional<double> sg) {
+    out += fmt::format("  {:<34}{:>12} {}", name, secs(an), pct(an, a.ttft_s));
+    if (sg) out += fmt::format(" {:>12}", secs(*sg));
+    out += "\n";
+  };
+  auto sg = [&](double x) { return s ? std::optional<double>(x) : std::nullopt; };
+  row("TTFT", a.ttft_s, sg(s ? s->ttft_s : 0));
+  row("  attention ring", a.attention_s, sg(s ? s->prefill.attention_s : 0));
+  row("    of which exposed transfers", a.attention_exposed_s, std::nullopt);
+  row("  partial-output all-to-all", a.return_s, sg(s ? s->prefill.return_s : 0));
+  row("  merge of returned partials", a.merge_s, sg(s ? s->prefill.merge_s : 0));
+  row("  projections + MLP (GEMMs)", a.dense_s, std::nullopt);
+  row("  norms, RoPE, residuals", a.pointwise_s, std::nullopt);
+  if (s)
+    out += fmt::format("  {:<34}{:>19} {:>12}\n", "  dense work (the two above)", "",
+                       secs(s->prefill.dense_s));
+  row("  TP all-reduces", a.tp_s, sg(s ? s->prefill.tp_s : 0));
+  row("  output head (last token)", a.head_s, sg(s ? s->prefill.head_s : 0));
+  out += fmt::format("  prefill MFU {:.1f}% ({:.3g} PFLOP useful)\n", 100 * a.mfu,
+                     a.prefill_flops / 1e15);
+  out += fmt::format("\nDecode (batch {}, one token per sequence at {} tokens of context)\n",
+                     r.batch, r.context);
+  out += fmt::format("  {:<34}{:>12}{}\n", "time per token", secs(a.decode_s_per_token),
+                     s ? fmt::format("        {:>12} (simgrid)", secs(sim_decode)) : "");
+  out +=
+      fmt::format("  {:<34}{:>12}\n", "  attention over the KV shard", secs(a.decode_attention_s));
+  out += fmt::format("  {:<34}{:>12}\n", "  weights, MLP, head", secs(a.decode_dense_s));
+  out += fmt::format("  {:<34}{:>12}\n", "  CP gather + merge + send back", secs(a.decode_comm_s));
+  out += fmt::format("  {:<34}{:>12}\n", "  TP all-reduces", secs(a.decode_tp_s));
+  out += fmt::format("  {:<34}{:>12.1f}{}\n", "tokens/s (all sequences)", a.tokens_per_s,
+                     s && sim_decode > 0 ? fmt::format("        {:>12.1f} (simgrid)",
+                                                       static_cast<double>(r.batch) / sim_decode)
+                                         : "");
+  if (r.decode_tokens > 0)
+    out += fmt::format("  {:<34}{:>12}\n", fmt::format("TTFT + {} tokens", r.decode_tokens),
+                       secs(a.generation_s));
+  out += fmt::format(
+      "\nMemory per GPU: {} of {} HBM ({}): weights {}, KV cache {}, activations {}, ring buffers "
+      "{}, runtime {}\n",
+      human_bytes(m.total), human_bytes(m.hbm), m.fits() ? "fits" : "DOES NOT FIT",
+      human_bytes(m.weights), human_bytes(m.kv_cache), human_bytes(m.activations),
+      human_bytes(m.ring_buffers), human_bytes(m.overhead));
+  if (s)
+    out += fmt::format(
+        "\nSimGrid: {} activities on {}; TTFT {:+.4f}% and decode {:+.4f}% from the closed forms\n",
+        s->activities, s->platform, 100 * (s->ttft_s / a.ttft_s - 1),
+        a.decode_s_per_token > 0 ? 100 * (sim_decode / a.decode_s_per_token - 1) : 0.0);
+  std::cout << out;
+  return 0;
+}
+
+}  // namespace
+
+Command infer_command() {
+  return {
+      "infer", [](CLI::App& app, int* code) {
+        auto f = std::make_shared<InferFlags>();
+        auto* sub = app.add_subcommand(
+            "infer",
+            "Long-context inference: TTFT of a CP prefill (pass-kv / pass-q ring), decode time "
+            "per token, tokens/s, memory per GPU");
+        proc::add_model_flags(sub, f->w);
+        sub->add_option("--layers", f->layers, "Override the model's depth");
+        sub->add_option("--context", f->context,
+                        "Tokens in the sequence after the prefill (K/M binary: 128K, 1M)");
+        sub->add_option("--cached", f->cached,
+                        "Of those, tokens already in the KV cache (persistent KV, multi-turn)")
+            ->capture_default_str();
+        sub->add_option("--gpus", f->gpus, "GPUs serving one model replica (= tp x cp)");
+        proc::add_hardware_flags(sub, f->hw);
+        sub->add_option("--tp", f->tp, "Tensor-parallel degree (inside a node)")
+            ->capture_default_str();
+        sub->add_option("--cp", f->cp, "Context-parallel degree (default: gpus / tp)");
+        sub->add_option("--variant", f->variant, "auto|pass-kv|pass-q (the prefill ring)")
+            ->capture_default_str();
+        sub->add_option("--layout", f->layout,
+                        "How tokens and the KV cache are sharded: ring|striped|zigzag")
+            ->capture_default_str();
+        sub->add_option("--decode-tokens", f->decode_tokens,
+                        "Tokens generated after the prefill (adds TTFT + K x time per token)")
+            ->capture_default_str();
+        sub->add_option("--batch", f->batch, "Sequences decoded together")->capture_default_str();
+        sub->add_option("--engine", f->engine,
+                        "simgrid (both engines, side by side) | analytic (closed forms only)")
+            ->capture_default_str();
+        sub->add_option("--overlap", f->overlap,
+                        "full: ring transfers run during compute; none: after it")
+            ->capture_default_str();
+        sub->add_option("--trace", f->trace,
+                        "Write the simulated prefill and decode step as a Chrome trace");
+        sub->add_flag("--progress", f->progress, "Progress bar with ETA on stderr");
+        sub->add_flag("--json", f->json, "Print one JSON object");
+        sub->callback([f, code] { *code = run(*f); });
+        return sub;
+      }};
+}
+
+}  // namespace ringsim::cli

@@ -1,0 +1,354 @@
+#include "models/infer/infer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/analytic/analytic.hpp"
+#include "models/core/calls.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
+#include "models/kernel/implementation.hpp"
+#include "models/plan/basics.hpp"
+
+namespace ringsim {
+
+namespace {
+
+// KV heads on one GPU: the model's split over TP, or one replicated head when
+// TP is wider than the KV heads (Megatron-LM and vLLM replicate them).
+int local_kv_heads(const InferRequest& r) {
+  return static_cast<int>(std::max<std::int64_t>(1, r.shape.kv_heads / r.tp));
+}
+int local_heads(const InferRequest& r) {
+  return static_cast<int>(r.shape.heads / r.tp);
+}
+
+InferWork attention_work(const InferRequest& r, InferVariant v, bool decode) {
+  InferWork w;
+  w.ranks = r.cp;
+  w.layout = r.layout;
+  w.variant = v;
+  w.heads = local_heads(r);
+  w.kv_heads = local_kv_heads(r);
+  w.head_dim = r.shape.head_dim;
+  w.causal = true;
+  if (decode) {
+    w.mode = InferMode::Decode;
+    w.cached = r.context;  // the whole prompt is in the cache; one new token per sequence
+    w.fresh = 1;
+  } else {
+    w.mode = InferMode::Prefill;
+    w.cached = r.cached;
+    w.fresh = r.context - r.cached;
+  }
+  return w;
+}
+
+// The projections and MLP of `tokens` tokens on one GPU: the GEMMs at the
+// device's GEMM rate, or reading the layer's weights once when that is slower
+// (decode: a handful of tokens per weight).
+double dense_seconds(const InferRequest& r, const Hardware& hw, double tokens) {
+  Workload t;
+  t.block = 1;
+  t.shape = r.shape;
+  t.shape.heads = local_heads(r);
+  t.shape.kv_heads = local_kv_heads(r);
+  t.shape.ffn = static_cast<int>(r.shape.ffn / r.tp);
+  const double flops = other_layer_flops(t, false) * tokens;
+  const double weights =
+      static_cast<double>(layer_params(r.shape)) / static_cast<double>(r.tp) * dtype_bytes(r.dtype);
+  return std::max(flops / hw.gemm_flops(), weights / hw.hbm_bandwidth);
+}
+
+Hardware cp_hardware(const InferRequest& r, const Hardware& hw) {
+  return group_hardware(hw, r.tp);
+}
+
+}  // namespace
+
+void check_request(const InferRequest& r) {
+  const auto& s = r.shape;
+  if (r.gpus < 1) throw InputError(fmt::format("--gpus: must be at least 1, got {}", r.gpus));
+  if (r.tp < 1 || r.cp < 1) throw InputError("--tp/--cp: must be at least 1");
+  if (r.tp * r.cp != r.gpus)
+    throw InputError(
+        fmt::format("--gpus: one model replica spans --tp x --cp = {} x {} = {} GPUs, got {}", r.tp,
+                    r.cp, r.tp * r.cp, r.gpus));
+  if (s.heads % r.tp != 0)
+    throw InputError(
+        fmt::format("--tp: must divide the model's {} query heads, got {}", s.heads, r.tp));
+  if (s.kv_heads % r.tp != 0 && r.tp % s.kv_heads != 0)
+    throw InputError(
+        fmt::format("--tp: must divide the model's {} KV heads or be a multiple of them (KV heads "
+                    "replicated), got {}",
+                    s.kv_heads, r.tp));
+  if (s.ffn % r.tp != 0)
+    throw InputError(
+        fmt::format("--tp: must divide the model's MLP width {}, got {}", s.ffn, r.tp));
+  if (r.context < 1) throw InputError("--context: must be at least 1 token");
+  if (r.cached < 0 || r.cached >= r.context)
+    throw InputError(fmt::format(
+        "--cached: tokens already in the KV cache must be at least 0 and below --context ({}), "
+        "got {}",
+        r.context, r.cached));
+  if (r.batch < 1) throw InputError("--batch: must be at least 1");
+  if (r.decode_tokens < 0) throw InputError("--decode-tokens: must be at least 0");
+  check_infer(attention_work(r, InferVariant::PassKv, false), "--context", "--cached");
+  check_infer(attention_work(r, InferVariant::PassKv, true), "--context", "--context");
+}
+
+double tp_allreduce_seconds(std::uint64_t bytes, std::int64_t tp, const Hardware& hw) {
+  if (tp <= 1 || bytes == 0) return 0;
+  const auto share = bytes / static_cast<std::uint64_t>(tp);
+  return 2 * ring_collective_time(share, tp, hw.ring_bandwidth(tp), hw.ring_latency(tp));
+}
+
+double head_seconds(const InferRequest& r, const Hardware& hw, std::int64_t tokens) {
+  const double D = r.shape.d_model, V = r.shape.vocab, t = static_cast<double>(r.tp);
+  const double flops = 2 * D * V / t * static_cast<double>(tokens);
+  const double weights = D * V / t * dtype_bytes(r.dtype);
+  return std::max(flops / hw.gemm_flops(), weights / hw.hbm_bandwidth);
+}
+
+InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implementation& im,
+                       InferVariant variant, bool decode) {
+  InferLayer l;
+  l.work = attention_work(r, variant, decode);
+  const auto& w = l.work;
+  const auto& rates = im.rates();
+  const int d = w.head_dim, db = dtype_bytes(r.dtype);
+  const auto n = w.ranks, steps = infer_steps(w);
+  const double B = static_cast<double>(r.batch);
+  // A partial output row (O in the working dtype, LSE in fp32) per (query, head).
+  const std::uint64_t partial_row =
+      static_cast<std::uint64_t>(w.heads) * static_cast<std::uint64_t>(d * db + 4);
+  l.step_s.assign(static_cast<std::size_t>(n),
+                  std::vector<double>(static_cast<std::size_t>(steps)));
+  if (!decode) {
+    const auto q = w.fresh / n;
+    const auto rows = static_cast<std::uint64_t>(q) * static_cast<std::uint64_t>(w.heads);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t s = 0; s < steps; ++s) {
+        double t = 0;
+        for (const auto& c : infer_step_calls(w, i, s)) t += rates.call_seconds(c, d, false);
+        if (variant == InferVariant::PassKv && s > 0) t += rates.merge_seconds(rows, q, d);
+        l.step_s[static_cast<std::size_t>(i)][static_cast<std::size_t>(s)] = t;
+      }
+    l.ring_bytes = infer_ring_elements(w) * static_cast<std::uint64_t>(db);
+    if (variant == InferVariant::PassQ && n > 1) {
+      l.return_bytes = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(q) * partial_row;
+      l.merge_s = static_cast<double>(n - 1) * rates.merge_seconds(rows, q, d);
+    }
+    const double tokens = static_cast<double>(q);
+    l.dense_s = dense_seconds(r, hw, tokens);
+    l.pointwise_s =
+        pointwise_bytes_per_token(r.shape) * tokens / static_cast<double>(r.tp) / hw.hbm_bandwidth;
+    l.tp_bytes = static_cast<std::uint64_t>(q) * static_cast<std::uint64_t>(r.shape.d_model) *
+                 static_cast<std::uint64_t>(db);
+    return l;
+  }
+  // Decode: each rank reads its K/V shard once per sequence (Flash-Decoding,
+  // Dao et al. 2023: memory-bound at HBM bandwidth), or computes it, whichever
+  // is slower.
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto entries = static_cast<double>(infer_step_entries(w, i, 0));
+    const double keys =
+        static_cast<double>(infer_cached_tokens(w, i).size() + infer_fresh_kv_tokens(w, i).size());
+    const double bytes = 2 * keys * w.kv_heads * d * db * B;
+    const double flops = 4.0 * d * entries * B;
+    l.step_s[static_cast<std::size_t>(i)][0] =
+        std::max(bytes / hw.hbm_bandwidth, flops / hw.effective_flops());
+  }
+  const auto rows = static_cast<std::uint64_t>(r.batch) * static_cast<std::uint64_t>(w.heads);
+  if (n > 1) {
+    l.gather_bytes = static_cast<std::uint64_t>(r.batch) * partial_row;
+    l.bcast_bytes = rows * static_cast<std::uint64_t>(d * db);
+    l.merge_s = static_cast<double>(n - 1) * rates.merge_seconds(rows, 1, d);
+  }
+  l.dense_s = dense_seconds(r, hw, B);
+  l.pointwise_s =
+      pointwise_bytes_per_token(r.shape) * B / static_cast<double>(r.tp) / hw.hbm_bandwidth;
+  l.tp_bytes = static_cast<std::uint64_t>(r.batch) * static_cast<std::uint64_t>(r.shape.d_model) *
+               static_cast<std::uint64_t>(db);
+  return l;
+}
+
+InferLayerTimes layer_times(const InferLayer& l, const Hardware& cp_hw) {
+  // cp_hw: the hardware as the CP ring sees it (group_hardware for tp); its
+  // ring_bandwidth(tp) is still the node's NVLink for the TP all-reduces.
+  InferLayerTimes t;
+  const auto n = l.work.ranks, steps = infer_steps(l.work);
+  const double bw = cp_hw.ring_bandwidth(n), lat = cp_hw.ring_latency(n);
+  for (std::int64_t s = 0; s < steps; ++s) {
+    double c = 0;
+    for (const auto& rank : l.step_s) c = std::max(c, rank[static_cast<std::size_t>(s)]);
+    const double m = s + 1 < steps && l.ring_bytes > 0 && n > 1
+                         ? static_cast<double>(l.ring_bytes) / bw + lat
+                         : 0;
+    t.step_compute_s.push_back(c);
+    t.step_comm_s.push_back(m);
+    t.attention_s += cp_hw.overlap ? std::max(c, m) : c + m;
+    t.compute_only_s += c;
+  }
+  t.exposed_s = t.attention_s - t.compute_only_s;
+  if (l.return_bytes > 0) t.return_s = alltoall_time(l.return_bytes, n, bw, lat);
+  if (l.gather_bytes > 0) {
+    // N-1 partials share rank 0's link in; the result goes back the same way.
+    const double k = static_cast<double>(n - 1);
+    t.return_s = (k * static_cast<double>(l.gather_bytes) / bw + lat) +
+                 (k * static_cast<double>(l.bcast_bytes) / bw + lat);
+  }
+  t.merge_s = l.merge_s;
+  t.dense_s = l.dense_s;
+  t.pointwise_s = l.pointwise_s;
+  return t;
+}
+
+InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant variant) {
+  InferMemory m;
+  const double db = dtype_bytes(r.dtype), t = static_cast<double>(r.tp);
+  const double d = r.shape.head_dim, D = r.shape.d_model, F = r.shape.ffn / t;
+  const double Hl = local_heads(r), kvl = local_kv_heads(r), L = r.shape.layers;
+  const double B = static_cast<double>(r.batch), cp = static_cast<double>(r.cp);
+  m.weights = static_cast<double>(total_params(r.shape)) / t * db;
+  m.kv_cache = 2 * L * static_cast<double>(r.context + r.decode_tokens) / cp * kvl * d * db * B;
+  const double q = static_cast<double>(r.context - r.cached) / cp;  // prefill tokens per GPU
+  // One layer's live tensors: the residual stream and its norm, Q/K/V, the MLP's
+  // gate, up and product, and the running output with its LSE in fp32.
+  m.activations = q * db * (2 * D + d * (Hl + 2 * kvl) + 3 * F) + q * Hl * (d + 1) * 4;
+  const auto w = attention_work(r, variant, false);
+  const double ring = static_cast<double>(infer_ring_elements(w)) * db;
+  m.ring_buffers = 2 * ring;  // the block computed on and the one arriving
+  if (variant == InferVariant::PassQ)
+    m.ring_buffers += (cp - 1) * q * Hl * (d * db + 4);  // partials held for other ranks
+  m.overhead = PlanConstants::kFixedOverheadBytes;
+  m.total = m.weights + m.kv_cache + m.activations + m.ring_buffers + m.overhead;
+  m.hbm = hw.hbm_bytes;
+  return m;
+}
+
+namespace {
+
+double prefill_ttft(const InferRequest& r, const Hardware& hw, const Implementation& im,
+                    InferVariant v, InferLayerTimes* out) {
+  const auto layer = infer_layer(r, hw, im, v, false);
+  auto t = layer_times(layer, cp_hardware(r, hw));
+  t.tp_s = layer.tp_allreduces * tp_allreduce_seconds(layer.tp_bytes, r.tp, hw);
+  t.total_s = t.attention_s + t.return_s + t.merge_s + t.dense_s + t.pointwise_s + t.tp_s;
+  if (out) *out = t;
+  return r.shape.layers * t.total_s + head_seconds(r, hw, 1);
+}
+
+std::uint64_t layer_bytes(const InferLayer& l) {
+  const auto n = static_cast<std::uint64_t>(l.work.ranks);
+  if (n < 2) return 0;
+  return (n - 1) * l.ring_bytes + l.return_bytes / n * (n - 1);
+}
+
+VariantChoice choose(const InferRequest& r, const Hardware& hw, const Implementation& im) {
+  VariantChoice c;
+  c.automatic = r.auto_variant;
+  for (int v = 0; v < 2; ++v) {
+    const auto var = static_cast<InferVariant>(v);
+    const auto layer = infer_layer(r, hw, im, var, false);
+    c.message_bytes[v] = layer.ring_bytes;
+    c.layer_bytes[v] = layer_bytes(layer);
+    c.ttft_s[v] = prefill_ttft(r, hw, im, var, nullptr);
+  }
+  const double kv = c.ttft_s[0], q = c.ttft_s[1];
+  if (!r.auto_variant) {
+    c.variant = r.variant;
+  } else if (std::fabs(kv - q) <= 1e-9 * std::max(kv, q)) {
+    c.variant = c.layer_bytes[1] < c.layer_bytes[0] ? InferVariant::PassQ : InferVariant::PassKv;
+  } else {
+    c.variant = q < kv ? InferVariant::PassQ : InferVariant::PassKv;
+  }
+  const double cached_share =
+      static_cast<double>(r.cached) / static_cast<double>(std::max<std::int64_t>(1, r.context));
+  const auto H = local_heads(r), kvh = local_kv_heads(r);
+  const std::string shares =
+      fmt::format("{:.0f}% of the context is cached, {} query head{} per KV head",
+                  100 * cached_share, H / kvh, H / kvh == 1 ? "" : "s");
+  if (r.cp < 2) {
+    c.reason = "one CP rank: nothing travels, both variants are the same";
+    return c;
+  }
+  const bool q_smaller = c.layer_bytes[1] < c.layer_bytes[0];
+  const std::string sizes = fmt::format(
+      "per ring step pass-kv sends K/V {} and pass-q sends Q {} (plus a {} return of partial "
+      "outputs per layer); per layer {} vs {}",
+      human_bytes(static_cast<double>(c.message_bytes[0])),
+      human_bytes(static_cast<double>(c.message_bytes[1])),
+      human_bytes(static_cast<double>(c.layer_bytes[1]) -
+                  static_cast<double>(r.cp - 1) * static_cast<double>(c.message_bytes[1])),
+      human_bytes(static_cast<double>(c.layer_bytes[0])),
+      human_bytes(static_cast<double>(c.layer_bytes[1])));
+  const std::string times = fmt::format("TTFT {:.4g} s with pass-kv, {:.4g} s with pass-q", kv, q);
+  if (!r.auto_variant) {
+    c.reason = fmt::format("chosen by --variant; {}; {} ({})", times, sizes, shares);
+  } else if (std::fabs(kv - q) <= 1e-9 * std::max(kv, q)) {
+    c.reason = fmt::format("both variants hide their transfers ({}); {} moves fewer bytes: {} ({})",
+                           times, to_string(c.variant), sizes, shares);
+  } else {
+    c.reason =
+        fmt::format("{}{}; {} ({})", times,
+                    (c.variant == InferVariant::PassQ) == q_smaller
+                        ? ", the variant that moves fewer bytes"
+                        : ", although it moves more bytes (its transfers hide behind compute "
+                          "or the other's return is exposed)",
+                    sizes, shares);
+  }
+  return c;
+}
+
+}  // namespace
+
+InferResult infer(const InferRequest& r, const Hardware& hw, const Implementation& im) {
+  check_request(r);
+  InferResult res;
+  res.choice = choose(r, hw, im);
+  const auto v = res.choice.variant;
+  const double L = r.shape.layers;
+  res.ttft_s = prefill_ttft(r, hw, im, v, &res.prefill_layer);
+  const auto& p = res.prefill_layer;
+  res.attention_s = L * p.attention_s;
+  res.attention_exposed_s = L * p.exposed_s;
+  res.return_s = L * p.return_s;
+  res.merge_s = L * p.merge_s;
+  res.dense_s = L * p.dense_s;
+  res.pointwise_s = L * p.pointwise_s;
+  res.tp_s = L * p.tp_s;
+  res.head_s = head_seconds(r, hw, 1);
+
+  const auto dl = infer_layer(r, hw, im, v, true);
+  auto dt = layer_times(dl, cp_hardware(r, hw));
+  dt.tp_s = dl.tp_allreduces * tp_allreduce_seconds(dl.tp_bytes, r.tp, hw);
+  dt.total_s = dt.attention_s + dt.return_s + dt.merge_s + dt.dense_s + dt.pointwise_s + dt.tp_s;
+  res.decode_layer = dt;
+  res.decode_s_per_token = L * dt.total_s + head_seconds(r, hw, r.batch);
+  res.decode_attention_s = L * dt.attention_s;
+  res.decode_dense_s = L * (dt.dense_s + dt.pointwise_s) + head_seconds(r, hw, r.batch);
+  res.decode_comm_s = L * (dt.return_s + dt.merge_s);
+  res.decode_tp_s = L * dt.tp_s;
+  res.tokens_per_s = static_cast<double>(r.batch) / res.decode_s_per_token;
+  res.generation_s = res.ttft_s + static_cast<double>(r.decode_tokens) * res.decode_s_per_token;
+  res.memory = infer_memory(r, hw, v);
+
+  // Useful FLOPs of the prefill: 2 per parameter per new token (forward only,
+  // Kaplan et al. 2020), the visible attention pairs (4 d per pair), the last
+  // token's output head.
+  auto full = attention_work(r, v, false);
+  full.heads = r.shape.heads;
+  const double fresh = static_cast<double>(r.context - r.cached);
+  const double nonembed =
+      static_cast<double>(total_params(r.shape) - 2 * embedding_params(r.shape));
+  res.prefill_flops = 2 * nonembed * fresh +
+                      4.0 * r.shape.head_dim * static_cast<double>(infer_total_entries(full)) * L +
+                      2.0 * r.shape.d_model * r.shape.vocab;
+  res.mfu = res.prefill_flops / (res.ttft_s * static_cast<double>(r.gpus) * hw.flops);
+  return res;
+}
+
+}  // namespace ringsim

@@ -1,0 +1,131 @@
+#pragma once
+// Long-context inference on a cluster: a whole-model forward with tensor
+// parallelism (TP) inside a node and context parallelism (CP) across nodes,
+// for the prefill of a long prompt (time to first token, TTFT) and for
+// decoding (time per generated token). Attention runs as a pass-KV or pass-Q
+// ring (models/core/infer_work.hpp); the projections and MLP at the device's
+// GEMM rate; norms, RoPE and residuals at HBM bandwidth; TP all-reduces on
+// the intra-node links. Both engines time the same phases from one
+// description (InferLayer): the closed forms here sum them, the SimGrid model
+// (sim/infer_sim.hpp) plays them on the simulated cluster. Derivations and
+// what each number assumes: docs/inference.md.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/core/infer_work.hpp"
+#include "models/core/workload.hpp"
+
+namespace ringsim {
+
+class Implementation;  // models/kernel/implementation.hpp
+
+struct InferRequest {
+  ModelShape shape;
+  std::int64_t context = 0;  // tokens in the sequence after the prefill (cached + new)
+  std::int64_t cached = 0;   // of those, already in the KV cache (persistent KV, multi-turn)
+  std::int64_t gpus = 0;
+  std::int64_t tp = 1, cp = 1;  // tp x cp == gpus (one model replica)
+  Layout layout = Layout::Zigzag;
+  bool auto_variant = true;
+  InferVariant variant = InferVariant::PassKv;  // when !auto_variant
+  std::int64_t decode_tokens = 0;  // tokens generated after the prefill (0: prefill only)
+  std::int64_t batch = 1;          // sequences decoded together
+  DType dtype = DType::BF16;       // weights, activations, KV cache
+};
+
+// Throws InputError naming the flag: tp x cp != gpus, TP not dividing the
+// heads (or KV heads, unless it is a multiple of them: then KV heads are
+// replicated), cached > context, shards that do not divide (check_infer).
+void check_request(const InferRequest& r);
+
+// One GPU's share of one layer's forward, and the traffic of its phases. Both
+// engines read this; nothing in it depends on the network.
+struct InferLayer {
+  InferWork work;  // attention on one GPU (heads / tp)
+  // Per CP rank and ring step: the attention calls, plus the merge of the
+  // step's partial output (pass-kv after the first step; none for pass-q,
+  // whose partials are merged once they come home).
+  std::vector<std::vector<double>> step_s;  // [rank][step]
+  std::uint64_t ring_bytes = 0;             // sent after every step but the last
+  // Pass-q: the all-to-all returning each rank's N-1 foreign partials (the
+  // bytes one rank holds for all N ranks, alltoall_time's unit).
+  std::uint64_t return_bytes = 0;
+  // Decode: each rank > 0 sends its partial to rank 0 (gather), which
+  // merges and sends the result back (the next layer runs on every rank).
+  std::uint64_t gather_bytes = 0, bcast_bytes = 0;
+  double merge_s = 0;  // merging the returned partials (pass-q: N-1; decode: at rank 0)
+  double dense_s = 0;  // projections + MLP (GEMM rate, or weight reads when that is slower)
+  double pointwise_s = 0;
+  std::uint64_t tp_bytes = 0;  // each of the layer's two TP all-reduces, bytes per GPU
+  int tp_allreduces = 2;       // after attention's output projection and after the MLP
+};
+
+// The layer a prefill (decode = false) or one decode step runs.
+InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implementation& im,
+                       InferVariant variant, bool decode);
+
+// The closed forms' phases of one layer (seconds, one GPU).
+struct InferLayerTimes {
+  double attention_s = 0;     // ring steps (pass-kv/pass-q) or one step (decode)
+  double compute_only_s = 0;  // the ring with free links
+  double exposed_s = 0;       // attention_s - compute_only_s
+  double return_s = 0;        // pass-q all-to-all / decode gather + broadcast
+  double merge_s = 0;
+  double dense_s = 0, pointwise_s = 0, tp_s = 0;
+  double total_s = 0;
+  std::vector<double> step_compute_s, step_comm_s;  // slowest rank per step; transfer per step
+};
+InferLayerTimes layer_times(const InferLayer& l, const Hardware& hw);
+
+// Time of one TP all-reduce of `bytes` per GPU over tp GPUs of a node (ring:
+// reduce-scatter + all-gather, 2 (tp-1) rounds of bytes/tp).
+double tp_allreduce_seconds(std::uint64_t bytes, std::int64_t tp, const Hardware& hw);
+
+// Memory per GPU (bytes).
+struct InferMemory {
+  double weights = 0;       // all parameters / tp (each CP rank holds a replica)
+  double kv_cache = 0;      // K and V, all layers, context / cp tokens, batch
+  double activations = 0;   // the prefill's largest live tensors of one layer
+  double ring_buffers = 0;  // pass-kv: two K/V blocks in flight; pass-q: partial outputs
+  double overhead = 0;      // runtime context and workspaces
+  double total = 0, hbm = 0;
+  bool fits() const { return total <= hbm; }
+};
+InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant variant);
+
+struct VariantChoice {
+  InferVariant variant = InferVariant::PassKv;
+  bool automatic = true;
+  std::string reason;         // one sentence: message sizes, the shares behind them, the times
+  double ttft_s[2] = {0, 0};  // analytic, [pass-kv, pass-q]
+  std::uint64_t message_bytes[2] = {0, 0};  // per ring step
+  std::uint64_t layer_bytes[2] = {0, 0};    // per rank per layer, return included
+};
+
+struct InferResult {
+  std::string engine = "analytic";
+  VariantChoice choice;
+  // Prefill (all layers): TTFT and its parts; the parts sum to the TTFT.
+  double ttft_s = 0;
+  double attention_s = 0, attention_exposed_s = 0, return_s = 0, merge_s = 0;
+  double dense_s = 0, pointwise_s = 0, tp_s = 0, head_s = 0;
+  InferLayerTimes prefill_layer;
+  // Decode (one token per sequence at the full context).
+  double decode_s_per_token = 0, decode_attention_s = 0, decode_dense_s = 0, decode_comm_s = 0,
+         decode_tp_s = 0;
+  double tokens_per_s = 0;  // batch / decode_s_per_token
+  double generation_s = 0;  // ttft + decode_tokens x decode_s_per_token
+  InferLayerTimes decode_layer;
+  InferMemory memory;
+  double prefill_flops = 0;  // useful model FLOPs of the prefill (all GPUs)
+  double mfu = 0;            // prefill_flops / (ttft x gpus x peak)
+};
+
+// Output head for the prefill's last token / each decoded token, seconds.
+double head_seconds(const InferRequest& r, const Hardware& hw, std::int64_t tokens);
+
+// The closed forms, with the variant chosen (or the request's).
+InferResult infer(const InferRequest& r, const Hardware& hw, const Implementation& im);
+
+}  // namespace ringsim

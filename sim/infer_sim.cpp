@@ -1,0 +1,362 @@
+#include "sim/infer_sim.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <simgrid/s4u.hpp>
+#include <stdexcept>
+
+#include "sim/platform.hpp"
+#include "sim/progress.hpp"
+#include "sim/simulate.hpp"
+
+namespace ringsim::sim {
+
+namespace {
+
+namespace sg4 = simgrid::s4u;
+using trace::Event;
+using trace::Phase;
+
+int g_token = 0;
+// Clock stretch (a power of two, as in simulate.cpp): SimGrid ends an
+// activity shorter than 1 ns at once, and a decode step's pointwise work or
+// a small all-reduce share lasts nanoseconds.
+double g_scale = 1;
+double work(double seconds) {
+  return seconds * kHostSpeed * g_scale;
+}
+double now() {
+  return sg4::Engine::get_clock() / g_scale;
+}
+
+struct Interrupted {};
+
+struct Run {
+  const InferSimOptions& o;
+  std::int64_t tp, cp;
+  bool overlap;
+  InferSimResult res;
+  // [stage: prefill, decode][phase: attention, return, merge, dense, tp, head][GPU]
+  std::vector<double> busy[2][6];
+  std::vector<double> prefill_end;
+  std::vector<bool> finished;
+  Progress progress;
+  std::string error;
+  bool deadlock = false;
+
+  Run(const InferSimOptions& opt, std::uint64_t units)
+      : o(opt),
+        tp(opt.request.tp),
+        cp(opt.request.cp),
+        overlap(opt.hardware.overlap),
+        progress(opt.progress, units, "ringsim: simulating inference") {
+    const auto n = static_cast<std::size_t>(tp * cp);
+    for (auto& stage : busy)
+      for (auto& b : stage) b.assign(n, 0);
+    prefill_end.assign(n, 0);
+    finished.assign(n, false);
+    if (o.record_events) res.events.resize(n);
+  }
+  void record(std::int64_t g, Phase ph, int layer, std::int32_t step, double t0, double t1,
+              std::uint64_t bytes = 0, std::int64_t peer = -1, std::int32_t round = -1,
+              std::uint64_t entries = 0) {
+    if (!o.record_events || t1 <= t0) return;
+    Event e;
+    e.start = t0 * 1e6;
+    e.dur = (t1 - t0) * 1e6;
+    e.bytes = bytes;
+    e.entries = entries;
+    e.device = static_cast<std::int32_t>(g);
+    e.step = step;
+    e.peer = static_cast<std::int32_t>(peer);
+    e.layer = layer;
+    e.round = round;
+    e.phase = ph;
+    e.pass = trace::Pass::Fwd;
+    res.events[static_cast<std::size_t>(g)].push_back(e);
+  }
+};
+
+// The shortest activity: latencies, every compute phase, each message on
+// the fastest link.
+double choose_scale(const Run& r, const Topology& topo) {
+  double m = std::numeric_limits<double>::infinity(), fastest = 0;
+  auto take = [&m](double t) {
+    if (t > 0) m = std::min(m, t);
+  };
+  for (const auto& link : topo.links()) {
+    take(link.latency);
+    fastest = std::max(fastest, link.bandwidth);
+  }
+  take(r.o.prefill_head_s);
+  take(r.o.decode_head_s);
+  for (const InferLayer* l : {&r.o.prefill, &r.o.decode}) {
+    for (const auto& rank : l->step_s)
+      for (double t : rank) take(t);
+    take(l->merge_s);
+    take(l->dense_s + l->pointwise_s);
+    if (fastest > 0) {
+      const auto cp = static_cast<std::uint64_t>(std::max<std::int64_t>(r.cp, 1));
+      const auto tp = static_cast<std::uint64_t>(std::max<std::int64_t>(r.tp, 1));
+      for (const auto b :
+           {l->ring_bytes, l->return_bytes / cp, l->gather_bytes, l->bcast_bytes, l->tp_bytes / tp})
+        take(static_cast<double>(b) / fastest);
+    }
+  }
+  const double target = std::ldexp(1.0, -20);
+  if (!(m < target)) return 1;
+  return std::ldexp(1.0, std::min(60, static_cast<int>(std::ceil(std::log2(target / m)))));
+}
+
+sg4::Mailbox* box(std::int64_t from, std::int64_t to) {
+  return sg4::Mailbox::by_name(fmt::format("{}>{}", from, to));
+}
+
+// One GPU: CP rank `rank`, TP index `t`; GPU index rank * tp + t.
+class Gpu {
+ public:
+  Gpu(Run& r, std::int64_t g) : r_(r), g_(g), rank_(g / r.tp), t_(g % r.tp) {}
+
+  void run() {
+    stage(0, r_.o.prefill, r_.o.prefill_head_s);
+    r_.prefill_end[static_cast<std::size_t>(g_)] = now();
+    if (r_.o.with_decode) stage(1, r_.o.decode, r_.o.decode_head_s);
+    r_.finished[static_cast<std::size_t>(g_)] = true;
+  }
+
+ private:
+  Run& r_;
+  std::int64_t g_, rank_, t_;
+  const InferLayer* l_ = nullptr;
+  int stage_ = 0;
+
+  // Every layer of the prefill (stage 0) or of one decode step (stage 1).
+  // Decode layers are numbered after the prefill's in the trace.
+  void stage(int st, const InferLayer& l, double head_s) {
+    l_ = &l;
+    stage_ = st;
+    const int layers = r_.o.request.shape.layers;
+    for (int i = 0; i < layers; ++i) {
+      const int layer = st * layers + i;
+      exec(Phase::Dense, 3, layer, l.dense_s + l.pointwise_s);
+      ring(layer);
+      if (l.return_bytes > 0) all_to_all(layer);
+      if (l.gather_bytes > 0) gather(layer);
+      if (l.return_bytes > 0) exec(Phase::Merge, 2, layer, l.merge_s);
+      for (int a = 0; a < l.tp_allreduces; ++a) allreduce(layer);
+    }
+    exec(Phase::Dense, 5, (st + 1) * layers - 1, head_s);
+  }
+  double& busy(int slot) { return r_.busy[stage_][slot][static_cast<std::size_t>(g_)]; }
+
+  std::int64_t gpu(std::int64_t rank, std::int64_t t) const { return rank * r_.tp + t; }
+  std::int64_t cp_peer(std::int64_t k) const {
+    return gpu(((rank_ + k) % r_.cp + r_.cp) % r_.cp, t_);
+  }
+  std::int64_t tp_peer(std::int64_t k) const {
+    return gpu(rank_, ((t_ + k) % r_.tp + r_.tp) % r_.tp);
+  }
+  void check() const {
+    if (interrupt_requested()) throw Interrupted{};
+  }
+
+  void exec(Phase ph, int slot, int layer, double seconds, std::int32_t step = -1) {
+    if (seconds <= 0) return;
+    const double t0 = now();
+    sg4::this_actor::execute(work(seconds));
+    busy(slot) += now() - t0;
+    r_.record(g_, ph, layer, step, t0, now());
+    ++r_.res.activities;
+  }
+
+  // Send `bytes` to `to` and receive as much from `from` (one round).
+  void exchange(Phase ph, int slot, int layer, std::int32_t round, std::uint64_t bytes,
+                std::int64_t to, std::int64_t from) {
+    check();
+    const double t0 = now();
+    int* got = nullptr;
+    auto send = box(g_, to)->put_async(&g_token, bytes);
+    auto recv = box(from, g_)->get_async<int>(&got);
+    recv->wait();
+    send->wait();
+    busy(slot) += now() - t0;
+    r_.record(g_, ph, layer, -1, t0, now(), bytes, to, round);
+    r_.res.activities += 2;
+    r_.progress.tick();
+  }
+
+  // The attention ring: post the step's send and receive, compute, wait.
+  void ring(int layer) {
+    const auto& l = *l_;
+    const std::int64_t next = cp_peer(1), prev = cp_peer(-1);
+    const auto steps = infer_steps(l.work);
+    for (std::int64_t s = 0; s < steps; ++s) {
+      check();
+      const double t0 = now();
+      const bool xfer = r_.cp > 1 && s + 1 < steps && l.ring_bytes > 0;
+      const double c = l.step_s[static_cast<std::size_t>(rank_)][static_cast<std::size_t>(s)];
+      sg4::CommPtr send, recv;
+      int* got = nullptr;
+      auto post = [&] {
+        send = box(g_, next)->put_async(&g_token, l.ring_bytes);
+        recv = box(prev, g_)->get_async<int>(&got);
+      };
+      if (xfer && r_.overlap) post();
+      if (c > 0) sg4::this_actor::execute(work(c));
+      const double tc = now();
+      if (xfer && !r_.overlap) post();
+      if (xfer) {
+        recv->wait();
+        send->wait();
+        r_.res.activities += 2;
+        r_.record(g_, Phase::Send, layer, static_cast<std::int32_t>(s),
+                  send->get_start_time() / g_scale, send->get_finish_time() / g_scale, l.ring_bytes,
+                  next);
+        r_.record(g_, Phase::Recv, layer, static_cast<std::int32_t>(s),
+                  recv->get_start_time() / g_scale, recv->get_finish_time() / g_scale, l.ring_bytes,
+                  prev);
+      }
+      r_.record(g_, Phase::Partial, layer, static_cast<std::int32_t>(s), t0, tc, 0, -1, -1,
+                infer_step_entries(l.work, rank_, s));
+      r_.record(g_, Phase::Wait, layer, static_cast<std::int32_t>(s), tc, now());
+      busy(0) += now() - t0;
+      ++r_.res.activities;
+      r_.progress.tick();
+    }
+  }
+
+  // Pass-q: round k sends the partials for rank + k's queries and receives
+  // this rank's from rank - k.
+  void all_to_all(int layer) {
+    const auto chunk = l_->return_bytes / static_cast<std::uint64_t>(r_.cp);
+    for (std::int64_t k = 1; k < r_.cp; ++k)
+      exchange(Phase::AllToAll, 1, layer, static_cast<std::int32_t>(k), chunk, cp_peer(k),
+               cp_peer(-k));
+  }
+
+  // Decode: every rank's partial to rank 0, merged there, the result back.
+  void gather(int layer) {
+    const auto& l = *l_;
+    const double t0 = now();
+    const auto root = gpu(0, t_);
+    int* got = nullptr;
+    double merged = 0;
+    if (rank_ == 0) {
+      std::vector<sg4::CommPtr> in;
+      for (std::int64_t k = 1; k < r_.cp; ++k)
+        in.push_back(box(gpu(k, t_), g_)->get_async<int>(&got));
+      for (auto& c : in) c->wait();
+      r_.record(g_, Phase::Recv, layer, -1, t0, now(), l.gather_bytes * (r_.cp - 1), -1);
+      const double tm = now();
+      if (l.merge_s > 0) sg4::this_actor::execute(work(l.merge_s));
+      merged = now() - tm;
+      busy(2) += merged;
+      r_.record(g_, Phase::Merge, layer, -1, tm, now());
+      const double tb = now();
+      std::vector<sg4::CommPtr> out;
+      for (std::int64_t k = 1; k < r_.cp; ++k)
+        out.push_back(box(g_, gpu(k, t_))->put_async(&g_token, l.bcast_bytes));
+      for (auto& c : out) c->wait();
+      r_.record(g_, Phase::Send, layer, -1, tb, now(), l.bcast_bytes * (r_.cp - 1), -1);
+    } else {
+      box(g_, root)->put(&g_token, l.gather_bytes);
+      r_.record(g_, Phase::Send, layer, -1, t0, now(), l.gather_bytes, root);
+      const double tw = now();
+      box(root, g_)->get<int>();
+      r_.record(g_, Phase::Recv, layer, -1, tw, now(), l.bcast_bytes, root);
+    }
+    r_.res.activities += static_cast<std::uint64_t>(2 * (r_.cp - 1));
+    // Rank 0's merge is its own phase; the other ranks wait through it.
+    busy(1) += now() - t0 - merged;
+    r_.progress.tick();
+  }
+
+  // Ring all-reduce inside the TP group: tp-1 reduce-scatter rounds, then
+  // tp-1 all-gather rounds, each moving 1/tp of the activation.
+  void allreduce(int layer) {
+    if (r_.tp <= 1 || l_->tp_bytes == 0) return;
+    const auto share = l_->tp_bytes / static_cast<std::uint64_t>(r_.tp);
+    for (std::int64_t k = 1; k < r_.tp; ++k)
+      exchange(Phase::ReduceScatter, 4, layer, static_cast<std::int32_t>(k), share, tp_peer(1),
+               tp_peer(-1));
+    for (std::int64_t k = 1; k < r_.tp; ++k)
+      exchange(Phase::AllGather, 4, layer, static_cast<std::int32_t>(k), share, tp_peer(1),
+               tp_peer(-1));
+  }
+};
+
+void gpu_main(Run* run, std::int64_t g) {
+  try {
+    Gpu(*run, g).run();
+  } catch (const Interrupted&) {
+    run->res.interrupted = true;
+    sg4::Actor::kill_all();
+  } catch (const std::exception& e) {
+    if (run->error.empty()) run->error = fmt::format("GPU {}: {}", g, e.what());
+    sg4::Actor::kill_all();
+  }
+}
+
+}  // namespace
+
+namespace {
+
+std::uint64_t progress_units(const InferLayer& l, std::int64_t tp, std::int64_t cp) {
+  return static_cast<std::uint64_t>(infer_steps(l.work)) +
+         static_cast<std::uint64_t>(l.return_bytes > 0 ? cp - 1 : 0) +
+         static_cast<std::uint64_t>(l.gather_bytes > 0 ? 1 : 0) +
+         static_cast<std::uint64_t>(l.tp_allreduces) * 2 *
+             static_cast<std::uint64_t>(std::max<std::int64_t>(tp - 1, 0));
+}
+
+// The phases of the GPU that spent longest in them (ties: lowest index).
+InferSimPhases busiest(const std::vector<double> (&busy)[6]) {
+  std::size_t best = 0;
+  double best_total = -1;
+  for (std::size_t g = 0; g < busy[0].size(); ++g) {
+    double total = 0;
+    for (const auto& b : busy) total += b[g];
+    if (total > best_total) {
+      best_total = total;
+      best = g;
+    }
+  }
+  return {busy[0][best], busy[1][best], busy[2][best], busy[3][best], busy[4][best], busy[5][best]};
+}
+
+}  // namespace
+
+InferSimResult simulate_infer(const InferSimOptions& o) {
+  const auto& r = o.request;
+  Topology topo(topology_options(o.hardware, r.tp * r.cp));
+  const auto per_layer = progress_units(o.prefill, r.tp, r.cp) +
+                         (o.with_decode ? progress_units(o.decode, r.tp, r.cp) : 0);
+  Run run(o, per_layer * static_cast<std::uint64_t>(r.shape.layers) *
+                 static_cast<std::uint64_t>(r.tp * r.cp));
+  auto engine = start_engine(o.network);
+  g_scale = choose_scale(run, topo);
+  const auto hosts = build_platform(topo, std::vector<double>(topo.links().size(), 1.0), g_scale);
+  sg4::Engine::on_deadlock_cb([&run] { run.deadlock = true; });
+  for (std::int64_t g = 0; g < r.tp * r.cp; ++g)
+    sg4::Actor::create(fmt::format("gpu{}", g), hosts[static_cast<std::size_t>(g)], gpu_main, &run,
+                       g);
+  engine->run();
+  run.progress.finish();
+  auto& res = run.res;
+  res.platform = topo.describe();
+  if (res.interrupted) return std::move(res);
+  if (!run.error.empty()) throw std::runtime_error("simulation failed: " + run.error);
+  if (run.deadlock ||
+      !std::all_of(run.finished.begin(), run.finished.end(), [](bool b) { return b; }))
+    throw std::runtime_error("simulation deadlocked: some GPUs never received their messages");
+  res.ttft_s = *std::max_element(run.prefill_end.begin(), run.prefill_end.end());
+  if (o.with_decode) res.decode_s = engine->get_clock() / g_scale - res.ttft_s;
+  res.prefill = busiest(run.busy[0]);
+  res.decode = busiest(run.busy[1]);
+  return std::move(res);
+}
+
+}  // namespace ringsim::sim

@@ -1,0 +1,120 @@
+// The SimGrid model of inference against the hand-worked cases of
+// test_infer_model.cpp and against the closed forms where no link is shared
+// (docs/inference.md, "Both engines"). One simulation per test: SimGrid
+// allows one engine per process, and ctest runs each test alone.
+#include <gtest/gtest.h>
+
+#include "models/core/catalog.hpp"
+#include "proc/resolve.hpp"
+#include "sim/infer_sim.hpp"
+#include "sim/simulate.hpp"
+#include "tests/infer/helpers.hpp"
+
+namespace ringsim {
+namespace {
+
+using namespace infer_testing;
+
+constexpr double kRel = 1e-9;
+
+sim::InferSimOptions options(const InferRequest& r, const Hardware& hw, const Implementation& im,
+                             InferVariant v) {
+  sim::InferSimOptions o;
+  o.request = r;
+  o.hardware = hw;
+  o.prefill = infer_layer(r, hw, im, v, false);
+  o.decode = infer_layer(r, hw, im, v, true);
+  o.prefill_head_s = head_seconds(r, hw, 1);
+  o.decode_head_s = head_seconds(r, hw, r.batch);
+  return o;
+}
+
+#define RINGSIM_ONE_ENGINE()                                                        \
+  do {                                                                              \
+    if (!sim::simulation_available())                                               \
+      GTEST_SKIP() << "SimGrid allows one engine per process: run this test alone " \
+                      "(ctest does; by hand, use --gtest_filter)";                  \
+  } while (0)
+
+TEST(InferSim, HandCasePassQ) {
+  RINGSIM_ONE_ENGINE();
+  // test_infer_model.cpp's PrefillPassKvAndPassQ and DecodeOverShardedCache:
+  // TTFT = 9.216 ms ring + 5.76 ms return + 294.912 ms dense + 9.728 us
+  // pointwise + 128 ms head; decode 1.28 + 2.72 + 73.728 ms + 2.432 us + 128 ms.
+  Roofline rf;
+  const auto hw = slow_flat();
+  const auto r = tiny_request(2, 8, 0);
+  const auto s = sim::simulate_infer(options(r, hw, rf.im, InferVariant::PassQ));
+  const double ttft = 9.216e-3 + 5.76e-3 + 0.294912 + 9.728e-6 + 0.128;
+  EXPECT_NEAR(s.ttft_s, ttft, ttft * kRel);
+  const double decode = 1.28e-3 + 2.72e-3 + 73.728e-3 + 2.432e-6 + 0.128;
+  EXPECT_NEAR(s.decode_s, decode, decode * kRel);
+  EXPECT_NEAR(s.prefill.return_s, 5.76e-3, 5.76e-3 * kRel);
+}
+
+// Llama 3 8B on two H100 nodes (TP 8 x CP 2), one NIC per GPU on rails: every
+// transfer has its own links, so SimGrid equals the closed forms.
+void agree(InferVariant v, std::int64_t cached, Layout layout) {
+  proc::HardwareSpec hs;
+  hs.gpu = "h100-sxm";
+  const auto& cat = Catalog::embedded();
+  const auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
+  const auto im = proc::make_implementation(hs, cat, hw, DType::BF16);
+  InferRequest r;
+  r.shape = find_model("--model", "llama3-8b");
+  r.shape.layers = 4;
+  r.context = 65536;
+  r.cached = cached;
+  r.gpus = 16;
+  r.tp = 8;
+  r.cp = 2;
+  r.layout = layout;
+  r.auto_variant = false;
+  r.variant = v;
+  const auto a = infer(r, hw, *im);
+  const auto s = sim::simulate_infer(options(r, hw, *im, v));
+  EXPECT_NEAR(s.ttft_s, a.ttft_s, a.ttft_s * kRel);
+  EXPECT_NEAR(s.decode_s, a.decode_s_per_token, a.decode_s_per_token * kRel);
+  EXPECT_NEAR(s.prefill.tp_s, a.tp_s, a.tp_s * kRel);
+  // A rank that finishes its ring early waits in the all-to-all instead: the
+  // split between the two phases is the busiest GPU's, their sum the same.
+  const double ring = a.attention_s + a.return_s;
+  EXPECT_NEAR(s.prefill.attention_s + s.prefill.return_s, ring, ring * kRel);
+}
+
+TEST(InferSim, AgreesPassKvZigzag) {
+  RINGSIM_ONE_ENGINE();
+  agree(InferVariant::PassKv, 0, Layout::Zigzag);
+}
+
+TEST(InferSim, AgreesPassQWithCache) {
+  RINGSIM_ONE_ENGINE();
+  agree(InferVariant::PassQ, 49152, Layout::Zigzag);
+}
+
+TEST(InferSim, AgreesPassKvStripedWithCache) {
+  RINGSIM_ONE_ENGINE();
+  agree(InferVariant::PassKv, 32768, Layout::Striped);
+}
+
+TEST(InferSim, TraceHasEveryPhase) {
+  RINGSIM_ONE_ENGINE();
+  Roofline rf;
+  const auto r = tiny_request(2, 8, 0);
+  auto o = options(r, slow_flat(), rf.im, InferVariant::PassQ);
+  o.record_events = true;
+  const auto s = sim::simulate_infer(o);
+  ASSERT_EQ(s.events.size(), 2u);
+  bool seen[trace::kPhaseCount] = {};
+  for (const auto& lane : s.events)
+    for (const auto& e : lane) {
+      EXPECT_GT(e.dur, 0);
+      seen[static_cast<int>(e.phase)] = true;
+    }
+  for (auto p : {trace::Phase::Partial, trace::Phase::Send, trace::Phase::Recv,
+                 trace::Phase::AllToAll, trace::Phase::Dense, trace::Phase::Wait})
+    EXPECT_TRUE(seen[static_cast<int>(p)]) << trace::phase_name(p);
+}
+
+}  // namespace
+}  // namespace ringsim
