@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
+#include "cli/plan_inference.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 #include "models/plan/plan.hpp"
@@ -28,7 +29,50 @@ struct PlanFlags {
   std::string context, gpus, global_batch_tokens, checkpointing = "full", optimizer = "adamw";
   std::string cp, layout, tp = "1", loss = "eager", hbm, layers, vocab, top = "10", recheck = "0";
   bool max_context = false, explain = false, json = false, causal = true;
+  // --inference (cli/plan_inference.hpp)
+  bool inference = false, tp_given = false, recheck_given = false;
+  std::string ttft_target, cached, batch, decode_tokens, price, variant;
 };
+
+// The inference planner takes the flags it shares with training; those that
+// only mean something for a training step are refused, not ignored.
+int run_inference(const PlanFlags& f) {
+  if (f.max_context) throw InputError("--max-context: plans training; not with --inference");
+  if (!f.global_batch_tokens.empty())
+    throw InputError("--global-batch-tokens: plans training; not with --inference");
+  if (f.recheck_given) throw InputError("--recheck: plans training; not with --inference");
+  InferencePlanFlags g;
+  g.w = f.w;
+  g.hw = f.hw;
+  g.context = f.context;
+  g.cached = f.cached;
+  g.gpus = f.gpus;
+  g.tp = f.tp_given ? f.tp : "";
+  g.cp = f.cp;
+  g.layout = f.layout;
+  g.layers = f.layers;
+  g.top = f.top;
+  g.ttft_target = f.ttft_target;
+  g.batch = f.batch;
+  g.decode_tokens = f.decode_tokens;
+  g.price = f.price;
+  g.variant = f.variant;
+  g.json = f.json;
+  return plan_inference(g);
+}
+
+// Flags of --inference alone.
+void refuse_inference_flags(const PlanFlags& f) {
+  const std::pair<const char*, const std::string*> only[] = {{"--ttft-target", &f.ttft_target},
+                                                             {"--cached", &f.cached},
+                                                             {"--batch", &f.batch},
+                                                             {"--decode-tokens", &f.decode_tokens},
+                                                             {"--price-per-gpu-hour", &f.price},
+                                                             {"--variant", &f.variant}};
+  for (const auto& [flag, value] : only)
+    if (!value->empty())
+      throw InputError(fmt::format("{}: plans inference; add --inference", flag));
+}
 
 std::string gb(double b) {
   return fmt::format("{:.1f} GB", b / 1e9);
@@ -91,6 +135,8 @@ std::string recheck_text(const proc::Recheck& rc) {
 }
 
 int run(const PlanFlags& f) {
+  if (f.inference) return run_inference(f);
+  refuse_inference_flags(f);
   const auto hs = proc::parse_hardware(f.hw);
   const auto cat = proc::load_catalog(hs);
   const auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
@@ -269,7 +315,24 @@ Command plan_command() {
                "Re-run the top N configs' attention with the SimGrid engine (child processes)")
             ->capture_default_str();
         sub->add_flag("--json", f->json, "Print one JSON object instead of the table");
-        sub->callback([f, code] { *code = run(*f); });
+        sub->add_flag("--inference", f->inference,
+                      "Plan long-context inference instead: TP x CP splits ranked by time to "
+                      "first token, then cost (docs/inference.md)");
+        sub->add_option("--ttft-target", f->ttft_target,
+                        "--inference: seconds the prefill may take");
+        sub->add_option("--cached", f->cached,
+                        "--inference: tokens of the context already in the KV cache");
+        sub->add_option("--batch", f->batch, "--inference: sequences decoded together");
+        sub->add_option("--decode-tokens", f->decode_tokens,
+                        "--inference: tokens generated after the prefill");
+        sub->add_option("--variant", f->variant, "--inference: auto|pass-kv|pass-q");
+        sub->add_option("--price-per-gpu-hour", f->price,
+                        "--inference: price of one GPU-hour, for the cost column");
+        sub->callback([f, code, sub] {
+          f->tp_given = sub->get_option("--tp")->count() > 0;
+          f->recheck_given = sub->get_option("--recheck")->count() > 0;
+          *code = run(*f);
+        });
         return sub;
       }};
 }

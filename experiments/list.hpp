@@ -12,5 +12,6 @@ Experiment overlap_knee_experiment();
 Experiment scale_experiment();
 Experiment plan_cases_experiment();
 Experiment kernel_curves_experiment();
+Experiment inference_scaling_experiment();
 
 }  // namespace ringsim::exp

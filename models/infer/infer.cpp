@@ -62,6 +62,24 @@ double dense_seconds(const InferRequest& r, const Hardware& hw, double tokens) {
   return std::max(flops / hw.gemm_flops(), weights / hw.hbm_bandwidth);
 }
 
+// Merging one partial output of `rows` (query, head) rows into the running
+// one: the implementation's forward ops on the output that a ring step after
+// the first runs (models/data/kernels.json, by the bytes they move at HBM
+// bandwidth), plus the compute model's measured merge when it has one.
+double merge_seconds(const Implementation& im, const Hardware& hw, std::uint64_t rows,
+                     std::int64_t block, int d) {
+  double t = im.rates().merge_seconds(rows, block, d);
+  if (hw.hbm_bandwidth <= 0) return t;
+  for (const auto& op : im.ops()) {
+    if (op.pass == "bwd" || (op.when != "after_first" && op.when != "step")) continue;
+    if (op.per != "call_q_elems" && op.per != "call_q_rows") continue;  // not the output's
+    const double units =
+        op.per == "call_q_elems" ? static_cast<double>(rows) * d : static_cast<double>(rows);
+    t += op.bytes * units / hw.hbm_bandwidth;
+  }
+  return t;
+}
+
 Hardware cp_hardware(const InferRequest& r, const Hardware& hw) {
   return group_hardware(hw, r.tp);
 }
@@ -133,13 +151,13 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
       for (std::int64_t s = 0; s < steps; ++s) {
         double t = 0;
         for (const auto& c : infer_step_calls(w, i, s)) t += rates.call_seconds(c, d, false);
-        if (variant == InferVariant::PassKv && s > 0) t += rates.merge_seconds(rows, q, d);
+        if (variant == InferVariant::PassKv && s > 0) t += merge_seconds(im, hw, rows, q, d);
         l.step_s[static_cast<std::size_t>(i)][static_cast<std::size_t>(s)] = t;
       }
     l.ring_bytes = infer_ring_elements(w) * static_cast<std::uint64_t>(db);
     if (variant == InferVariant::PassQ && n > 1) {
       l.return_bytes = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(q) * partial_row;
-      l.merge_s = static_cast<double>(n - 1) * rates.merge_seconds(rows, q, d);
+      l.merge_s = static_cast<double>(n - 1) * merge_seconds(im, hw, rows, q, d);
     }
     const double tokens = static_cast<double>(q);
     l.dense_s = dense_seconds(r, hw, tokens);
@@ -165,7 +183,7 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
   if (n > 1) {
     l.gather_bytes = static_cast<std::uint64_t>(r.batch) * partial_row;
     l.bcast_bytes = rows * static_cast<std::uint64_t>(d * db);
-    l.merge_s = static_cast<double>(n - 1) * rates.merge_seconds(rows, 1, d);
+    l.merge_s = static_cast<double>(n - 1) * merge_seconds(im, hw, rows, 1, d);
   }
   l.dense_s = dense_seconds(r, hw, B);
   l.pointwise_s =

@@ -1,0 +1,140 @@
+#include "cli/plan_inference.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
+#include "models/infer/search.hpp"
+#include "models/kernel/implementation.hpp"
+#include "models/plan/basics.hpp"
+#include "proc/resolve.hpp"
+
+namespace ringsim::cli {
+
+namespace {
+
+std::string secs(double s) {
+  if (s >= 1) return fmt::format("{:.2f} s", s);
+  return fmt::format("{:.1f} ms", s * 1e3);
+}
+
+}  // namespace
+
+int plan_inference(const InferencePlanFlags& f) {
+  const auto hs = proc::parse_hardware(f.hw);
+  const auto cat = proc::load_catalog(hs);
+  const auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
+  const auto im = proc::make_implementation(hs, cat, hw, DType::BF16);
+  InferRequest r;
+  r.shape = proc::resolve_shape(proc::parse_workload(f.w, false));
+  if (!f.layers.empty())
+    r.shape.layers = static_cast<int>(parse_count("--layers", f.layers, 1, 100000));
+  if (f.context.empty())
+    throw InputError("--context: required with --inference (tokens, e.g. 128K or 1M)");
+  r.context = parse_count("--context", f.context, 1, kMaxTokens);
+  if (!f.cached.empty()) r.cached = parse_count("--cached", f.cached, 0, kMaxTokens);
+  if (f.gpus.empty()) throw InputError("--gpus: required (the most GPUs one replica may use)");
+  r.gpus = parse_count("--gpus", f.gpus, 1, 1 << 20);
+  if (!f.layout.empty()) r.layout = parse_layout("--layout", f.layout);
+  if (!f.batch.empty()) r.batch = parse_count("--batch", f.batch, 1, 1 << 20);
+  if (!f.decode_tokens.empty())
+    r.decode_tokens = parse_count("--decode-tokens", f.decode_tokens, 0, kMaxTokens);
+  const auto v = parse_choice("--variant", f.variant.empty() ? "auto" : f.variant,
+                              {"auto", "pass-kv", "pass-q"});
+  r.auto_variant = v == "auto";
+  if (!r.auto_variant) r.variant = parse_infer_variant("--variant", v);
+  const double target =
+      f.ttft_target.empty() ? 0 : parse_real("--ttft-target", f.ttft_target, 1e-6, 1e9);
+  const double price = f.price.empty() ? 0 : parse_real("--price-per-gpu-hour", f.price, 0, 1e6);
+  std::vector<std::int64_t> tps, cps;
+  if (!f.tp.empty() && f.tp != "1" && f.tp != "auto") tps = {parse_count("--tp", f.tp, 1, 1024)};
+  if (!f.cp.empty()) cps = {parse_count("--cp", f.cp, 1, 1 << 20)};
+  const int top = static_cast<int>(parse_count("--top", f.top.empty() ? "10" : f.top, 1, 100000));
+
+  const auto opts = search_inference(r, hw, *im, target, tps, cps);
+  auto cost = [&](const InferOption& o) { return o.gpu_seconds / 3600 * price; };
+
+  if (f.json) {
+    nlohmann::json j;
+    j["command"] = "plan";
+    j["mode"] = "inference";
+    j["model"] = r.shape.name;
+    j["context"] = r.context;
+    j["cached"] = r.cached;
+    j["max_gpus"] = r.gpus;
+    j["ttft_target_s"] = target > 0 ? nlohmann::json(target) : nlohmann::json(nullptr);
+    j["price_per_gpu_hour"] = price > 0 ? nlohmann::json(price) : nlohmann::json(nullptr);
+    j["hardware"] = hw.describe();
+    j["engine"] = "analytic";
+    j["configs"] = nlohmann::json::array();
+    int rank = 0;
+    for (const auto& o : opts) {
+      const auto& a = o.result;
+      nlohmann::json c{{"rank", ++rank},
+                       {"tp", o.request.tp},
+                       {"cp", o.request.cp},
+                       {"gpus", o.request.gpus},
+                       {"layout", to_string(o.request.layout)},
+                       {"variant", to_string(a.choice.variant)},
+                       {"variant_reason", a.choice.reason},
+                       {"ttft_s", a.ttft_s},
+                       {"decode_s_per_token", a.decode_s_per_token},
+                       {"tokens_per_s", a.tokens_per_s},
+                       {"memory_bytes_per_gpu", a.memory.total},
+                       {"kv_cache_bytes_per_gpu", a.memory.kv_cache},
+                       {"fits", o.fits},
+                       {"meets_target", o.meets_target},
+                       {"gpu_seconds_per_prefill", o.gpu_seconds},
+                       {"why_not", o.why}};
+      if (price > 0) c["cost_per_prefill"] = cost(o);
+      j["configs"].push_back(c);
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::string out = fmt::format(
+      "ringsim plan --inference: {} ({:.1f}B params, {} layers), context {} tokens ({}), {} "
+      "cached, at most {} x {}\n",
+      r.shape.name, static_cast<double>(total_params(r.shape)) / 1e9, r.shape.layers, r.context,
+      human_tokens(static_cast<double>(r.context)), r.cached, r.gpus, hw.gpu_name);
+  out += fmt::format("  TTFT target {}; ranked by TTFT, then cost (GPU-seconds per prefill){}\n\n",
+                     target > 0 ? secs(target) : std::string("none"),
+                     price > 0 ? fmt::format(", ${:.2f} per GPU-hour", price) : "");
+  out += fmt::format("  {:>4} {:>5} {:>5} {:>5}  {:<8}{:>10}{:>12}{:>11}{:>13}{:>12}  {}\n", "rank",
+                     "tp", "cp", "gpus", "variant", "TTFT", "decode/tok", "tokens/s", "mem/GPU",
+                     price > 0 ? "$/prefill" : "GPU-s", "status");
+  int shown = 0;
+  for (const auto& o : opts) {
+    if (shown >= top) break;
+    const auto& a = o.result;
+    out += fmt::format(
+        "  {:>4} {:>5} {:>5} {:>5}  {:<8}{:>10}{:>12}{:>11.1f}{:>13}{:>12}  {}\n", ++shown,
+        o.request.tp, o.request.cp, o.request.gpus, to_string(a.choice.variant), secs(a.ttft_s),
+        secs(a.decode_s_per_token), a.tokens_per_s, human_bytes(a.memory.total),
+        price > 0 ? fmt::format("{:.4f}", cost(o)) : fmt::format("{:.1f}", o.gpu_seconds),
+        o.why.empty() ? "ok" : o.why);
+  }
+  const InferOption* cheapest = nullptr;
+  for (const auto& o : opts)
+    if (o.fits && o.meets_target && (!cheapest || o.gpu_seconds < cheapest->gpu_seconds))
+      cheapest = &o;
+  if (!opts.empty() && opts.front().fits && opts.front().meets_target) {
+    const auto& b = opts.front();
+    out += fmt::format("\nfastest: tp {} x cp {} ({} GPUs), TTFT {}; {}\n", b.request.tp,
+                       b.request.cp, b.request.gpus, secs(b.result.ttft_s), b.result.choice.reason);
+  } else {
+    out += "\nno split fits in HBM and meets the target; the rows say what each misses by\n";
+  }
+  if (cheapest)
+    out +=
+        fmt::format("cheapest meeting the target: tp {} x cp {} ({} GPUs), TTFT {}, {:.1f} GPU-s\n",
+                    cheapest->request.tp, cheapest->request.cp, cheapest->request.gpus,
+                    secs(cheapest->result.ttft_s), cheapest->gpu_seconds);
+  std::cout << out;
+  return 0;
+}
+
+}  // namespace ringsim::cli

@@ -1,0 +1,82 @@
+#include "models/infer/search.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
+
+namespace ringsim {
+
+namespace {
+
+std::vector<std::int64_t> powers_up_to(std::int64_t limit) {
+  std::vector<std::int64_t> p;
+  for (std::int64_t x = 1; x <= limit; x *= 2) p.push_back(x);
+  return p;
+}
+
+// Usable first (by TTFT, then cost), then those that miss the target (by
+// TTFT), then those that do not fit (closest to fitting first).
+int rank_class(const InferOption& o) {
+  if (!o.fits) return 2;
+  return o.meets_target ? 0 : 1;
+}
+
+}  // namespace
+
+std::vector<InferOption> search_inference(const InferRequest& base, const Hardware& hw,
+                                          const Implementation& im, double ttft_target,
+                                          const std::vector<std::int64_t>& tp_degrees,
+                                          const std::vector<std::int64_t>& cp_degrees) {
+  const auto tps = tp_degrees.empty()
+                       ? powers_up_to(std::min<std::int64_t>(hw.gpus_per_node, base.gpus))
+                       : tp_degrees;
+  std::vector<InferOption> out;
+  std::string first_rule;
+  for (const auto tp : tps) {
+    const auto cps = cp_degrees.empty() ? powers_up_to(base.gpus / tp) : cp_degrees;
+    for (const auto cp : cps) {
+      if (tp * cp > base.gpus) continue;
+      InferOption o;
+      o.request = base;
+      o.request.tp = tp;
+      o.request.cp = cp;
+      o.request.gpus = tp * cp;
+      try {
+        check_request(o.request);
+      } catch (const InputError& e) {
+        if (first_rule.empty()) first_rule = e.what();
+        continue;  // a split the model or the context cannot take: not listed
+      }
+      o.result = infer(o.request, hw, im);
+      o.fits = o.result.memory.fits();
+      o.meets_target = ttft_target <= 0 || o.result.ttft_s <= ttft_target;
+      o.gpu_seconds = static_cast<double>(tp * cp) * o.result.ttft_s;
+      if (!o.fits)
+        o.why = fmt::format("needs {} of {} HBM per GPU", human_bytes(o.result.memory.total),
+                            human_bytes(o.result.memory.hbm));
+      else if (!o.meets_target)
+        o.why =
+            fmt::format("TTFT {:.3g} s misses the {:.3g} s target", o.result.ttft_s, ttft_target);
+      out.push_back(std::move(o));
+    }
+  }
+  if (out.empty())
+    throw InputError(
+        fmt::format("--gpus: no TP x CP split of at most {} GPUs can serve this request ({})",
+                    base.gpus, first_rule));
+  std::stable_sort(out.begin(), out.end(), [](const InferOption& a, const InferOption& b) {
+    const int ca = rank_class(a), cb = rank_class(b);
+    if (ca != cb) return ca < cb;
+    if (ca == 2)
+      return a.result.memory.total - a.result.memory.hbm <
+             b.result.memory.total - b.result.memory.hbm;
+    if (a.result.ttft_s != b.result.ttft_s) return a.result.ttft_s < b.result.ttft_s;
+    return a.gpu_seconds < b.gpu_seconds;
+  });
+  return out;
+}
+
+}  // namespace ringsim

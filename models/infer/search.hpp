@@ -1,0 +1,32 @@
+#pragma once
+// Inference capacity planning (`ringsim plan --inference`): every TP x CP
+// split of at most --gpus GPUs that can serve the request, timed by the
+// closed forms (models/infer/infer.hpp), ranked: those that fit in HBM and
+// meet the TTFT target first, by TTFT, then by cost (GPU-seconds per
+// request); then those that miss the target; then those that do not fit.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/infer/infer.hpp"
+
+namespace ringsim {
+
+struct InferOption {
+  InferRequest request;  // tp, cp, gpus = tp x cp set
+  InferResult result;
+  bool fits = false, meets_target = false;
+  std::string why;         // not usable: the rule or memory term; "" when fits
+  double gpu_seconds = 0;  // gpus x TTFT: the cost of one prefill
+};
+
+// `base`: the request with gpus = the most GPUs to use; tp and cp are
+// searched (tp: powers of two up to the node that the heads allow; cp:
+// powers of two the context divides into). `ttft_target` 0: no target.
+// Throws InputError when no split can even be formed.
+std::vector<InferOption> search_inference(const InferRequest& base, const Hardware& hw,
+                                          const Implementation& im, double ttft_target,
+                                          const std::vector<std::int64_t>& tp_degrees = {},
+                                          const std::vector<std::int64_t>& cp_degrees = {});
+
+}  // namespace ringsim
