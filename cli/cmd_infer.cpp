@@ -33,7 +33,7 @@ struct InferFlags {
   proc::HardwareFlags hw;
   std::string context, cached = "0", gpus, tp = "8", cp, variant = "auto", layout = "zigzag";
   std::string decode_tokens = "0", batch = "1", engine = "simgrid", trace, overlap = "full";
-  std::string layers;
+  std::string layers, max_activities, max_memory;
   bool json = false, progress = false;
 };
 
@@ -103,6 +103,14 @@ int run(const InferFlags& f) {
     o.decode_head_s = head_seconds(r, hw, r.batch);
     o.record_events = !f.trace.empty();
     o.progress = f.progress;
+    auto budget = sim::default_budget();
+    if (!f.max_activities.empty())
+      budget.max_activities = static_cast<std::uint64_t>(
+          parse_count("--max-activities", f.max_activities, 1, std::int64_t{1} << 50));
+    if (!f.max_memory.empty())
+      budget.max_memory_bytes = static_cast<std::uint64_t>(
+          parse_count("--max-memory", f.max_memory, 1 << 20, std::int64_t{1} << 50));
+    sim::check_budget(sim::estimate_infer_size(o), budget);
     s = sim::simulate_infer(o);
     if (s->interrupted) {
       std::cerr << "ringsim: interrupted; nothing written\n";
@@ -302,6 +310,11 @@ Command infer_command() {
         sub->add_option("--trace", f->trace,
                         "Write the simulated prefill and decode step as a Chrome trace");
         sub->add_flag("--progress", f->progress, "Progress bar with ETA on stderr");
+        sub->add_option("--max-activities", f->max_activities,
+                        "Refuse a simulation estimated above this many activities (default 2^29)");
+        sub->add_option("--max-memory", f->max_memory,
+                        "Refuse a simulation estimated above this much memory (K/M/G; default "
+                        "80% of RAM)");
         sub->add_flag("--json", f->json, "Print one JSON object");
         sub->callback([f, code] { *code = run(*f); });
         return sub;

@@ -8,12 +8,12 @@
 //
 // Fuzz-only limits, so every input finishes in milliseconds and the process
 // can run millions of them (they live here, not in ringsim):
-// - subcommands: run (forced to --engine analytic: SimGrid allows one engine
-//   per process and a simulation is seconds), minblock, hardware, verify and
-//   plan; verify only with every number <= 16 (the emulator and the float64
-//   reference stay tiny), plan with every number <= 4096 and no --recheck
-//   (which runs SimGrid in child processes). Subcommands that time kernels
-//   or run experiments (profile, experiment, calibrate) are not fuzzed here.
+// - subcommands: run and infer (forced to --engine analytic: SimGrid allows
+//   one engine per process and a simulation is seconds), minblock, hardware,
+//   verify and plan; infer and plan --inference with every number <= 256; verify only with every
+//   number <= 16 (the emulator and the float64 reference stay tiny), plan with every number <= 4096
+//   and no --recheck (which runs SimGrid in child processes). Subcommands that time kernels or run
+//   experiments (profile, experiment, calibrate) are not fuzzed here.
 // - files: tokens containing '/' are refused, so a run cannot read /dev/zero
 //   or anything outside the working directory; a token naming one of the seed
 //   files (c.json, p.json, q.npy, ...) is replaced by its path in a sandbox
@@ -152,11 +152,15 @@ int cli(const std::uint8_t* data, std::size_t size) {
   for (const auto& c : cli::commands()) names.push_back(c.name);
   const bool named = std::find(names.begin(), names.end(), args[0]) != names.end();
   const std::string sub = named ? args[0] : "run";
-  static const std::vector<std::string> allowed = {"run", "minblock", "hardware", "verify", "plan"};
+  static const std::vector<std::string> allowed = {"run",    "minblock", "hardware",
+                                                   "verify", "plan",     "infer"};
   if (std::find(allowed.begin(), allowed.end(), sub) == allowed.end()) return 0;
   // verify runs the emulator and a float64 reference; plan sweeps configs
   // with the analytic model, O(context-parallel degree) each.
-  const long long max_number = sub == "verify" ? 16 : sub == "plan" ? 4096 : -1;
+  // infer (and plan --inference) evaluate every rank's every ring step: O(cp^2).
+  const bool inference =
+      sub == "infer" || std::find(args.begin(), args.end(), "--inference") != args.end();
+  const long long max_number = sub == "verify" ? 16 : inference ? 256 : sub == "plan" ? 4096 : -1;
   std::vector<std::string> kept;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& t = args[i];
@@ -180,7 +184,7 @@ int cli(const std::uint8_t* data, std::size_t size) {
     if (std::find(kSeedFiles.begin(), kSeedFiles.end(), t) != kSeedFiles.end())
       kept.back() = sandbox_path(t);
   }
-  if (sub == "run") {
+  if (sub == "run" || sub == "infer") {
     kept.push_back("--engine");
     kept.push_back("analytic");
   }

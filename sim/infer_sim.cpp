@@ -329,6 +329,32 @@ InferSimPhases busiest(const std::vector<double> (&busy)[6]) {
 
 }  // namespace
 
+SizeEstimate estimate_infer_size(const InferSimOptions& o) {
+  const auto& r = o.request;
+  const double gpus = static_cast<double>(r.tp * r.cp), layers = r.shape.layers;
+  // Per layer and GPU: a ring step is an exec and two transfers, a collective
+  // round two transfers, plus the dense exec and the merge.
+  auto per_layer = [&](const InferLayer& l) {
+    return 3.0 * static_cast<double>(infer_steps(l.work)) +
+           4.0 * static_cast<double>(std::max<std::int64_t>(r.cp - 1, 0)) +
+           4.0 * l.tp_allreduces * static_cast<double>(std::max<std::int64_t>(r.tp - 1, 0)) + 3;
+  };
+  const double acts =
+      gpus * layers * (per_layer(o.prefill) + (o.with_decode ? per_layer(o.decode) : 0));
+  SizeEstimate e;
+  auto clamp = [](double x) {
+    return x >= 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(x);
+  };
+  e.activities = clamp(acts);
+  double mem = 64.0 * 1024 * 1024 + gpus * 64 * 1024;  // engine, actors, mailboxes
+  if (o.record_events) {
+    mem += acts * sizeof(Event);
+    e.trace_bytes = clamp(acts * 160);  // about one line per event
+  }
+  e.memory_bytes = clamp(mem);
+  return e;
+}
+
 InferSimResult simulate_infer(const InferSimOptions& o) {
   const auto& r = o.request;
   Topology topo(topology_options(o.hardware, r.tp * r.cp));

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "models/infer/infer.hpp"
+#include "sim/guard.hpp"
 #include "sim/options.hpp"
 #include "sim/topology.hpp"
 #include "trace/event.hpp"
@@ -53,6 +54,10 @@ struct InferSimResult {
   bool interrupted = false;
   std::vector<std::vector<trace::Event>> events;  // per GPU, in time order
 };
+
+// What the simulation will cost (activities, memory, trace size), for
+// check_budget (sim/guard.hpp) before it starts.
+SizeEstimate estimate_infer_size(const InferSimOptions& o);
 
 // Runs the simulation. Throws InputError for inputs the platform rejects and
 // std::runtime_error if it deadlocks or an actor fails.

@@ -6,6 +6,7 @@
 
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
+#include "models/plan/basics.hpp"
 
 namespace ringsim {
 
@@ -36,7 +37,10 @@ std::vector<InferOption> search_inference(const InferRequest& base, const Hardwa
   std::vector<InferOption> out;
   std::string first_rule;
   for (const auto tp : tps) {
-    const auto cps = cp_degrees.empty() ? powers_up_to(base.gpus / tp) : cp_degrees;
+    // The closed forms cost O(cp^2) per split (every rank's every step), so
+    // the automatic search stops where the training planner's does.
+    const auto cps =
+        cp_degrees.empty() ? powers_up_to(std::min(base.gpus / tp, kMaxAutoCp)) : cp_degrees;
     for (const auto cp : cps) {
       if (tp * cp > base.gpus) continue;
       InferOption o;

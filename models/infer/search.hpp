@@ -22,7 +22,7 @@ struct InferOption {
 
 // `base`: the request with gpus = the most GPUs to use; tp and cp are
 // searched (tp: powers of two up to the node that the heads allow; cp:
-// powers of two the context divides into). `ttft_target` 0: no target.
+// powers of two the context divides into, at most kMaxAutoCp = 1024). `ttft_target` 0: no target.
 // Throws InputError when no split can even be formed.
 std::vector<InferOption> search_inference(const InferRequest& base, const Hardware& hw,
                                           const Implementation& im, double ttft_target,
