@@ -11,6 +11,7 @@
 #include "experiments/runner.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
+#include "models/core/schema.hpp"
 #include "proc/child.hpp"
 
 namespace ringsim::cli {
@@ -31,7 +32,10 @@ nlohmann::json list_json() {
 int run(const ExperimentFlags& f) {
   if (f.list) {
     if (f.json) {
-      std::cout << nlohmann::json{{"experiments", list_json()}}.dump(2) << "\n";
+      std::cout << nlohmann::json{{"schema_version", kJsonSchemaVersion},
+                                  {"experiments", list_json()}}
+                       .dump(2)
+                << "\n";
     } else {
       for (const auto& e : exp::experiments())
         std::cout << fmt::format("  {:<16} {}\n", e.name, e.title);
@@ -91,7 +95,8 @@ int run(const ExperimentFlags& f) {
   if (f.json)
     std::cout << nlohmann::json{{"engine", ctx.engine},
                                 {"quick", f.quick},
-                                {"experiments", results}}
+                                {"experiments", results},
+                                {"schema_version", kJsonSchemaVersion}}
                      .dump(2)
               << "\n";
   return all_ok ? 0 : 1;

@@ -7,6 +7,7 @@
 
 #include "cli/command.hpp"
 #include "models/core/parse.hpp"
+#include "models/core/schema.hpp"
 #include "proc/resolve.hpp"
 
 namespace ringsim::cli {
@@ -20,7 +21,10 @@ struct HardwareListFlags {
 int run(const HardwareListFlags& f) {
   const auto cat = proc::load_catalog(proc::parse_hardware(f.hw));
   if (f.json) {
+    // Every field as a value of its own (numbers as numbers, names as names);
+    // docs/models.md says what each means.
     nlohmann::json j;
+    j["schema_version"] = kJsonSchemaVersion;
     for (const auto& d : cat.devices())
       j["devices"].push_back(
           {{"name", d.name},
@@ -33,7 +37,12 @@ int run(const HardwareListFlags& f) {
            {"gemm_efficiency", d.gemm_efficiency},
            {"sm_count", d.sm_count},
            {"default_kernel", d.default_kernel},
+           {"default_platform", d.default_platform},
+           {"default_intra", d.default_intra},
+           {"default_inter", d.default_inter},
+           {"default_gpus_per_node", d.default_gpus_per_node},
            {"source", d.source},
+           {"sm_source", d.sm_source},
            {"efficiency_source", d.efficiency_source},
            {"gemm_source", d.gemm_source},
            {"default_kernel_source", d.default_kernel_source}});
@@ -51,6 +60,11 @@ int run(const HardwareListFlags& f) {
                                {"gpu", c.gpu},
                                {"platform", c.platform},
                                {"gpus_per_node", c.gpus_per_node},
+                               // 0: one NIC per GPU / one NVLink switch per node
+                               {"nics_per_node", c.nics_per_node},
+                               {"nvlink_domain", c.nvlink_domain},
+                               {"inter_topology", c.inter_topology},
+                               {"oversubscription", c.oversubscription},
                                {"intra", c.intra},
                                {"inter", c.inter},
                                {"source", c.source}});
@@ -122,9 +136,17 @@ int run(const HardwareListFlags& f) {
   for (const auto& d : cat.devices()) std::cout << " " << d.name << "=" << d.default_kernel;
   std::cout << "\n";
   std::cout << "\nCluster presets (--cluster):\n";
-  for (const auto& c : cat.clusters())
-    std::cout << fmt::format("  {:<12} {} x{} per node, {} / {}, {}\n", c.name, c.gpu,
-                             c.gpus_per_node, c.intra, c.inter, c.platform);
+  for (const auto& c : cat.clusters()) {
+    std::string extra;
+    if (c.nics_per_node > 0 && c.nics_per_node != c.gpus_per_node)
+      extra += fmt::format(", {} NICs per node", c.nics_per_node);
+    if (c.nvlink_domain > c.gpus_per_node)
+      extra += fmt::format(", NVLink domain {}", c.nvlink_domain);
+    if (c.inter_topology != "rail") extra += ", " + c.inter_topology + " leaves";
+    if (c.oversubscription != 1) extra += fmt::format(", {}:1 oversubscribed", c.oversubscription);
+    std::cout << fmt::format("  {:<12} {} x{} per node, {} / {}, {}{}\n", c.name, c.gpu,
+                             c.gpus_per_node, c.intra, c.inter, c.platform, extra);
+  }
   std::cout << "\nModels (--model):\n";
   for (const auto& m : model_shapes())
     std::cout << fmt::format(

@@ -14,6 +14,7 @@
 #include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
+#include "models/core/schema.hpp"
 #include "models/infer/infer.hpp"
 #include "models/kernel/implementation.hpp"
 #include "models/plan/basics.hpp"
@@ -200,6 +201,7 @@ int run(const InferFlags& f) {
   }
 
   if (f.json) {
+    j["schema_version"] = kJsonSchemaVersion;
     std::cout << j.dump(2) << "\n";
     return 0;
   }

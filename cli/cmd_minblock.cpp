@@ -11,6 +11,7 @@
 #include "models/analytic/minblock.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
+#include "models/core/schema.hpp"
 #include "proc/resolve.hpp"
 
 namespace ringsim::cli {
@@ -88,7 +89,8 @@ int run(const MinblockFlags& f) {
                        {"min_seq_per_device", paper_min_seq(F, B)},
                        {"columns", columns_json(c)},
                        {"assumptions", assumptions},
-                       {"compute_model", cm->name()}};
+                       {"compute_model", cm->name()},
+                       {"schema_version", kJsonSchemaVersion}};
       std::cout << j.dump(2) << "\n";
     } else {
       std::cout << fmt::format("F = {:g} FLOP/s, B = {:g} B/s per direction\n", F, B);
@@ -171,7 +173,8 @@ int run(const MinblockFlags& f) {
     nlohmann::json j{{"paper_table2", jpaper},
                      {"paper_source", cat.paper_table2_source()},
                      {"rows", jrows},
-                     {"assumptions", assumptions}};
+                     {"assumptions", assumptions},
+                     {"schema_version", kJsonSchemaVersion}};
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << text;

@@ -13,6 +13,7 @@
 #include "cli/plan_inference.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
+#include "models/core/schema.hpp"
 #include "models/plan/plan.hpp"
 #include "models/plan/report.hpp"
 #include "proc/recheck.hpp"
@@ -231,6 +232,7 @@ int run(const PlanFlags& f) {
                           {"by_config", by}};
     }
     if (f.explain && chosen) j["explain"] = explain(*chosen, hbm);
+    j["schema_version"] = kJsonSchemaVersion;
     std::cout << j.dump(2) << "\n";
     return 0;
   }

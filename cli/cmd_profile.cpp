@@ -17,6 +17,7 @@
 
 #ifdef RINGSIM_HAVE_CUDA
 #include "kernels/cuda/profile_cuda.hpp"
+#include "models/core/schema.hpp"
 #endif
 
 namespace ringsim::cli {
@@ -107,7 +108,8 @@ int run(const ProfileFlags& f) {
                                 {"out", f.out},
                                 {"points", prof.points.size()},
                                 {"seconds", seconds},
-                                {"kernel_version", prof.kernel_version}}
+                                {"kernel_version", prof.kernel_version},
+                                {"schema_version", kJsonSchemaVersion}}
                      .dump(2)
               << "\n";
   } else {

@@ -45,7 +45,7 @@ sim::SimOptions sim_options(const proc::SimSpec& spec, const Workload& w, const 
   o.hardware = hw;
   o.compute = &cm;
   o.topology = sim::topology_options(hw, w.devices);
-  o.topology.inter = spec.inter_topology;
+  if (spec.inter_topology_given) o.topology.inter = spec.inter_topology;  // else the cluster's
   if (spec.inter_topology_given && hw.platform != Platform::Nodes)
     throw InputError(fmt::format(
         "--inter-topology: only applies to --platform nodes (this run's platform is {})",
@@ -84,6 +84,10 @@ int run(const proc::RunSpec& spec) {
   // Flags that shape nodes or links the platform lacks: refused, not ignored.
   proc::refuse_flags_not_on(spec.hardware, hw.platform);
   hw.overlap = spec.sim.overlap;
+  // --inter-topology overrides the cluster's; the closed forms read it too
+  // (which hops cross the spine).
+  if (spec.sim.inter_topology_given)
+    hw.inter_fattree = spec.sim.inter_topology == sim::InterTopology::FatTree;
   const auto w = proc::resolve_workload(spec.workload, hw);
   const auto cm = proc::make_implementation(spec.hardware, cat, hw, w.dtype);
 

@@ -21,6 +21,7 @@
 #include "models/core/errors.hpp"
 #include "models/core/infer_work.hpp"
 #include "models/core/parse.hpp"
+#include "models/core/schema.hpp"
 #include "models/core/work.hpp"
 
 namespace ringsim::cli {
@@ -220,20 +221,6 @@ void write_outputs(const VerifyFlags& f, std::int64_t tokens, int heads, int hea
   commit_all(files);
 }
 
-nlohmann::json errors_json(const std::vector<kernels::ErrorStat>& errors) {
-  nlohmann::json errs = nlohmann::json::array();
-  for (const auto& e : errors) {
-    errs.push_back({{"tensor", e.tensor},
-                    {"max_abs", e.max_abs},
-                    {"max_rel", e.max_rel},
-                    {"tolerance", e.tolerance},
-                    {"ok", e.ok}});
-    if (!e.reason.empty()) errs.back()["reason"] = e.reason;
-    if (!e.note.empty()) errs.back()["note"] = e.note;
-  }
-  return errs;
-}
-
 // The error table and the tolerance line, shared by training and inference.
 void print_errors(const std::vector<kernels::ErrorStat>& errors, const kernels::ToleranceModel& tol,
                   double factor, bool fp64) {
@@ -294,7 +281,7 @@ int run_train(const VerifyFlags& f) {
                      {"full_matrix", {S, S}},
                      {"tolerance_tau", rep.tolerance.tau() * factor},
                      {"score_bound", rep.tolerance.score_bound},
-                     {"errors", errors_json(rep.errors)},
+                     {"errors", kernels::to_json(rep.errors)},
                      {"work",
                       {{"steps", num_steps(w)},
                        {"score_entries_fwd", entries},
@@ -302,6 +289,7 @@ int run_train(const VerifyFlags& f) {
                        {"matches_model", rep.work_mismatch.empty()},
                        {"mismatch", rep.work_mismatch}}},
                      {"matches", ok}};
+    j["schema_version"] = kJsonSchemaVersion;
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << fmt::format(
@@ -480,7 +468,7 @@ int run_infer(const VerifyFlags& f, InferMode mode) {
         {"full_matrix", {w.fresh, w.context()}},
         {"tolerance_tau", rep.tolerance.tau() * factor},
         {"score_bound", rep.tolerance.score_bound},
-        {"errors", errors_json(rep.errors)},
+        {"errors", kernels::to_json(rep.errors)},
         {"work",
          {{"steps", infer_steps(w)},
           {"score_entries_fwd", entries},
@@ -490,6 +478,7 @@ int run_infer(const VerifyFlags& f, InferMode mode) {
           {"mismatch", rep.work_mismatch}}},
         {"matches", ok}};
     if (prefill) j["block"] = w.fresh / w.ranks;
+    j["schema_version"] = kJsonSchemaVersion;
     std::cout << j.dump(2) << "\n";
   } else {
     const auto heads = fmt::format("{} head{} ({} KV), head dim {}, {}, {} compute", w.heads,

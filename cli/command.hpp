@@ -22,6 +22,7 @@ Command hardware_command();
 Command verify_command();
 Command plan_command();
 Command infer_command();
+Command sweep_command();
 Command profile_command();
 Command experiment_command();
 Command calibrate_command();

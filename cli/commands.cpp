@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/command.hpp"
+#include "cli/config_file.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 
@@ -12,9 +13,9 @@ namespace ringsim::cli {
 const std::vector<Command>& commands() {
   // The order `ringsim --help` lists them in.
   static const std::vector<Command> all{
-      run_command(),     minblock_command(),   hardware_command(),
-      plan_command(),    infer_command(),      verify_command(),
-      profile_command(), experiment_command(), calibrate_command()};
+      run_command(),        minblock_command(), hardware_command(), plan_command(),
+      infer_command(),      sweep_command(),    verify_command(),   profile_command(),
+      experiment_command(), calibrate_command()};
   return all;
 }
 
@@ -32,15 +33,26 @@ int run_cli(int argc, const char* const* argv) {
     c.setup(app, &exit_code);
     names.push_back(c.name);
   }
+  add_config_flag(app);
 
   // `run` is the default subcommand: insert it when the first argument is not
   // a subcommand or a top-level flag.
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
-  const bool top_flag =
-      !args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "--version");
-  if (!top_flag && (args.empty() || std::find(names.begin(), names.end(), args[0]) == names.end()))
-    args.insert(args.begin(), "run");
+  // `--config FILE` goes first, where the root app reads it (cli/config_file.hpp).
+  std::size_t first = 0;
+  try {
+    refuse_empty_values(args);
+    if (!hoist_config_flag(args).empty()) first = 2;
+  } catch (const InputError& e) {
+    std::cerr << "ringsim: error: " << one_line(e.what()) << "\n";
+    return 2;
+  }
+  const bool top_flag = args.size() > first && (args[first] == "--help" || args[first] == "-h" ||
+                                                args[first] == "--version");
+  if (!top_flag &&
+      (args.size() == first || std::find(names.begin(), names.end(), args[first]) == names.end()))
+    args.insert(args.begin() + static_cast<std::ptrdiff_t>(first), "run");
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
     // The default subcommand's flags are what most people look for.
     std::cout << app.help() << "\n" << app.get_subcommand("run")->help();

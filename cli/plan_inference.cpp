@@ -7,6 +7,7 @@
 
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
+#include "models/core/schema.hpp"
 #include "models/infer/search.hpp"
 #include "models/kernel/implementation.hpp"
 #include "models/plan/basics.hpp"
@@ -92,6 +93,7 @@ int plan_inference(const InferencePlanFlags& f) {
       if (price > 0) c["cost_per_prefill"] = cost(o);
       j["configs"].push_back(c);
     }
+    j["schema_version"] = kJsonSchemaVersion;
     std::cout << j.dump(2) << "\n";
     return 0;
   }

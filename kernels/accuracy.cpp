@@ -45,6 +45,20 @@ ToleranceModel tolerance_model(const AttnInputs& in, int kv_heads, int head_dim,
   return m;
 }
 
+nlohmann::json to_json(const std::vector<ErrorStat>& errors) {
+  nlohmann::json errs = nlohmann::json::array();
+  for (const auto& e : errors) {
+    errs.push_back({{"tensor", e.tensor},
+                    {"max_abs", e.max_abs},
+                    {"max_rel", e.max_rel},
+                    {"tolerance", e.tolerance},
+                    {"ok", e.ok}});
+    if (!e.reason.empty()) errs.back()["reason"] = e.reason;
+    if (!e.note.empty()) errs.back()["note"] = e.note;
+  }
+  return errs;
+}
+
 double max_abs_value(const std::vector<double>& x) {
   double m = 0;
   for (double v : x)

@@ -15,6 +15,7 @@
 // |dX - dX_ref| <= tau max|dX_ref| for the gradients. A wrong mask, a missed
 // block or a bad merge gives errors of order 1, far above tau.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -56,5 +57,9 @@ ErrorStat compare(const std::string& tensor, const std::vector<double>& got,
                   const std::vector<double>& ref, double tolerance, double floor = 0);
 
 double max_abs_value(const std::vector<double>& x);
+
+// The comparison as `--json` prints it (verify, ringsim-mpi): one object per
+// tensor, with "reason" and "note" only when set.
+nlohmann::json to_json(const std::vector<ErrorStat>& errors);
 
 }  // namespace ringsim::kernels

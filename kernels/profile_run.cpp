@@ -18,6 +18,7 @@
 #include "kernels/merge.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/profile.hpp"
+#include "models/core/schema.hpp"
 
 #ifdef RINGSIM_HAVE_CUDA
 #include "kernels/cuda/attention.hpp"
@@ -288,7 +289,8 @@ std::string cpu_profile_json(const CpuProfileOptions& in,
            "rows "
            "(block x heads), timed in batches of calls"},
       {"quick", opt.quick},
-      {"points", pts}};
+      {"points", pts},
+      {"schema_version", kJsonSchemaVersion}};
   return j.dump(1);
 }
 

@@ -58,17 +58,7 @@ std::vector<double> gather_lse_global(const World& w, const RingOptions& o,
 }  // namespace
 
 nlohmann::json CheckResult::to_json() const {
-  nlohmann::json errs = nlohmann::json::array();
-  for (const auto& e : errors) {
-    errs.push_back({{"tensor", e.tensor},
-                    {"max_abs", e.max_abs},
-                    {"max_rel", e.max_rel},
-                    {"tolerance", e.tolerance},
-                    {"ok", e.ok}});
-    if (!e.reason.empty()) errs.back()["reason"] = e.reason;
-    if (!e.note.empty()) errs.back()["note"] = e.note;
-  }
-  return {{"matches", matches}, {"tolerance_tau", tau}, {"errors", errs}};
+  return {{"matches", matches}, {"tolerance_tau", tau}, {"errors", kernels::to_json(errors)}};
 }
 
 std::string CheckResult::line() const {

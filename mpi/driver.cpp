@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "models/core/errors.hpp"
+#include "models/core/schema.hpp"
 #include "mpi/pingpong.hpp"
 #include "mpi/report.hpp"
 #include "mpi/trace.hpp"
@@ -22,6 +23,7 @@ int run_pingpong(const World& w, const RingOptions& o) {
     if (o.json) {
       auto j = res.to_json();
       j["ranks"] = w.size;
+      j["schema_version"] = kJsonSchemaVersion;
       std::cout << j.dump(2) << "\n";
     } else {
       std::cout << res.text();
@@ -112,7 +114,9 @@ int finish_run(const World& w, const RingOptions& o, const Program& prog,
                      {"summary", summary}});
       }
       if (o.json) {
-        std::cout << summary.dump(2) << "\n";
+        auto out = summary;
+        out["schema_version"] = kJsonSchemaVersion;
+        std::cout << out.dump(2) << "\n";
       } else {
         std::cout << s.text();
         if (check) std::cout << check->line() << "\n";

@@ -59,6 +59,20 @@ RunSpec recheck_spec(const PlanRequest& r, const PlanConfig& c, const Hardware& 
   if (has.gpus_per_node) h.gpus_per_node = g.gpus_per_node;
   if (has.intra) h.intra = hw.intra_name;
   if (has.inter) h.inter = hw.inter_name;
+  // The cluster's shape, which the cleared --cluster carried.
+  h.nics_per_node.reset();
+  h.nvlink_domain.reset();
+  h.oversubscription.reset();
+  if (has.nics && g.nics_per_node > 0 && g.gpus_per_node % g.nics_per_node == 0)
+    h.nics_per_node = g.nics_per_node;
+  if (has.nvlink_domain && g.nvlink_domain > g.gpus_per_node &&
+      g.nvlink_domain % g.gpus_per_node == 0)
+    h.nvlink_domain = g.nvlink_domain;
+  if (has.oversubscription && g.oversubscription != 1) h.oversubscription = g.oversubscription;
+  if (g.platform == Platform::Nodes && g.inter_fattree && !s.sim.inter_topology_given) {
+    s.sim.inter_topology = sim::InterTopology::FatTree;
+    s.sim.inter_topology_given = true;
+  }
   s.sim.engine = Engine::SimGrid;
   s.json = true;
   return s;

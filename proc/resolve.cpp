@@ -36,8 +36,9 @@ ModelShape resolve_shape(const WorkloadSpec& w) {
 
 PlatformFlags platform_flags(Platform p) {
   const bool torus = p == Platform::Torus2D || p == Platform::Torus3D;
-  return {p == Platform::Nodes || torus, p != Platform::FatTree,
-          p == Platform::Nodes || p == Platform::FatTree};
+  const bool nodes = p == Platform::Nodes;
+  return {nodes || torus, p != Platform::FatTree,         nodes || p == Platform::FatTree, nodes,
+          nodes,          nodes || p == Platform::FatTree};
 }
 
 void refuse_flags_not_on(const HardwareSpec& h, Platform p) {
@@ -52,6 +53,19 @@ void refuse_flags_not_on(const HardwareSpec& h, Platform p) {
         fmt::format("--inter: the {} platform has one kind of link (--intra, or --bandwidth); use "
                     "--platform nodes for a second",
                     to_string(p)));
+  if (h.nics_per_node && !has.nics)
+    throw InputError(
+        fmt::format("--nics-per-node: the {} platform has no nodes with NICs; use --platform nodes",
+                    to_string(p)));
+  if (h.nvlink_domain && !has.nvlink_domain)
+    throw InputError(
+        fmt::format("--nvlink-domain: the {} platform has no NVLink switch; use --platform nodes",
+                    to_string(p)));
+  if (h.oversubscription && !has.oversubscription)
+    throw InputError(fmt::format(
+        "--oversubscription: the {} platform has no leaf/spine network; use --platform nodes or "
+        "fattree",
+        to_string(p)));
   if (!h.intra.empty() && !has.intra)
     throw InputError(
         "--intra: the fattree platform has one kind of link, the network's (--inter, or "
@@ -65,6 +79,10 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
   std::optional<int> gpn = h.gpus_per_node;
   if (!h.cluster.empty()) {
     const auto& c = cat.cluster(h.cluster);
+    hw.nics_per_node = c.nics_per_node;
+    hw.nvlink_domain = c.nvlink_domain;
+    hw.oversubscription = c.oversubscription;
+    hw.inter_fattree = c.inter_topology == "fattree";
     if (gpu.empty()) gpu = c.gpu;
     if (!platform) platform = parse_platform("--cluster " + c.name, c.platform);
     if (intra.empty()) intra = c.intra;
@@ -94,6 +112,17 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
   hw.intra_lat = a.latency;
   hw.inter_bw = b.bandwidth;
   hw.inter_lat = b.latency;
+  if (h.nics_per_node) hw.nics_per_node = *h.nics_per_node;
+  if (h.nvlink_domain) hw.nvlink_domain = *h.nvlink_domain;
+  if (h.oversubscription) hw.oversubscription = *h.oversubscription;
+  // A cluster's shape checked against the node size the flags may have changed.
+  if (hw.nics_per_node > 0 && hw.gpus_per_node % hw.nics_per_node != 0)
+    throw InputError(fmt::format("--nics-per-node: must divide --gpus-per-node ({}), got {}",
+                                 hw.gpus_per_node, hw.nics_per_node));
+  if (hw.nvlink_domain > 0 && hw.nvlink_domain % hw.gpus_per_node != 0)
+    throw InputError(
+        fmt::format("--nvlink-domain: must be a multiple of --gpus-per-node ({}), got {}",
+                    hw.gpus_per_node, hw.nvlink_domain));
   if (h.flops) hw.flops = *h.flops;
   if (h.efficiency) hw.efficiency = *h.efficiency;
   if (h.bandwidth) {

@@ -23,10 +23,13 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
 // network between nodes (--inter) on `nodes` and a fat-tree.
 struct PlatformFlags {
   bool gpus_per_node = false, intra = false, inter = false;
+  // --nics-per-node and --nvlink-domain (nodes), --oversubscription (a spine: nodes, fattree).
+  bool nics = false, nvlink_domain = false, oversubscription = false;
 };
 PlatformFlags platform_flags(Platform p);
-// Refuses a --gpus-per-node, --intra or --inter given for a platform without
-// it (one line naming the flag), so nothing is silently ignored.
+// Refuses a --gpus-per-node, --intra, --inter, --nics-per-node,
+// --nvlink-domain or --oversubscription given for a platform without it (one
+// line naming the flag), so nothing is silently ignored.
 void refuse_flags_not_on(const HardwareSpec& h, Platform p);
 Workload resolve_workload(const WorkloadSpec& w, const Hardware& hw);
 // The attention implementation (--kernel, the device's default, the

@@ -115,6 +115,15 @@ void add_hardware_flags(CLI::App* app, HardwareFlags& f) {
   app->add_option("--bandwidth", f.bandwidth,
                   "Override: bytes/s per direction of every ring link (flat ring)");
   app->add_option("--latency", f.latency, "Override: seconds per link hop");
+  app->add_option("--nics-per-node", f.nics_per_node,
+                  "nodes: NICs per node, dividing --gpus-per-node; the GPUs behind one NIC share "
+                  "it (default: the cluster's, else one per GPU)");
+  app->add_option("--nvlink-domain", f.nvlink_domain,
+                  "nodes: GPUs on one NVLink fabric, a multiple of --gpus-per-node (72 on GB200 "
+                  "NVL72; default: the cluster's, else one node)");
+  app->add_option("--oversubscription", f.oversubscription,
+                  "nodes/fattree: R >= 1, the leaf-to-spine uplinks carry 1/R of the leaf's NIC "
+                  "bandwidth (default: the cluster's, else 1)");
   app->add_option("--catalog", f.catalog, "Extra catalog JSON (adds or replaces entries by name)");
   app->add_option("--profile", f.profile,
                   "Kernel profile JSON (models/profiles): compute time from measurements");
@@ -210,6 +219,9 @@ HardwareSpec parse_hardware(const HardwareFlags& f) {
   s.efficiency = opt_real("--efficiency", f.efficiency, 1e-3, 1.0);
   s.bandwidth = opt_real("--bandwidth", f.bandwidth, 1e3, 1e15);
   s.latency = opt_real("--latency", f.latency, 0, 1);
+  s.nics_per_node = opt_count("--nics-per-node", f.nics_per_node, 1, 1024);
+  s.nvlink_domain = opt_count("--nvlink-domain", f.nvlink_domain, 1, 1 << 20);
+  s.oversubscription = opt_real("--oversubscription", f.oversubscription, 1, 64);
   s.catalog = f.catalog;
   s.profile = f.profile;
   s.kernel = f.kernel;
@@ -294,6 +306,9 @@ std::vector<std::string> to_args(const HardwareSpec& s) {
   put_opt(a, "--efficiency", s.efficiency);
   put_opt(a, "--bandwidth", s.bandwidth);
   put_opt(a, "--latency", s.latency);
+  put_opt(a, "--nics-per-node", s.nics_per_node);
+  put_opt(a, "--nvlink-domain", s.nvlink_domain);
+  put_opt(a, "--oversubscription", s.oversubscription);
   put_text(a, "--catalog", s.catalog);
   put_text(a, "--profile", s.profile);
   put_text(a, "--kernel", s.kernel);

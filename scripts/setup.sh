@@ -19,6 +19,8 @@ PACKAGES=(
   libopenblas-dev
   libopenmpi-dev openmpi-bin
   clang clang-format libclang-rt-14-dev
+  # The Python module (python/, docs/python.md) and its tests.
+  pybind11-dev python3-dev python3-pytest python3-numpy
 )
 
 missing=()
@@ -45,3 +47,18 @@ JOBS=${JOBS:-$(nproc)}
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-}
 cmake --build "$BUILD_DIR" -j "$JOBS"
 echo "setup: built into $BUILD_DIR (programs in $BUILD_DIR/bin)"
+
+# The Python module: importable by the system python3 without PYTHONPATH through
+# a .pth file naming $BUILD_DIR/python (rewritten each time, so this is
+# idempotent; the last build set up wins).
+PY_DIR="$(cd "$BUILD_DIR" && pwd)/python"
+if [ ! -d "$PY_DIR/ringsim" ]; then
+  echo "setup: Python module: not built (see the 'ringsim: Python module' line above)"
+elif [ "$(id -u)" -eq 0 ]; then
+  SITE=$(python3 -c 'import site; print(site.getsitepackages()[0])')
+  mkdir -p "$SITE"
+  echo "$PY_DIR" >"$SITE/ringsim.pth"
+  echo "setup: Python module: wrote $SITE/ringsim.pth ($PY_DIR); python3 -c 'import ringsim' works"
+else
+  echo "setup: Python module: not root, so no .pth file; use PYTHONPATH=$PY_DIR"
+fi

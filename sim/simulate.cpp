@@ -28,6 +28,11 @@ TopologyOptions topology_options(const Hardware& hw, std::int64_t devices) {
   t.intra_lat = hw.intra_lat;
   t.inter_bw = hw.inter_bw;
   t.inter_lat = hw.inter_lat;
+  t.nics_per_node = hw.nics_per_node;
+  t.nvlink_domain = hw.nvlink_domain;
+  t.oversubscription = hw.oversubscription;
+  t.leaf_ports = hw.leaf_ports;
+  t.inter = hw.inter_fattree ? InterTopology::FatTree : InterTopology::Rail;
   return t;
 }
 

@@ -64,6 +64,14 @@ Period symmetric_period(const Workload& w, const TopologyOptions& t, const Fault
   if (!exact_network) return no("the lv08 model couples neighbouring hops (cross-traffic)");
   if (outputs) return no("--trace/--csv describe every device");
   if (w.devices < 4) return no("already tiny");
+  // One period stands for the ring only when every boundary hop is a lone NIC
+  // at full speed; shared NICs, NVLink fabrics across nodes and slowed uplinks
+  // are simulated whole.
+  if (t.oversubscription != 1) return no("the spine uplinks are oversubscribed");
+  if (t.platform == Platform::Nodes && t.nics_per_node > 0 && t.nics_per_node != t.gpus_per_node)
+    return no("GPUs share NICs");
+  if (t.platform == Platform::Nodes && t.nvlink_domain > t.gpus_per_node)
+    return no("the NVLink domain spans nodes");
   Period p;
   p.topology = t;
   p.topology.platform = Platform::Flat;

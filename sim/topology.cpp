@@ -142,80 +142,105 @@ void Topology::route_flat(std::int64_t src, std::int64_t dst, std::vector<Hop>& 
 Fabric fabric_of(const TopologyOptions& o) {
   Fabric f;
   const auto n = o.devices;
-  const std::int64_t g = o.platform == Platform::Nodes ? o.gpus_per_node : 1;
+  const bool nodes = o.platform == Platform::Nodes;
+  const std::int64_t g = nodes ? o.gpus_per_node : 1;
   const std::int64_t p = o.leaf_ports;
+  f.nics_per_node = nodes && o.nics_per_node > 0 ? o.nics_per_node : g;
+  f.domain = nodes ? std::max<std::int64_t>(o.nvlink_domain, g) : 1;
   f.nodes = (n + g - 1) / g;
-  if (f.nodes <= 1) return f;
-  if (o.inter == InterTopology::Rail && g > 1)
-    f.leaves = g * ((f.nodes + p - 1) / p);  // one leaf per rail and group of p nodes
+  if (f.nodes <= 1 || n <= f.domain) return f;  // every route stays on NVLink
+  const auto k = f.nics_per_node;
+  if (o.inter == InterTopology::Rail && k > 1)
+    f.leaves = k * ((f.nodes + p - 1) / p);  // one leaf per rail and group of p nodes
   else
-    f.leaves = (n + p - 1) / p;
+    f.leaves = (f.nodes * k + p - 1) / p;
   if (f.leaves > 1) f.spines = p;
   return f;
 }
 
-// --- nodes / fattree: GPUs on an NVLink switch per node (nodes only), one NIC
-// per GPU into a two-level leaf/spine fabric. Switches are non-blocking
-// crossbars (no link of their own); the leaf-spine cables are links, routed
-// by destination port (D-mod-k), so contention appears where real static
-// routing puts two flows on one cable. The catalog latency is GPU-to-GPU, so
-// it sits on the ports (half on each side) and every inter-node route has
-// exactly the catalog latency whatever the number of switches.
+// --- nodes / fattree: GPUs on an NVLink switch per node (nodes only; or one
+// NVLink fabric across nvlink_domain GPUs), NICs (one per GPU, or
+// nics_per_node shared by consecutive GPUs) into a two-level leaf/spine
+// fabric. Switches are non-blocking crossbars (no link of their own); the
+// leaf-spine cables are links of 1/R of a NIC's bandwidth each (R the
+// oversubscription), routed by destination port (D-mod-k), so contention
+// appears where real static routing puts two flows on one cable. The catalog
+// latency is GPU-to-GPU, so it sits on the ports (half on each side) and every
+// inter-node route has exactly the catalog latency whatever the number of
+// switches.
 void Topology::build_switched(bool with_nvlink) {
   const auto n = o_.devices;
-  const std::int64_t g = with_nvlink ? o_.gpus_per_node : 1;
+  if (o_.oversubscription < 1) throw InputError("--oversubscription: must be at least 1");
   const auto f = fabric_of(o_);
+  if (with_nvlink && f.nics_per_node > 0 && o_.gpus_per_node % f.nics_per_node != 0)
+    throw InputError(fmt::format("--nics-per-node: must divide --gpus-per-node ({}), got {}",
+                                 o_.gpus_per_node, f.nics_per_node));
+  if (with_nvlink && f.domain % o_.gpus_per_node != 0)
+    throw InputError(
+        fmt::format("--nvlink-domain: must be a multiple of --gpus-per-node ({}), got {}",
+                    o_.gpus_per_node, f.domain));
   nodes_ = f.nodes;
   leaves_ = f.leaves;
   spines_ = f.spines;
-  if (with_nvlink && std::min(n, g) > 1) {
+  domain_ = f.domain;
+  nics_per_node_ = f.nics_per_node;
+  if (with_nvlink && std::min(n, domain_) > 1) {
     nvl0_ = static_cast<std::int32_t>(links_.size());
     for (std::int64_t d = 0; d < n; ++d)
       add_link(fmt::format("nvl{}", d), o_.intra_bw, o_.intra_lat / 2);
   }
-  if (nodes_ <= 1) return;
+  if (nodes_ <= 1 || n <= domain_) return;
   nic0_ = static_cast<std::int32_t>(links_.size());
-  for (std::int64_t d = 0; d < n; ++d)
-    add_link(fmt::format("nic{}", d), o_.inter_bw, o_.inter_lat / 2);
+  for (std::int64_t c = 0; c <= nic_of(n - 1); ++c)
+    add_link(fmt::format("nic{}", c), o_.inter_bw, o_.inter_lat / 2);
   if (leaves_ <= 1) return;
   uplink0_ = static_cast<std::int32_t>(links_.size());
   for (std::int64_t l = 0; l < leaves_; ++l)
     for (std::int64_t s = 0; s < spines_; ++s)
-      add_link(fmt::format("leaf{}-spine{}", l, s), o_.inter_bw, 0);
+      add_link(fmt::format("leaf{}-spine{}", l, s), o_.inter_bw / o_.oversubscription, 0);
 }
 
-std::int64_t Topology::leaf_of(std::int64_t d) const {
+std::int64_t Topology::nic_of(std::int64_t d) const {
+  if (o_.platform != Platform::Nodes) return d;
+  const std::int64_t g = o_.gpus_per_node, k = nics_per_node_;
+  return (d / g) * k + (d % g) / (g / k);
+}
+
+bool Topology::rail() const {
+  return o_.platform == Platform::Nodes && o_.inter == InterTopology::Rail && nics_per_node_ > 1;
+}
+
+std::int64_t Topology::leaf_of(std::int64_t nic) const {
   const std::int64_t p = o_.leaf_ports;
-  if (o_.platform == Platform::Nodes && o_.inter == InterTopology::Rail && o_.gpus_per_node > 1) {
-    const std::int64_t g = o_.gpus_per_node, groups = (nodes_ + p - 1) / p;
-    return (d % g) * groups + (d / g) / p;  // rail (local index), then group of nodes
+  if (rail()) {
+    const std::int64_t k = nics_per_node_, groups = (nodes_ + p - 1) / p;
+    return (nic % k) * groups + (nic / k) / p;  // rail (NIC rank in its node), then group of nodes
   }
-  return d / p;
+  return nic / p;
 }
 
-std::int64_t Topology::port_of(std::int64_t d) const {
+std::int64_t Topology::port_of(std::int64_t nic) const {
   const std::int64_t p = o_.leaf_ports;
-  if (o_.platform == Platform::Nodes && o_.inter == InterTopology::Rail && o_.gpus_per_node > 1)
-    return (d / o_.gpus_per_node) % p;
-  return d % p;
+  if (rail()) return (nic / nics_per_node_) % p;
+  return nic % p;
 }
 
 void Topology::route_switched(std::int64_t src, std::int64_t dst, std::vector<Hop>& out) const {
   if (src == dst) return;
-  const std::int64_t g = o_.platform == Platform::Nodes ? o_.gpus_per_node : 1;
-  if (src / g == dst / g) {
+  if (src / domain_ == dst / domain_) {
     out.push_back({static_cast<std::int32_t>(nvl0_ + src), true});
     out.push_back({static_cast<std::int32_t>(nvl0_ + dst), false});
     return;
   }
-  out.push_back({static_cast<std::int32_t>(nic0_ + src), true});
-  const auto ls = leaf_of(src), ld = leaf_of(dst);
+  const auto ns = nic_of(src), nd = nic_of(dst);
+  out.push_back({static_cast<std::int32_t>(nic0_ + ns), true});
+  const auto ls = leaf_of(ns), ld = leaf_of(nd);
   if (ls != ld) {
-    const auto s = port_of(dst) % spines_;
+    const auto s = port_of(nd) % spines_;
     out.push_back({static_cast<std::int32_t>(uplink0_ + ls * spines_ + s), true});
     out.push_back({static_cast<std::int32_t>(uplink0_ + ld * spines_ + s), false});
   }
-  out.push_back({static_cast<std::int32_t>(nic0_ + dst), false});
+  out.push_back({static_cast<std::int32_t>(nic0_ + nd), false});
 }
 
 // --- torus: the ring is a snake (reflected mixed-radix order) through the
@@ -361,14 +386,25 @@ std::string describe_topology(const TopologyOptions& o) {
     case Platform::FatTree: {
       const auto f = fabric_of(o);
       if (o.platform == Platform::FatTree)
-        return fmt::format("fat-tree of {} devices ({} leaf switch(es) of {} ports, {} spine(s))",
-                           n, std::max<std::int64_t>(f.leaves, 1), o.leaf_ports, f.spines);
+        return fmt::format("fat-tree of {} devices ({} leaf switch(es) of {} ports, {} spine(s){})",
+                           n, std::max<std::int64_t>(f.leaves, 1), o.leaf_ports, f.spines,
+                           o.oversubscription != 1
+                               ? fmt::format(", {}:1 oversubscribed", o.oversubscription)
+                               : std::string());
       auto s = fmt::format("{} node(s) x {} GPUs on an NVLink switch", f.nodes,
                            std::min<std::int64_t>(o.gpus_per_node, n));
-      if (f.nodes > 1)
-        s += fmt::format(", one NIC per GPU, {} IB ({} leaf switch(es), {} spine(s))",
+      if (f.domain > o.gpus_per_node)
+        s += fmt::format(" (one NVLink fabric per {} GPUs)", f.domain);
+      if (f.leaves > 0 || (f.nodes > 1 && n > f.domain)) {
+        const auto nics = f.nics_per_node == o.gpus_per_node
+                              ? std::string("one NIC per GPU")
+                              : fmt::format("{} NICs per node", f.nics_per_node);
+        s += fmt::format(", {}, {} IB ({} leaf switch(es), {} spine(s))", nics,
                          o.inter == InterTopology::Rail ? "rail-optimised" : "fat-tree", f.leaves,
                          f.spines);
+      }
+      if (o.oversubscription != 1)
+        s += fmt::format(", {}:1 oversubscribed uplinks", o.oversubscription);
       return s;
     }
   }

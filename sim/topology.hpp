@@ -27,6 +27,14 @@ struct TopologyOptions {
   double inter_bw = 0, inter_lat = 0;  // InfiniBand NICs and fabric
   std::vector<int> torus_dims;         // empty: chosen from `devices`
   int leaf_ports = 32;                 // NICs per leaf switch (and spines per leaf)
+  // nodes: NICs per node (dividing gpus_per_node; GPUs d*g/k .. share NIC d);
+  // 0: one per GPU. The GPUs behind one NIC share its link.
+  int nics_per_node = 0;
+  // nodes: GPUs on one NVLink fabric (a multiple of gpus_per_node, e.g. 72 on
+  // GB200 NVL72); 0: one node. Inside it every route is NVLink.
+  int nvlink_domain = 0;
+  // nodes/fattree: each leaf's uplinks carry 1/R of its NICs' bandwidth.
+  double oversubscription = 1;
   // flat only: the closing link (device N-1 -> 0) is an inter-node hop
   // (inter_bw, inter_lat). The ring of one node's GPUs that stands for a
   // uniform multi-node ring (sim/symmetry.hpp).
@@ -75,7 +83,7 @@ class Topology {
   TopologyOptions o_;
   std::vector<TopoLink> links_;
   // nodes / fattree fabric
-  std::int64_t nodes_ = 1, leaves_ = 0, spines_ = 0;
+  std::int64_t nodes_ = 1, leaves_ = 0, spines_ = 0, domain_ = 1, nics_per_node_ = 1;
   std::int32_t nvl0_ = -1, nic0_ = -1, uplink0_ = -1;
   // torus
   std::vector<int> dims_;
@@ -86,8 +94,11 @@ class Topology {
   void build_flat();
   void build_switched(bool with_nvlink);
   void build_torus(int rank);
-  std::int64_t leaf_of(std::int64_t d) const;
-  std::int64_t port_of(std::int64_t d) const;
+  // NIC of a device; leaf switch and port of a NIC.
+  std::int64_t nic_of(std::int64_t d) const;
+  std::int64_t leaf_of(std::int64_t nic) const;
+  std::int64_t port_of(std::int64_t nic) const;
+  bool rail() const;
   void route_flat(std::int64_t src, std::int64_t dst, std::vector<Hop>& out) const;
   void route_switched(std::int64_t src, std::int64_t dst, std::vector<Hop>& out) const;
   void route_torus(std::int64_t src, std::int64_t dst, std::vector<Hop>& out) const;
@@ -96,6 +107,8 @@ class Topology {
 // Node, leaf and spine counts of the nodes / fattree fabric.
 struct Fabric {
   std::int64_t nodes = 1, leaves = 0, spines = 0;
+  std::int64_t nics_per_node = 1;  // k: one per GPU unless the options say fewer
+  std::int64_t domain = 1;         // GPUs on one NVLink fabric (nodes only)
 };
 Fabric fabric_of(const TopologyOptions& o);
 

@@ -30,6 +30,7 @@
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/profile.hpp"
+#include "models/core/schema.hpp"
 #include "mpi/options.hpp"
 #include "mpi/results.hpp"
 #include "proc/child.hpp"
@@ -629,6 +630,7 @@ int run(const CalibrateFlags& f) {
   if (kept) j["workdir"] = dir.string();
   j["machine"] = {{"before", load_before}, {"after", machine_load()}};
 
+  j["schema_version"] = kJsonSchemaVersion;
   if (f.json)
     std::cout << j.dump(2) << "\n";
   else

@@ -9,6 +9,7 @@
 #include "kernels/cuda/timing.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/profile.hpp"
+#include "models/core/schema.hpp"
 
 namespace ringsim::kernels::cuda {
 namespace {
@@ -157,7 +158,8 @@ std::string cuda_profile_document(const DeviceInfo& info,
        "repeats; inputs uniform unit-variance random; one call = block x block x heads, "
        "positions 0..block-1; forward writes the fp32 partial output the ring merges; merge = "
        "lse_merge of block x heads rows"},
-      {"points", pts}};
+      {"points", pts},
+      {"schema_version", kJsonSchemaVersion}};
   return j.dump(1);
 }
 

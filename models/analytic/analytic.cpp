@@ -82,15 +82,15 @@ double ring_collective_time(std::uint64_t block_bytes, std::int64_t group, doubl
 }
 
 double alltoall_bandwidth(const Hardware& hw, std::int64_t group) {
-  // Inside one node every GPU injects at the NVLink rate; an all-to-all that
-  // spans nodes is bound by the NIC.
-  if (hw.platform == Platform::Nodes && !hw.bandwidth_override && group > hw.gpus_per_node)
-    return std::min(hw.intra_bw, hw.inter_bw);
+  // Inside one node every GPU injects at the NVLink rate; an all-to-all that is bound by the NIC.
+  // spans NVLink domains is bound by the NIC, shared by the GPUs behind it.
+  if (hw.platform == Platform::Nodes && !hw.bandwidth_override && group > hw.nvlink_group())
+    return std::min(hw.intra_bw, hw.inter_bw / hw.gpus_per_nic());
   return hw.ring_bandwidth(group);
 }
 
 double alltoall_latency(const Hardware& hw, std::int64_t group) {
-  if (hw.platform == Platform::Nodes && !hw.bandwidth_override && group > hw.gpus_per_node)
+  if (hw.platform == Platform::Nodes && !hw.bandwidth_override && group > hw.nvlink_group())
     return std::max(hw.intra_lat, hw.inter_lat);
   return hw.ring_latency(group);
 }
@@ -144,14 +144,20 @@ bool step_sends(const Workload& w, const PassBytes& b, std::int64_t st) {
   return b.ring > 0 && st + 1 < num_steps(w);
 }
 
+// Per-flow bandwidth of the ring's slowest hop; hybrid's ring of groups sends
+// `ulysses` flows across each group boundary at once (they share NICs).
+double ring_bw(const Workload& w, const Hardware& hw) {
+  return hw.ring_bandwidth(w.devices, w.layout == Layout::Hybrid ? w.ulysses() : 1);
+}
+
 // The transfer of one ring step: the slowest hop's bandwidth and latency.
 double ring_comm_seconds(const Workload& w, const Hardware& hw, const PassBytes& b) {
   if (!b.ring) return 0;
-  return static_cast<double>(b.ring) / hw.ring_bandwidth(w.devices) + hw.ring_latency(w.devices);
+  return static_cast<double>(b.ring) / ring_bw(w, hw) + hw.ring_latency(w.devices);
 }
 
 Interference ring_interference(const Workload& w, const Hardware& hw, const Implementation& im) {
-  return im.interference(hw.ring_link_kind(w.devices), hw.ring_bandwidth(w.devices));
+  return im.interference(hw.ring_link_kind(w.devices), ring_bw(w, hw));
 }
 
 }  // namespace
@@ -182,7 +188,7 @@ Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im)
   s.kernel = im.kernel();
   s.merge_style = im.merge_style();
   s.overlap = hw.overlap;
-  const double bw = hw.ring_bandwidth(w.devices), lat = hw.ring_latency(w.devices);
+  const double bw = ring_bw(w, hw), lat = hw.ring_latency(w.devices);
   const auto n = w.devices;
   const auto steps = num_steps(w);
   const int d = w.shape.head_dim;

@@ -5,6 +5,7 @@
 #include "models/analytic/memory.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
+#include "models/core/schema.hpp"
 
 namespace ringsim {
 
@@ -133,6 +134,7 @@ RunSummary RunSummary::of(const Summary& s) {
 
 json RunSummary::to_json() const {
   json j;
+  j["schema_version"] = kJsonSchemaVersion;
   j["devices"] = devices;
   j["block"] = block;
   j["seq_len"] = seq_len;
@@ -202,6 +204,10 @@ json RunSummary::to_json() const {
 RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
   const Reader r(j, origin);
   RunSummary s;
+  // A summary from another schema would be read with the wrong meanings.
+  if (const auto v = r.integer("schema_version"); v != kJsonSchemaVersion)
+    throw InputError(fmt::format("{}: the summary's schema_version is {}; this ringsim reads {}",
+                                 origin, v, kJsonSchemaVersion));
   s.devices = r.integer("devices");
   s.block = r.integer("block");
   s.seq_len = r.integer("seq_len");

@@ -177,6 +177,23 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
       c.intra = r.str("intra");
       c.inter = r.str("inter");
       c.source = r.str("source");
+      if (r.has("nics_per_node")) {
+        c.nics_per_node = static_cast<int>(r.integer("nics_per_node", 1, 1024));
+        if (c.gpus_per_node % c.nics_per_node != 0)
+          throw r.error(fmt::format("'nics_per_node' must divide gpus_per_node ({}), got {}",
+                                    c.gpus_per_node, c.nics_per_node));
+      }
+      c.inter_topology = r.str_or("inter_topology", "rail");
+      if (c.inter_topology != "rail" && c.inter_topology != "fattree")
+        throw r.error("'inter_topology' must be rail or fattree");
+      c.oversubscription = r.num_or("oversubscription", 1, 64, 1);
+      if (r.has("nvlink_domain")) {
+        c.nvlink_domain = static_cast<int>(r.integer("nvlink_domain", 1, 1 << 20));
+        if (c.nvlink_domain % c.gpus_per_node != 0)
+          throw r.error(
+              fmt::format("'nvlink_domain' must be a multiple of gpus_per_node ({}), got {}",
+                          c.gpus_per_node, c.nvlink_domain));
+      }
       upsert(next.clusters_, c);
     }
   }

@@ -38,6 +38,13 @@ struct Interconnect {
 struct ClusterPreset {
   std::string name, gpu, platform, intra, inter, source;
   int gpus_per_node = 8;
+  // Optional (docs/models.md, "Cluster fields"); the defaults are the plain
+  // cluster: one NIC per GPU, rail-optimised leaves, no oversubscription, one
+  // NVLink switch per node.
+  int nics_per_node = 0;                // 0: one per GPU
+  std::string inter_topology = "rail";  // rail | fattree
+  double oversubscription = 1;          // leaf uplinks carry 1/R of the leaf's NIC bandwidth
+  int nvlink_domain = 0;                // GPUs on one NVLink fabric; 0: one node
 };
 
 struct PaperRow {

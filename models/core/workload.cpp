@@ -112,27 +112,59 @@ int auto_ulysses_degree(std::int64_t devices, int kv_heads, int gpus_per_node) {
   return u;
 }
 
-double Hardware::ring_bandwidth(std::int64_t devices) const {
+int Hardware::gpus_per_nic() const {
+  return nics_per_node > 0 ? std::max(1, gpus_per_node / nics_per_node) : 1;
+}
+
+int Hardware::nvlink_group() const {
+  return std::max(nvlink_domain, gpus_per_node);
+}
+
+bool Hardware::ring_crosses_spine(std::int64_t devices, std::int64_t stride) const {
+  // sim/topology.cpp's leaves: one per NIC rail and group of leaf_ports nodes
+  // (rail), or one per leaf_ports NICs in order (fat-tree; the fattree
+  // platform has one NIC per device). The ring's closing hop (last device ->
+  // device 0) lands on leaf 0 from the last leaf, so any second leaf is
+  // crossed; on rails, a hop that changes NIC rank changes leaf too.
+  if (platform == Platform::FatTree) return devices > leaf_ports;
+  if (platform != Platform::Nodes || devices <= nvlink_group()) return false;
+  const std::int64_t g = gpus_per_node;
+  const std::int64_t k = nics_per_node > 0 ? nics_per_node : g;
+  const std::int64_t nodes = (devices + g - 1) / g;
+  if (inter_fattree) return nodes * k > leaf_ports;
+  const bool changes_rail = k > 1 && stride % g != 0;
+  return changes_rail || nodes > leaf_ports;
+}
+
+double Hardware::ring_bandwidth(std::int64_t devices, std::int64_t stride) const {
   if (bandwidth_override || platform == Platform::Flat) return intra_bw;
   if (platform == Platform::Torus2D || platform == Platform::Torus3D) return intra_bw;
-  if (platform == Platform::FatTree) return inter_bw;
-  // nodes: a ring that leaves the node crosses the NIC once per node boundary.
-  return devices > gpus_per_node ? std::min(intra_bw, inter_bw) : intra_bw;
+  // Across the spine a flow gets the uplink's 1/R of a NIC (docs/models.md).
+  const double spine = ring_crosses_spine(devices, stride) ? oversubscription : 1.0;
+  if (platform == Platform::FatTree) return inter_bw / spine;
+  // nodes: a ring that leaves the NVLink domain crosses a NIC once per domain
+  // boundary; `stride` flows leave at once, and those behind one NIC share it
+  // (and, routed by destination port, the same uplink).
+  if (devices <= nvlink_group()) return intra_bw;
+  const double sharing = static_cast<double>(
+      std::max<std::int64_t>(1, std::min<std::int64_t>(stride, gpus_per_nic())));
+  return std::min(intra_bw, inter_bw / (sharing * spine));
 }
 
 double Hardware::ring_latency(std::int64_t devices) const {
   if (bandwidth_override || platform == Platform::Flat) return intra_lat;
   if (platform == Platform::Torus2D || platform == Platform::Torus3D) return intra_lat;
   if (platform == Platform::FatTree) return inter_lat;
-  return devices > gpus_per_node ? std::max(intra_lat, inter_lat) : intra_lat;
+  return devices > nvlink_group() ? std::max(intra_lat, inter_lat) : intra_lat;
 }
 
 std::string Hardware::ring_link_kind(std::int64_t devices) const {
   if (bandwidth_override || platform == Platform::Flat) return intra_kind;
   if (platform == Platform::Torus2D || platform == Platform::Torus3D) return intra_kind;
   if (platform == Platform::FatTree) return inter_kind;
-  if (devices <= gpus_per_node) return intra_kind;
-  return inter_bw <= intra_bw ? inter_kind : intra_kind;
+  if (devices <= nvlink_group()) return intra_kind;
+  const double spine = ring_crosses_spine(devices) ? oversubscription : 1.0;
+  return inter_bw / spine <= intra_bw ? inter_kind : intra_kind;
 }
 
 std::string Hardware::describe() const {

@@ -81,6 +81,13 @@ struct Hardware {
   double intra_bw = 0, intra_lat = 0;
   double inter_bw = 0, inter_lat = 0;
   bool bandwidth_override = false;  // --bandwidth / --latency set every ring link
+  // The cluster beyond one NIC per GPU and one NVLink switch per node (catalog
+  // "clusters", docs/models.md "Cluster fields"; sim/topology.hpp builds the same):
+  int nics_per_node = 0;        // nodes: NICs per node, dividing gpus_per_node; 0: one per GPU
+  int nvlink_domain = 0;        // nodes: GPUs on one NVLink fabric (a multiple of gpus_per_node)
+  bool inter_fattree = false;   // nodes: leaves by node (fat-tree), not one leaf per NIC rail
+  double oversubscription = 1;  // nodes/fattree: leaf uplinks carry 1/R of the leaf's NIC bandwidth
+  int leaf_ports = 32;          // NICs per leaf switch (and spines)
   // --overlap none: a step's transfer starts only when its compute is done, as
   // with an MPI whose shared-memory copies run on the computing core and that
   // progresses only inside MPI calls (docs/mpi.md, "Calibration"). Default:
@@ -93,7 +100,16 @@ struct Hardware {
   double gemm_flops() const { return flops * (gemm_efficiency > 0 ? gemm_efficiency : efficiency); }
   // Per-direction bandwidth and latency of the slowest hop on the ring of
   // `devices` consecutive devices (the hop that bounds every step).
-  double ring_bandwidth(std::int64_t devices) const;
+  // `stride`: a device sends to the one `stride` places on (hybrid: its
+  // head-parallel degree), so up to `stride` flows leave a node at once and
+  // share the NICs they meet.
+  double ring_bandwidth(std::int64_t devices, std::int64_t stride = 1) const;
+  // nodes: GPUs behind one NIC; GPUs on one NVLink fabric (at least a node).
+  int gpus_per_nic() const;
+  int nvlink_group() const;
+  // Whether some ring hop of `devices` devices (stride as above) goes leaf ->
+  // spine -> leaf (where the oversubscription slows it).
+  bool ring_crosses_spine(std::int64_t devices, std::int64_t stride = 1) const;
   double ring_latency(std::int64_t devices) const;
   // Kind of that hop's link (what a communication library runs on).
   std::string ring_link_kind(std::int64_t devices) const;

@@ -86,7 +86,17 @@ std::int64_t sequences_per_step(const PlanRequest& r, std::int64_t dp) {
 
 Hardware group_hardware(const Hardware& hw, std::int64_t tp) {
   Hardware g = hw;
-  if (tp > 1) g.gpus_per_node = static_cast<int>(std::max<std::int64_t>(1, hw.gpus_per_node / tp));
+  if (tp > 1) {
+    g.gpus_per_node = static_cast<int>(std::max<std::int64_t>(1, hw.gpus_per_node / tp));
+    // One CP rank per TP group: the node, its NICs and the NVLink domain hold
+    // 1/tp as many of them (GPUs per NIC kept where it divides).
+    if (hw.nvlink_domain > 0)
+      g.nvlink_domain = static_cast<int>(std::max<std::int64_t>(1, hw.nvlink_domain / tp));
+    if (hw.nics_per_node > 0) {
+      const auto k = std::max<std::int64_t>(1, hw.nics_per_node / tp);
+      g.nics_per_node = g.gpus_per_node % k == 0 ? static_cast<int>(k) : 0;
+    }
+  }
   return g;
 }
 

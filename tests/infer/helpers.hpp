@@ -6,23 +6,17 @@
 #include "models/core/profile.hpp"
 #include "models/infer/infer.hpp"
 #include "models/kernel/implementation.hpp"
+#include "tests/plan/helpers.hpp"
 
 namespace ringsim::infer_testing {
 
-// 1 layer, D 64, 4 query heads / 2 KV heads of dim 16, MLP 128, vocab 1000.
+// plan_testing's tiny shape with one layer: D 64, 4 query / 2 KV heads of
+// dim 16, MLP 128, vocab 1000.
 inline ModelShape tiny() {
-  ModelShape s;
-  s.name = "tiny";
+  auto s = plan_testing::tiny_shape();
   s.layers = 1;
-  s.d_model = 64;
-  s.heads = 4;
-  s.kv_heads = 2;
-  s.head_dim = 16;
-  s.ffn = 128;
-  s.vocab = 1000;
   return s;
 }
-
 // 1 MFLOP/s devices (attention and GEMMs), 1 GB/s HBM, a flat ring of
 // 100 kB/s links without latency: milliseconds per phase.
 inline Hardware slow_flat(double bandwidth = 1e5, double latency = 0) {

@@ -39,6 +39,9 @@ RunSpec every_field_set() {
   h.efficiency = 0.3;
   h.bandwidth = 2.5e10;
   h.latency = 1.5e-6;
+  h.nics_per_node = 4;
+  h.nvlink_domain = 72;
+  h.oversubscription = 2.5;
   h.catalog = "/tmp/c.json";
   h.profile = "/tmp/p.json";
   h.kernel = "fa3";
@@ -81,7 +84,7 @@ TEST(RunSpec, DefaultsLeaveOutWhatIsDefault) {
 TEST(RunSpec, EachFieldAloneRoundTrips) {
   // One field away from the default at a time: no flag may hide behind another.
   const auto full = every_field_set();
-  std::vector<RunSpec> one(8);
+  std::vector<RunSpec> one(11);
   one[0].workload.layout = Layout::Zigzag;
   one[1].workload.causal = false;
   one[2].hardware.bandwidth = 1e9;
@@ -90,6 +93,9 @@ TEST(RunSpec, EachFieldAloneRoundTrips) {
   one[5].sim.engine = Engine::Analytic;
   one[6].workload.kv_heads = 2;
   one[7].hardware.platform = Platform::Flat;
+  one[8].hardware.nics_per_node = 2;
+  one[9].hardware.nvlink_domain = 16;
+  one[10].hardware.oversubscription = 4;
   for (const auto& s : one) EXPECT_EQ(parse_run_args(to_args(s)), s);
   EXPECT_NE(parse_run_args(to_args(full)), RunSpec{});
 }
@@ -111,6 +117,9 @@ TEST(RunSpec, BadFlagsNameTheFlag) {
   EXPECT_NE(bad({"--engine", "analytic", "--trace", "x.json"}).find("--trace"), std::string::npos);
   EXPECT_NE(bad({"--torus-dims", "8xx4"}).find("--torus-dims"), std::string::npos);
   EXPECT_NE(bad({"--no-such-flag"}).find("--no-such-flag"), std::string::npos);
+  EXPECT_NE(bad({"--oversubscription", "0.5"}).find("--oversubscription"), std::string::npos);
+  EXPECT_NE(bad({"--nics-per-node", "0"}).find("--nics-per-node"), std::string::npos);
+  EXPECT_NE(bad({"--nvlink-domain", "x"}).find("--nvlink-domain"), std::string::npos);
 }
 
 TEST(Resolve, SpecBecomesTheWorkloadAndHardware) {

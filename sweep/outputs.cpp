@@ -1,0 +1,163 @@
+// A sweep's files once its points are done: the journal rewritten in grid
+// order, the CSV of every row, and the plot of one metric over two axes. Each
+// file is written whole or not at all (models/core/atomic_file.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "experiments/plot_spec.hpp"
+#include "models/core/atomic_file.hpp"
+#include "models/core/errors.hpp"
+#include "proc/child.hpp"
+#include "sweep/sweep.hpp"
+
+namespace ringsim::sweep {
+
+namespace {
+
+// A summary's scalar values, nested objects flattened with dots ("sim.activities").
+void flatten(const nlohmann::json& j, const std::string& prefix,
+             std::map<std::string, nlohmann::json>& out) {
+  for (const auto& [k, v] : j.items()) {
+    const auto name = prefix.empty() ? k : prefix + "." + k;
+    if (v.is_object())
+      flatten(v, name, out);
+    else if (!v.is_array())
+      out[name] = v;
+  }
+}
+
+std::string csv_cell(const nlohmann::json& v) {
+  std::string s = v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump();
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+void write_csv(const std::vector<Row>& rows, const std::string& path) {
+  std::set<std::string> params, fields;
+  std::vector<std::map<std::string, nlohmann::json>> flat(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (const auto& [k, v] : rows[i].params) params.insert(k);
+    if (rows[i].ok) flatten(rows[i].summary, "", flat[i]);
+    for (const auto& [k, v] : flat[i]) fields.insert(k);
+  }
+  std::string out = "index,key";
+  for (const auto& p : params) out += "," + csv_cell(p);
+  out += ",status,error";
+  for (const auto& f : fields) out += "," + csv_cell(f);
+  out += "\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    out += fmt::format("{},{}", r.index, csv_cell(r.key));
+    for (const auto& p : params) {
+      std::string v;
+      for (const auto& [k, x] : r.params)
+        if (k == p) v = x;
+      out += "," + csv_cell(v);
+    }
+    out += fmt::format(",{},{}", r.ok ? "ok" : "failed", csv_cell(r.error));
+    for (const auto& f : fields) {
+      const auto it = flat[i].find(f);
+      out += "," + (it == flat[i].end() ? std::string() : csv_cell(it->second));
+    }
+    out += "\n";
+  }
+  AtomicFile file(path, "--out");
+  file.write(out);
+  commit_all({&file});
+}
+
+std::string param(const Row& r, const std::string& flag) {
+  for (const auto& [k, v] : r.params)
+    if (k == flag) return v;
+  return {};
+}
+
+// One series per value of `series` (in grid order), x = the axis value as a
+// number, y = the metric; rows that failed or lack the metric are left out.
+std::string write_plot(const std::vector<Row>& rows, const Options& o) {
+  exp::PlotSpec spec;
+  exp::Panel panel;
+  panel.title =
+      fmt::format("{} against {}{}", o.metric, o.x, o.series.empty() ? "" : " by " + o.series);
+  panel.x = exp::make_axis(o.x, true, 2);
+  panel.y = exp::make_axis(o.metric, true, 10);
+  std::vector<std::string> order;
+  std::map<std::string, exp::Series> by;
+  std::size_t missing = 0;
+  for (const auto& r : rows) {
+    const auto xs = param(r, o.x);
+    double x = 0;
+    try {
+      x = std::stod(xs);
+    } catch (const std::exception&) {
+      throw InputError(
+          fmt::format("--plot-x: {} is not numeric ('{}'); plot against a numeric "
+                      "axis such as --devices or --block",
+                      o.x, xs));
+    }
+    if (!r.ok || !r.summary.contains(o.metric) || !r.summary[o.metric].is_number()) {
+      ++missing;
+      continue;
+    }
+    const auto s = o.series.empty() ? o.metric : param(r, o.series);
+    if (!by.count(s)) {
+      order.push_back(s);
+      by[s] = exp::line_series(o.series.empty() ? s : o.series + " " + s,
+                               exp::color_for(s, order.size() - 1));
+    }
+    by[s].points.push_back({x, r.summary[o.metric].get<double>()});
+  }
+  for (const auto& s : order) panel.series.push_back(by[s]);
+  spec.title = fmt::format("ringsim sweep: {} ({} points{})", o.metric, rows.size(),
+                           missing ? fmt::format(", {} without a value", missing) : "");
+  spec.columns = 1;
+  spec.width = 1100;
+  spec.height = 750;
+  spec.panels = {panel};
+  const auto json_path = o.plot + ".json", png_path = o.plot + ".png";
+  {
+    AtomicFile f(json_path, "--plot");
+    f.write(exp::to_json(spec).dump(2) + "\n");
+    commit_all({&f});
+  }
+  return exp::render_plot(proc::sibling_exe("ringsim-plot"), json_path, png_path);
+}
+
+}  // namespace
+
+void finish_outputs(const std::vector<Point>& pts, const std::map<std::string, Row>& rows,
+                    const Options& o, Result& res) {
+  res.rows.clear();
+  for (const auto& p : pts) {
+    const auto it = rows.find(p.key);
+    if (it == rows.end()) continue;
+    auto r = it->second;
+    r.index = p.index;  // the current grid's position (a resumed journal may predate it)
+    res.rows.push_back(std::move(r));
+  }
+  res.failed = static_cast<std::size_t>(
+      std::count_if(res.rows.begin(), res.rows.end(), [](const Row& r) { return !r.ok; }));
+  // Interrupted: the journal stays as appended, for the rerun to resume from.
+  if (res.interrupted) return;
+  if (!o.out.empty()) {
+    std::string text;
+    for (const auto& r : res.rows) text += to_json(r).dump() + "\n";
+    AtomicFile f(o.out, "--out");
+    f.write(text);
+    commit_all({&f});
+    if (rows.size() > res.rows.size())
+      std::cerr << fmt::format(
+          "ringsim sweep: {} row(s) of {} belong to another grid and were left out of it\n",
+          rows.size() - res.rows.size(), o.out);
+  }
+  if (!o.csv.empty()) write_csv(res.rows, o.csv);
+  if (!o.plot.empty()) res.plot_status = write_plot(res.rows, o);
+}
+
+}  // namespace ringsim::sweep

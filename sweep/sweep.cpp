@@ -1,0 +1,389 @@
+#include "sweep/sweep.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "models/analytic/report.hpp"
+#include "models/core/atomic_file.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/input_file.hpp"
+#include "models/core/parse.hpp"
+#include "proc/child.hpp"
+#include "sim/progress.hpp"
+
+namespace ringsim::sweep {
+
+namespace {
+
+constexpr std::size_t kMaxValues = 10000;
+
+std::string trim(const std::string& s) {
+  const auto a = s.find_first_not_of(" \t");
+  if (a == std::string::npos) return {};
+  return s.substr(a, s.find_last_not_of(" \t") - a + 1);
+}
+
+// Where each sweepable flag's text lives in the run flags.
+std::string* field(proc::RunFlags& f, const std::string& flag) {
+  static const std::vector<std::pair<std::string, std::string proc::WorkloadFlags::*>> w{
+      {"--devices", &proc::WorkloadFlags::devices},
+      {"--block", &proc::WorkloadFlags::block},
+      {"--layout", &proc::WorkloadFlags::layout},
+      {"--pass", &proc::WorkloadFlags::pass},
+      {"--dtype", &proc::WorkloadFlags::dtype},
+      {"--model", &proc::WorkloadFlags::model},
+      {"--d-model", &proc::WorkloadFlags::d_model},
+      {"--layers", &proc::WorkloadFlags::layers},
+      {"--heads", &proc::WorkloadFlags::heads},
+      {"--kv-heads", &proc::WorkloadFlags::kv_heads},
+      {"--head-dim", &proc::WorkloadFlags::head_dim},
+      {"--ffn", &proc::WorkloadFlags::ffn},
+      {"--ulysses-degree", &proc::WorkloadFlags::ulysses_degree},
+      {"--scope", &proc::WorkloadFlags::scope}};
+  static const std::vector<std::pair<std::string, std::string proc::HardwareFlags::*>> h{
+      {"--gpu", &proc::HardwareFlags::gpu},
+      {"--platform", &proc::HardwareFlags::platform},
+      {"--gpus-per-node", &proc::HardwareFlags::gpus_per_node},
+      {"--intra", &proc::HardwareFlags::intra},
+      {"--inter", &proc::HardwareFlags::inter},
+      {"--cluster", &proc::HardwareFlags::cluster},
+      {"--flops", &proc::HardwareFlags::flops},
+      {"--efficiency", &proc::HardwareFlags::efficiency},
+      {"--bandwidth", &proc::HardwareFlags::bandwidth},
+      {"--latency", &proc::HardwareFlags::latency},
+      {"--kernel", &proc::HardwareFlags::kernel}};
+  static const std::vector<std::pair<std::string, std::string proc::SimFlags::*>> s{
+      {"--engine", &proc::SimFlags::engine},
+      {"--network-model", &proc::SimFlags::network_model},
+      {"--inter-topology", &proc::SimFlags::inter_topology},
+      {"--jitter", &proc::SimFlags::jitter},
+      {"--seed", &proc::SimFlags::seed},
+      {"--symmetry", &proc::SimFlags::symmetry},
+      {"--overlap", &proc::SimFlags::overlap}};
+  for (const auto& [name, m] : w)
+    if (name == flag) return &(f.w.*m);
+  for (const auto& [name, m] : h)
+    if (name == flag) return &(f.hw.*m);
+  for (const auto& [name, m] : s)
+    if (name == flag) return &(f.sim.*m);
+  return nullptr;
+}
+
+// Sets one swept flag; the list-valued fault flags take one fault per value
+// ("none": no fault), and --causal takes on/off.
+void set_flag(proc::RunFlags& f, const std::string& flag, const std::string& value) {
+  if (auto* p = field(f, flag)) {
+    *p = value;
+  } else if (flag == "--straggler" || flag == "--degrade") {
+    auto& v = flag == "--straggler" ? f.sim.stragglers : f.sim.degrades;
+    v.clear();
+    if (value != "none") v.push_back(value);
+  } else if (flag == "--causal") {
+    f.w.causal = parse_choice("--causal", value, {"on", "off"}) == "on";
+  }
+}
+
+std::string format_count(std::int64_t v) {
+  return std::to_string(v);
+}
+
+}  // namespace
+
+const std::vector<std::string>& sweepable_flags() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n{
+        "--devices",  "--block",         "--layout",         "--pass",    "--dtype",
+        "--model",    "--d-model",       "--layers",         "--heads",   "--kv-heads",
+        "--head-dim", "--ffn",           "--ulysses-degree", "--scope",   "--gpu",
+        "--platform", "--gpus-per-node", "--intra",          "--inter",   "--cluster",
+        "--flops",    "--efficiency",    "--bandwidth",      "--latency", "--kernel",
+        "--engine",   "--network-model", "--inter-topology", "--jitter",  "--seed",
+        "--symmetry", "--overlap",       "--straggler",      "--degrade", "--causal"};
+    return n;
+  }();
+  return names;
+}
+
+std::vector<std::string> expand(const std::string& flag, const std::string& text) {
+  std::vector<std::string> out;
+  const auto dots = text.find("..");
+  if (dots != std::string::npos) {
+    // A range: A..B, A..B:xK (geometric) or A..B:+K (arithmetic).
+    std::string rest = text.substr(dots + 2), step = "+1";
+    if (const auto colon = rest.find(':'); colon != std::string::npos) {
+      step = rest.substr(colon + 1);
+      rest = rest.substr(0, colon);
+    }
+    const auto lo = parse_count(flag, trim(text.substr(0, dots)), 0, kMaxTokens);
+    const auto hi = parse_count(flag, trim(rest), 0, kMaxTokens);
+    if (hi < lo)
+      throw InputError(
+          fmt::format("{}: range '{}' runs backwards (from {} to {})", flag, text, lo, hi));
+    if (step.size() < 2 || (step[0] != 'x' && step[0] != '+'))
+      throw InputError(fmt::format(
+          "{}: range step '{}' must be xK (multiply by K) or +K (add K), as in 2K..32K:x2", flag,
+          step));
+    const bool mul = step[0] == 'x';
+    const auto k = parse_count(flag, step.substr(1), mul ? 2 : 1, kMaxTokens);
+    if (mul && lo == 0)
+      throw InputError(fmt::format("{}: a geometric range cannot start at 0", flag));
+    for (std::int64_t v = lo; v <= hi;) {
+      out.push_back(format_count(v));
+      if (out.size() > kMaxValues)
+        throw InputError(
+            fmt::format("{}: range '{}' has more than {} values", flag, text, kMaxValues));
+      if (mul ? v > hi / k : v > hi - k) break;
+      v = mul ? v * k : v + k;
+    }
+    return out;
+  }
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    item = trim(item);
+    if (item.empty()) throw InputError(fmt::format("{}: empty value in the list '{}'", flag, text));
+    out.push_back(item);
+  }
+  if (out.empty()) throw InputError(fmt::format("{}: no values to sweep", flag));
+  if (out.size() > kMaxValues)
+    throw InputError(fmt::format("{}: more than {} values", flag, kMaxValues));
+  return out;
+}
+
+Grid read_grid_file(const std::string& path, const std::string& flag, const proc::RunFlags& base,
+                    const std::vector<std::string>& given) {
+  const auto text = read_input_file(flag, path, 1 << 20);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{} {}: not JSON ({})", flag, path, one_line(e.what())));
+  }
+  if (!j.is_object() || !j.contains("axes") || !j["axes"].is_object())
+    throw InputError(fmt::format(
+        "{} {}: expected {{\"base\": {{\"--flag\": \"value\", ...}}, \"axes\": {{\"--flag\": "
+        "\"v1,v2\" or [\"v1\", \"v2\"], ...}}}}",
+        flag, path));
+  Grid g;
+  g.base = base;
+  auto text_of = [&](const nlohmann::json& v, const std::string& key) {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+    if (v.is_number()) return fmt::format("{}", v.get<double>());
+    if (v.is_boolean()) return std::string(v.get<bool>() ? "on" : "off");
+    throw InputError(fmt::format("{} {}: '{}' must be a string or a number", flag, path, key));
+  };
+  auto known = [&](const std::string& key) {
+    const auto& f = sweepable_flags();
+    if (std::find(f.begin(), f.end(), key) == f.end())
+      throw InputError(fmt::format("{} {}: '{}' is not a flag a sweep can set (one of: {})", flag,
+                                   path, key, join(f, ", ")));
+  };
+  if (j.contains("base")) {
+    if (!j["base"].is_object())
+      throw InputError(fmt::format("{} {}: 'base' must be an object of flags", flag, path));
+    for (const auto& [k, v] : j["base"].items()) {
+      known(k);
+      if (std::find(given.begin(), given.end(), k) == given.end())
+        set_flag(g.base, k, text_of(v, k));
+    }
+  }
+  // nlohmann's object is sorted by key; the axes' order is the file's.
+  const auto ordered = nlohmann::ordered_json::parse(text);
+  for (const auto& [k, v] : ordered["axes"].items()) {
+    known(k);
+    Axis a{k, {}};
+    if (v.is_array()) {
+      for (const auto& x : v) a.values.push_back(text_of(nlohmann::json(x), k));
+      if (a.values.empty())
+        throw InputError(fmt::format("{} {}: axis '{}' is empty", flag, path, k));
+    } else {
+      a.values = expand(k, text_of(nlohmann::json(v), k));
+    }
+    g.axes.push_back(std::move(a));
+  }
+  return g;
+}
+
+std::vector<Point> points(const Grid& g) {
+  if (g.axes.empty())
+    throw InputError(
+        "--devices/--block/...: nothing to sweep; give a flag a list (8,64,512) or a range "
+        "(2K..32K:x2)");
+  std::set<std::string> seen;
+  double total = 1;
+  for (const auto& a : g.axes) {
+    const auto& f = sweepable_flags();
+    if (std::find(f.begin(), f.end(), a.flag) == f.end())
+      throw InputError(fmt::format("{}: not a flag a sweep can set", a.flag));
+    if (!seen.insert(a.flag).second) throw InputError(fmt::format("{}: swept twice", a.flag));
+    if (a.values.empty()) throw InputError(fmt::format("{}: no values to sweep", a.flag));
+    total *= static_cast<double>(a.values.size());
+  }
+  if (total > 1e6)
+    throw InputError(
+        fmt::format("--devices/--block/...: the grid has {:.3g} points; at most 1M", total));
+  std::vector<Point> pts;
+  std::vector<std::size_t> at(g.axes.size(), 0);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(total); ++i) {
+    Point p;
+    p.index = i;
+    auto flags = g.base;
+    for (std::size_t a = 0; a < g.axes.size(); ++a) {
+      const auto& ax = g.axes[a];
+      const auto& v = ax.values[at[a]];
+      p.params.emplace_back(ax.flag, v);
+      if (!p.key.empty()) p.key += ' ';
+      p.key += ax.flag + "=" + v;
+    }
+    try {
+      for (const auto& [flag, v] : p.params) set_flag(flags, flag, v);
+      p.spec = proc::parse_run(flags);
+    } catch (const InputError& e) {
+      p.error = e.what();
+    }
+    pts.push_back(std::move(p));
+    // Next combination: the last axis fastest.
+    for (std::size_t a = g.axes.size(); a-- > 0;) {
+      if (++at[a] < g.axes[a].values.size()) break;
+      at[a] = 0;
+    }
+  }
+  return pts;
+}
+
+nlohmann::json to_json(const Row& r) {
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& [k, v] : r.params) params[k] = v;
+  nlohmann::json j{
+      {"index", r.index}, {"key", r.key}, {"params", params}, {"status", r.ok ? "ok" : "failed"}};
+  if (r.ok)
+    j["summary"] = r.summary;
+  else
+    j["error"] = r.error;
+  return j;
+}
+
+Row row_from_json(const nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("key") || !j["key"].is_string() || !j.contains("status") ||
+      !j.contains("params") || !j["params"].is_object())
+    throw std::runtime_error("not a sweep row");
+  Row r;
+  r.index = j.value("index", std::size_t{0});
+  r.key = j["key"].get<std::string>();
+  for (const auto& [k, v] : j["params"].items()) r.params.emplace_back(k, v.get<std::string>());
+  r.ok = j["status"] == "ok";
+  if (r.ok) {
+    r.summary = j.at("summary");
+    RunSummary::from_json(r.summary, "sweep journal");  // a summary the reader accepts
+  } else {
+    r.error = j.value("error", std::string());
+  }
+  return r;
+}
+
+Row run_point(const Point& p, const std::string& ringsim, double timeout_s) {
+  Row r;
+  r.index = p.index;
+  r.key = p.key;
+  r.params = p.params;
+  if (!p.spec) {
+    r.error = p.error;
+    return r;
+  }
+  auto spec = *p.spec;
+  spec.json = true;
+  proc::Command c;
+  c.argv = proc::to_args(spec);
+  c.argv.insert(c.argv.begin(), ringsim);
+  c.timeout_s = timeout_s;
+  const auto res = proc::run(c);
+  if (!res.ok()) {
+    r.error = res.failure();
+    return r;
+  }
+  try {
+    r.summary = nlohmann::json::parse(res.out);
+    RunSummary::from_json(r.summary, "ringsim run --json");
+    r.ok = true;
+  } catch (const nlohmann::json::exception& e) {
+    r.error = one_line(std::string("unreadable JSON: ") + e.what());
+  } catch (const InputError& e) {
+    r.error = e.what();
+  }
+  return r;
+}
+
+std::map<std::string, Row> read_journal(const std::string& path) {
+  std::map<std::string, Row> rows;
+  std::ifstream in(path);
+  if (!in) return rows;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    try {
+      auto r = row_from_json(nlohmann::json::parse(line));
+      rows[r.key] = std::move(r);
+    } catch (const std::exception&) {
+      // A torn line (killed mid-write) or a foreign one: that point runs again.
+    }
+  }
+  return rows;
+}
+
+Result run_local(const std::vector<Point>& pts, const Options& o) {
+  Result res;
+  auto done = o.out.empty() ? std::map<std::string, Row>{} : read_journal(o.out);
+  std::vector<const Point*> todo;
+  for (const auto& p : pts)
+    if (!done.count(p.key)) todo.push_back(&p);
+  res.skipped = pts.size() - todo.size();
+  std::string ringsim = o.ringsim;
+  if (ringsim.empty()) {
+    std::string why;
+    ringsim = proc::ringsim_exe(&why);
+    if (ringsim.empty()) throw InputError("ringsim sweep: cannot find the ringsim binary: " + why);
+  }
+  std::ofstream journal;
+  if (!o.out.empty()) {
+    journal.open(o.out, std::ios::app);
+    if (!journal) throw InputError(fmt::format("--out {}: cannot append to it", o.out));
+  }
+  sim::Progress bar(o.progress, todo.size(), "ringsim: sweeping", 0.5);
+  std::mutex mu;
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < todo.size(); i = next++) {
+      if (sim::interrupt_requested()) return;
+      auto row = run_point(*todo[i], ringsim, o.timeout_s);
+      std::lock_guard<std::mutex> lock(mu);
+      if (sim::interrupt_requested() && !row.ok) return;  // a child stopped by the same Ctrl-C
+      if (journal.is_open()) {
+        journal << to_json(row).dump() << "\n";
+        journal.flush();
+      }
+      ++res.ran;
+      done[row.key] = std::move(row);
+      bar.tick();
+    }
+  };
+  const int n = std::max(1, std::min<int>(o.jobs, static_cast<int>(todo.size())));
+  std::vector<std::thread> threads;
+  for (int t = 1; t < n; ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  bar.finish();
+  if (journal.is_open()) journal.close();
+  res.interrupted = sim::interrupt_requested();
+  finish_outputs(pts, done, o, res);
+  return res;
+}
+
+}  // namespace ringsim::sweep

@@ -1,0 +1,115 @@
+#pragma once
+// Capacity planning as a sweep: a grid of `ringsim run` configurations
+// (devices x blocks x layouts x kernels x faults ...), each point run in its
+// own child process (SimGrid allows one engine per process), one row per
+// point with the child's full run summary. Rows are journalled to a JSONL file
+// as points finish, so a killed sweep resumes where it stopped; at the end the
+// file is rewritten in grid order, so the same grid gives the same bytes
+// whatever the order points finished in (-j N, or ranks of an MPI job,
+// mpi/sweep_mpi.hpp).
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proc/run_spec.hpp"
+
+namespace ringsim::sweep {
+
+// One swept flag of `ringsim run` (e.g. "--devices") and its values.
+struct Axis {
+  std::string flag;
+  std::vector<std::string> values;
+};
+
+// Expands one axis as the user wrote it: a list "8,64,512", a geometric
+// range "2K..32K:x2", an arithmetic range "1..8:+1" ("1..8" steps by 1), or
+// names "ring,zigzag". Numbers keep binary K/M/G suffixes as run takes them.
+// Throws InputError naming `flag` (at most 10000 values).
+std::vector<std::string> expand(const std::string& flag, const std::string& text);
+
+// The flags a sweep may vary (those of `ringsim run` with one value each).
+const std::vector<std::string>& sweepable_flags();
+
+// A grid: the base configuration (every other flag of `ringsim run`, as
+// text) and the swept axes, first axis slowest.
+struct Grid {
+  proc::RunFlags base;
+  std::vector<Axis> axes;
+};
+
+// A grid from a JSON file: {"base": {"--gpu": "h100-sxm", ...},
+// "axes": {"--devices": "8,64", "--layout": ["ring", "zigzag"]}} (axes in
+// file order), on top of `base` (the command line's flags); the file's base
+// sets only the flags not in `given` (the command line wins). Throws
+// InputError naming `flag` and the file.
+Grid read_grid_file(const std::string& path, const std::string& flag, const proc::RunFlags& base,
+                    const std::vector<std::string>& given);
+
+struct Point {
+  std::size_t index = 0;                                    // position in the grid
+  std::vector<std::pair<std::string, std::string>> params;  // flag -> value, axis order
+  std::string key;  // "--devices=8 --block=2048": stable across runs, the resume key
+  std::optional<proc::RunSpec> spec;  // none: the point's flags are refused (see error)
+  std::string error;                  // why, one line
+};
+
+// Every point of the grid (the cartesian product), each parsed as `ringsim
+// run` would parse its flags; a point the parser refuses keeps its error and
+// becomes a failed row, the rest still run. Throws InputError for a grid
+// that cannot be formed (unknown flag, empty axis, a flag swept twice).
+std::vector<Point> points(const Grid& g);
+
+// One finished point. `summary` is the child's `ringsim run --json` object
+// (checked with RunSummary::from_json) when status == "ok".
+struct Row {
+  std::size_t index = 0;
+  std::string key;
+  std::vector<std::pair<std::string, std::string>> params;
+  bool ok = false;
+  std::string error;  // one line when !ok
+  nlohmann::json summary;
+};
+nlohmann::json to_json(const Row& r);
+// Throws std::runtime_error for a line that is not a row (resume skips it).
+Row row_from_json(const nlohmann::json& j);
+
+// Runs one point as a child `ringsim run --json` (`ringsim`: the binary).
+Row run_point(const Point& p, const std::string& ringsim, double timeout_s);
+
+// The rows already in a journal (a JSONL file; missing file: none). A torn
+// last line (the sweep was killed mid-write) is ignored.
+std::map<std::string, Row> read_journal(const std::string& path);
+
+struct Options {
+  std::string out;        // JSONL journal and result ("": rows only returned)
+  std::string csv;        // also write a CSV of every row ("": none)
+  int jobs = 1;           // children at once
+  double timeout_s = 0;   // per point; 0: none
+  bool progress = false;  // bar with ETA on stderr
+  std::string ringsim;    // the binary children run ("": proc::ringsim_exe())
+  // A plot of `metric` (a summary key, e.g. time_s) against the axis `x`,
+  // one series per value of `series` (another axis; "" = one series);
+  // written as PLOT.json and rendered to PLOT.png when ringsim-plot exists.
+  std::string plot, metric = "time_s", x, series;
+};
+
+struct Result {
+  std::vector<Row> rows;  // every point of the grid, in grid order
+  std::size_t ran = 0, skipped = 0, failed = 0;
+  std::string plot_status;  // "" when no plot was asked or it was written
+  bool interrupted = false;
+};
+
+// Runs the points not already in the journal, `jobs` at a time, appending
+// each row as it finishes; then rewrites the journal (and CSV) in grid order.
+Result run_local(const std::vector<Point>& pts, const Options& o);
+
+// The journal rewritten in grid order, the CSV and the plot, from all rows.
+void finish_outputs(const std::vector<Point>& pts, const std::map<std::string, Row>& rows,
+                    const Options& o, Result& res);
+
+}  // namespace ringsim::sweep

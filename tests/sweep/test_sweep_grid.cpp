@@ -1,0 +1,98 @@
+// The grid: how axes expand, the cartesian product in order, a point whose
+// flags the run parser refuses kept as a failed point, the grid file.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "models/core/errors.hpp"
+#include "sweep/sweep.hpp"
+
+namespace ringsim::sweep {
+namespace {
+
+using V = std::vector<std::string>;
+
+TEST(SweepAxis, ListsAndRanges) {
+  EXPECT_EQ(expand("--devices", "8,64,512"), (V{"8", "64", "512"}));
+  EXPECT_EQ(expand("--block", "2K..32K:x2"), (V{"2048", "4096", "8192", "16384", "32768"}));
+  EXPECT_EQ(expand("--devices", "1..4"), (V{"1", "2", "3", "4"}));
+  EXPECT_EQ(expand("--devices", "2..9:+3"), (V{"2", "5", "8"}));
+  EXPECT_EQ(expand("--layout", " ring , zigzag"), (V{"ring", "zigzag"}));
+  EXPECT_EQ(expand("--block", "3K..10K:x2"), (V{"3072", "6144"}));
+}
+
+TEST(SweepAxis, BadRangesNameTheFlag) {
+  for (const auto* bad : {"8..2", "2..8:y2", "2..8:x1", "8,,2", "0..8:x2", "1..100000"}) {
+    try {
+      expand("--devices", bad);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("--devices: ", 0), 0u) << e.what();
+    }
+  }
+}
+
+TEST(SweepGrid, CartesianProductLastAxisFastest) {
+  Grid g;
+  g.axes = {{"--devices", {"2", "4"}}, {"--layout", {"ring", "zigzag", "striped"}}};
+  const auto p = points(g);
+  ASSERT_EQ(p.size(), 6u);
+  EXPECT_EQ(p[0].key, "--devices=2 --layout=ring");
+  EXPECT_EQ(p[1].key, "--devices=2 --layout=zigzag");
+  EXPECT_EQ(p[3].key, "--devices=4 --layout=ring");
+  ASSERT_TRUE(p[4].spec.has_value());
+  EXPECT_EQ(p[4].spec->workload.devices, 4);
+  EXPECT_EQ(p[4].spec->workload.layout, Layout::Zigzag);
+  for (std::size_t i = 0; i < p.size(); ++i) EXPECT_EQ(p[i].index, i);
+}
+
+TEST(SweepGrid, RefusedPointKeepsItsErrorAndTheRestStay) {
+  Grid g;
+  g.axes = {{"--layout", {"ring", "spiral"}}};
+  const auto p = points(g);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_TRUE(p[0].spec.has_value());
+  EXPECT_FALSE(p[1].spec.has_value());
+  EXPECT_EQ(p[1].error.rfind("--layout: ", 0), 0u) << p[1].error;
+}
+
+TEST(SweepGrid, BadGrids) {
+  Grid g;
+  EXPECT_THROW(points(g), InputError);  // nothing swept
+  g.axes = {{"--devices", {"2"}}, {"--devices", {"4"}}};
+  EXPECT_THROW(points(g), InputError);  // swept twice
+  g.axes = {{"--trace", {"a", "b"}}};
+  EXPECT_THROW(points(g), InputError);  // not sweepable
+}
+
+TEST(SweepGrid, FileAxesInFileOrderAndCommandLineWins) {
+  const std::string path = ::testing::TempDir() + "ringsim-grid.json";
+  std::ofstream(path) << R"({"base": {"--gpu": "a100-80gb", "--block": 512},
+    "axes": {"--layout": ["zigzag", "ring"], "--devices": "2..4:x2"}})";
+  proc::RunFlags cli;
+  cli.w.block = "1024";
+  const auto g = read_grid_file(path, "--grid", cli, {"--block"});
+  ASSERT_EQ(g.axes.size(), 2u);
+  EXPECT_EQ(g.axes[0].flag, "--layout");  // file order, not sorted
+  EXPECT_EQ(g.axes[1].values, (V{"2", "4"}));
+  EXPECT_EQ(g.base.hw.gpu, "a100-80gb");
+  EXPECT_EQ(g.base.w.block, "1024");  // given on the command line
+  std::ofstream(path) << R"({"axes": {"--nonsense": "1,2"}})";
+  EXPECT_THROW(read_grid_file(path, "--grid", cli, {}), InputError);
+}
+
+TEST(SweepRows, JsonRoundTrip) {
+  Row r;
+  r.index = 3;
+  r.key = "--devices=2";
+  r.params = {{"--devices", "2"}};
+  r.error = "exit 2: --block: bad";
+  const auto back = row_from_json(to_json(r));
+  EXPECT_EQ(back.key, r.key);
+  EXPECT_FALSE(back.ok);
+  EXPECT_EQ(back.error, r.error);
+  EXPECT_THROW(row_from_json(nlohmann::json::parse("{\"x\": 1}")), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace ringsim::sweep
