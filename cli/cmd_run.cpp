@@ -12,6 +12,7 @@
 #include "models/analytic/report.hpp"
 #include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
 #include "proc/resolve.hpp"
 #include "proc/run_spec.hpp"
 #include "sim/guard.hpp"
@@ -50,12 +51,6 @@ sim::SimOptions sim_options(const proc::SimSpec& spec, const Workload& w, const 
     throw InputError(fmt::format(
         "--inter-topology: only applies to --platform nodes (this run's platform is {})",
         to_string(hw.platform)));
-  if (!spec.torus_dims.empty()) {
-    if (hw.platform != Platform::Torus2D && hw.platform != Platform::Torus3D)
-      throw InputError("--torus-dims: only applies to --platform torus2d or torus3d");
-    sim::check_torus_dims(spec.torus_dims, hw.platform == Platform::Torus2D ? 2 : 3, w.devices);
-    o.topology.torus_dims = spec.torus_dims;
-  }
   o.network = spec.network;
   o.faults = spec.faults;
   o.record_events = !spec.trace.empty();
@@ -89,6 +84,29 @@ int run(const proc::RunSpec& spec) {
   if (spec.sim.inter_topology_given)
     hw.inter_fattree = spec.sim.inter_topology == sim::InterTopology::FatTree;
   const auto w = proc::resolve_workload(spec.workload, hw);
+  // The torus's shape reaches both engines through the hardware (the closed
+  // forms' closing hop, the simulated links): --torus-dims, else the slice.
+  const bool torus = hw.platform == Platform::Torus2D || hw.platform == Platform::Torus3D;
+  if (!spec.sim.torus_dims.empty()) {
+    if (!torus) throw InputError("--torus-dims: only applies to --platform torus2d or torus3d");
+    sim::check_torus_dims(spec.sim.torus_dims, hw.platform == Platform::Torus2D ? 2 : 3, w.devices);
+    hw.torus_dims = spec.sim.torus_dims;
+  } else if (torus && !hw.torus_dims.empty()) {
+    std::int64_t chips = 1;
+    for (int d : hw.torus_dims) chips *= d;
+    if (chips != w.devices)
+      throw InputError(fmt::format(
+          "--devices: the cluster's slice {} holds {} chips, got {}; give --devices {} or "
+          "--torus-dims",
+          join(
+              [&] {
+                std::vector<std::string> d;
+                for (int x : hw.torus_dims) d.push_back(std::to_string(x));
+                return d;
+              }(),
+              "x"),
+          chips, w.devices, chips));
+  }
   const auto cm = proc::make_implementation(spec.hardware, cat, hw, w.dtype);
 
   const Summary a = analyze(w, hw, *cm);

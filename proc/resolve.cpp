@@ -37,8 +37,13 @@ ModelShape resolve_shape(const WorkloadSpec& w) {
 PlatformFlags platform_flags(Platform p) {
   const bool torus = p == Platform::Torus2D || p == Platform::Torus3D;
   const bool nodes = p == Platform::Nodes;
-  return {nodes || torus, p != Platform::FatTree,         nodes || p == Platform::FatTree, nodes,
-          nodes,          nodes || p == Platform::FatTree};
+  return {nodes || torus,
+          p != Platform::FatTree,
+          nodes || p == Platform::FatTree,
+          nodes,
+          nodes,
+          nodes || p == Platform::FatTree,
+          torus};
 }
 
 void refuse_flags_not_on(const HardwareSpec& h, Platform p) {
@@ -60,6 +65,10 @@ void refuse_flags_not_on(const HardwareSpec& h, Platform p) {
   if (h.nvlink_domain && !has.nvlink_domain)
     throw InputError(
         fmt::format("--nvlink-domain: the {} platform has no NVLink switch; use --platform nodes",
+                    to_string(p)));
+  if (h.wraparound && !has.wraparound)
+    throw InputError(
+        fmt::format("--wraparound: the {} platform is no torus; use --platform torus2d or torus3d",
                     to_string(p)));
   if (h.oversubscription && !has.oversubscription)
     throw InputError(fmt::format(
@@ -83,6 +92,8 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
     hw.nvlink_domain = c.nvlink_domain;
     hw.oversubscription = c.oversubscription;
     hw.inter_fattree = c.inter_topology == "fattree";
+    hw.torus_dims = c.slice;
+    hw.torus_wraparound = c.wraparound;
     if (gpu.empty()) gpu = c.gpu;
     if (!platform) platform = parse_platform("--cluster " + c.name, c.platform);
     if (intra.empty()) intra = c.intra;
@@ -115,6 +126,7 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
   if (h.nics_per_node) hw.nics_per_node = *h.nics_per_node;
   if (h.nvlink_domain) hw.nvlink_domain = *h.nvlink_domain;
   if (h.oversubscription) hw.oversubscription = *h.oversubscription;
+  if (h.wraparound) hw.torus_wraparound = *h.wraparound;
   // A cluster's shape checked against the node size the flags may have changed.
   if (hw.nics_per_node > 0 && hw.gpus_per_node % hw.nics_per_node != 0)
     throw InputError(fmt::format("--nics-per-node: must divide --gpus-per-node ({}), got {}",

@@ -25,6 +25,7 @@ struct PlatformFlags {
   bool gpus_per_node = false, intra = false, inter = false;
   // --nics-per-node and --nvlink-domain (nodes), --oversubscription (a spine: nodes, fattree).
   bool nics = false, nvlink_domain = false, oversubscription = false;
+  bool wraparound = false;  // the tori
 };
 PlatformFlags platform_flags(Platform p);
 // Refuses a --gpus-per-node, --intra, --inter, --nics-per-node,

@@ -121,6 +121,9 @@ void add_hardware_flags(CLI::App* app, HardwareFlags& f) {
   app->add_option("--nvlink-domain", f.nvlink_domain,
                   "nodes: GPUs on one NVLink fabric, a multiple of --gpus-per-node (72 on GB200 "
                   "NVL72; default: the cluster's, else one node)");
+  app->add_option("--wraparound", f.wraparound,
+                  "torus2d/torus3d: on (a full slice, opposite faces joined) or off (a partial "
+                  "TPU slice, a mesh; default: the cluster's, else on)");
   app->add_option("--oversubscription", f.oversubscription,
                   "nodes/fattree: R >= 1, the leaf-to-spine uplinks carry 1/R of the leaf's NIC "
                   "bandwidth (default: the cluster's, else 1)");
@@ -222,6 +225,8 @@ HardwareSpec parse_hardware(const HardwareFlags& f) {
   s.nics_per_node = opt_count("--nics-per-node", f.nics_per_node, 1, 1024);
   s.nvlink_domain = opt_count("--nvlink-domain", f.nvlink_domain, 1, 1 << 20);
   s.oversubscription = opt_real("--oversubscription", f.oversubscription, 1, 64);
+  if (!f.wraparound.empty())
+    s.wraparound = parse_choice("--wraparound", f.wraparound, {"on", "off"}) == "on";
   s.catalog = f.catalog;
   s.profile = f.profile;
   s.kernel = f.kernel;
@@ -309,6 +314,7 @@ std::vector<std::string> to_args(const HardwareSpec& s) {
   put_opt(a, "--nics-per-node", s.nics_per_node);
   put_opt(a, "--nvlink-domain", s.nvlink_domain);
   put_opt(a, "--oversubscription", s.oversubscription);
+  if (s.wraparound) put(a, "--wraparound", *s.wraparound ? "on" : "off");
   put_text(a, "--catalog", s.catalog);
   put_text(a, "--profile", s.profile);
   put_text(a, "--kernel", s.kernel);

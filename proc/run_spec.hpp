@@ -49,6 +49,7 @@ struct HardwareSpec {
   std::optional<double> flops, efficiency, bandwidth, latency;
   // The cluster's shape (docs/models.md, "Cluster fields"); unset = the cluster's.
   std::optional<int> nics_per_node, nvlink_domain;
+  std::optional<bool> wraparound;  // torus: wrap-around links (--wraparound on|off)
   std::optional<double> oversubscription;
   std::string catalog, profile;  // files; "" = none
   std::string kernel;            // --kernel: an implementation in the catalog; "" = the device's
@@ -91,7 +92,7 @@ struct WorkloadFlags {
 struct HardwareFlags {
   std::string gpu, platform, gpus_per_node, intra, inter, cluster;
   std::string flops, efficiency, bandwidth, latency;
-  std::string nics_per_node, nvlink_domain, oversubscription;
+  std::string nics_per_node, nvlink_domain, oversubscription, wraparound;
   std::string catalog, profile, kernel;
 };
 

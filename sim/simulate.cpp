@@ -33,6 +33,10 @@ TopologyOptions topology_options(const Hardware& hw, std::int64_t devices) {
   t.oversubscription = hw.oversubscription;
   t.leaf_ports = hw.leaf_ports;
   t.inter = hw.inter_fattree ? InterTopology::FatTree : InterTopology::Rail;
+  t.wraparound = hw.torus_wraparound;
+  std::int64_t cells = 1;
+  for (int d : hw.torus_dims) cells *= d;
+  if (!hw.torus_dims.empty() && cells == devices) t.torus_dims = hw.torus_dims;
   return t;
 }
 

@@ -6,6 +6,7 @@
 
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
+#include "models/core/torus.hpp"
 
 namespace ringsim::sim {
 
@@ -15,22 +16,6 @@ std::int64_t mod(std::int64_t a, std::int64_t n) {
 }
 const char* const kAxis[3] = {"x", "y", "z"};
 
-std::int64_t largest_divisor_at_most(std::int64_t n, std::int64_t limit) {
-  for (std::int64_t a = std::max<std::int64_t>(1, limit); a > 1; --a)
-    if (n % a == 0) return a;
-  return 1;
-}
-
-std::int64_t floor_root(std::int64_t n, int k) {
-  std::int64_t r = 1;
-  auto pow = [k](std::int64_t x) {
-    std::int64_t p = 1;
-    for (int i = 0; i < k; ++i) p *= x;
-    return p;
-  };
-  while (pow(r + 1) <= n) ++r;
-  return r;
-}
 }  // namespace
 
 const std::vector<std::string>& inter_topology_names() {
@@ -39,28 +24,6 @@ const std::vector<std::string>& inter_topology_names() {
 }
 std::string to_string(InterTopology t) {
   return inter_topology_names()[static_cast<int>(t)];
-}
-
-std::vector<int> auto_torus_dims(std::int64_t n, int rank) {
-  std::vector<int> d;
-  if (rank == 2) {
-    const auto a = largest_divisor_at_most(n, floor_root(n, 2));
-    d = {static_cast<int>(a), static_cast<int>(n / a)};
-  } else {
-    const auto a = largest_divisor_at_most(n, floor_root(n, 3));
-    const auto m = n / a;
-    const auto b = largest_divisor_at_most(m, floor_root(m, 2));
-    d = {static_cast<int>(a), static_cast<int>(b), static_cast<int>(m / b)};
-    std::sort(d.begin(), d.end());
-  }
-  // The snake visits the last dimension once per sweep of the others; it ends
-  // next to its start (one wrap-around link) when that dimension is even.
-  for (int k = rank - 1; k >= 0; --k)
-    if (d[k] % 2 == 0) {
-      std::swap(d[k], d[rank - 1]);
-      break;
-    }
-  return d;
 }
 
 std::vector<int> split_torus_dims(const std::string& text) {
@@ -257,14 +220,11 @@ void Topology::build_torus(int rank) {
   coord_of_.resize(static_cast<std::size_t>(n));
   device_at_.resize(static_cast<std::size_t>(n));
   for (std::int64_t p = 0; p < n; ++p) {
+    const auto c = snake_coords(dims_, p);
     std::int64_t below = 1, lin = 0;
     for (int k = 0; k < rank; ++k) {
-      const std::int64_t dk = dims_[k];
-      const auto raw = (p / below) % dk;
-      const auto sweeps = p / (below * dk);  // completed sweeps of this digit
-      const auto digit = sweeps % 2 ? dk - 1 - raw : raw;
-      lin += digit * below;
-      below *= dk;
+      lin += c[static_cast<std::size_t>(k)] * below;
+      below *= dims_[k];
     }
     coord_of_[p] = lin;
     device_at_[lin] = p;
@@ -305,7 +265,9 @@ void Topology::route_torus(std::int64_t src, std::int64_t dst, std::vector<Hop>&
     const int dk = dims_[k];
     const auto f = mod(t[k] - c[k], dk);
     if (f == 0) continue;
-    if (f <= dk - f) {
+    // Without wrap-around links (a mesh) the only way is the direct one.
+    const bool forward = o_.wraparound ? f <= dk - f : t[k] > c[k];
+    if (forward) {
       for (std::int64_t i = 0; i < f; ++i) {
         out.push_back({static_cast<std::int32_t>(linear() * per_chip + slot[k]), true});
         c[k] = (c[k] + 1) % dk;
@@ -379,6 +341,11 @@ std::string describe_topology(const TopologyOptions& o) {
                             : o.torus_dims;
       std::vector<std::string> d;
       for (int v : dims) d.push_back(std::to_string(v));
+      if (!o.wraparound)
+        return fmt::format(
+            "{} mesh {} without wrap-around links (ring snaked through it; it "
+            "closes over {} links)",
+            to_string(o.platform), join(d, "x"), closing_hops(dims, false));
       return fmt::format("{} torus {} (ring snaked through it)", to_string(o.platform),
                          join(d, "x"));
     }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "models/core/torus.hpp"
 #include "models/core/workload.hpp"
 
 namespace ringsim::sim {
@@ -26,7 +27,8 @@ struct TopologyOptions {
   double intra_bw = 0, intra_lat = 0;  // NVLink / torus ICI / flat ring links
   double inter_bw = 0, inter_lat = 0;  // InfiniBand NICs and fabric
   std::vector<int> torus_dims;         // empty: chosen from `devices`
-  int leaf_ports = 32;                 // NICs per leaf switch (and spines per leaf)
+  bool wraparound = true;  // torus: wrap-around links (false: a mesh, a partial TPU slice)
+  int leaf_ports = 32;     // NICs per leaf switch (and spines per leaf)
   // nodes: NICs per node (dividing gpus_per_node; GPUs d*g/k .. share NIC d);
   // 0: one per GPU. The GPUs behind one NIC share its link.
   int nics_per_node = 0;
@@ -119,10 +121,8 @@ std::string describe_topology(const TopologyOptions& o);
 // 0 where devices have no node structure (flat, fattree).
 std::int64_t node_of(const TopologyOptions& o, std::int64_t device);
 
-// Torus dimensions for n chips: as close to a square (cube) as the divisors
-// allow, with an even dimension last when there is one, so the snake that
-// embeds the ring closes over a single wrap-around link.
-std::vector<int> auto_torus_dims(std::int64_t n, int rank);
+// Torus dimensions for n chips (models/core/torus.hpp).
+using ringsim::auto_torus_dims;
 // "4x4x8" -> {4, 4, 8}; throws InputError naming --torus-dims for a part that
 // is not a positive integer.
 std::vector<int> split_torus_dims(const std::string& text);

@@ -194,6 +194,32 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
               fmt::format("'nvlink_domain' must be a multiple of gpus_per_node ({}), got {}",
                           c.gpus_per_node, c.nvlink_domain));
       }
+      if (r.has("wraparound")) {
+        if (!r.at("wraparound").is_boolean()) throw r.error("'wraparound' must be true or false");
+        c.wraparound = r.at("wraparound").get<bool>();
+      }
+      if (r.has("slice")) {
+        // "4x4x4": the torus the slice forms, one size per dimension.
+        const auto text = r.str("slice");
+        std::int64_t cells = 1;
+        for (std::size_t a = 0; a <= text.size();) {
+          const auto b = std::min(text.find('x', a), text.size());
+          const auto part = text.substr(a, b - a);
+          if (part.empty() || part.size() > 7 ||
+              part.find_first_not_of("0123456789") != std::string::npos || std::stoi(part) < 1)
+            throw r.error(
+                fmt::format("'slice' must be sizes joined by 'x' (4x4x4), got '{}'", text));
+          c.slice.push_back(std::stoi(part));
+          cells *= c.slice.back();
+          a = b + 1;
+        }
+        const std::size_t rank = c.platform == "torus2d" ? 2 : c.platform == "torus3d" ? 3 : 0;
+        if (rank == 0 || c.slice.size() != rank)
+          throw r.error(fmt::format(
+              "'slice' needs platform torus2d (two sizes) or torus3d (three), got '{}' on {}", text,
+              c.platform));
+        if (cells > (1 << 20)) throw r.error("'slice' has more than 2^20 chips");
+      }
       upsert(next.clusters_, c);
     }
   }

@@ -45,6 +45,8 @@ struct ClusterPreset {
   std::string inter_topology = "rail";  // rail | fattree
   double oversubscription = 1;          // leaf uplinks carry 1/R of the leaf's NIC bandwidth
   int nvlink_domain = 0;                // GPUs on one NVLink fabric; 0: one node
+  std::vector<int> slice;               // torus: the slice's dimensions ("4x4x4"); empty: any
+  bool wraparound = true;               // torus: opposite faces joined (false: a mesh)
 };
 
 struct PaperRow {

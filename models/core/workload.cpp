@@ -7,6 +7,7 @@
 
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
+#include "models/core/torus.hpp"
 
 namespace ringsim {
 namespace embedded {
@@ -153,7 +154,18 @@ double Hardware::ring_bandwidth(std::int64_t devices, std::int64_t stride) const
 
 double Hardware::ring_latency(std::int64_t devices) const {
   if (bandwidth_override || platform == Platform::Flat) return intra_lat;
-  if (platform == Platform::Torus2D || platform == Platform::Torus3D) return intra_lat;
+  if (platform == Platform::Torus2D || platform == Platform::Torus3D) {
+    // The slowest hop is the ring's closing one: one wrap-around link when
+    // the snake ends next to its start, several across a mesh (no wrap-around)
+    // or an odd torus. Every link carries one transfer each way, so only the
+    // latency grows.
+    const int rank = platform == Platform::Torus2D ? 2 : 3;
+    std::int64_t n = 1;
+    for (int d : torus_dims) n *= d;
+    const auto dims =
+        !torus_dims.empty() && n == devices ? torus_dims : auto_torus_dims(devices, rank);
+    return closing_hops(dims, torus_wraparound) * intra_lat;
+  }
   if (platform == Platform::FatTree) return inter_lat;
   return devices > nvlink_group() ? std::max(intra_lat, inter_lat) : intra_lat;
 }
@@ -174,8 +186,10 @@ std::string Hardware::describe() const {
   if (platform == Platform::Nodes)
     return fmt::format("{} ({:.0f} TFLOP/s peak), {} per node on {}, nodes on {}", gpu_name,
                        flops / 1e12, gpus_per_node, intra_name, inter_name);
-  return fmt::format("{} ({:.0f} TFLOP/s peak), {} platform on {}", gpu_name, flops / 1e12,
-                     to_string(platform), intra_name);
+  const bool mesh =
+      !torus_wraparound && (platform == Platform::Torus2D || platform == Platform::Torus3D);
+  return fmt::format("{} ({:.0f} TFLOP/s peak), {} platform{} on {}", gpu_name, flops / 1e12,
+                     to_string(platform), mesh ? " without wrap-around (a mesh)" : "", intra_name);
 }
 
 void validate(const Workload& w, const Hardware& hw) {

@@ -80,6 +80,11 @@ struct Hardware {
   std::string intra_kind = "nvlink", inter_kind = "network";  // link kinds (catalog "kind")
   double intra_bw = 0, intra_lat = 0;
   double inter_bw = 0, inter_lat = 0;
+  // torus2d/torus3d: the slice's dimensions (empty: chosen from the device
+  // count) and whether it has wrap-around links (a partial TPU slice does not:
+  // the ring's closing hop then crosses the mesh, models/core/torus.hpp).
+  std::vector<int> torus_dims;
+  bool torus_wraparound = true;
   bool bandwidth_override = false;  // --bandwidth / --latency set every ring link
   // The cluster beyond one NIC per GPU and one NVLink switch per node (catalog
   // "clusters", docs/models.md "Cluster fields"; sim/topology.hpp builds the same):

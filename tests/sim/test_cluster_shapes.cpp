@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "models/analytic/analytic.hpp"
+#include "models/core/torus.hpp"
 #include "sim/topology.hpp"
 #include "tests/sim/helpers.hpp"
 
@@ -169,6 +170,58 @@ TEST(SharedNics, ClosedFormHalvesTheShareOnlyWhenBothGpusSend) {
   EXPECT_EQ(shared_nic_hw(2).ring_bandwidth(16, 8), 12.5e9);
   // Two flows at once (stride 2) meet on one NIC when two GPUs share it.
   EXPECT_EQ(shared_nic_hw(4).ring_bandwidth(16, 2), 25e9);
+}
+
+}  // namespace
+}  // namespace ringsim
+
+namespace ringsim {
+namespace {
+
+// A 4x4 torus2d of 16 chips at 100 GB/s and 1 us per link, comm-bound. With
+// wrap-around links the snake (rows swept back and forth, the last dimension
+// even) closes over one link: each of the 15 transfers takes S/B + 1 us. As a
+// mesh (a partial TPU slice, no wrap-around) the closing hop runs back along
+// the last dimension over 3 links, in the direction no ring hop uses, so it
+// shares nothing and takes S/B + 3 us.
+Hardware torus_hw(bool wraparound) {
+  Hardware hw;
+  hw.flops = 1e18;
+  hw.efficiency = 1;
+  hw.platform = Platform::Torus2D;
+  hw.gpus_per_node = 4;
+  hw.intra_bw = hw.inter_bw = 100e9;
+  hw.intra_lat = hw.inter_lat = 1e-6;
+  hw.torus_dims = {4, 4};
+  hw.torus_wraparound = wraparound;
+  return hw;
+}
+
+constexpr double kTorusBlockBytes = 16777216;  // llama3-8b K and V of 4096 tokens, bf16
+const double kTorusStep = 4.0 * 128 * 4096.0 * 4096.0 * 32 / 1e18;
+
+TEST(TorusSlice, ClosingHopCounts) {
+  EXPECT_EQ(closing_hops({4, 4}, true), 1);
+  EXPECT_EQ(closing_hops({4, 4}, false), 3);
+  EXPECT_EQ(closing_hops({2, 2, 4}, false), 3);
+  EXPECT_EQ(closing_hops({4, 4, 4}, true), 1);
+  EXPECT_EQ(closing_hops({3, 3}, true), 2);  // odd: the snake ends a diagonal away
+  EXPECT_EQ(torus_hw(false).ring_latency(16), 3e-6);
+  EXPECT_EQ(torus_hw(true).ring_latency(16), 1e-6);
+}
+
+TEST(TorusSlice, WrapAroundClosesInOneLink) {
+  SimRun run;
+  run.options = testing::sim_options(llama3(16, 4096, Layout::Ring, false), torus_hw(true));
+  RINGSIM_SIMULATE(run);
+  expect_both(run, 15 * (kTorusBlockBytes / 100e9 + 1e-6) + kTorusStep);
+}
+
+TEST(TorusSlice, MeshClosesOverThreeLinks) {
+  SimRun run;
+  run.options = testing::sim_options(llama3(16, 4096, Layout::Ring, false), torus_hw(false));
+  RINGSIM_SIMULATE(run);
+  expect_both(run, 15 * (kTorusBlockBytes / 100e9 + 3e-6) + kTorusStep);
 }
 
 }  // namespace
