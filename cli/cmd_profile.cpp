@@ -14,10 +14,10 @@
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/profile.hpp"
+#include "models/core/schema.hpp"
 
 #ifdef RINGSIM_HAVE_CUDA
 #include "kernels/cuda/profile_cuda.hpp"
-#include "models/core/schema.hpp"
 #endif
 
 namespace ringsim::cli {
