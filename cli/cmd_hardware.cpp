@@ -65,6 +65,9 @@ int run(const HardwareListFlags& f) {
                                {"nvlink_domain", c.nvlink_domain},
                                {"inter_topology", c.inter_topology},
                                {"oversubscription", c.oversubscription},
+                               // tori: the slice ([] = any size) and its wrap-around links
+                               {"slice", c.slice},
+                               {"wraparound", c.wraparound},
                                {"intra", c.intra},
                                {"inter", c.inter},
                                {"source", c.source}});
@@ -144,6 +147,12 @@ int run(const HardwareListFlags& f) {
       extra += fmt::format(", NVLink domain {}", c.nvlink_domain);
     if (c.inter_topology != "rail") extra += ", " + c.inter_topology + " leaves";
     if (c.oversubscription != 1) extra += fmt::format(", {}:1 oversubscribed", c.oversubscription);
+    if (!c.slice.empty()) {
+      std::vector<std::string> d;
+      for (int x : c.slice) d.push_back(std::to_string(x));
+      extra += fmt::format(", slice {}", join(d, "x"));
+    }
+    if (!c.wraparound) extra += ", no wrap-around (a mesh)";
     std::cout << fmt::format("  {:<12} {} x{} per node, {} / {}, {}{}\n", c.name, c.gpu,
                              c.gpus_per_node, c.intra, c.inter, c.platform, extra);
   }
