@@ -36,16 +36,6 @@ bool is_list(const std::string& text) {
   return text.find(',') != std::string::npos || text.find("..") != std::string::npos;
 }
 
-bool launched_by_mpi() {
-#ifdef RINGSIM_HAVE_MPI_SWEEP
-  return sweep::launched_by_mpi();
-#else
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
-    if (std::getenv(v)) return true;
-  return false;
-#endif
-}
-
 std::string metric_text(const sweep::Row& r, const std::string& metric) {
   if (!r.ok) return "failed: " + r.error;
   if (!r.summary.contains(metric)) return "-";
@@ -144,7 +134,7 @@ int run(const SweepFlags& f) {
 
   sweep::Result res;
   int ranks = 1;
-  if (launched_by_mpi()) {
+  if (sweep::launched_by_mpi()) {
 #ifdef RINGSIM_HAVE_MPI_SWEEP
     auto m = sweep::run_mpi(pts, o);
     if (m.worker) return 0;

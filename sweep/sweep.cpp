@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -338,6 +339,24 @@ std::map<std::string, Row> read_journal(const std::string& path) {
   return rows;
 }
 
+Journal::Journal(const std::string& path) {
+  if (path.empty()) return;
+  out_.open(path, std::ios::app);
+  if (!out_) throw InputError(fmt::format("--out {}: cannot append to it", path));
+}
+
+void Journal::append(const Row& r) {
+  if (!out_.is_open()) return;
+  out_ << to_json(r).dump() << "\n";
+  out_.flush();
+}
+
+bool launched_by_mpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
 Result run_local(const std::vector<Point>& pts, const Options& o) {
   Result res;
   auto done = o.out.empty() ? std::map<std::string, Row>{} : read_journal(o.out);
@@ -351,11 +370,7 @@ Result run_local(const std::vector<Point>& pts, const Options& o) {
     ringsim = proc::ringsim_exe(&why);
     if (ringsim.empty()) throw InputError("ringsim sweep: cannot find the ringsim binary: " + why);
   }
-  std::ofstream journal;
-  if (!o.out.empty()) {
-    journal.open(o.out, std::ios::app);
-    if (!journal) throw InputError(fmt::format("--out {}: cannot append to it", o.out));
-  }
+  Journal journal(o.out);
   sim::Progress bar(o.progress, todo.size(), "ringsim: sweeping", 0.5);
   std::mutex mu;
   std::atomic<std::size_t> next{0};
@@ -365,10 +380,7 @@ Result run_local(const std::vector<Point>& pts, const Options& o) {
       auto row = run_point(*todo[i], ringsim, o.timeout_s);
       std::lock_guard<std::mutex> lock(mu);
       if (sim::interrupt_requested() && !row.ok) return;  // a child stopped by the same Ctrl-C
-      if (journal.is_open()) {
-        journal << to_json(row).dump() << "\n";
-        journal.flush();
-      }
+      journal.append(row);
       ++res.ran;
       done[row.key] = std::move(row);
       bar.tick();
@@ -380,7 +392,6 @@ Result run_local(const std::vector<Point>& pts, const Options& o) {
   worker();
   for (auto& t : threads) t.join();
   bar.finish();
-  if (journal.is_open()) journal.close();
   res.interrupted = sim::interrupt_requested();
   finish_outputs(pts, done, o, res);
   return res;

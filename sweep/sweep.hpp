@@ -8,6 +8,7 @@
 // whatever the order points finished in (-j N, or ranks of an MPI job,
 // mpi/sweep_mpi.hpp).
 #include <cstdint>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -83,6 +84,22 @@ Row run_point(const Point& p, const std::string& ringsim, double timeout_s);
 // The rows already in a journal (a JSONL file; missing file: none). A torn
 // last line (the sweep was killed mid-write) is ignored.
 std::map<std::string, Row> read_journal(const std::string& path);
+
+// The journal rows are appended to as their points finish, one line each,
+// flushed, so a killed sweep loses at most the line being written. An empty
+// path keeps nothing.
+class Journal {
+ public:
+  explicit Journal(const std::string& path);  // throws InputError naming --out
+  void append(const Row& r);
+
+ private:
+  std::ofstream out_;
+};
+
+// True when an MPI launcher started this process (Open MPI, MPICH/PMI, PMIx
+// or Slurm's environment), whatever the number of ranks; no MPI needed.
+bool launched_by_mpi();
 
 struct Options {
   std::string out;        // JSONL journal and result ("": rows only returned)

@@ -53,8 +53,7 @@ Result coordinate(const std::vector<Point>& pts, const Options& o, int ranks) {
   for (const auto& p : pts)
     if (!done.count(p.key)) todo.push_back(static_cast<std::int64_t>(p.index));
   res.skipped = pts.size() - todo.size();
-  std::ofstream journal;
-  if (!o.out.empty()) journal.open(o.out, std::ios::app);
+  Journal journal(o.out);
   sim::Progress bar(o.progress, todo.size(), "ringsim: sweeping over MPI", 0.5);
   std::size_t next = 0;
   int active = ranks - 1;
@@ -62,10 +61,7 @@ Result coordinate(const std::vector<Point>& pts, const Options& o, int ranks) {
     const auto m = receive_row();
     if (m.index >= 0) {
       auto row = row_from_json(nlohmann::json::parse(m.text));
-      if (journal.is_open()) {
-        journal << to_json(row).dump() << "\n";
-        journal.flush();
-      }
+      journal.append(row);
       ++res.ran;
       done[row.key] = std::move(row);
       bar.tick();
@@ -76,7 +72,6 @@ Result coordinate(const std::vector<Point>& pts, const Options& o, int ranks) {
     MPI_Send(&give, 1, MPI_INT64_T, m.source, kTagWork, MPI_COMM_WORLD);
   }
   bar.finish();
-  if (journal.is_open()) journal.close();
   res.interrupted = next < todo.size();
   finish_outputs(pts, done, o, res);
   return res;
@@ -96,12 +91,6 @@ void work(const std::vector<Point>& pts, const Options& o) {
 }
 
 }  // namespace
-
-bool launched_by_mpi() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
-    if (std::getenv(v)) return true;
-  return false;
-}
 
 MpiResult run_mpi(const std::vector<Point>& pts, const Options& o) {
   MPI_Init(nullptr, nullptr);

@@ -12,10 +12,6 @@
 
 namespace ringsim::sweep {
 
-// True when an MPI launcher started this process (Open MPI, MPICH/PMI, PMIx
-// or Slurm's srun environment), whatever the number of ranks.
-bool launched_by_mpi();
-
 // Runs the sweep over MPI_COMM_WORLD (MPI initialised and finalised here).
 // On rank 0 returns the result; on the others an empty one with `worker` set.
 struct MpiResult {
