@@ -11,18 +11,10 @@
 #include "models/infer/search.hpp"
 #include "models/kernel/implementation.hpp"
 #include "models/plan/basics.hpp"
+#include "models/plan/report.hpp"
 #include "proc/resolve.hpp"
 
 namespace ringsim::cli {
-
-namespace {
-
-std::string secs(double s) {
-  if (s >= 1) return fmt::format("{:.2f} s", s);
-  return fmt::format("{:.1f} ms", s * 1e3);
-}
-
-}  // namespace
 
 int plan_inference(const InferencePlanFlags& f) {
   const auto hs = proc::parse_hardware(f.hw);
@@ -103,7 +95,7 @@ int plan_inference(const InferencePlanFlags& f) {
       r.shape.name, static_cast<double>(total_params(r.shape)) / 1e9, r.shape.layers, r.context,
       human_tokens(static_cast<double>(r.context)), r.cached, r.gpus, hw.gpu_name);
   out += fmt::format("  TTFT target {}; ranked by TTFT, then cost (GPU-seconds per prefill){}\n\n",
-                     target > 0 ? secs(target) : std::string("none"),
+                     target > 0 ? seconds(target) : std::string("none"),
                      price > 0 ? fmt::format(", ${:.2f} per GPU-hour", price) : "");
   out += fmt::format("  {:>4} {:>5} {:>5} {:>5}  {:<8}{:>10}{:>12}{:>11}{:>13}{:>12}  {}\n", "rank",
                      "tp", "cp", "gpus", "variant", "TTFT", "decode/tok", "tokens/s", "mem/GPU",
@@ -114,8 +106,8 @@ int plan_inference(const InferencePlanFlags& f) {
     const auto& a = o.result;
     out += fmt::format(
         "  {:>4} {:>5} {:>5} {:>5}  {:<8}{:>10}{:>12}{:>11.1f}{:>13}{:>12}  {}\n", ++shown,
-        o.request.tp, o.request.cp, o.request.gpus, to_string(a.choice.variant), secs(a.ttft_s),
-        secs(a.decode_s_per_token), a.tokens_per_s, human_bytes(a.memory.total),
+        o.request.tp, o.request.cp, o.request.gpus, to_string(a.choice.variant), seconds(a.ttft_s),
+        seconds(a.decode_s_per_token), a.tokens_per_s, human_bytes(a.memory.total),
         price > 0 ? fmt::format("{:.4f}", cost(o)) : fmt::format("{:.1f}", o.gpu_seconds),
         o.why.empty() ? "ok" : o.why);
   }
@@ -125,8 +117,9 @@ int plan_inference(const InferencePlanFlags& f) {
       cheapest = &o;
   if (!opts.empty() && opts.front().fits && opts.front().meets_target) {
     const auto& b = opts.front();
-    out += fmt::format("\nfastest: tp {} x cp {} ({} GPUs), TTFT {}; {}\n", b.request.tp,
-                       b.request.cp, b.request.gpus, secs(b.result.ttft_s), b.result.choice.reason);
+    out +=
+        fmt::format("\nfastest: tp {} x cp {} ({} GPUs), TTFT {}; {}\n", b.request.tp, b.request.cp,
+                    b.request.gpus, seconds(b.result.ttft_s), b.result.choice.reason);
   } else {
     out += "\nno split fits in HBM and meets the target; the rows say what each misses by\n";
   }
@@ -134,7 +127,7 @@ int plan_inference(const InferencePlanFlags& f) {
     out +=
         fmt::format("cheapest meeting the target: tp {} x cp {} ({} GPUs), TTFT {}, {:.1f} GPU-s\n",
                     cheapest->request.tp, cheapest->request.cp, cheapest->request.gpus,
-                    secs(cheapest->result.ttft_s), cheapest->gpu_seconds);
+                    seconds(cheapest->result.ttft_s), cheapest->gpu_seconds);
   std::cout << out;
   return 0;
 }

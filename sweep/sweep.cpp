@@ -91,10 +91,6 @@ void set_flag(proc::RunFlags& f, const std::string& flag, const std::string& val
   }
 }
 
-std::string format_count(std::int64_t v) {
-  return std::to_string(v);
-}
-
 }  // namespace
 
 const std::vector<std::string>& sweepable_flags() {
@@ -136,7 +132,7 @@ std::vector<std::string> expand(const std::string& flag, const std::string& text
     if (mul && lo == 0)
       throw InputError(fmt::format("{}: a geometric range cannot start at 0", flag));
     for (std::int64_t v = lo; v <= hi;) {
-      out.push_back(format_count(v));
+      out.push_back(std::to_string(v));
       if (out.size() > kMaxValues)
         throw InputError(
             fmt::format("{}: range '{}' has more than {} values", flag, text, kMaxValues));
@@ -357,13 +353,21 @@ bool launched_by_mpi() {
   return false;
 }
 
+Resume resume(const std::vector<Point>& pts, const std::string& journal) {
+  Resume r;
+  if (!journal.empty()) r.done = read_journal(journal);
+  for (const auto& p : pts)
+    if (!r.done.count(p.key)) r.pending.push_back(&p);
+  return r;
+}
+
 Result run_local(const std::vector<Point>& pts, const Options& o) {
   Result res;
-  auto done = o.out.empty() ? std::map<std::string, Row>{} : read_journal(o.out);
-  std::vector<const Point*> todo;
-  for (const auto& p : pts)
-    if (!done.count(p.key)) todo.push_back(&p);
-  res.skipped = pts.size() - todo.size();
+  // Plain references, not a structured binding: lambdas capture them (clang 14).
+  auto start = resume(pts, o.out);
+  auto& done = start.done;
+  const auto& pending = start.pending;
+  res.skipped = pts.size() - pending.size();
   std::string ringsim = o.ringsim;
   if (ringsim.empty()) {
     std::string why;
@@ -371,13 +375,13 @@ Result run_local(const std::vector<Point>& pts, const Options& o) {
     if (ringsim.empty()) throw InputError("ringsim sweep: cannot find the ringsim binary: " + why);
   }
   Journal journal(o.out);
-  sim::Progress bar(o.progress, todo.size(), "ringsim: sweeping", 0.5);
+  sim::Progress bar(o.progress, pending.size(), "ringsim: sweeping", 0.5);
   std::mutex mu;
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
-    for (std::size_t i = next++; i < todo.size(); i = next++) {
+    for (std::size_t i = next++; i < pending.size(); i = next++) {
       if (sim::interrupt_requested()) return;
-      auto row = run_point(*todo[i], ringsim, o.timeout_s);
+      auto row = run_point(*pending[i], ringsim, o.timeout_s);
       std::lock_guard<std::mutex> lock(mu);
       if (sim::interrupt_requested() && !row.ok) return;  // a child stopped by the same Ctrl-C
       journal.append(row);
@@ -386,7 +390,7 @@ Result run_local(const std::vector<Point>& pts, const Options& o) {
       bar.tick();
     }
   };
-  const int n = std::max(1, std::min<int>(o.jobs, static_cast<int>(todo.size())));
+  const int n = std::max(1, std::min<int>(o.jobs, static_cast<int>(pending.size())));
   std::vector<std::thread> threads;
   for (int t = 1; t < n; ++t) threads.emplace_back(worker);
   worker();

@@ -85,6 +85,14 @@ Row run_point(const Point& p, const std::string& ringsim, double timeout_s);
 // last line (the sweep was killed mid-write) is ignored.
 std::map<std::string, Row> read_journal(const std::string& path);
 
+// What a sweep starts from: the rows its journal already holds (none
+// without a journal) and the points still to run, in grid order.
+struct Resume {
+  std::map<std::string, Row> done;
+  std::vector<const Point*> pending;
+};
+Resume resume(const std::vector<Point>& pts, const std::string& journal);
+
 // The journal rows are appended to as their points finish, one line each,
 // flushed, so a killed sweep loses at most the line being written. An empty
 // path keeps nothing.

@@ -80,10 +80,6 @@ double merge_seconds(const Implementation& im, const Hardware& hw, std::uint64_t
   return t;
 }
 
-Hardware cp_hardware(const InferRequest& r, const Hardware& hw) {
-  return group_hardware(hw, r.tp);
-}
-
 }  // namespace
 
 void check_request(const InferRequest& r) {
@@ -193,9 +189,8 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
   return l;
 }
 
-InferLayerTimes layer_times(const InferLayer& l, const Hardware& cp_hw) {
-  // cp_hw: the hardware as the CP ring sees it (group_hardware for tp); its
-  // ring_bandwidth(tp) is still the node's NVLink for the TP all-reduces.
+InferLayerTimes layer_times(const InferLayer& l, const InferRequest& r, const Hardware& hw) {
+  const auto cp_hw = group_hardware(hw, r.tp);
   InferLayerTimes t;
   const auto n = l.work.ranks, steps = infer_steps(l.work);
   const double bw = cp_hw.ring_bandwidth(n), lat = cp_hw.ring_latency(n);
@@ -221,6 +216,8 @@ InferLayerTimes layer_times(const InferLayer& l, const Hardware& cp_hw) {
   t.merge_s = l.merge_s;
   t.dense_s = l.dense_s;
   t.pointwise_s = l.pointwise_s;
+  t.tp_s = l.tp_allreduces * tp_allreduce_seconds(l.tp_bytes, r.tp, hw);
+  t.total_s = t.attention_s + t.return_s + t.merge_s + t.dense_s + t.pointwise_s + t.tp_s;
   return t;
 }
 
@@ -249,12 +246,9 @@ InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant
 
 namespace {
 
-double prefill_ttft(const InferRequest& r, const Hardware& hw, const Implementation& im,
-                    InferVariant v, InferLayerTimes* out) {
-  const auto layer = infer_layer(r, hw, im, v, false);
-  auto t = layer_times(layer, cp_hardware(r, hw));
-  t.tp_s = layer.tp_allreduces * tp_allreduce_seconds(layer.tp_bytes, r.tp, hw);
-  t.total_s = t.attention_s + t.return_s + t.merge_s + t.dense_s + t.pointwise_s + t.tp_s;
+double prefill_ttft(const InferRequest& r, const Hardware& hw, const InferLayer& layer,
+                    InferLayerTimes* out) {
+  const auto t = layer_times(layer, r, hw);
   if (out) *out = t;
   return r.shape.layers * t.total_s + head_seconds(r, hw, 1);
 }
@@ -265,20 +259,20 @@ std::uint64_t layer_bytes(const InferLayer& l) {
   return (n - 1) * l.ring_bytes + l.return_bytes / n * (n - 1);
 }
 
-VariantChoice choose(const InferRequest& r, const Hardware& hw, const Implementation& im) {
+// `layers`: each variant's prefill layer, [pass-kv, pass-q].
+VariantChoice choose(const InferRequest& r, const Hardware& hw, const InferLayer (&layers)[2]) {
   VariantChoice c;
   c.automatic = r.auto_variant;
   for (int v = 0; v < 2; ++v) {
-    const auto var = static_cast<InferVariant>(v);
-    const auto layer = infer_layer(r, hw, im, var, false);
-    c.message_bytes[v] = layer.ring_bytes;
-    c.layer_bytes[v] = layer_bytes(layer);
-    c.ttft_s[v] = prefill_ttft(r, hw, im, var, nullptr);
+    c.message_bytes[v] = layers[v].ring_bytes;
+    c.layer_bytes[v] = layer_bytes(layers[v]);
+    c.ttft_s[v] = prefill_ttft(r, hw, layers[v], nullptr);
   }
   const double kv = c.ttft_s[0], q = c.ttft_s[1];
+  const bool tie = std::fabs(kv - q) <= 1e-9 * std::max(kv, q);
   if (!r.auto_variant) {
     c.variant = r.variant;
-  } else if (std::fabs(kv - q) <= 1e-9 * std::max(kv, q)) {
+  } else if (tie) {
     c.variant = c.layer_bytes[1] < c.layer_bytes[0] ? InferVariant::PassQ : InferVariant::PassKv;
   } else {
     c.variant = q < kv ? InferVariant::PassQ : InferVariant::PassKv;
@@ -306,7 +300,7 @@ VariantChoice choose(const InferRequest& r, const Hardware& hw, const Implementa
   const std::string times = fmt::format("TTFT {:.4g} s with pass-kv, {:.4g} s with pass-q", kv, q);
   if (!r.auto_variant) {
     c.reason = fmt::format("chosen by --variant; {}; {} ({})", times, sizes, shares);
-  } else if (std::fabs(kv - q) <= 1e-9 * std::max(kv, q)) {
+  } else if (tie) {
     c.reason = fmt::format("both variants hide their transfers ({}); {} moves fewer bytes: {} ({})",
                            times, to_string(c.variant), sizes, shares);
   } else {
@@ -326,10 +320,13 @@ VariantChoice choose(const InferRequest& r, const Hardware& hw, const Implementa
 InferResult infer(const InferRequest& r, const Hardware& hw, const Implementation& im) {
   check_request(r);
   InferResult res;
-  res.choice = choose(r, hw, im);
+  // Each variant's layer once: its O(cp^2) rank-steps are the costly part.
+  const InferLayer layers[2] = {infer_layer(r, hw, im, InferVariant::PassKv, false),
+                                infer_layer(r, hw, im, InferVariant::PassQ, false)};
+  res.choice = choose(r, hw, layers);
   const auto v = res.choice.variant;
   const double L = r.shape.layers;
-  res.ttft_s = prefill_ttft(r, hw, im, v, &res.prefill_layer);
+  res.ttft_s = prefill_ttft(r, hw, layers[static_cast<int>(v)], &res.prefill_layer);
   const auto& p = res.prefill_layer;
   res.attention_s = L * p.attention_s;
   res.attention_exposed_s = L * p.exposed_s;
@@ -340,10 +337,7 @@ InferResult infer(const InferRequest& r, const Hardware& hw, const Implementatio
   res.tp_s = L * p.tp_s;
   res.head_s = head_seconds(r, hw, 1);
 
-  const auto dl = infer_layer(r, hw, im, v, true);
-  auto dt = layer_times(dl, cp_hardware(r, hw));
-  dt.tp_s = dl.tp_allreduces * tp_allreduce_seconds(dl.tp_bytes, r.tp, hw);
-  dt.total_s = dt.attention_s + dt.return_s + dt.merge_s + dt.dense_s + dt.pointwise_s + dt.tp_s;
+  const auto dt = layer_times(infer_layer(r, hw, im, v, true), r, hw);
   res.decode_layer = dt;
   res.decode_s_per_token = L * dt.total_s + head_seconds(r, hw, r.batch);
   res.decode_attention_s = L * dt.attention_s;

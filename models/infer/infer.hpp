@@ -76,7 +76,9 @@ struct InferLayerTimes {
   double total_s = 0;
   std::vector<double> step_compute_s, step_comm_s;  // slowest rank per step; transfer per step
 };
-InferLayerTimes layer_times(const InferLayer& l, const Hardware& hw);
+// The CP ring on the hardware as TP leaves it to CP (group_hardware), the TP
+// all-reduces on the node's links, and their sum.
+InferLayerTimes layer_times(const InferLayer& l, const InferRequest& r, const Hardware& hw);
 
 // Time of one TP all-reduce of `bytes` per GPU over tp GPUs of a node (ring:
 // reduce-scatter + all-gather, 2 (tp-1) rounds of bytes/tp).

@@ -48,13 +48,12 @@ Received receive_row() {
 
 Result coordinate(const std::vector<Point>& pts, const Options& o, int ranks) {
   Result res;
-  auto done = o.out.empty() ? std::map<std::string, Row>{} : read_journal(o.out);
-  std::vector<std::int64_t> todo;
-  for (const auto& p : pts)
-    if (!done.count(p.key)) todo.push_back(static_cast<std::int64_t>(p.index));
-  res.skipped = pts.size() - todo.size();
+  auto start = resume(pts, o.out);
+  auto& done = start.done;
+  const auto& pending = start.pending;
+  res.skipped = pts.size() - pending.size();
   Journal journal(o.out);
-  sim::Progress bar(o.progress, todo.size(), "ringsim: sweeping over MPI", 0.5);
+  sim::Progress bar(o.progress, pending.size(), "ringsim: sweeping over MPI", 0.5);
   std::size_t next = 0;
   int active = ranks - 1;
   while (active > 0) {
@@ -67,12 +66,13 @@ Result coordinate(const std::vector<Point>& pts, const Options& o, int ranks) {
       bar.tick();
     }
     std::int64_t give = -1;
-    if (next < todo.size() && !sim::interrupt_requested()) give = todo[next++];
+    if (next < pending.size() && !sim::interrupt_requested())
+      give = static_cast<std::int64_t>(pending[next++]->index);
     if (give < 0) --active;
     MPI_Send(&give, 1, MPI_INT64_T, m.source, kTagWork, MPI_COMM_WORLD);
   }
   bar.finish();
-  res.interrupted = next < todo.size();
+  res.interrupted = next < pending.size();
   finish_outputs(pts, done, o, res);
   return res;
 }
