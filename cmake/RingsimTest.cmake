@@ -1,10 +1,12 @@
 # The one way tests are added (tests/*/CMakeLists.txt).
 #
-# ringsim_test(<name> SOURCES <files...> [LIBS <targets...>] [LABELS <labels...>]
+# ringsim_test(<name> SOURCES <files...> [LIBS <targets...>] [LABELS <label>]
 #              [DEFINES <defs...>] [DEPENDS <targets...>] [ENVIRONMENT <VAR=...>]
 #              [TIMEOUT <s>])
 #   A GoogleTest program; each test case becomes its own ctest entry (its own
-#   process: SimGrid allows one engine per process). A test that calls
+#   process: SimGrid allows one engine per process). One label per program:
+#   CMake 3.25's gtest_discover_tests splits a list-valued property into
+#   separate keys (a label "sim;nosan" would not survive). A test that calls
 #   GTEST_SKIP shows as skipped, never as passed.
 # ringsim_qtest(<name> [LIBS ...] [DEFINES ...] [DEPENDS ...])
 #   A QTest program (<name>.cpp) run under Qt's offscreen platform, label gui.
