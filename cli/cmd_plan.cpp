@@ -14,8 +14,10 @@
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/schema.hpp"
+#include "models/plan/cost.hpp"
 #include "models/plan/plan.hpp"
 #include "models/plan/report.hpp"
+#include "models/plan/uncertainty.hpp"
 #include "proc/recheck.hpp"
 #include "proc/resolve.hpp"
 
@@ -30,9 +32,13 @@ struct PlanFlags {
   std::string context, gpus, global_batch_tokens, checkpointing = "full", optimizer = "adamw";
   std::string cp, layout, tp = "1", loss = "eager", hbm, layers, vocab, top = "10", recheck = "0";
   bool max_context = false, explain = false, json = false, causal = true;
+  std::string pp = "1", pp_virtual = "1", microbatches;  // pipeline (models/plan/pipeline.hpp)
+  // Precision and framework profile (models/plan/precision.hpp, framework.hpp)
+  std::string precision = "bf16", attention_precision = "bf16", framework = "pytorch-fsdp";
   // --inference (cli/plan_inference.hpp)
   bool inference = false, tp_given = false, recheck_given = false;
   std::string ttft_target, cached, batch, decode_tokens, price, variant;
+  std::string train_tokens;  // training cost (models/plan/cost.hpp); price serves both
 };
 
 // The inference planner takes the flags it shares with training; those that
@@ -42,6 +48,17 @@ int run_inference(const PlanFlags& f) {
   if (!f.global_batch_tokens.empty())
     throw InputError("--global-batch-tokens: plans training; not with --inference");
   if (f.recheck_given) throw InputError("--recheck: plans training; not with --inference");
+  if (f.pp != "1") throw InputError("--pp: plans training; not with --inference");
+  if (f.pp_virtual != "1") throw InputError("--pp-virtual: plans training; not with --inference");
+  if (!f.microbatches.empty())
+    throw InputError("--microbatches: plans training; not with --inference");
+  if (f.precision != "bf16") throw InputError("--precision: plans training; not with --inference");
+  if (f.attention_precision != "bf16")
+    throw InputError("--attention-precision: plans training; not with --inference");
+  if (f.framework != "pytorch-fsdp")
+    throw InputError("--framework: plans training; not with --inference");
+  if (!f.train_tokens.empty())
+    throw InputError("--train-tokens: plans training; not with --inference");
   InferencePlanFlags g;
   g.w = f.w;
   g.hw = f.hw;
@@ -68,7 +85,6 @@ void refuse_inference_flags(const PlanFlags& f) {
                                                              {"--cached", &f.cached},
                                                              {"--batch", &f.batch},
                                                              {"--decode-tokens", &f.decode_tokens},
-                                                             {"--price-per-gpu-hour", &f.price},
                                                              {"--variant", &f.variant}};
   for (const auto& [flag, value] : only)
     if (!value->empty())
@@ -141,8 +157,36 @@ int run(const PlanFlags& f) {
   const auto hs = proc::parse_hardware(f.hw);
   const auto cat = proc::load_catalog(hs);
   const auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
-  const auto cm = proc::make_implementation(hs, cat, hw, DType::BF16);
+  const auto& device = cat.device(hw.gpu_name);
+  // --attention-precision fp32: attention at the device's fp32 peak (no
+  // catalog kernel runs fp32, so the roofline); the GEMMs keep `hw`.
+  const auto attention_dtype =
+      parse_attention_precision("--attention-precision", f.attention_precision);
+  if (attention_dtype == DType::FP32 && device.peak_fp32 <= 0)
+    throw InputError(fmt::format(
+        "--attention-precision: fp32 needs an fp32 peak; the catalog lists none for {}; use bf16",
+        device.name));
+  const auto cm = proc::make_implementation(
+      hs, cat, attention_dtype == DType::FP32 ? proc::resolve_hardware(hs, cat, DType::FP32) : hw,
+      attention_dtype);
   PlanRequest r;
+  r.attention_dtype = attention_dtype;
+  r.framework = parse_framework("--framework", f.framework);
+  r.tpu = device.kind == "tpu";
+  r.precision = parse_precision("--precision", f.precision);
+  if (r.precision == Precision::FP8) {
+    if (device.peak_fp8 <= 0)
+      throw InputError(fmt::format(
+          "--precision: fp8 needs FP8 tensor cores; {} has none (catalog peak_flops.fp8 = 0); use "
+          "bf16",
+          device.name));
+    if (!framework_profile(r).fp8_supported)
+      throw InputError(
+          "--precision: fp8 is modelled for --framework pytorch-fsdp (torchao Float8Linear) and "
+          "megatron (Transformer Engine), not jax-xla");
+    r.fp8_flops = device.peak_fp8;
+    r.fp8_gemm_efficiency = device.fp8_gemm_efficiency;
+  }
   r.shape = proc::resolve_shape(proc::parse_workload(f.w, false));
   if (!f.layers.empty())
     r.shape.layers = static_cast<int>(parse_count("--layers", f.layers, 1, 100000));
@@ -177,9 +221,22 @@ int run(const PlanFlags& f) {
   }
   if (!f.hbm.empty())
     r.hbm_bytes = static_cast<double>(parse_count("--hbm", f.hbm, 1 << 20, kMaxTokens));
+  // Pipeline parallelism: --pp 1 (default) keeps every layer on every device.
+  if (f.pp == "auto")
+    r.pp_degrees.clear();
+  else
+    r.pp_degrees = {parse_count("--pp", f.pp, 1, 1 << 20)};
+  r.pp_virtual = static_cast<int>(parse_count("--pp-virtual", f.pp_virtual, 1, 1024));
+  if (!f.microbatches.empty())
+    r.microbatches = parse_count("--microbatches", f.microbatches, 1, 1 << 20);
   const int top = static_cast<int>(parse_count("--top", f.top, 1, 100000));
   const int recheck = static_cast<int>(parse_count("--recheck", f.recheck, 0, 100));
-  const double hbm = r.hbm_bytes > 0 ? r.hbm_bytes : hw.hbm_bytes;
+  const double hbm = usable_hbm_bytes(r, hw);  // jax-xla on a GPU: XLA's 75% (framework.hpp)
+  CostRequest cost;
+  if (!f.price.empty())
+    cost.price_per_gpu_hour = parse_price_per_gpu_hour("--price-per-gpu-hour", f.price);
+  if (!f.train_tokens.empty())
+    cost.train_tokens = parse_train_tokens("--train-tokens", f.train_tokens);
 
   std::optional<MaxContext> mc;
   if (f.max_context) {
@@ -194,6 +251,21 @@ int run(const PlanFlags& f) {
   const auto rc = proc::recheck_top(recheck, configs, r, hw, hs, *cm);
   const PlanConfig* chosen = nullptr;
   if (!configs.empty()) chosen = &configs.front();
+  // Cost and the step's sensitivity to catalog assumptions, for the chosen config.
+  const bool costed = cost.any() && chosen && chosen->feasible;
+  std::optional<std::vector<UncertaintyRow>> uncertainty;
+  if ((f.json || f.explain) && chosen && chosen->feasible)
+    uncertainty =
+        step_time_uncertainty(r, hw, *chosen, cat.assumptions(hw), [&](const Hardware& h) {
+          // The attention implementation as `cm` is built, on the varied hardware.
+          Hardware a = h;
+          if (attention_dtype == DType::FP32)
+            a.flops = proc::resolve_hardware(hs, cat, DType::FP32).flops;
+          return proc::make_implementation(hs, cat, a, attention_dtype);
+        });
+  std::string extras;  // appended to --explain
+  if (costed) extras += cost_text(*chosen, plan_cost(*chosen, r.gpus, cost));
+  if (uncertainty) extras += uncertainty_text(*chosen, *uncertainty);
 
   if (f.json) {
     nlohmann::json j;
@@ -207,14 +279,22 @@ int run(const PlanFlags& f) {
     j["checkpointing"] = to_string(r.checkpointing);
     j["optimizer"] = "adamw";
     j["loss"] = to_string(r.loss);
+    j["precision"] = to_string(r.precision);
+    j["attention_precision"] = to_string(r.attention_dtype);
+    j["framework"] = to_string(r.framework);
     j["causal"] = r.causal;
     j["global_batch_tokens"] =
         r.global_batch_tokens > 0 ? nlohmann::json(r.global_batch_tokens) : nlohmann::json(nullptr);
     j["engine"] = "analytic";
     j["compute_model"] = cm->name();
     j["configs"] = nlohmann::json::array();
-    for (size_t i = 0; i < configs.size(); ++i)
-      j["configs"].push_back(config_json(configs[i], static_cast<int>(i + 1), hbm));
+    for (size_t i = 0; i < configs.size(); ++i) {
+      auto cj = config_json(configs[i], static_cast<int>(i + 1), hbm);
+      if (cost.any() && configs[i].feasible)
+        cj["cost"] = cost_json(plan_cost(configs[i], r.gpus, cost));
+      if (i == 0 && uncertainty) cj["uncertainty"] = uncertainty_json(*uncertainty);
+      j["configs"].push_back(cj);
+    }
     j["recheck"] = recheck_json(rc);
     if (mc) {
       nlohmann::json by = nlohmann::json::array();
@@ -223,6 +303,7 @@ int run(const PlanFlags& f) {
                       {"layout", e.cp == 1 ? "none" : to_string(e.layout)},
                       {"cp", e.cp},
                       {"tp", e.tp},
+                      {"pp", e.pp},
                       {"max_context", e.max_context},
                       {"granularity", e.granularity},
                       {"limited_by", e.limited_by}});
@@ -231,7 +312,7 @@ int run(const PlanFlags& f) {
                           {"search_limit", context},
                           {"by_config", by}};
     }
-    if (f.explain && chosen) j["explain"] = explain(*chosen, hbm);
+    if (f.explain && chosen) j["explain"] = explain(*chosen, hbm) + extras;
     j["schema_version"] = kJsonSchemaVersion;
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -265,8 +346,9 @@ int run(const PlanFlags& f) {
                        human_tokens(static_cast<double>(r.context)));
   }
   out += table(configs, top);
+  if (costed && !f.explain) out += cost_text(*chosen, plan_cost(*chosen, r.gpus, cost));
   out += recheck_text(rc);
-  if (f.explain && chosen) out += explain(*chosen, hbm);
+  if (f.explain && chosen) out += explain(*chosen, hbm) + extras;
   std::cout << out;
   return 0;
 }
@@ -296,6 +378,15 @@ Command plan_command() {
         sub->add_option("--activation-checkpointing", f->checkpointing, "none|selective|full")
             ->capture_default_str();
         sub->add_option("--optimizer", f->optimizer, "adamw")->capture_default_str();
+        sub->add_option("--precision", f->precision,
+                        "bf16 | fp8 (Float8 projections and MLP; the output head stays bf16)")
+            ->capture_default_str();
+        sub->add_option("--attention-precision", f->attention_precision,
+                        "bf16 | fp32 (attention at the device's fp32 peak)")
+            ->capture_default_str();
+        sub->add_option("--framework", f->framework,
+                        "pytorch-fsdp | megatron | jax-xla: the framework's memory rules")
+            ->capture_default_str();
         sub->add_option("--loss", f->loss,
                         "eager (fp32 logits of every token) | chunked (4096-token chunks)")
             ->capture_default_str();
@@ -306,6 +397,16 @@ Command plan_command() {
         sub->add_option("--tp", f->tp,
                         "Tensor-parallel degree, or auto (powers of two within a node)")
             ->capture_default_str();
+        sub->add_option("--pp", f->pp,
+                        "Pipeline stages, or auto (powers of two keeping a layer per stage); "
+                        "placement tp, cp, pp, dp, innermost first")
+            ->capture_default_str();
+        sub->add_option("--pp-virtual", f->pp_virtual,
+                        "Virtual stages per device: 1 = 1F1B, V > 1 = interleaved 1F1B")
+            ->capture_default_str();
+        sub->add_option("--microbatches", f->microbatches,
+                        "Microbatches per data-parallel replica per step (default: sequences per "
+                        "replica; with --pp > 1 and no --global-batch-tokens, pp)");
         sub->add_flag("--causal,!--no-causal", f->causal,
                       "Causal mask (default) or full attention");
         sub->add_flag("--max-context", f->max_context, "Search for the longest context that fits");
@@ -329,7 +430,12 @@ Command plan_command() {
                         "--inference: tokens generated after the prefill");
         sub->add_option("--variant", f->variant, "--inference: auto|pass-kv|pass-q");
         sub->add_option("--price-per-gpu-hour", f->price,
-                        "--inference: price of one GPU-hour, for the cost column");
+                        "Price of one GPU-hour: training cost per step, per billion tokens and per "
+                        "run; with --inference, the cost column");
+        sub->add_option(
+            "--train-tokens", f->train_tokens,
+            "Tokens of the whole training run (K/M/G/T binary suffix: 15T = 15 x 2^40): "
+            "steps, hours, GPU-hours and, with a price, its cost");
         sub->callback([f, code, sub] {
           f->tp_given = sub->get_option("--tp")->count() > 0;
           f->recheck_given = sub->get_option("--recheck")->count() > 0;

@@ -45,7 +45,7 @@ sim::SimOptions sim_options(const proc::SimSpec& spec, const Workload& w, const 
   o.workload = w;
   o.hardware = hw;
   o.compute = &cm;
-  o.topology = sim::topology_options(hw, w.devices);
+  o.topology = sim::topology_options(hw, w);  // with --tp: the ring of TP groups
   if (spec.inter_topology_given) o.topology.inter = spec.inter_topology;  // else the cluster's
   if (spec.inter_topology_given && hw.platform != Platform::Nodes)
     throw InputError(fmt::format(
@@ -57,9 +57,9 @@ sim::SimOptions sim_options(const proc::SimSpec& spec, const Workload& w, const 
   o.record_rows = !spec.csv.empty();
   o.progress = sim::progress_wanted(spec.progress);
   if (spec.symmetry != sim::Symmetry::Off) {
-    const auto p =
-        sim::symmetric_period(w, o.topology, o.faults, o.network == sim::NetworkModel::Exact,
-                              o.record_events || o.record_rows, &cm);
+    const auto p = sim::symmetric_period(tp_rank_workload(w), o.topology, o.faults,
+                                         o.network == sim::NetworkModel::Exact,
+                                         o.record_events || o.record_rows, &cm);
     if (spec.symmetry == sim::Symmetry::On && p.devices == 0)
       throw InputError("--symmetry: this run is not symmetric: " + p.why_not);
     if (p.devices > 0 && (spec.symmetry == sim::Symmetry::On || w.devices > kAutoSymmetryDevices))

@@ -109,6 +109,7 @@ long long count_value(std::string t) {
   if (last == 'k') mult = 1 << 10;
   if (last == 'm') mult = 1 << 20;
   if (last == 'g') mult = 1 << 30;
+  if (last == 't') mult = 1LL << 40;
   if (mult != 1) t.pop_back();
   if (t.empty() || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return -1;

@@ -146,8 +146,8 @@ Recheck recheck_top(int n, const std::vector<PlanConfig>& configs, const PlanReq
     row.fwd_layer_s = f->time_s;
     row.fwdbwd_layer_s = fb->time_s;
     row.fwdbwd_layer_analytic_s = fb->sim->analytic_time_s;
-    row.with_simgrid = evaluate(r, hw, cm, c.layout, c.cp, c.tp, c.micro_batch,
-                                AttentionOverride{f->time_s, fb->time_s, "simgrid"});
+    // The same config (pipeline included) with the simulated attention times.
+    row.with_simgrid = evaluate(r, hw, cm, c, AttentionOverride{f->time_s, fb->time_s, "simgrid"});
     rc.rows.push_back(std::move(row));
   }
   const int done = static_cast<int>(chosen.size());

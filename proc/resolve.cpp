@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 
@@ -182,10 +184,15 @@ Workload resolve_workload(const WorkloadSpec& s, const Hardware& hw) {
     if (w.shape.name == "custom") w.shape.layers = w.layers;
   }
   w.scope = s.scope;
+  w.tp = s.tp;
+  w.sequence_parallel = s.sequence_parallel;
+  // With --tp the Ulysses groups are of CP ranks: kv_heads / tp heads each,
+  // gpus_per_node / tp ranks per node.
+  const int tp = std::max(1, s.tp);
   if (w.layout == Layout::Hybrid)
-    w.ulysses_degree = s.ulysses_degree
-                           ? *s.ulysses_degree
-                           : auto_ulysses_degree(w.devices, w.shape.kv_heads, hw.gpus_per_node);
+    w.ulysses_degree = s.ulysses_degree ? *s.ulysses_degree
+                                        : auto_ulysses_degree(w.devices, w.shape.kv_heads / tp,
+                                                              std::max(1, hw.gpus_per_node / tp));
   validate(w, hw);
   return w;
 }

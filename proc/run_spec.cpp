@@ -98,6 +98,15 @@ void add_workload_flags(CLI::App* app, WorkloadFlags& f, bool with_sizes) {
   app->add_option("--scope", f.scope,
                   "attention|layer (layer adds projections and MLP by roofline)")
       ->capture_default_str();
+  if (with_sizes) {
+    app->add_option("--tp", f.tp,
+                    "Tensor-parallel degree: GPUs of one node behind each CP rank (heads, KV heads "
+                    "and MLP split N ways; --scope layer adds the TP collectives)")
+        ->capture_default_str();
+    app->add_option("--sequence-parallel", f.sequence_parallel,
+                    "on|off: with --tp, all-gathers + reduce-scatters (on) or all-reduces (off)")
+        ->capture_default_str();
+  }
 }
 
 void add_hardware_flags(CLI::App* app, HardwareFlags& f) {
@@ -202,6 +211,12 @@ WorkloadSpec parse_workload(const WorkloadFlags& f, bool with_sizes) {
   s.ffn = opt_count("--ffn", f.ffn, 1, 1 << 22);
   s.layers = opt_count("--layers", f.layers, 1, 100000);
   s.scope = choose<Scope>("--scope", f.scope, {"attention", "layer"});
+  if (with_sizes) {
+    // Whether it divides the node, heads and MLP is the workload's rule (validate()).
+    s.tp = static_cast<int>(parse_count("--tp", f.tp, 1, 1024));
+    s.sequence_parallel =
+        parse_choice("--sequence-parallel", f.sequence_parallel, {"on", "off"}) == "on";
+  }
   if (!f.ulysses_degree.empty()) {
     if (s.layout != Layout::Hybrid)
       throw InputError("--ulysses-degree: only applies to --layout hybrid");
@@ -296,6 +311,8 @@ std::vector<std::string> to_args(const WorkloadSpec& s) {
   put_opt(a, "--layers", s.layers);
   put_opt(a, "--ulysses-degree", s.ulysses_degree);
   if (s.scope != d.scope) put(a, "--scope", s.scope == Scope::Layer ? "layer" : "attention");
+  if (s.tp != d.tp) put(a, "--tp", std::to_string(s.tp));
+  if (!s.sequence_parallel) put(a, "--sequence-parallel", "off");
   return a;
 }
 

@@ -39,6 +39,8 @@ struct WorkloadSpec {
   std::optional<int> layers;          // layers this run covers (default 1)
   std::optional<int> ulysses_degree;  // hybrid only
   Scope scope = Scope::Attention;
+  int tp = 1;                     // --tp: GPUs of one TP group behind each CP rank
+  bool sequence_parallel = true;  // --sequence-parallel on|off (with --tp > 1)
   bool operator==(const WorkloadSpec&) const = default;
 };
 
@@ -87,6 +89,7 @@ struct WorkloadFlags {
   std::string model = "llama3-8b";
   std::string d_model, layers, heads, kv_heads, head_dim, ffn, ulysses_degree;
   std::string scope = "attention";
+  std::string tp = "1", sequence_parallel = "on";
 };
 
 struct HardwareFlags {

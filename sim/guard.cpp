@@ -89,6 +89,11 @@ SizeEstimate estimate_size(const Workload& w, const TopologyOptions& t, bool tra
   // the schedule's steps and rounds come from the whole workload.
   const double n = static_cast<double>(w.devices), steps = static_cast<double>(num_steps(w));
   const double actors = static_cast<double>(t.devices);
+  // --tp: each device's group adds tp - 1 hosts with an actor and a port each
+  // (and a port for the device); per pass of --scope layer, 4 ring collectives
+  // of tp - 1 rounds in which every GPU sends (events: the device's rounds).
+  const double tp = std::max(t.tp, 1);
+  const double tp_rounds = w.tp > 1 && w.scope == Scope::Layer ? 4 * (tp - 1) : 0;
   const double u = static_cast<double>(w.ulysses());
   const double layers = w.layers;
   double per_layer = 0, events = 0, rows = 0;  // per device and layer
@@ -100,14 +105,17 @@ SizeEstimate estimate_size(const Workload& w, const TopologyOptions& t, bool tra
     if (w.layout == Layout::Allgather)
       acts += (pass ? 2 : 1) * (n - 1), ev += (pass ? 2 : 1) * (n - 1);
     if (w.scope == Scope::Layer) acts += 1, ev += 1;
+    acts += tp_rounds * tp, ev += tp_rounds;
     per_layer += acts;
     events += ev;
     rows += steps;
   }
   SizeEstimate e;
   e.activities = clamp_u64(actors * layers * per_layer);
+  const double tp_peers = actors * (tp - 1), tp_ports = tp > 1 ? actors * tp : 0;
   double mem = kBaseBytes + actors * kPerDevice + link_count(t) * kPerLink +
-               actors * (2 + 2 * (u - 1)) * kPerMailbox;
+               actors * (2 + 2 * (u - 1)) * kPerMailbox +
+               tp_peers * (kPerDevice + 2 * kPerMailbox) + tp_ports * kPerLink;
   mem += layers * 2 * steps * 9;  // per-step statistics
   if (trace) {
     mem += actors * layers * events * sizeof(Event);

@@ -54,8 +54,8 @@ std::vector<simgrid::s4u::Host*> build_platform(const Topology& topo,
   auto* zone = new TopologyZone("ringsim", topo, time_scale);
   auto* iface = zone->get_iface();
   std::vector<simgrid::s4u::Host*> hosts;
-  hosts.reserve(static_cast<std::size_t>(topo.devices()));
-  for (std::int64_t d = 0; d < topo.devices(); ++d) {
+  hosts.reserve(static_cast<std::size_t>(topo.hosts()));
+  for (std::int64_t d = 0; d < topo.hosts(); ++d) {
     hosts.push_back(iface->create_host(fmt::format("d{}", d), kHostSpeed));
     if (hosts.back()->get_netpoint()->id() != static_cast<unsigned long>(d))
       throw std::logic_error("platform: host netpoint ids must follow device order");

@@ -22,7 +22,8 @@ namespace ringsim::sim {
 // precision (1e-5 x 1e-9) is far below a picosecond.
 constexpr double kHostSpeed = 1e12;
 
-// One host per device (named d<i>, in device order) and every TopoLink as a
+// One host per device (named d<i>, in device order; then a TP group's other
+// GPUs, Topology::tp_host) and every TopoLink as a
 // split-duplex link, its bandwidth divided by bw_divisor[link] (1 = nominal;
 // --degrade). The Topology must outlive the engine. Call once, after the
 // network model is configured and before any actor is created.

@@ -35,6 +35,7 @@ Recorder::Recorder(const SimOptions& o, std::int64_t n, std::int64_t steps, std:
   reduce_max_.assign(static_cast<std::size_t>(w_.layers) * passes_.size(), 0.0);
   collective_.assign(static_cast<std::size_t>(n_), 0.0);
   other_.assign(static_cast<std::size_t>(n_), 0.0);
+  tp_.assign(static_cast<std::size_t>(n_), 0.0);
   free_.assign(static_cast<std::size_t>(n_), 0.0);
   finished_.assign(static_cast<std::size_t>(n_), 0);
   res_.device_busy_s.assign(static_cast<std::size_t>(n_), 0.0);
@@ -205,6 +206,10 @@ void Recorder::collective_time(std::int64_t d, double seconds) {
   collective_[static_cast<std::size_t>(d)] += seconds;
 }
 
+void Recorder::tp_time(std::int64_t d, double seconds) {
+  tp_[static_cast<std::size_t>(d)] += seconds;
+}
+
 void Recorder::dense(std::int64_t d, int layer, int pi, int pass, double t0, double t1) {
   res_.activities += 1;
   const auto i = static_cast<std::size_t>(d);
@@ -259,6 +264,7 @@ SimResult Recorder::take() {
   res.time_s = *std::max_element(res.device_finish_s.begin(), res.device_finish_s.end());
   res.collective_s = *std::max_element(collective_.begin(), collective_.end());
   res.other_s = *std::max_element(other_.begin(), other_.end());
+  res.tp_comm_s = *std::max_element(tp_.begin(), tp_.end());
   std::int64_t best = 0;
   for (std::int64_t d = 1; d < n_; ++d) {
     const auto i = static_cast<std::size_t>(d), b = static_cast<std::size_t>(best);

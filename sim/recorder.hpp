@@ -47,6 +47,10 @@ class Recorder {
   void round(std::int64_t d, Phase ph, int layer, int pass, std::int32_t r, double t0, double t1,
              std::uint64_t bytes, std::int64_t peer, std::int64_t block);
   void collective_time(std::int64_t d, double seconds);
+  // --tp: a pass's TP collectives on device d's group took `seconds`.
+  void tp_time(std::int64_t d, double seconds);
+  // Transfers simulated for hosts that are not devices (a TP group's other GPUs).
+  void extra_activities(std::uint64_t n) { res_.activities += n; }
   // --scope layer's projections and MLP.
   void dense(std::int64_t d, int layer, int pi, int pass, double t0, double t1);
   void finished(std::int64_t d, double t);
@@ -66,6 +70,7 @@ class Recorder {
   std::vector<char> slot_stalled_;
   std::vector<double> dense_max_, reduce_max_;  // per (layer, pass)
   std::vector<double> collective_, other_;      // per device
+  std::vector<double> tp_;                      // per device: TP collectives
   std::vector<double> free_;                    // per device: compute free links would leave
   std::vector<char> finished_;
   SimResult res_;

@@ -53,12 +53,13 @@ Summary simulated_summary(const Summary& a, const SimResult& r) {
   // device's own compute, a lower bound of the time too, is then the ideal.
   if (r.compute_only_s > 0 && r.compute_only_s < s.ideal_time_s) s.ideal_time_s = r.compute_only_s;
   settle_efficiency(s);
-  s.efficiency_vs_single_device =
-      s.time_s > 0 ? s.single_device_time_s / (static_cast<double>(a.workload.devices) * s.time_s)
-                   : 0;
+  // Every GPU counts: devices x tp (the baseline is the whole model's).
+  const double gpus = static_cast<double>(a.workload.devices) * std::max(a.workload.tp, 1);
+  s.efficiency_vs_single_device = s.time_s > 0 ? s.single_device_time_s / (gpus * s.time_s) : 0;
   s.compute_s_per_step = r.compute_s_per_step;
   s.collective_s = r.collective_s;
   s.other_s = r.other_s;
+  s.tp_comm_s = r.tp_comm_s;
   if (ring_type(a.workload.layout) && a.bytes_per_step > 0)
     s.overlapped = r.stalled_device_steps == 0;
   return s;
@@ -118,6 +119,7 @@ std::string sim_summary_text(const Summary& a, const SimResult& r, const SimOpti
                          : "");
   row("model", fmt::format("{} ({} heads, {} KV heads, head dim {}), {}", w.shape.name,
                            w.shape.heads, w.shape.kv_heads, w.shape.head_dim, to_string(w.dtype)));
+  if (w.tp > 1) row("tensor parallel", tp_text(w));
   row("hardware", a.hardware);
   row("simulated platform", fmt::format("{}; {} network model", r.platform, to_string(o.network)));
   row("engine / compute model", "simgrid (analytic alongside) / " + a.compute_model);
@@ -143,6 +145,8 @@ std::string sim_summary_text(const Summary& a, const SimResult& r, const SimOpti
     pair("collectives", human_seconds(s.collective_s), human_seconds(a.collective_s));
   if (w.scope == Scope::Layer)
     pair("projections + MLP", human_seconds(s.other_s), human_seconds(a.other_s));
+  if (w.tp > 1 && w.scope == Scope::Layer)
+    pair("TP collectives", human_seconds(s.tp_comm_s), human_seconds(a.tp_comm_s));
   pair("exposed communication", human_seconds(s.exposed_comm_s), human_seconds(a.exposed_comm_s));
   pair("efficiency", fmt::format("{:.1f}%", 100 * s.efficiency),
        fmt::format("{:.1f}%", 100 * a.efficiency));

@@ -11,6 +11,7 @@
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
 
+#include "models/analytic/tp_collectives.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/work.hpp"
 #include "sim/platform.hpp"
@@ -37,6 +38,16 @@ TopologyOptions topology_options(const Hardware& hw, std::int64_t devices) {
   std::int64_t cells = 1;
   for (int d : hw.torus_dims) cells *= d;
   if (!hw.torus_dims.empty() && cells == devices) t.torus_dims = hw.torus_dims;
+  return t;
+}
+
+TopologyOptions topology_options(const Hardware& hw, const Workload& w) {
+  if (w.tp <= 1) return topology_options(hw, w.devices);
+  auto t = topology_options(group_hardware(hw, w.tp), w.devices);
+  const auto link = tp_link(hw, w.tp);
+  t.tp = w.tp;
+  t.tp_bw = link.bandwidth;
+  t.tp_lat = link.latency;
   return t;
 }
 
@@ -69,13 +80,24 @@ struct Run {
   std::vector<int> passes;  // 0 = fwd, 1 = bwd, in order
   PassBytes bytes[2];
   double dense_s[2] = {0, 0};
+  // --tp: GPUs per group, the bytes each sends per ring round, ring
+  // collectives per pass (0: none, e.g. --scope attention), whether they are
+  // all-gathers + reduce-scatters (sequence parallel) or all-reduces, and one
+  // barrier per group: its GPUs compute alike, so they enter each collective
+  // together.
+  int tp = 1;
+  std::uint64_t tp_share = 0;
+  int tp_collectives = 0;
+  bool sequence_parallel = true;
+  std::vector<sg4::BarrierPtr> tp_barrier;
   std::vector<double> slow;
   Recorder rec;
   Progress progress;
   std::string error;
   bool deadlock = false;
 
-  Run(const SimOptions& opt, const Topology& t, std::vector<int> ps, std::uint64_t units)
+  Run(const SimOptions& opt, const Workload& user, const Topology& t, std::vector<int> ps,
+      std::uint64_t units)
       : o(opt),
         w(opt.workload),
         im(*opt.compute),
@@ -91,6 +113,14 @@ struct Run {
         dense_s[p] = other_layer_flops(w, p == 1) / o.hardware.gemm_flops();
     }
     slow = device_slowdowns(n, o.faults.stragglers);
+    // The same collectives and bytes the closed forms charge (tp_pass_seconds).
+    tp = std::max(user.tp, 1);
+    if (tp > 1 && user.scope == Scope::Layer) {
+      tp_collectives = tp_ring_collectives_per_pass(tp);
+      tp_share =
+          tp_share_bytes(user.block * user.batch, user.shape.d_model, dtype_bytes(user.dtype), tp);
+    }
+    sequence_parallel = user.sequence_parallel;
   }
 
   // One device-step's phases (models/kernel/implementation.hpp). A straggler
@@ -162,6 +192,7 @@ double choose_time_scale(const Run& r) {
       }
     take(r.im.reduce(r.w, 0, p == 1));
     take(r.dense_s[p]);
+    if (fastest > 0) take(static_cast<double>(r.tp_share) / fastest);
     if (fastest > 0) {
       const auto& b = r.bytes[p];
       const double share = static_cast<double>(std::max<std::int64_t>(r.w.devices, 1));
@@ -186,6 +217,30 @@ CommTimes times_of(const sg4::CommPtr& send, const sg4::CommPtr& recv) {
   const double k = g_time_scale;
   return {send->get_start_time() / k, send->get_finish_time() / k, recv->get_start_time() / k,
           recv->get_finish_time() / k};
+}
+
+// Mailbox from GPU `from` to GPU `to` of device d's TP group.
+sg4::Mailbox* tp_box(const Topology& topo, std::int64_t d, int from, int to) {
+  return sg4::Mailbox::by_name(fmt::format("tp{}>{}", topo.tp_host(d, from), topo.tp_host(d, to)));
+}
+
+// One ring collective of device d's TP group as each of its GPUs plays it:
+// wait for the whole group (its GPUs compute alike and arrive together), then
+// tp - 1 rounds, each sending one share to the next GPU and receiving one from
+// the previous; `round(k, t0, t1)` sees round k.
+template <typename F>
+void tp_ring_rounds(Run& r, std::int64_t d, sg4::Mailbox* out, sg4::Mailbox* in, F&& round) {
+  r.tp_barrier[static_cast<std::size_t>(d)]->wait();
+  for (int k = 1; k < r.tp; ++k) {
+    if (interrupt_requested()) throw Interrupted{};
+    const double t0 = sg4::Engine::get_clock() / g_time_scale;
+    int* got = nullptr;
+    auto send = out->put_async(&g_token, r.tp_share);
+    auto recv = in->get_async<int>(&got);
+    recv->wait();
+    send->wait();
+    round(k, t0, sg4::Engine::get_clock() / g_time_scale);
+  }
 }
 
 // One device's schedule: the layout's steps, transfers and collectives, in
@@ -222,14 +277,23 @@ class Device {
         a2a_in_.push_back(sg4::Mailbox::by_name(fmt::format("{}>{}", from, d)));
       }
     }
+    if (r_.tp_collectives > 0) {
+      tp_out_ = tp_box(r_.topo, d, 0, 1 % r_.tp);
+      tp_in_ = tp_box(r_.topo, d, r_.tp - 1, 0);
+    }
   }
 
   void run() {
     for (int layer = 0; layer < w_.layers; ++layer) {
       for (std::size_t pi = 0; pi < r_.passes.size(); ++pi) {
         const int pass = r_.passes[pi];
-        // Backward meets the MLP before attention; forward after.
-        if (pass == 1) dense(layer, static_cast<int>(pi), pass);
+        // Backward meets the MLP before attention; forward after. The TP
+        // collectives follow the dense part in both (their place in the layer
+        // changes nothing: none overlaps anything).
+        if (pass == 1) {
+          dense(layer, static_cast<int>(pi), pass);
+          tp_collectives(layer, pass);
+        }
         const auto& b = r_.bytes[pass];
         switch (w_.layout) {
           case Layout::Ulysses:
@@ -247,7 +311,10 @@ class Device {
           default:
             ring_steps(layer, static_cast<int>(pi), pass);
         }
-        if (pass == 0) dense(layer, static_cast<int>(pi), pass);
+        if (pass == 0) {
+          dense(layer, static_cast<int>(pi), pass);
+          tp_collectives(layer, pass);
+        }
       }
     }
     r_.rec.finished(d_, now());
@@ -261,6 +328,8 @@ class Device {
   sg4::Mailbox* in_ = nullptr;
   std::vector<sg4::Mailbox*> a2a_out_, a2a_in_;
   std::vector<std::int64_t> a2a_peer_;
+  sg4::Mailbox* tp_out_ = nullptr;  // --tp: to the group's next GPU, from its last
+  sg4::Mailbox* tp_in_ = nullptr;
   Interference slowdown_;  // while this device's own send runs
 
   static double now() { return sg4::Engine::get_clock() / g_time_scale; }
@@ -386,6 +455,24 @@ class Device {
     });
   }
 
+  // --tp: the group's ring collectives of one pass. Sequence parallel:
+  // all-gather, reduce-scatter, all-gather, reduce-scatter; without it two
+  // all-reduces, each a reduce-scatter then an all-gather (NCCL's ring).
+  void tp_collectives(int layer, int pass) {
+    if (r_.tp_collectives == 0) return;
+    const double start = now();
+    for (int c = 0; c < r_.tp_collectives; ++c) {
+      const Phase ph =
+          (c % 2 == 0) == r_.sequence_parallel ? Phase::AllGather : Phase::ReduceScatter;
+      tp_ring_rounds(r_, d_, tp_out_, tp_in_, [&](int k, double t0, double t1) {
+        r_.rec.round(d_, ph, layer, pass, k, t0, t1, r_.tp_share, -1, -1);
+        r_.rec.extra_activities(static_cast<std::uint64_t>(r_.tp - 1));  // the other GPUs' sends
+        r_.progress.tick();
+      });
+    }
+    r_.rec.tp_time(d_, now() - start);
+  }
+
   void dense(int layer, int pi, int pass) {
     if (r_.dense_s[pass] <= 0) return;
     const double t0 = now();
@@ -406,6 +493,26 @@ void device_main(Run* run, std::int64_t d) {
   } catch (const std::exception& e) {
     // An exception escaping an actor aborts the process; report it instead.
     if (run->error.empty()) run->error = fmt::format("device {}: {}", d, e.what());
+    sg4::Actor::kill_all();
+  }
+}
+
+// GPU k (1 .. tp-1) of device d's TP group: it only joins the group's
+// collectives, as many as the device plays (layers x passes x per pass).
+void tp_peer_main(Run* run, std::int64_t d, int k) {
+  try {
+    auto& r = *run;
+    auto* out = tp_box(r.topo, d, k, (k + 1) % r.tp);
+    auto* in = tp_box(r.topo, d, k - 1, k);
+    const auto count = static_cast<std::int64_t>(r.w.layers) *
+                       static_cast<std::int64_t>(r.passes.size()) * r.tp_collectives;
+    for (std::int64_t c = 0; c < count; ++c)
+      tp_ring_rounds(r, d, out, in, [](int, double, double) {});
+  } catch (const Interrupted&) {
+    run->rec.result().interrupted = true;
+    sg4::Actor::kill_all();
+  } catch (const std::exception& e) {
+    if (run->error.empty()) run->error = fmt::format("device {} TP GPU {}: {}", d, k, e.what());
     sg4::Actor::kill_all();
   }
 }
@@ -469,8 +576,15 @@ std::unique_ptr<simgrid::s4u::Engine> start_engine(NetworkModel network) {
   return engine;
 }
 
-SimResult simulate(const SimOptions& o) {
-  if (!o.compute) throw std::invalid_argument("simulate: no compute model");
+SimResult simulate(const SimOptions& user) {
+  if (!user.compute) throw std::invalid_argument("simulate: no compute model");
+  // --tp: one GPU of each group plays the CP schedule with its share of the
+  // heads on the ring of groups; the groups' collectives are added below.
+  SimOptions o = user;
+  if (user.workload.tp > 1) {
+    o.workload = tp_rank_workload(user.workload);
+    o.hardware = group_hardware(user.hardware, user.workload.tp);
+  }
 
   // A symmetric run simulates one period of the ring (sim/symmetry.hpp):
   // fewer devices than the workload, ring layouts only, nothing per-device.
@@ -486,7 +600,18 @@ SimResult simulate(const SimOptions& o) {
 
   auto engine = start_engine(o.network);
 
-  Run run(o, topo, passes_of(o.workload), progress_units(o.workload, o.topology.devices));
+  const auto passes = passes_of(o.workload);
+  const auto& uw = user.workload;
+  const std::uint64_t tp_rounds =
+      uw.tp > 1 && uw.scope == Scope::Layer
+          ? static_cast<std::uint64_t>(tp_ring_collectives_per_pass(uw.tp)) *
+                static_cast<std::uint64_t>(uw.tp - 1) * passes.size() *
+                static_cast<std::uint64_t>(uw.layers) *
+                static_cast<std::uint64_t>(o.topology.devices)
+          : 0;
+  Run run(o, uw, topo, passes, progress_units(o.workload, o.topology.devices) + tp_rounds);
+  if (run.tp_collectives > 0 && topo.options().tp != run.tp)
+    throw std::invalid_argument("simulate: --tp needs the TP groups' topology (topology_options)");
   g_time_scale = choose_time_scale(run);
   const auto hosts = build_platform(topo, divisors, g_time_scale);
   run.rec.result().platform = describe_run(o, topo);
@@ -495,6 +620,14 @@ SimResult simulate(const SimOptions& o) {
   for (std::int64_t d = 0; d < run.n; ++d)
     sg4::Actor::create(fmt::format("device{}", d), hosts[static_cast<std::size_t>(d)], device_main,
                        &run, d);
+  if (run.tp_collectives > 0)
+    for (std::int64_t d = 0; d < run.n; ++d) {
+      run.tp_barrier.push_back(sg4::Barrier::create(static_cast<unsigned>(run.tp)));
+      for (int k = 1; k < run.tp; ++k)
+        sg4::Actor::create(fmt::format("device{}.tp{}", d, k),
+                           hosts[static_cast<std::size_t>(topo.tp_host(d, k))], tp_peer_main, &run,
+                           d, k);
+    }
   engine->run();
   run.progress.finish();
 

@@ -40,6 +40,8 @@ struct StepRow {
 };
 
 struct SimOptions {
+  // As the user gave it: with tp > 1 simulate() runs tp_rank_workload(workload)
+  // on group_hardware(hardware, tp) and adds the TP groups' collectives.
   Workload workload;
   Hardware hardware;
   // The implementation (kernel rates, per-step costs, interference); required.
@@ -61,6 +63,7 @@ struct SimResult {
   double compute_s_per_step = 0;  // slowest device, heaviest step, first pass
   double collective_s = 0;        // all-to-all / gather / reduce-scatter time, busiest device
   double other_s = 0;             // --scope layer: projections + MLP, busiest device
+  double tp_comm_s = 0;           // --tp, --scope layer: TP collectives, busiest device
   std::uint64_t activities = 0;   // execs + transfers simulated
   // Stalls: a device that had work waited for a transfer after computing.
   std::vector<std::int64_t> stalled_steps[2];  // [fwd, bwd]: steps (any layer) with a stall
@@ -79,6 +82,10 @@ struct SimResult {
 
 // The topology the hardware describes (catalog bandwidths and latencies).
 TopologyOptions topology_options(const Hardware& hw, std::int64_t devices);
+// The topology a workload runs on: with --tp, the CP ring of TP groups on
+// group_hardware(hw, tp) and each group's GPUs on their own ports at the TP
+// link (models/analytic/tp_collectives.hpp: tp_link), as the closed forms see it.
+TopologyOptions topology_options(const Hardware& hw, const Workload& w);
 
 // False once simulate() has run in this process (tests skip rather than fail
 // when a binary is run without one-test-per-process filtering).

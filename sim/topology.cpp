@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
@@ -71,6 +72,25 @@ Topology::Topology(const TopologyOptions& o) : o_(o) {
       build_torus(3);
       break;
   }
+  build_tp_ports();
+}
+
+// --- TP groups: one port per GPU to its node's switch, both directions at
+// tp_bw, half the latency on each side (as the NVLink ports above), so a ring
+// round inside a group costs share / tp_bw + tp_lat with every port carrying
+// one flow each way.
+void Topology::build_tp_ports() {
+  if (o_.tp <= 1) return;
+  if (o_.tp_bw <= 0) throw std::invalid_argument("topology: TP groups need a TP link bandwidth");
+  tp0_ = static_cast<std::int32_t>(links_.size());
+  for (std::int64_t d = 0; d < o_.devices; ++d)
+    for (int k = 0; k < o_.tp; ++k) add_link(fmt::format("tp{}.{}", d, k), o_.tp_bw, o_.tp_lat / 2);
+}
+
+std::int32_t Topology::tp_port(std::int64_t host) const {
+  if (host < o_.devices) return static_cast<std::int32_t>(tp0_ + host * o_.tp);
+  const std::int64_t q = host - o_.devices, per = o_.tp - 1;
+  return static_cast<std::int32_t>(tp0_ + (q / per) * o_.tp + 1 + q % per);
 }
 
 std::int32_t Topology::add_link(std::string name, double bw, double lat) {
@@ -282,6 +302,13 @@ void Topology::route_torus(std::int64_t src, std::int64_t dst, std::vector<Hop>&
 }
 
 void Topology::route(std::int64_t src, std::int64_t dst, std::vector<Hop>& out) const {
+  // A route with a TP GPU at either end is a TP group's collective (device
+  // hosts talk to other devices only on the CP ring): port up, port down.
+  if (o_.tp > 1 && src != dst && (src >= o_.devices || dst >= o_.devices)) {
+    out.push_back({tp_port(src), true});
+    out.push_back({tp_port(dst), false});
+    return;
+  }
   switch (o_.platform) {
     case Platform::Flat:
       return route_flat(src, dst, out);
@@ -327,7 +354,21 @@ std::string Topology::describe() const {
   return describe_topology(o_);
 }
 
+namespace {
+std::string describe_cp(const TopologyOptions& o);
+}  // namespace
+
 std::string describe_topology(const TopologyOptions& o) {
+  auto s = describe_cp(o);
+  if (o.tp > 1)
+    s += fmt::format("; each of the {} CP ranks a TP group of {} GPUs on their own switch ports",
+                     o.devices, o.tp);
+  return s;
+}
+
+namespace {
+
+std::string describe_cp(const TopologyOptions& o) {
   const auto n = o.devices;
   switch (o.platform) {
     case Platform::Flat:
@@ -377,5 +418,7 @@ std::string describe_topology(const TopologyOptions& o) {
   }
   return "";
 }
+
+}  // namespace
 
 }  // namespace ringsim::sim

@@ -6,6 +6,7 @@
 // Devices are numbered along the ring: the ring layouts send d -> d+1, so the
 // placement of device d on the hardware is what decides which links a ring
 // crosses (consecutive GPUs of a node; a snake through a torus).
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -41,6 +42,15 @@ struct TopologyOptions {
   // (inter_bw, inter_lat). The ring of one node's GPUs that stands for a
   // uniform multi-node ring (sim/symmetry.hpp).
   bool wrap_is_inter = false;
+  // --tp: each device (CP rank) is a TP group of `tp` GPUs in one node. The
+  // device's host is the group's first GPU; the other tp - 1 are hosts of
+  // their own (numbered after the devices: Topology::tp_host). Every GPU of a
+  // group has its own port to the node's switch (tp_bw, half of tp_lat on
+  // each side), on which the group's ring collectives run. The CP ring stays
+  // on the links above (the first GPU's, standing for its group: each GPU
+  // sends its heads' share to the same GPU of the next group, in parallel).
+  int tp = 1;
+  double tp_bw = 0, tp_lat = 0;
 };
 
 // Both directions of a full-duplex link have `bandwidth` and `latency`.
@@ -65,6 +75,12 @@ class Topology {
   const TopologyOptions& options() const { return o_; }
   const std::vector<TopoLink>& links() const { return links_; }
   std::int64_t devices() const { return o_.devices; }
+  // Hosts: the devices, then each device's tp - 1 other TP GPUs.
+  std::int64_t hosts() const { return o_.devices * std::max(o_.tp, 1); }
+  // Host of GPU k (0 .. tp-1) of device d's TP group; k = 0 is d itself.
+  std::int64_t tp_host(std::int64_t d, int k) const {
+    return k == 0 ? d : o_.devices + d * (o_.tp - 1) + (k - 1);
+  }
 
   // Appends the hops from src to dst (empty when src == dst).
   void route(std::int64_t src, std::int64_t dst, std::vector<Hop>& out) const;
@@ -87,6 +103,7 @@ class Topology {
   // nodes / fattree fabric
   std::int64_t nodes_ = 1, leaves_ = 0, spines_ = 0, domain_ = 1, nics_per_node_ = 1;
   std::int32_t nvl0_ = -1, nic0_ = -1, uplink0_ = -1;
+  std::int32_t tp0_ = -1;  // first TP port (device d, GPU k: tp0_ + d * tp + k)
   // torus
   std::vector<int> dims_;
   std::vector<std::int64_t> coord_of_;   // device -> linear torus node id
@@ -104,6 +121,8 @@ class Topology {
   void route_flat(std::int64_t src, std::int64_t dst, std::vector<Hop>& out) const;
   void route_switched(std::int64_t src, std::int64_t dst, std::vector<Hop>& out) const;
   void route_torus(std::int64_t src, std::int64_t dst, std::vector<Hop>& out) const;
+  void build_tp_ports();
+  std::int32_t tp_port(std::int64_t host) const;
 };
 
 // Node, leaf and spine counts of the nodes / fattree fabric.

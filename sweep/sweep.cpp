@@ -47,7 +47,9 @@ std::string* field(proc::RunFlags& f, const std::string& flag) {
       {"--head-dim", &proc::WorkloadFlags::head_dim},
       {"--ffn", &proc::WorkloadFlags::ffn},
       {"--ulysses-degree", &proc::WorkloadFlags::ulysses_degree},
-      {"--scope", &proc::WorkloadFlags::scope}};
+      {"--scope", &proc::WorkloadFlags::scope},
+      {"--tp", &proc::WorkloadFlags::tp},
+      {"--sequence-parallel", &proc::WorkloadFlags::sequence_parallel}};
   static const std::vector<std::pair<std::string, std::string proc::HardwareFlags::*>> h{
       {"--gpu", &proc::HardwareFlags::gpu},
       {"--platform", &proc::HardwareFlags::platform},
@@ -95,14 +97,43 @@ void set_flag(proc::RunFlags& f, const std::string& flag, const std::string& val
 
 const std::vector<std::string>& sweepable_flags() {
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> n{
-        "--devices",  "--block",         "--layout",         "--pass",    "--dtype",
-        "--model",    "--d-model",       "--layers",         "--heads",   "--kv-heads",
-        "--head-dim", "--ffn",           "--ulysses-degree", "--scope",   "--gpu",
-        "--platform", "--gpus-per-node", "--intra",          "--inter",   "--cluster",
-        "--flops",    "--efficiency",    "--bandwidth",      "--latency", "--kernel",
-        "--engine",   "--network-model", "--inter-topology", "--jitter",  "--seed",
-        "--symmetry", "--overlap",       "--straggler",      "--degrade", "--causal"};
+    std::vector<std::string> n{"--devices",
+                               "--block",
+                               "--layout",
+                               "--pass",
+                               "--dtype",
+                               "--model",
+                               "--d-model",
+                               "--layers",
+                               "--heads",
+                               "--kv-heads",
+                               "--head-dim",
+                               "--ffn",
+                               "--ulysses-degree",
+                               "--scope",
+                               "--gpu",
+                               "--platform",
+                               "--gpus-per-node",
+                               "--intra",
+                               "--inter",
+                               "--cluster",
+                               "--flops",
+                               "--efficiency",
+                               "--bandwidth",
+                               "--latency",
+                               "--kernel",
+                               "--engine",
+                               "--network-model",
+                               "--inter-topology",
+                               "--jitter",
+                               "--seed",
+                               "--symmetry",
+                               "--overlap",
+                               "--straggler",
+                               "--degrade",
+                               "--causal",
+                               "--tp",
+                               "--sequence-parallel"};
     return n;
   }();
   return names;

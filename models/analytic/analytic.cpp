@@ -6,6 +6,7 @@
 
 #include "models/analytic/memory.hpp"
 #include "models/analytic/minblock.hpp"
+#include "models/analytic/tp_collectives.hpp"
 #include "models/core/calls.hpp"
 #include "models/core/checked.hpp"
 #include "models/core/profile.hpp"
@@ -180,7 +181,35 @@ StepSlot step_slot(const Workload& w, const Hardware& hw, const Implementation& 
   return slot;
 }
 
+namespace {
+Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& im);
+}  // namespace
+
 Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im) {
+  if (w.tp <= 1) return analyze_cp(w, hw, im);
+  // Tensor parallelism: every GPU of a TP group runs its share of the heads
+  // and MLP on the CP ring of groups (tp_rank_workload, group_hardware), then
+  // the group's collectives, exposed (docs/models.md, "Tensor parallelism").
+  auto s = analyze_cp(tp_rank_workload(w), group_hardware(hw, w.tp), im);
+  s.workload = w;
+  const double passes = w.pass == Pass::FwdBwd ? 2 : 1;
+  s.tp_comm_s = passes * tp_pass_seconds(w, hw) * w.layers;
+  s.time_s += s.tp_comm_s;
+  s.exposed_comm_s += s.tp_comm_s;
+  settle_efficiency(s);
+  // FLOPs and the one-device baseline count every GPU of a group: tp x one GPU's.
+  const double t = w.tp;
+  s.useful_flops *= t;
+  s.executed_flops *= t;
+  s.single_device_time_s *= t;
+  s.efficiency_vs_single_device =
+      s.time_s > 0 ? s.single_device_time_s / (static_cast<double>(w.devices) * t * s.time_s) : 0;
+  return s;
+}
+
+namespace {
+
+Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& im) {
   Summary s;
   s.workload = w;
   s.hardware = hw.describe();
@@ -334,5 +363,7 @@ Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im)
   s.min_block = hw.overlap ? min_block_for(w, hw, im) : 0;
   return s;
 }
+
+}  // namespace
 
 }  // namespace ringsim

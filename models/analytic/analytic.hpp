@@ -55,6 +55,7 @@ struct Summary {
   double compute_only_s = 0;  // the same schedule with free links
   double collective_s = 0;    // ulysses all-to-alls / allgather gathers (exposed)
   double other_s = 0;         // --scope layer: projections + MLP by roofline
+  double tp_comm_s = 0;  // --tp with --scope layer: TP all-reduces / all-gathers + reduce-scatters
   std::uint64_t memory_bytes_per_device = 0;
   std::vector<StepTimes> steps;  // forward then backward, one layer
 };

@@ -96,6 +96,8 @@ RunSummary RunSummary::of(const Summary& s) {
   r.kv_heads = w.shape.kv_heads;
   r.head_dim = w.shape.head_dim;
   r.layers = w.layers;
+  r.tp = w.tp;
+  r.sequence_parallel = w.sequence_parallel;
   r.scope = w.scope == Scope::Layer ? "layer" : "attention";
   r.hardware = s.hardware;
   r.compute_s_per_step = s.compute_s_per_step;
@@ -125,8 +127,11 @@ RunSummary RunSummary::of(const Summary& s) {
   r.compute_only_s = s.compute_only_s;
   r.collective_s = s.collective_s;
   r.other_s = s.other_s;
+  r.tp_comm_s = s.tp_comm_s;
   r.memory_bytes_per_device = s.memory_bytes_per_device;
-  for (const auto& it : attention_memory(w).items) r.memory_breakdown[it.name] = it.bytes;
+  // One GPU's buffers (a TP group's GPUs hold heads / tp each).
+  for (const auto& it : attention_memory(tp_rank_workload(w)).items)
+    r.memory_breakdown[it.name] = it.bytes;
   r.engine = s.engine;
   r.compute_model = s.compute_model;
   return r;
@@ -149,6 +154,8 @@ json RunSummary::to_json() const {
   j["kv_heads"] = kv_heads;
   j["head_dim"] = head_dim;
   j["layers"] = layers;
+  j["tp"] = tp;
+  j["sequence_parallel"] = sequence_parallel;
   j["scope"] = scope;
   j["hardware"] = hardware;
   j["compute_s_per_step"] = compute_s_per_step;
@@ -178,6 +185,7 @@ json RunSummary::to_json() const {
   j["compute_only_s"] = compute_only_s;
   j["collective_s"] = collective_s;
   j["other_s"] = other_s;
+  j["tp_comm_s"] = tp_comm_s;
   j["memory_bytes_per_device"] = memory_bytes_per_device;
   j["memory_breakdown"] = memory_breakdown;
   j["engine"] = engine;
@@ -222,6 +230,8 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
   s.kv_heads = static_cast<int>(r.integer("kv_heads"));
   s.head_dim = static_cast<int>(r.integer("head_dim"));
   s.layers = static_cast<int>(r.integer("layers"));
+  s.tp = static_cast<int>(r.integer("tp"));
+  s.sequence_parallel = r.flag("sequence_parallel");
   s.scope = r.text("scope");
   s.hardware = r.text("hardware");
   s.compute_s_per_step = r.real("compute_s_per_step");
@@ -260,6 +270,7 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
   s.compute_only_s = r.real("compute_only_s");
   s.collective_s = r.real("collective_s");
   s.other_s = r.real("other_s");
+  s.tp_comm_s = r.real("tp_comm_s");
   s.memory_bytes_per_device = r.count("memory_bytes_per_device");
   const auto& mem = r.at("memory_breakdown");
   if (!mem.is_object()) r.wrong("memory_breakdown", "an object");
@@ -293,6 +304,16 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
     s.sim = std::move(m);
   }
   return s;
+}
+
+std::string tp_text(const Workload& w) {
+  const auto l = tp_rank_workload(w);
+  return fmt::format("TP {} per CP rank ({} GPUs): {} heads, {} KV heads, MLP {} per GPU; {}{}",
+                     w.tp, w.devices * w.tp, l.shape.heads, l.shape.kv_heads, l.shape.ffn,
+                     w.sequence_parallel
+                         ? "sequence parallel (2 all-gathers + 2 reduce-scatters per pass)"
+                         : "2 all-reduces per pass",
+                     w.scope == Scope::Layer ? "" : "; none in --scope attention");
 }
 
 std::vector<std::pair<std::string, std::string>> cost_rows(const Summary& s) {
@@ -339,6 +360,7 @@ std::string summary_text(const Summary& s) {
                          : "");
   row("model", fmt::format("{} ({} heads, {} KV heads, head dim {}), {}", w.shape.name,
                            w.shape.heads, w.shape.kv_heads, w.shape.head_dim, to_string(w.dtype)));
+  if (w.tp > 1) row("tensor parallel", tp_text(w));
   row("hardware", s.hardware);
   row("engine / compute model", s.engine + " / " + s.compute_model);
   row("compute per step", human_seconds(s.compute_s_per_step) + " (busiest device, heaviest step)");
@@ -363,6 +385,8 @@ std::string summary_text(const Summary& s) {
   row("vs one device",
       fmt::format("{:.1f}% ({} for the whole sequence on one device, same kernel)",
                   100 * s.efficiency_vs_single_device, human_seconds(s.single_device_time_s)));
+  if (w.tp > 1 && w.scope == Scope::Layer)
+    row("TP collectives", human_seconds(s.tp_comm_s) + " (exposed, in the time)");
   row("exposed communication", human_seconds(s.exposed_comm_s));
   row("memory per device", human_bytes(static_cast<double>(s.memory_bytes_per_device)) +
                                " (attention buffers, one layer)");

@@ -22,6 +22,8 @@ struct RunSummary {
   std::optional<std::int64_t> ulysses_degree, ring_degree;  // hybrid only
   bool causal = true;
   int heads = 0, kv_heads = 0, head_dim = 0, layers = 0;
+  int tp = 1;                     // tensor-parallel degree (GPUs per CP rank)
+  bool sequence_parallel = true;  // with tp > 1: all-gathers + reduce-scatters, not all-reduces
   // Per step and totals (analyze() or the simulation).
   double compute_s_per_step = 0, merge_s_per_step = 0, comm_s_per_step = 0;
   // The implementation and its per-step costs (docs/models.md).
@@ -37,6 +39,7 @@ struct RunSummary {
   bool overlapped = false;
   double time_s = 0, ideal_time_s = 0, efficiency = 0, exposed_comm_s = 0, compute_only_s = 0;
   double collective_s = 0, other_s = 0;
+  double tp_comm_s = 0;  // --tp, --scope layer: the TP collectives, exposed (all layers)
   std::uint64_t memory_bytes_per_device = 0;
   std::map<std::string, std::uint64_t> memory_breakdown;
   std::string engine, compute_model;
@@ -64,6 +67,8 @@ struct RunSummary {
   static RunSummary from_json(const nlohmann::json& j, const std::string& origin);
 };
 
+// The "tensor parallel" line both text reports print for --tp > 1.
+std::string tp_text(const Workload& w);
 // RunSummary::of(s).to_json().
 nlohmann::json summary_json(const Summary& s);
 std::string summary_text(const Summary& s);

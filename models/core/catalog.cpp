@@ -65,6 +65,30 @@ std::vector<std::string> names_of(const std::vector<T>& items) {
   return n;
 }
 
+// "<field>_range": [low, high] and its "<field>_range_source", beside an
+// assumed field (its source starts with "assumption:"): appended to `out`.
+void read_range(const Reader& r, const std::string& owner, const std::string& field, double value,
+                const std::string& source, double lo_bound, double hi_bound,
+                std::vector<Assumption>& out) {
+  const std::string key = field + "_range";
+  if (!r.has(key.c_str())) return;
+  if (source.rfind("assumption:", 0) != 0)
+    throw r.error(
+        fmt::format("'{}' is for an assumed value; its source must start with "
+                    "'assumption:'",
+                    key));
+  const auto& a = r.at(key.c_str());
+  if (!a.is_array() || a.size() != 2) throw r.error(fmt::format("'{}' must be [low, high]", key));
+  const double lo = r.number(a[0], key, lo_bound, hi_bound);
+  const double hi = r.number(a[1], key, lo_bound, hi_bound);
+  if (!(lo <= value && value <= hi))
+    throw r.error(
+        fmt::format("'{}' must hold the value {:g} (low <= value <= high), got [{:g}, {:g}]", key,
+                    value, lo, hi));
+  out.push_back(
+      {owner + " " + field, owner, field, value, lo, hi, source, r.str((key + "_source").c_str())});
+}
+
 }  // namespace
 
 const Catalog& Catalog::embedded() {
@@ -123,6 +147,15 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
       d.gemm_efficiency = r.num_or("gemm_efficiency", 1e-3, 1.0, d.attention_efficiency);
       d.gemm_source = r.str_or("gemm_source",
                                "assumption: the attention efficiency (no gemm_efficiency given)");
+      // FP8: optional (0 = unsupported); a positive peak needs its source,
+      // and the FP8 GEMM fraction defaults to the bf16 one, said so.
+      d.peak_fp8 = pf.has("fp8") ? pf.zero_or_num("fp8", 1e6, 1e18) : 0;
+      d.fp8_source = r.str_or("fp8_source", "");
+      if (d.peak_fp8 > 0 && d.fp8_source.empty())
+        throw r.error("'fp8_source' must say where peak_flops.fp8 comes from");
+      d.fp8_gemm_efficiency = r.num_or("fp8_gemm_efficiency", 1e-3, 1.0, d.gemm_efficiency);
+      d.fp8_gemm_source = r.str_or(
+          "fp8_gemm_source", "assumption: the bf16 gemm_efficiency (no fp8_gemm_efficiency given)");
       d.sm_count = static_cast<int>(r.has("sm_count") ? r.integer("sm_count", 0, 100000) : 0);
       d.sm_source = r.str_or("sm_source", "");
       if (d.sm_count > 0 && d.sm_source.empty())
@@ -138,6 +171,10 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
           r.has("default_gpus_per_node") ? r.integer("default_gpus_per_node", 1, 1024) : 8);
       d.source = r.str("source");
       d.efficiency_source = r.str("efficiency_source");
+      read_range(r, d.name, "gemm_efficiency", d.gemm_efficiency, d.gemm_source, 1e-3, 1.0,
+                 d.assumptions);
+      read_range(r, d.name, "attention_efficiency", d.attention_efficiency, d.efficiency_source,
+                 1e-3, 1.0, d.assumptions);
       upsert(next.devices_, d);
     }
   }
@@ -160,6 +197,7 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
         throw InputError(fmt::format("{}: {}: 'duplex' must be full or half", origin, r.where));
       n.source = r.str("source");
       n.latency_source = r.str("latency_source");
+      read_range(r, n.name, "latency", n.latency, n.latency_source, 0, 1, n.assumptions);
       upsert(next.interconnects_, n);
     }
   }
@@ -287,6 +325,25 @@ const KernelSpec& Catalog::kernel(const std::string& name) const {
 const CommLibrary& Catalog::comm_library(const std::string& name) const {
   return find(comm_libraries_, name, "--catalog", "comm library");
 }
+std::vector<Assumption> Catalog::assumptions(const Hardware& hw) const {
+  std::vector<Assumption> out;
+  for (const auto& d : devices_) {
+    if (d.name != hw.gpu_name) continue;
+    for (const auto& a : d.assumptions)
+      if ((a.field == "gemm_efficiency" ? hw.gemm_efficiency : hw.efficiency) == a.value)
+        out.push_back(a);
+  }
+  // One entry per link, even when it serves as both intra and inter (TPU ICI).
+  for (const auto& n : interconnects_) {
+    for (const auto& a : n.assumptions) {
+      const bool intra = n.name == hw.intra_name && hw.intra_lat == a.value;
+      const bool inter = n.name == hw.inter_name && hw.inter_lat == a.value;
+      if (intra || inter) out.push_back(a);
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> Catalog::kernel_names() const {
   return names_of(kernels_);
 }

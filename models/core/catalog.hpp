@@ -11,6 +11,18 @@
 
 namespace ringsim {
 
+// A catalog number whose source is "assumption: ..." and the range it could
+// plausibly take (the "<field>_range" key beside it, with its reason), for
+// the planner's sensitivity report (docs/plan.md, "Uncertainty").
+struct Assumption {
+  std::string what;   // "mi300x gemm_efficiency", "nvlink4 latency"
+  std::string owner;  // the device or interconnect it belongs to
+  std::string field;  // gemm_efficiency | attention_efficiency | latency
+  double value = 0, low = 0, high = 0;
+  std::string source;        // the field's own source ("assumption: ...")
+  std::string range_source;  // why the range is what it is
+};
+
 struct Device {
   std::string name, display, kind;                     // kind: gpu | tpu
   double peak_bf16 = 0, peak_fp16 = 0, peak_fp32 = 0;  // FLOP/s, dense; 0 = unsupported
@@ -19,11 +31,16 @@ struct Device {
   // published curve for this device (and the roofline kernel's rate).
   double attention_efficiency = 0;
   double gemm_efficiency = 0;  // fraction of peak a large bf16 matmul reaches
+  // FP8 (the planner's --precision fp8): dense FP8 peak (0 = no FP8 tensor
+  // cores) and the fraction of it a large FP8 GEMM reaches, with sources.
+  double peak_fp8 = 0, fp8_gemm_efficiency = 0;
+  std::string fp8_source, fp8_gemm_source;
   int sm_count = 0;            // SMs (NVIDIA), CUs (AMD); 0: not a GPU
   std::string default_kernel;  // what a PyTorch or JAX user gets on it today
   std::string default_platform, default_intra, default_inter;
   int default_gpus_per_node = 8;
   std::string source, efficiency_source, gemm_source, sm_source, default_kernel_source;
+  std::vector<Assumption> assumptions;  // assumed fields that carry a range
   double peak(DType d) const;
 };
 
@@ -33,6 +50,7 @@ struct Interconnect {
   double latency = 0;    // seconds
   std::string kind;      // nvlink | network | pcie | xgmi | ici (what a comm library uses on it)
   std::string duplex, source, latency_source;
+  std::vector<Assumption> assumptions;  // assumed fields that carry a range
 };
 
 struct ClusterPreset {
@@ -74,6 +92,10 @@ class Catalog {
   const std::vector<Interconnect>& interconnects() const { return interconnects_; }
   const std::vector<ClusterPreset>& clusters() const { return clusters_; }
   const std::vector<PaperRow>& paper_table2() const { return paper_; }
+  // The ranged assumptions behind `hw`: its device's and its intra/inter
+  // links', each only while `hw` still carries the catalog's value (a flag
+  // such as --efficiency or --latency replaced it otherwise).
+  std::vector<Assumption> assumptions(const Hardware& hw) const;
   const std::string& paper_table2_source() const { return paper_source_; }
 
  private:

@@ -14,7 +14,7 @@ std::int64_t parse_count(const std::string& flag, const std::string& text, std::
                          std::int64_t max) {
   auto fail = [&] {
     return InputError(
-        fmt::format("{}: expected an integer in [{}, {}] (suffix K/M/G allowed), got '{}'", flag,
+        fmt::format("{}: expected an integer in [{}, {}] (suffix K/M/G/T allowed), got '{}'", flag,
                     min, max, text));
   };
   if (text.empty() || text.size() > 24) throw fail();
@@ -24,6 +24,7 @@ std::int64_t parse_count(const std::string& flag, const std::string& text, std::
   if (last == 'K' || last == 'k') mult = 1LL << 10;
   if (last == 'M' || last == 'm') mult = 1LL << 20;
   if (last == 'G' || last == 'g') mult = 1LL << 30;
+  if (last == 'T' || last == 't') mult = 1LL << 40;
   if (mult != 1) digits.pop_back();
   if (digits.empty()) throw fail();
   for (char c : digits)

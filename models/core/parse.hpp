@@ -7,8 +7,8 @@
 
 namespace ringsim {
 
-// Integer with an optional binary suffix K (2^10), M (2^20), G (2^30):
-// "131072", "128K", "1M". Rejects signs, fractions, exponents and junk.
+// Integer with an optional binary suffix K (2^10), M (2^20), G (2^30), T
+// (2^40): "131072", "128K", "1M", "15T". Rejects signs, fractions, exponents and junk.
 std::int64_t parse_count(const std::string& flag, const std::string& text, std::int64_t min,
                          std::int64_t max);
 

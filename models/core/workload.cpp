@@ -192,7 +192,60 @@ std::string Hardware::describe() const {
                      to_string(platform), mesh ? " without wrap-around (a mesh)" : "", intra_name);
 }
 
+Workload tp_rank_workload(const Workload& w) {
+  Workload l = w;
+  if (w.tp > 1) {
+    l.shape.heads = w.shape.heads / w.tp;
+    l.shape.kv_heads = w.shape.kv_heads / w.tp;
+    l.shape.ffn = w.shape.ffn / w.tp;
+  }
+  l.tp = 1;
+  return l;
+}
+
+Hardware group_hardware(const Hardware& hw, std::int64_t tp) {
+  Hardware g = hw;
+  if (tp > 1) {
+    g.gpus_per_node = static_cast<int>(std::max<std::int64_t>(1, hw.gpus_per_node / tp));
+    // One CP rank per TP group: the node, its NICs and the NVLink domain hold
+    // 1/tp as many of them (GPUs per NIC kept where it divides).
+    if (hw.nvlink_domain > 0)
+      g.nvlink_domain = static_cast<int>(std::max<std::int64_t>(1, hw.nvlink_domain / tp));
+    if (hw.nics_per_node > 0) {
+      const auto k = std::max<std::int64_t>(1, hw.nics_per_node / tp);
+      g.nics_per_node = g.gpus_per_node % k == 0 ? static_cast<int>(k) : 0;
+    }
+  }
+  return g;
+}
+
+namespace {
+// --tp: a TP group lives inside one node and splits heads, KV heads and the
+// MLP evenly (Megatron's column/row split needs whole heads per GPU).
+void validate_tp(const Workload& w, const Hardware& hw) {
+  const auto& s = w.shape;
+  if (w.tp < 1) throw InputError(fmt::format("--tp: must be at least 1, got {}", w.tp));
+  if (w.tp == 1) return;
+  if (hw.platform != Platform::Nodes && hw.platform != Platform::Flat)
+    throw InputError(fmt::format(
+        "--tp: needs GPUs grouped in nodes (--platform nodes or flat), got --platform {}",
+        to_string(hw.platform)));
+  if (hw.gpus_per_node % w.tp != 0)
+    throw InputError(
+        fmt::format("--tp: must divide the GPUs per node ({}), got {}", hw.gpus_per_node, w.tp));
+  if (s.heads % w.tp != 0 || s.kv_heads % w.tp != 0)
+    throw InputError(fmt::format("--tp: must divide the heads ({}) and KV heads ({}), got {}",
+                                 s.heads, s.kv_heads, w.tp));
+  if (s.ffn % w.tp != 0)
+    throw InputError(
+        fmt::format("--tp: must divide the MLP width (--ffn {}), got {}", s.ffn, w.tp));
+}
+}  // namespace
+
 void validate(const Workload& w, const Hardware& hw) {
+  validate_tp(w, hw);
+  // The layout's rules hold for what one GPU of a TP group runs.
+  if (w.tp > 1) return validate(tp_rank_workload(w), group_hardware(hw, w.tp));
   const auto& s = w.shape;
   if (s.heads % s.kv_heads != 0)
     throw InputError(

@@ -54,6 +54,8 @@ struct Workload {
   int layers = 1;          // layers this run covers
   Scope scope = Scope::Attention;
   std::int64_t batch = 1;  // sequences per device batch
+  int tp = 1;  // tensor-parallel degree: GPUs of one TP group (inside one node) behind each CP rank
+  bool sequence_parallel = true;  // TP with sequence parallelism (AG+RS) rather than all-reduces
 
   std::int64_t seq_len() const { return devices * block; }
   // Head-parallel (Ulysses) degree and sequence-ring degree; their product is devices.
@@ -121,7 +123,21 @@ struct Hardware {
   std::string describe() const;
 };
 
-// Throws InputError when the shape breaks the layout's constraints.
+// Throws InputError when the shape breaks the layout's constraints (and, with
+// tp > 1, when tp does not divide the GPUs per node, the heads, the KV heads
+// or the MLP width).
 void validate(const Workload& w, const Hardware& hw);
+
+// Tensor parallelism (Workload::tp): each CP rank is a TP group of tp GPUs in
+// one node. What one GPU of the group runs: heads / tp query heads, kv_heads /
+// tp KV heads, ffn / tp MLP columns (Megatron-LM's column/row split, Shoeybi
+// et al. 2019, arXiv 1909.08053 sec. 3); d_model is not split. tp is 1 in the
+// result, so the closed forms and the simulator play it as a plain CP run.
+Workload tp_rank_workload(const Workload& w);
+// The hardware as the CP ring sees it when tp GPUs of a node form one CP rank:
+// gpus_per_node / tp ranks per node, and the NVLink domain and NICs per node
+// divided alike (GPUs per NIC kept where it divides). Shared by `run` and the
+// planner.
+Hardware group_hardware(const Hardware& hw, std::int64_t tp);
 
 }  // namespace ringsim

@@ -80,24 +80,10 @@ double pointwise_bytes_per_token(const ModelShape& s) {
   return 20 * D + 4 * d * (H + kvh) + 6 * F;
 }
 
-std::int64_t sequences_per_step(const PlanRequest& r, std::int64_t dp) {
-  return r.global_batch_tokens > 0 ? r.global_batch_tokens / r.context : dp;
-}
-
-Hardware group_hardware(const Hardware& hw, std::int64_t tp) {
-  Hardware g = hw;
-  if (tp > 1) {
-    g.gpus_per_node = static_cast<int>(std::max<std::int64_t>(1, hw.gpus_per_node / tp));
-    // One CP rank per TP group: the node, its NICs and the NVLink domain hold
-    // 1/tp as many of them (GPUs per NIC kept where it divides).
-    if (hw.nvlink_domain > 0)
-      g.nvlink_domain = static_cast<int>(std::max<std::int64_t>(1, hw.nvlink_domain / tp));
-    if (hw.nics_per_node > 0) {
-      const auto k = std::max<std::int64_t>(1, hw.nics_per_node / tp);
-      g.nics_per_node = g.gpus_per_node % k == 0 ? static_cast<int>(k) : 0;
-    }
-  }
-  return g;
+std::int64_t sequences_per_step(const PlanRequest& r, std::int64_t dp, std::int64_t pp) {
+  if (r.global_batch_tokens > 0) return r.global_batch_tokens / r.context;
+  if (r.microbatches > 0) return r.microbatches * dp;
+  return pp > 1 ? pp * dp : dp;
 }
 
 Workload attention_workload(const PlanRequest& r, Layout layout, std::int64_t cp, std::int64_t tp,
@@ -108,7 +94,7 @@ Workload attention_workload(const PlanRequest& r, Layout layout, std::int64_t cp
   w.layout = cp == 1 ? Layout::Ring : layout;
   w.causal = r.causal;
   w.pass = Pass::FwdBwd;
-  w.dtype = r.dtype;
+  w.dtype = r.attention_dtype;  // --attention-precision (precision.hpp)
   w.shape = r.shape;
   w.shape.heads = r.shape.heads / static_cast<int>(tp);
   w.shape.kv_heads = r.shape.kv_heads / static_cast<int>(tp);
@@ -137,9 +123,11 @@ std::string Infeasibility::text() const {
     case Kind::Memory:
       break;
   }
-  return fmt::format("needs {} > {} HBM (over by {}); largest term: {} ({}, {})", gb(needed_bytes),
-                     gb(hbm_bytes), gb(needed_bytes - hbm_bytes), term, gb(term_bytes),
-                     term_phase == "persistent" ? "held throughout" : "at the " + term_phase);
+  return fmt::format("needs {} > {} HBM (over by {}); largest term: {} ({}, {}){}",
+                     gb(needed_bytes), gb(hbm_bytes), gb(needed_bytes - hbm_bytes), term,
+                     gb(term_bytes),
+                     term_phase == "persistent" ? "held throughout" : "at the " + term_phase,
+                     stage >= 0 ? fmt::format(" on pipeline stage {}", stage) : "");
 }
 
 std::string Infeasibility::line() const {

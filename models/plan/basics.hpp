@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "models/core/workload.hpp"
+#include "models/plan/framework.hpp"
+#include "models/plan/precision.hpp"
 
 namespace ringsim {
 
@@ -58,6 +60,22 @@ struct PlanRequest {
   std::vector<Layout> layouts;           // empty: all six
   std::vector<int> tp_degrees{1};
   double hbm_bytes = 0;  // 0: the hardware's
+  // Precision (precision.hpp): the linears in bf16 or FP8, attention in bf16
+  // or fp32 (--attention-precision). The FP8 rate comes from the catalog.
+  Precision precision = Precision::BF16;
+  DType attention_dtype = DType::BF16;
+  double fp8_flops = 0;            // the device's dense FP8 peak (catalog peak_flops.fp8); 0: none
+  double fp8_gemm_efficiency = 0;  // fraction of it a large FP8 GEMM reaches
+  // Framework memory rules (framework.hpp); `tpu`: the device is a TPU (the
+  // JAX/XLA GPU preallocation fraction does not apply).
+  Framework framework = Framework::PytorchFsdp;
+  bool tpu = false;
+  // Pipeline parallelism (models/plan/pipeline.hpp): stages searched (empty:
+  // powers of two, `--pp auto`), virtual stages per device (1: plain 1F1B),
+  // microbatches per data-parallel replica per step (0: the default).
+  std::vector<std::int64_t> pp_degrees{1};
+  int pp_virtual = 1;
+  std::int64_t microbatches = 0;
 };
 
 constexpr std::int64_t kMaxAutoCp = 1024;  // analytic cost grows as cp^2
@@ -86,12 +104,13 @@ double model_flops_per_token(const ModelShape& s, std::int64_t context, bool cau
 // write the product: 6F). A lower bound: eager PyTorch moves more.
 double pointwise_bytes_per_token(const ModelShape& s);
 
-// Sequences per optimizer step: the global batch, or one per replica.
-std::int64_t sequences_per_step(const PlanRequest& r, std::int64_t dp);
+// Sequences per optimizer step: the global batch; else --microbatches
+// sequences per replica; else, with pp > 1 stages, pp per replica (M = pp);
+// else one per replica.
+std::int64_t sequences_per_step(const PlanRequest& r, std::int64_t dp, std::int64_t pp = 1);
 
-// The hardware as the CP and FSDP groups see it (tp ranks per node are taken
-// by tensor parallelism).
-Hardware group_hardware(const Hardware& hw, std::int64_t tp);
+// group_hardware(hw, tp), the hardware as the CP and FSDP groups see it, is
+// models/core/workload.hpp's (shared with `ringsim run --tp`).
 
 // The attention workload one device runs (one layer's shape under tensor
 // parallelism, `layers` = the model's, pass fwd+bwd, batch 1).
@@ -109,7 +128,8 @@ struct Infeasibility {
   double needed_bytes = 0, hbm_bytes = 0;
   std::string term, term_phase;  // term_phase: persistent | loss | layer_backward | overhead
   double term_bytes = 0;
-  std::string hint;  // e.g. a flag that would make it fit; "" if none
+  std::string hint;         // e.g. a flag that would make it fit; "" if none
+  std::int64_t stage = -1;  // Memory under pipeline parallelism: the worst stage (-1: no pipeline)
 
   bool fits() const { return kind == Kind::Fits; }
   std::string text() const;       // one line, without the hint

@@ -17,7 +17,20 @@ struct PlanMemoryItem {
   std::string formula;
 };
 
+// One pipeline stage as the memory model sees it (built by
+// models/plan/pipeline.cpp `stage_view`; docs/plan.md "Pipeline parallelism").
+struct StageMemoryView {
+  std::int64_t stage = 0, stages = 1;
+  int layers = 0;            // layers on this stage
+  double params = 0;         // parameters this stage holds (layers + embedding/head on the edges)
+  std::int64_t devices = 0;  // the stage's devices, tp x cp x dp = gpus / pp
+  bool embedding = true;     // first stage: the input embedding
+  bool head = true;          // last stage: the output head and the loss
+  double in_flight = 1;      // microbatches whose saved activations the stage holds
+};
+
 struct PlanMemory {
+  std::int64_t stage = -1;  // pipeline stage these numbers are for (-1: no pipeline)
   std::vector<PlanMemoryItem> items;
   double persistent = 0, loss_phase = 0, backward_phase = 0, overhead = 0;
   double total = 0;  // persistent + max(loss, backward) + overhead
@@ -26,7 +39,10 @@ struct PlanMemory {
 };
 
 // Memory of one config (the request's context); shape rules are not checked.
+// `stage`: one pipeline stage's layers, parameters and microbatches in flight
+// (nullptr: no pipeline, every layer on every device).
 PlanMemory training_memory(const PlanRequest& r, const Hardware& hw, Layout layout, std::int64_t cp,
-                           std::int64_t tp, std::int64_t micro_batch);
+                           std::int64_t tp, std::int64_t micro_batch,
+                           const StageMemoryView* stage = nullptr);
 
 }  // namespace ringsim

@@ -16,6 +16,8 @@ std::string PlanConfig::label() const {
   if (layout == Layout::Hybrid && cp > 1)
     s += fmt::format(" (u{}xr{})", ulysses_degree, cp / std::max(1, ulysses_degree));
   if (tp > 1) s += fmt::format(" tp {}", tp);
+  if (pp > 1) s += fmt::format(" pp {}", pp);
+  if (pp > 1 && pp_virtual > 1) s += fmt::format(" v{}", pp_virtual);
   return s;
 }
 
@@ -27,7 +29,7 @@ namespace {
 
 // A shape rule that rejects the config before any memory or time; empty if it passes.
 std::string shape_rule(const PlanRequest& r, const Hardware& hw, Layout layout, std::int64_t cp,
-                       std::int64_t tp, int* ulysses) {
+                       std::int64_t tp, int* ulysses, std::int64_t pp = 1) {
   const auto& s = r.shape;
   if (tp < 1 || r.gpus % tp != 0)
     return fmt::format("tp {} does not divide {} devices", tp, r.gpus);
@@ -67,8 +69,12 @@ std::string shape_rule(const PlanRequest& r, const Hardware& hw, Layout layout, 
         break;
     }
   }
-  const auto dp = r.gpus / (tp * cp);
-  const auto seqs = sequences_per_step(r, dp);
+  if (pp > 1 && (r.gpus / (tp * cp)) % pp != 0)
+    return fmt::format("pp {} x cp {} x tp {} does not divide {} devices", pp, cp, tp, r.gpus);
+  if (pp > s.layers)
+    return fmt::format("pp {} leaves a stage without a layer (the model has {})", pp, s.layers);
+  const auto dp = r.gpus / (tp * cp * pp);
+  const auto seqs = sequences_per_step(r, dp, pp);
   if (seqs % dp != 0)
     return fmt::format(
         "a global batch of {} sequences does not split over {} data-parallel replicas", seqs, dp);
@@ -86,29 +92,45 @@ Infeasibility broken(std::string rule) {
 
 PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
                     Layout layout, std::int64_t cp, std::int64_t tp, std::int64_t micro_batch,
-                    const std::optional<AttentionOverride>& attention, bool memory_only) {
+                    const std::optional<AttentionOverride>& attention, bool memory_only,
+                    const PipelineChoice& pipeline) {
   PlanConfig c;
   c.layout = cp == 1 ? Layout::Ring : layout;
   c.cp = cp;
   c.tp = tp;
   c.micro_batch = micro_batch;
+  c.pp = pipeline.pp;
+  c.pp_virtual = pipeline.pp > 1 ? pipeline.virtual_stages : 1;
   int ulysses = 0;
-  if (auto rule = shape_rule(r, hw, c.layout, cp, tp, &ulysses); !rule.empty()) {
+  if (auto rule = shape_rule(r, hw, c.layout, cp, tp, &ulysses, c.pp); !rule.empty()) {
     c.ulysses_degree = ulysses;
     c.why = broken(std::move(rule));
     return c;
   }
   c.ulysses_degree = ulysses;
-  c.dp = r.gpus / (tp * cp);
+  c.dp = r.gpus / (tp * cp * c.pp);
   c.block = r.context / cp;
-  const auto seqs = sequences_per_step(r, c.dp);
+  const auto seqs = sequences_per_step(r, c.dp, c.pp);
   const auto per_replica = seqs / c.dp;
+  if (r.microbatches > 0 && per_replica % r.microbatches != 0) {
+    c.why = broken(fmt::format("{} microbatches do not split the {} sequences per replica",
+                               r.microbatches, per_replica));
+    return c;
+  }
   if (per_replica % micro_batch != 0) {
     c.why = broken(fmt::format("micro-batch {} does not divide the {} sequences per replica",
                                micro_batch, per_replica));
     return c;
   }
   c.grad_accum = per_replica / micro_batch;
+  const PipelineChoice pc{c.pp, c.pp_virtual};
+  if (c.pp > 1) {
+    c.stage_layers = split_layers(r.shape, r.context, r.causal, c.pp, c.pp_virtual);
+    if (auto rule = pipeline_rule(r, pc, c.stage_layers, c.grad_accum); !rule.empty()) {
+      c.why = broken(std::move(rule));
+      return c;
+    }
+  }
   try {
     validate(attention_workload(r, c), group_hardware(hw, tp));
   } catch (const InputError& e) {
@@ -116,8 +138,10 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
     return c;
   }
   c.evaluated = true;
-  c.memory = training_memory(r, hw, c.layout, cp, tp, micro_batch);
-  const double hbm = r.hbm_bytes > 0 ? r.hbm_bytes : hw.hbm_bytes;
+  c.memory = c.pp > 1 ? pipeline_memory(r, hw, c.layout, cp, tp, micro_batch, c.stage_layers, pc,
+                                        c.grad_accum)
+                      : training_memory(r, hw, c.layout, cp, tp, micro_batch);
+  const double hbm = usable_hbm_bytes(r, hw);  // the framework's share (framework.hpp)
   c.overflow_bytes = c.memory.total - hbm;
   if (c.overflow_bytes > 0) {
     const auto& big = c.memory.largest();
@@ -127,6 +151,7 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
     c.why.term = big.name;
     c.why.term_bytes = big.bytes;
     c.why.term_phase = big.phase;
+    c.why.stage = c.memory.stage;
     if (big.name == "logits_and_loss_fp32" && r.loss == LossImpl::Eager)
       c.why.hint = "--loss chunked keeps 4096 tokens of logits at a time";
   } else {
@@ -136,7 +161,8 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
 
   try {
     c.time = step_time(r, hw, cm,
-                       {c.layout, cp, tp, c.block, micro_batch, c.grad_accum, c.ulysses_degree},
+                       {c.layout, cp, tp, c.block, micro_batch, c.grad_accum, c.ulysses_degree,
+                        c.pp, c.pp_virtual, c.stage_layers},
                        attention);
   } catch (const InputError& e) {
     // A measured profile does not cover this block: no time, said why.
@@ -149,7 +175,7 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
   const auto& T = c.time;
   const double G = static_cast<double>(r.gpus);
   c.tokens_per_step =
-      static_cast<double>(sequences_per_step(r, c.dp)) * static_cast<double>(r.context);
+      static_cast<double>(sequences_per_step(r, c.dp, c.pp)) * static_cast<double>(r.context);
   c.tokens_per_s_per_gpu = c.tokens_per_step / (T.step_time_s * G);
   c.model_flops_per_step = c.tokens_per_step * model_flops_per_token(s, r.context, r.causal);
   c.mfu = c.model_flops_per_step / (T.step_time_s * hw.flops * G);
@@ -180,11 +206,42 @@ void check_request(const PlanRequest& r) {
   for (auto tp : r.tp_degrees)
     if (tp < 1 || r.gpus % tp != 0)
       throw InputError(fmt::format("--tp: must divide --gpus ({}), got {}", r.gpus, tp));
+  for (auto pp : r.pp_degrees) {
+    if (pp < 1 || r.gpus % pp != 0)
+      throw InputError(fmt::format("--pp: must divide --gpus ({}), got {}", r.gpus, pp));
+    if (pp > r.shape.layers)
+      throw InputError(fmt::format("--pp: at most the model's {} layers (one per stage), got {}",
+                                   r.shape.layers, pp));
+  }
+  if (r.pp_virtual < 1)
+    throw InputError(fmt::format("--pp-virtual: must be at least 1, got {}", r.pp_virtual));
+  if (r.pp_virtual > 1 && !r.pp_degrees.empty() &&
+      std::all_of(r.pp_degrees.begin(), r.pp_degrees.end(), [](auto p) { return p == 1; }))
+    throw InputError("--pp-virtual: interleaving needs --pp above 1 (or --pp auto)");
+  // Interleaved 1F1B with the microbatches fixed: Megatron's rule, m % p == 0.
+  if (r.pp_virtual > 1 && r.microbatches > 0)
+    for (auto pp : r.pp_degrees)
+      if (pp > 1 && r.microbatches % pp != 0)
+        throw InputError(fmt::format(
+            "--pp-virtual: interleaved 1F1B needs --microbatches ({}) to be a multiple of --pp "
+            "({})",
+            r.microbatches, pp));
+}
+
+// Stages searched: the request's, or powers of two keeping a layer per stage
+// and dividing the devices left by tp x cp.
+std::vector<std::int64_t> pp_degrees(const PlanRequest& r, std::int64_t tp, std::int64_t cp) {
+  if (!r.pp_degrees.empty()) return r.pp_degrees;
+  std::vector<std::int64_t> out;
+  const auto left = r.gpus / (tp * cp);
+  for (std::int64_t p = 1; p <= r.shape.layers && p <= left; p *= 2)
+    if (left % p == 0) out.push_back(p);
+  return out;
 }
 
 struct Candidate {
   Layout layout;
-  std::int64_t cp, tp;
+  std::int64_t cp, tp, pp = 1;
 };
 
 std::vector<Candidate> candidates(const PlanRequest& r, const Hardware& hw, bool* any) {
@@ -194,7 +251,7 @@ std::vector<Candidate> candidates(const PlanRequest& r, const Hardware& hw, bool
     const auto cps = r.cp_degrees.empty() ? auto_cp(r.gpus / tp) : r.cp_degrees;
     for (auto cp : cps) {
       if (cp == 1) {
-        out.push_back({Layout::Ring, 1, tp});
+        for (auto pp : pp_degrees(r, tp, 1)) out.push_back({Layout::Ring, 1, tp, pp});
         continue;
       }
       for (size_t i = 0; i < all.size(); ++i) {
@@ -207,7 +264,7 @@ std::vector<Candidate> candidates(const PlanRequest& r, const Hardware& hw, bool
           int u = 0;
           if (!shape_rule(r, hw, l, cp, tp, &u).empty() && (u <= 1 || u >= cp)) continue;
         }
-        out.push_back({l, cp, tp});
+        for (auto pp : pp_degrees(r, tp, cp)) out.push_back({l, cp, tp, pp});
       }
     }
   }
@@ -223,17 +280,28 @@ std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const I
   const auto cands = candidates(r, hw, &any);
   std::vector<PlanConfig> out;
   for (const auto& cd : cands) {
-    const auto dp = r.gpus % (cd.tp * cd.cp) == 0 ? r.gpus / (cd.tp * cd.cp) : 1;
-    const auto seqs = sequences_per_step(r, dp);
+    const auto ranks = cd.tp * cd.cp * cd.pp;
+    const auto dp = r.gpus % ranks == 0 ? r.gpus / ranks : 1;
+    const auto seqs = sequences_per_step(r, dp, cd.pp);
     const auto per_replica = seqs % dp == 0 ? seqs / dp : 1;
-    // Micro-batch: powers of two dividing the sequences per replica, and all of them.
+    // Micro-batch: powers of two dividing the sequences per replica, and all
+    // of them. Fixed when the microbatch count is: --microbatches M, or a
+    // pipeline's default of one sequence per microbatch (M = sequences per
+    // replica).
     std::vector<std::int64_t> mbs;
-    for (std::int64_t m = 1; m <= per_replica; m *= 2)
-      if (per_replica % m == 0) mbs.push_back(m);
-    if (mbs.back() != per_replica) mbs.push_back(per_replica);
+    if (r.microbatches > 0) {
+      mbs.push_back(per_replica % r.microbatches == 0 ? per_replica / r.microbatches : 1);
+    } else if (cd.pp > 1) {
+      mbs.push_back(1);
+    } else {
+      for (std::int64_t m = 1; m <= per_replica; m *= 2)
+        if (per_replica % m == 0) mbs.push_back(m);
+      if (mbs.back() != per_replica) mbs.push_back(per_replica);
+    }
     std::optional<PlanConfig> best;
     for (auto m : mbs) {
-      auto c = evaluate(r, hw, cm, cd.layout, cd.cp, cd.tp, m);
+      auto c = evaluate(r, hw, cm, cd.layout, cd.cp, cd.tp, m, std::nullopt, false,
+                        {cd.pp, r.pp_virtual});
       if (!best ||
           (c.feasible && (!best->feasible || c.tokens_per_s_per_gpu > best->tokens_per_s_per_gpu)))
         best = std::move(c);
@@ -254,13 +322,25 @@ std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const I
   return out;
 }
 
+namespace {
+// Memory of one sequence per microbatch: the worst stage's under a pipeline.
+PlanMemory memory_of(const PlanRequest& r, const Hardware& hw, const Candidate& cd) {
+  if (cd.pp <= 1) return training_memory(r, hw, cd.layout, cd.cp, cd.tp, 1);
+  const auto dp = r.gpus / (cd.tp * cd.cp * cd.pp);
+  const auto m = sequences_per_step(r, dp, cd.pp) / dp;
+  return pipeline_memory(r, hw, cd.layout, cd.cp, cd.tp, 1,
+                         split_layers(r.shape, r.context, r.causal, cd.pp, r.pp_virtual),
+                         {cd.pp, r.pp_virtual}, m);
+}
+}  // namespace
+
 MaxContext max_context(const PlanRequest& req, const Hardware& hw, std::int64_t limit) {
   PlanRequest r = req;
   r.global_batch_tokens = 0;
   r.context = 1;
   check_request(r);
   bool any = false;
-  const double hbm = r.hbm_bytes > 0 ? r.hbm_bytes : hw.hbm_bytes;
+  const double hbm = usable_hbm_bytes(r, hw);  // the framework's share (framework.hpp)
   MaxContext out;
   for (const auto& cd : candidates(r, hw, &any)) {
     const std::int64_t q = std::lcm<std::int64_t>(1024, 2 * cd.cp);
@@ -268,14 +348,17 @@ MaxContext max_context(const PlanRequest& req, const Hardware& hw, std::int64_t 
     auto fits = [&](std::int64_t units) {
       r.context = units * q;
       int u = 0;
-      if (!shape_rule(r, hw, cd.layout, cd.cp, cd.tp, &u).empty()) return false;
-      return training_memory(r, hw, cd.layout, cd.cp, cd.tp, 1).total <= hbm;
+      if (!shape_rule(r, hw, cd.layout, cd.cp, cd.tp, &u, cd.pp).empty()) return false;
+      return memory_of(r, hw, cd).total <= hbm;
     };
     MaxContextEntry e{cd.cp == 1 ? Layout::Ring : cd.layout, cd.cp, cd.tp, 0, q, "", ""};
     PlanConfig shown;
     shown.layout = e.layout;
     shown.cp = cd.cp;
     shown.tp = cd.tp;
+    shown.pp = cd.pp;
+    shown.pp_virtual = r.pp_virtual;
+    e.pp = cd.pp;
     if (cd.layout == Layout::Hybrid && cd.cp > 1)
       shown.ulysses_degree = auto_ulysses_degree(cd.cp, r.shape.kv_heads / static_cast<int>(cd.tp),
                                                  group_hardware(hw, cd.tp).gpus_per_node);
@@ -295,9 +378,8 @@ MaxContext max_context(const PlanRequest& req, const Hardware& hw, std::int64_t 
     if (lo < max_units) {
       r.context = (lo + 1) * q;
       int u = 0;
-      const auto rule = shape_rule(r, hw, cd.layout, cd.cp, cd.tp, &u);
-      e.limited_by =
-          !rule.empty() ? rule : training_memory(r, hw, cd.layout, cd.cp, cd.tp, 1).largest().name;
+      const auto rule = shape_rule(r, hw, cd.layout, cd.cp, cd.tp, &u, cd.pp);
+      e.limited_by = !rule.empty() ? rule : memory_of(r, hw, cd).largest().name;
     } else {
       e.limited_by = fmt::format("the search limit ({} tokens)", limit);
     }
@@ -314,6 +396,11 @@ MaxContext max_context(const PlanRequest& req, const Hardware& hw, std::int64_t 
 namespace ringsim {
 std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const ComputeModel& cm) {
   return search(r, hw, bare_implementation(cm));
+}
+PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
+                    const PlanConfig& like, const std::optional<AttentionOverride>& attention) {
+  return evaluate(r, hw, cm, like.layout, like.cp, like.tp, like.micro_batch, attention, false,
+                  {like.pp, like.pp_virtual});
 }
 PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const ComputeModel& cm, Layout layout,
                     std::int64_t cp, std::int64_t tp, std::int64_t micro_batch,

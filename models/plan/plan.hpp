@@ -12,6 +12,7 @@
 #include "models/kernel/implementation.hpp"
 #include "models/plan/basics.hpp"
 #include "models/plan/memory.hpp"
+#include "models/plan/pipeline.hpp"
 #include "models/plan/step_time.hpp"
 
 namespace ringsim {
@@ -23,6 +24,12 @@ struct PlanConfig {
   std::int64_t micro_batch = 1;  // sequences per CP group per micro-step
   std::int64_t grad_accum = 1;   // micro-steps per step
   int ulysses_degree = 0;        // hybrid only
+  // Pipeline parallelism: stages, virtual stages per device (1: plain 1F1B),
+  // layers per stage (empty without a pipeline). grad_accum is the schedule's
+  // microbatch count m; memory is the worst stage's (memory.stage).
+  std::int64_t pp = 1;
+  int pp_virtual = 1;
+  std::vector<int> stage_layers;
   bool feasible = false;
   Infeasibility why;          // why not (kind Fits when feasible)
   double overflow_bytes = 0;  // memory total - HBM (> 0 when memory-infeasible)
@@ -33,7 +40,8 @@ struct PlanConfig {
   double tokens_per_s_per_gpu = 0;
   double model_flops_per_step = 0;  // causal-aware PaLM convention (see model_flops_per_token)
   double mfu = 0, mfu_palm = 0;
-  std::string label() const;  // "zigzag cp 32" / "no cp" / "... tp 2"
+  std::string label()
+      const;  // "zigzag cp 32" / "no cp" / "... tp 2" / "... pp 16" / "... pp 16 v2"
   std::string reason() const { return feasible ? std::string() : why.line(); }
 };
 
@@ -44,7 +52,11 @@ Workload attention_workload(const PlanRequest& r, const PlanConfig& c);
 PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
                     Layout layout, std::int64_t cp, std::int64_t tp, std::int64_t micro_batch,
                     const std::optional<AttentionOverride>& attention = std::nullopt,
-                    bool memory_only = false);
+                    bool memory_only = false, const PipelineChoice& pipeline = {});
+// The same shape as `like` (layout, cp, tp, micro-batch, pp, pp_virtual)
+// evaluated again, e.g. with a SimGrid re-check's attention times.
+PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
+                    const PlanConfig& like, const std::optional<AttentionOverride>& attention);
 PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const ComputeModel& cm, Layout layout,
                     std::int64_t cp, std::int64_t tp, std::int64_t micro_batch,
                     const std::optional<AttentionOverride>& attention = std::nullopt);
@@ -63,6 +75,7 @@ struct MaxContextEntry {
   std::int64_t granularity = 0;  // lcm(1024, 2 cp): the search step
   std::string limited_by;        // largest memory term one step above (or the rule that stops it)
   std::string label;
+  std::int64_t pp = 1;  // pipeline stages
 };
 
 struct MaxContext {

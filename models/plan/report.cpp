@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "models/core/parse.hpp"
+#include "models/plan/pipeline.hpp"
 
 namespace ringsim {
 
@@ -48,6 +49,9 @@ nlohmann::json config_json(const PlanConfig& c, int rank, double hbm) {
   if (c.layout == Layout::Hybrid && c.cp > 1) j["ulysses_degree"] = c.ulysses_degree;
   j["micro_batch"] = c.micro_batch;
   j["grad_accum_steps"] = c.grad_accum;
+  j["pp"] = c.pp;
+  j["pp_virtual"] = c.pp_virtual;
+  j["microbatches"] = c.grad_accum;  // the schedule's m: micro-steps per replica per step
   j["hbm_bytes"] = hbm;
   if (!c.evaluated) {
     j["memory_bytes_per_device"] = nullptr;
@@ -57,6 +61,10 @@ nlohmann::json config_json(const PlanConfig& c, int rank, double hbm) {
     return j;
   }
   j["memory_bytes_per_device"] = std::llround(c.memory.total);
+  if (c.pp > 1) {
+    j["stage_layers"] = c.stage_layers;
+    j["memory_worst_stage"] = c.memory.stage;
+  }
   j["memory_peak_phase"] = c.memory.peak_phase;
   nlohmann::json mem = nlohmann::json::object();
   for (const auto& i : c.memory.items)
@@ -82,12 +90,61 @@ nlohmann::json config_json(const PlanConfig& c, int rank, double hbm) {
       {"fsdp_comm_s", t.fsdp_comm_s},         {"cp_link_s", t.cp_link_s},
       {"link_exposed_s", t.fsdp_exposed_s},   {"optimizer_s", t.optimizer_s},
       {"micro_step_s", t.micro_step_s}};
+  j["time_breakdown"]["fp8_cast_s"] = t.fp8_cast_s;
+  j["time_breakdown"]["pp_bubble_s"] = t.pp_bubble_s;
+  j["time_breakdown"]["pp_p2p_s"] = t.pp_p2p_s;
+  j["time_breakdown"]["pp_bubble_fraction"] = t.pp_bubble_fraction;
+  if (c.pp > 1)
+    j["pipeline"] = {{"schedule", c.pp_virtual > 1 ? "interleaved-1f1b" : "1f1b"},
+                     {"slowest_stage", t.pp_slowest_stage},
+                     {"message_bytes", std::llround(t.pp_message_bytes)},
+                     {"message_s", t.pp_message_s},
+                     {"link", t.pp_link}};
   return j;
 }
 
 std::string seconds(double s) {
   return s >= 1 ? fmt::format("{:.2f} s", s) : fmt::format("{:.1f} ms", s * 1e3);
 }
+
+namespace {
+
+// Lines said only when precision or framework differ from the defaults (bf16,
+// pytorch-fsdp): which rules of precision.hpp and framework.hpp apply.
+std::string precision_framework_text(const PlanRequest& r, const Hardware& hw) {
+  std::string out;
+  if (r.precision == Precision::FP8 || r.attention_dtype != DType::BF16)
+    out += fmt::format(
+        "  precision  projections + MLP {}{}, output head bf16, attention {}\n",
+        to_string(r.precision),
+        r.precision == Precision::FP8
+            ? fmt::format(" ({:.0f} TFLOP/s FP8 peak x {:.3g} FP8 GEMM efficiency, per-tensor "
+                          "scaling, casts by HBM)",
+                          r.fp8_flops / 1e12, r.fp8_gemm_efficiency)
+            : "",
+        to_string(r.attention_dtype));
+  if (r.framework != Framework::PytorchFsdp) {
+    const auto& fw = framework_profile(r);
+    const double hbm = r.hbm_bytes > 0 ? r.hbm_bytes : hw.hbm_bytes;
+    if (r.framework == Framework::Megatron)
+      out +=
+          "  framework  megatron: distributed optimizer, 6 + 12/d B/param (bf16 params, fp32 "
+          "grads, d = cp x dp), params and grads sharded by tp only; 1.5 GiB fixed, 5% "
+          "fragmentation\n";
+    else
+      out += fmt::format(
+          "  framework  jax-xla: FSDP 16 B/param over cp x dp; usable HBM {} ({}); no fixed "
+          "overhead, no fragmentation; blockwise FFN and loss, {} tokens; remat {}\n",
+          gb(usable_hbm_bytes(r, hw)),
+          r.tpu ? "TPU: all of it"
+                : fmt::format("XLA preallocates {:.0f}% of {}", 100 * fw.usable_hbm_fraction_gpu,
+                              gb(hbm)),
+          fw.block_tokens, remat_policy_name(static_cast<int>(r.checkpointing)));
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string header(const PlanRequest& r, const Hardware& hw, double hbm,
                    const std::string& cm_name) {
@@ -100,14 +157,48 @@ std::string header(const PlanRequest& r, const Hardware& hw, double hbm,
       hw.gpu_name, gb(hbm));
   out += fmt::format("  hardware   {}\n", hw.describe());
   out += fmt::format(
-      "  training   bf16 mixed precision, AdamW 16 B/param sharded ZeRO-3/FSDP over cp x dp, "
-      "{} activation checkpointing, {} loss, {} mask\n",
-      to_string(r.checkpointing), to_string(r.loss), r.causal ? "causal" : "full");
-  out += fmt::format("  batch      {}\n",
-                     r.global_batch_tokens > 0
-                         ? fmt::format("{} tokens per step ({} sequences), micro-batch searched",
-                                       r.global_batch_tokens, r.global_batch_tokens / r.context)
-                         : std::string("one sequence per data-parallel replica (micro-batch 1)"));
+      "  training   bf16 mixed precision, {}, {} activation checkpointing, {} loss, {} mask\n",
+      r.framework == Framework::Megatron
+          ? "AdamW 6 + 12/d B/param (Megatron distributed optimizer, d = cp x dp)"
+          : "AdamW 16 B/param sharded ZeRO-3/FSDP over cp x dp",
+      to_string(r.checkpointing),
+      r.framework == Framework::JaxXla ? std::string("blockwise") : to_string(r.loss),
+      r.causal ? "causal" : "full");
+  out += precision_framework_text(r, hw);
+  // Pipeline: which microbatch count m the schedule runs (docs/plan.md).
+  const bool pipelined =
+      r.pp_degrees.empty() ||
+      std::any_of(r.pp_degrees.begin(), r.pp_degrees.end(), [](auto p) { return p > 1; });
+  const std::string pp_fixed = r.pp_degrees.size() == 1 && r.pp_degrees.front() > 1
+                                   ? fmt::format("{}", r.pp_degrees.front())
+                                   : "pp";
+  std::string batch;
+  if (r.global_batch_tokens > 0) {
+    batch = fmt::format("{} tokens per step ({} sequences)", r.global_batch_tokens,
+                        r.global_batch_tokens / r.context);
+    if (r.microbatches > 0)
+      batch += fmt::format(", {} microbatches per replica (--microbatches)", r.microbatches);
+    else if (pipelined && pp_fixed != "pp")
+      batch += ", one sequence per microbatch (m = sequences per replica)";
+    else if (pipelined)
+      batch +=
+          ", micro-batch searched without a pipeline; with pp > 1 one sequence per "
+          "microbatch (m = sequences per replica)";
+    else
+      batch += ", micro-batch searched";
+  } else if (r.microbatches > 0) {
+    batch =
+        fmt::format("{} microbatches of one sequence per data-parallel replica (--microbatches)",
+                    r.microbatches);
+  } else if (pipelined) {
+    batch = fmt::format(
+        "{} microbatches of one sequence per data-parallel replica (m = pp, the default with pp > "
+        "1; --microbatches or --global-batch-tokens to change){}",
+        pp_fixed, r.pp_degrees.size() == 1 ? "" : "; one sequence without a pipeline");
+  } else {
+    batch = "one sequence per data-parallel replica (micro-batch 1)";
+  }
+  out += fmt::format("  batch      {}\n", batch);
   out += fmt::format(
       "  engine     analytic ({}) for attention; matmuls at the GEMM rate, pointwise at HBM\n",
       cm_name);
@@ -121,13 +212,17 @@ std::string table(const std::vector<PlanConfig>& cs, int top) {
   if (feasible == 0) {
     out += "\nno configuration fits.\n";
   } else {
-    out += fmt::format("\n{:>4}  {:<24}{:>4}{:>9}{:>9}{:>11}{:>11}{:>11}{:>7}\n", "rank", "config",
-                       "dp", "block", "mb x ga", "memory", "step", "tok/s/GPU", "MFU");
+    // Labels with a pipeline ("allgather cp 16 tp 8 pp 16") outgrow 24 columns.
+    size_t lw = 24;
+    for (const auto& c : cs)
+      if (c.feasible) lw = std::max(lw, c.label().size() + 2);
+    out += fmt::format("\n{:>4}  {:<{}}{:>4}{:>9}{:>9}{:>11}{:>11}{:>11}{:>7}\n", "rank", "config",
+                       lw, "dp", "block", "mb x ga", "memory", "step", "tok/s/GPU", "MFU");
     for (const auto& c : cs) {
       if (!c.feasible || shown >= top) continue;
       ++shown;
-      out += fmt::format("{:>4}  {:<24}{:>4}{:>9}{:>9}{:>11}{:>11}{:>11.0f}{:>6.1f}%\n", shown,
-                         c.label(), c.dp, c.block,
+      out += fmt::format("{:>4}  {:<{}}{:>4}{:>9}{:>9}{:>11}{:>11}{:>11.0f}{:>6.1f}%\n", shown,
+                         c.label(), lw, c.dp, c.block,
                          fmt::format("{}x{}", c.micro_batch, c.grad_accum), gb(c.memory.total),
                          seconds(c.time.step_time_s), c.tokens_per_s_per_gpu, 100 * c.mfu);
     }
@@ -175,7 +270,18 @@ std::string explain(const PlanConfig& c, double hbm) {
       "\nexplain: {} (dp {}, block {} tokens, micro-batch {} x {} accumulation steps)\n", c.label(),
       c.dp, c.block, c.micro_batch, c.grad_accum);
   if (!c.evaluated) return out + "  " + c.reason() + "\n";
-  out += "  memory per device (GB = 1e9 bytes)\n";
+  if (c.pp > 1)
+    out += fmt::format(
+        "  pipeline   {} stages{}, {} microbatches, layers per stage {} (+ embedding on stage 0, "
+        "output head + loss on stage {}); neighbours {} ranks apart\n",
+        c.pp,
+        c.pp_virtual > 1 ? fmt::format(" x {} virtual (interleaved 1F1B)", c.pp_virtual)
+                         : std::string(" (1F1B)"),
+        c.grad_accum, layers_text(c.stage_layers), c.pp - 1, c.tp * c.cp);
+  out += c.pp > 1
+             ? fmt::format("  memory per device of the worst stage, stage {} (GB = 1e9 bytes)\n",
+                           c.memory.stage)
+             : std::string("  memory per device (GB = 1e9 bytes)\n");
   for (const auto& i : c.memory.items)
     out += fmt::format("    {:<32}{:>10}  {:<15}{}\n", i.name, gb(i.bytes), i.phase, i.formula);
   out += fmt::format(
@@ -186,7 +292,11 @@ std::string explain(const PlanConfig& c, double hbm) {
   out += fmt::format("    {:<32}{:>10}  {}\n", "HBM", gb(hbm), c.feasible ? "fits" : c.reason());
   if (!c.feasible) return out;
   const auto& t = c.time;
-  out += fmt::format("  time per step (engine: {})\n", t.engine);
+  out += fmt::format("  time per step (engine: {}){}\n", t.engine,
+                     c.pp > 1 ? fmt::format("; compute and link terms of the slowest stage, "
+                                            "stage {}, x {} microbatches",
+                                            t.pp_slowest_stage, c.grad_accum)
+                              : std::string());
   auto row = [&](const char* k, double v, const char* why) {
     out += fmt::format("    {:<32}{:>10}  {}\n", k, seconds(v), why);
   };
@@ -195,12 +305,28 @@ std::string explain(const PlanConfig& c, double hbm) {
   row("projections + MLP", t.other_compute_s,
       "matmuls at peak x the device's GEMM efficiency (incl. recompute)");
   row("pointwise ops", t.pointwise_s, "norms, RoPE, residuals, SwiGLU by HBM bandwidth");
+  if (t.fp8_cast_s > 0)
+    row("FP8 casts", t.fp8_cast_s, "linear inputs, weights, output grads: 3 B/element by HBM");
   row("output head + loss", t.head_s, "2/4 x tokens x d_model x vocab FLOPs + fp32 loss traffic");
   row("tensor-parallel comm", t.tp_comm_s, "sequence-parallel all-gather/reduce-scatter, exposed");
   row("FSDP comm (link time)", t.fsdp_comm_s, "all-gather fwd, all-gather + reduce-scatter bwd");
   row("CP comm (link time)", t.cp_link_s, "ring transfers / all-to-alls / gathers");
   row("exposed link time", t.fsdp_exposed_s, "link time not hidden behind compute");
-  row("optimizer", t.optimizer_s, "AdamW, 28 B per sharded parameter by HBM bandwidth");
+  if (c.pp > 1) {
+    out += fmt::format(
+        "    {:<32}{:>10}  (p-1)/V = {:.4g} x the slowest stage's microbatch (stage {}, {}); "
+        "{:.1f}% of the pipeline's time\n",
+        "pipeline bubble", seconds(t.pp_bubble_s), static_cast<double>(c.pp - 1) / c.pp_virtual,
+        t.pp_slowest_stage, seconds(t.micro_step_s), 100 * t.pp_bubble_fraction);
+    out += fmt::format(
+        "    {:<32}{:>10}  (m + (p-1)/V) x 2V messages of {:.1f} MB on {} ({} each), not "
+        "overlapped\n",
+        "pipeline P2P", seconds(t.pp_p2p_s), t.pp_message_bytes / 1e6, t.pp_link,
+        seconds(t.pp_message_s));
+  }
+  row("optimizer", t.optimizer_s,
+      c.pp > 1 ? "AdamW, 28 B per sharded parameter of the largest stage by HBM bandwidth"
+               : "AdamW, 28 B per sharded parameter by HBM bandwidth");
   row("step", t.step_time_s, "");
   out += fmt::format(
       "    {:<32}{:>10.0f}\n    {:<32}{:>9.1f}%  (PaLM convention, causal-halved attention; "

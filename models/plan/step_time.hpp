@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "models/plan/basics.hpp"
 
@@ -20,14 +21,26 @@ struct PlanTime {
   double attention_recompute_s = 0;  // full checkpointing: one more forward
   double other_compute_s = 0;        // projections + MLP (+ recompute) by roofline
   double pointwise_s = 0;            // norms, RoPE, residuals, SwiGLU by HBM roofline
+  double fp8_cast_s = 0;             // FP8 casts of linear inputs, weights, output grads (HBM)
   double head_s = 0;                 // output projection + loss
   double tp_comm_s = 0;              // sequence-parallel all-gathers/reduce-scatters (exposed)
   double fsdp_comm_s = 0;            // FSDP all-gathers + reduce-scatters (link time)
   double cp_link_s = 0;              // ring transfers + CP collectives (link time)
   double fsdp_exposed_s = 0;         // FSDP time not hidden behind compute
-  double micro_step_s = 0;           // one micro-step
+  double micro_step_s = 0;           // one micro-step (pipeline: of the slowest stage)
   double optimizer_s = 0;            // AdamW update by HBM roofline
   double step_time_s = 0;            // grad_accum x micro_step + optimizer
+  // Pipeline parallelism (models/plan/pipeline.hpp). With pp > 1 the terms
+  // above are the slowest stage's, per device, and
+  // step = (m + (p-1)/V) x (micro_step + 2 V x message) + optimizer
+  //      = m x micro_step + pp_bubble_s + pp_p2p_s + optimizer.
+  double pp_bubble_s = 0;         // (p-1)/V x micro_step: fill and drain
+  double pp_bubble_fraction = 0;  // ((p-1)/V) / (m + (p-1)/V)
+  double pp_p2p_s = 0;            // exposed stage-to-stage sends, (m + (p-1)/V) x 2V x message
+  double pp_message_bytes = 0;    // one activation or gradient message per device
+  double pp_message_s = 0;        // its time on the slowest boundary's link
+  std::string pp_link;            // that link's name
+  std::int64_t pp_slowest_stage = 0;
 };
 
 // Attention times that replace the analytic ones (a SimGrid re-check):
@@ -42,6 +55,11 @@ struct StepShape {
   Layout layout = Layout::Ring;
   std::int64_t cp = 1, tp = 1, block = 0, micro_batch = 1, grad_accum = 1;
   int ulysses_degree = 0;
+  // Pipeline: stages, virtual stages per device, layers per stage (empty:
+  // one stage holding every layer). grad_accum is the microbatch count m.
+  std::int64_t pp = 1;
+  int pp_virtual = 1;
+  std::vector<int> stage_layers;
 };
 
 // Throws InputError when the compute model cannot time the attention (a

@@ -9,6 +9,9 @@ TEST(Parse, CountAcceptsPlainAndBinarySuffixes) {
   EXPECT_EQ(parse_count("--x", "4096", 1, 1 << 30), 4096);
   EXPECT_EQ(parse_count("--x", "128K", 1, 1 << 30), 131072);
   EXPECT_EQ(parse_count("--x", "1M", 1, 1 << 30), 1048576);
+  // T = 2^40, as K/M/G are binary: 15T = 15 x 1,099,511,627,776.
+  EXPECT_EQ(parse_count("--x", "15T", 1, std::int64_t{1} << 50), 16492674416640);
+  EXPECT_THROW(parse_count("--x", "1T", 1, (std::int64_t{1} << 40) - 1), InputError);
 }
 
 TEST(Parse, CountRejectsJunkSignsExponentsAndRange) {
@@ -24,8 +27,9 @@ TEST(Parse, ErrorNamesFlagAndRange) {
     parse_count("--devices", "0", 1, 1048576);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(),
-                 "--devices: expected an integer in [1, 1048576] (suffix K/M/G allowed), got '0'");
+    EXPECT_STREQ(
+        e.what(),
+        "--devices: expected an integer in [1, 1048576] (suffix K/M/G/T allowed), got '0'");
   }
 }
 

@@ -28,6 +28,8 @@ RunSpec every_field_set() {
   w.layers = 3;
   w.ulysses_degree = 4;
   w.scope = Scope::Layer;
+  w.tp = 4;
+  w.sequence_parallel = false;
   auto& h = s.hardware;
   h.gpu = "a100-80gb";
   h.cluster = "dgx-a100";
@@ -84,7 +86,7 @@ TEST(RunSpec, DefaultsLeaveOutWhatIsDefault) {
 TEST(RunSpec, EachFieldAloneRoundTrips) {
   // One field away from the default at a time: no flag may hide behind another.
   const auto full = every_field_set();
-  std::vector<RunSpec> one(11);
+  std::vector<RunSpec> one(13);
   one[0].workload.layout = Layout::Zigzag;
   one[1].workload.causal = false;
   one[2].hardware.bandwidth = 1e9;
@@ -96,6 +98,8 @@ TEST(RunSpec, EachFieldAloneRoundTrips) {
   one[8].hardware.nics_per_node = 2;
   one[9].hardware.nvlink_domain = 16;
   one[10].hardware.oversubscription = 4;
+  one[11].workload.tp = 2;
+  one[12].workload.sequence_parallel = false;
   for (const auto& s : one) EXPECT_EQ(parse_run_args(to_args(s)), s);
   EXPECT_NE(parse_run_args(to_args(full)), RunSpec{});
 }
@@ -120,6 +124,56 @@ TEST(RunSpec, BadFlagsNameTheFlag) {
   EXPECT_NE(bad({"--oversubscription", "0.5"}).find("--oversubscription"), std::string::npos);
   EXPECT_NE(bad({"--nics-per-node", "0"}).find("--nics-per-node"), std::string::npos);
   EXPECT_NE(bad({"--nvlink-domain", "x"}).find("--nvlink-domain"), std::string::npos);
+  EXPECT_NE(bad({"--tp", "0"}).find("--tp"), std::string::npos);
+  EXPECT_NE(bad({"--sequence-parallel", "maybe"}).find("--sequence-parallel"), std::string::npos);
+}
+
+TEST(RunSpec, TensorParallelFlagsRoundTrip) {
+  // --tp and --sequence-parallel reach a child (a sweep point, the GUI's run)
+  // as written: the flags, and back the same spec.
+  RunSpec s;
+  s.workload.scope = Scope::Layer;
+  s.workload.tp = 8;
+  s.workload.sequence_parallel = false;
+  const auto args = to_args(s);
+  auto has = [&](const std::string& flag, const std::string& value) {
+    for (std::size_t i = 0; i + 1 < args.size(); ++i)
+      if (args[i] == flag && args[i + 1] == value) return true;
+    return false;
+  };
+  EXPECT_TRUE(has("--tp", "8"));
+  EXPECT_TRUE(has("--sequence-parallel", "off"));
+  EXPECT_EQ(parse_run_args(args), s);
+  // At their defaults (tp 1, sequence parallel on) neither is written.
+  for (const auto& a : to_args(RunSpec{})) {
+    EXPECT_NE(a, "--tp");
+    EXPECT_NE(a, "--sequence-parallel");
+  }
+}
+
+TEST(Resolve, TensorParallelReachesTheWorkload) {
+  RunSpec s;
+  s.workload.devices = 16;
+  s.workload.model = "llama3-70b";
+  s.workload.scope = Scope::Layer;
+  s.workload.tp = 8;
+  s.workload.sequence_parallel = false;
+  const auto cat = load_catalog(s.hardware);
+  const auto hw = resolve_hardware(s.hardware, cat, s.workload.dtype);
+  const auto w = resolve_workload(s.workload, hw);
+  EXPECT_EQ(w.tp, 8);
+  EXPECT_FALSE(w.sequence_parallel);
+  EXPECT_EQ(w.shape.heads, 64);  // the model's; each GPU runs 64 / 8
+  EXPECT_EQ(tp_rank_workload(w).shape.heads, 8);
+  EXPECT_EQ(tp_rank_workload(w).shape.kv_heads, 1);
+  // 3 does not divide the node's 8 GPUs.
+  s.workload.tp = 3;
+  try {
+    resolve_workload(s.workload, hw);
+    ADD_FAILURE() << "--tp 3 accepted";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "--tp: must divide the GPUs per node (8), got 3");
+  }
 }
 
 TEST(Resolve, SpecBecomesTheWorkloadAndHardware) {

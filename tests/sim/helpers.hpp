@@ -70,7 +70,7 @@ inline sim::SimOptions sim_options(const Workload& w, const Hardware& hw) {
   sim::SimOptions o;
   o.workload = w;
   o.hardware = hw;
-  o.topology = sim::topology_options(hw, w.devices);
+  o.topology = sim::topology_options(hw, w);  // with --tp: the ring of TP groups
   return o;
 }
 

@@ -157,3 +157,35 @@ TEST(Links, NamesAreUniqueAndFindable) {
 
 }  // namespace
 }  // namespace ringsim::sim
+
+namespace ringsim::sim {
+namespace {
+
+TEST(TpGroups, EachGpuHasItsOwnPortAndTheCpRingIsUnchanged) {
+  // 4 CP ranks on nodes of 2 (group hardware of 8-GPU nodes at TP 4), each a
+  // TP group of 4: hosts 0..3 are the devices (GPU 0 of each group), then
+  // device d's GPUs 1..3 are hosts 4 + 3d .. 6 + 3d.
+  auto o = opts(Platform::Nodes, 4);
+  o.gpus_per_node = 2;
+  o.tp = 4;
+  o.tp_bw = 450e9;
+  o.tp_lat = 2e-6;
+  Topology t(o);
+  EXPECT_EQ(t.hosts(), 16);
+  EXPECT_EQ(t.tp_host(0, 0), 0);
+  EXPECT_EQ(t.tp_host(1, 1), 7);
+  EXPECT_EQ(t.tp_host(3, 3), 15);
+  // Inside a group: the sender's port up, the receiver's port down; a ring
+  // round costs the TP link's latency (half on each port).
+  EXPECT_EQ(names(t, 1, 7), (std::vector<std::string>{"tp1.0+", "tp1.1-"}));
+  EXPECT_EQ(names(t, 9, 1), (std::vector<std::string>{"tp1.3+", "tp1.0-"}));
+  EXPECT_DOUBLE_EQ(t.route_latency(7, 8), 2e-6);
+  // The CP ring between devices keeps the platform's links.
+  EXPECT_EQ(names(t, 0, 1), (std::vector<std::string>{"nvl0+", "nvl1-"}));
+  EXPECT_EQ(names(t, 1, 2).front(), "nic1+");
+  EXPECT_EQ(names(t, 1, 2).back(), "nic2-");
+  EXPECT_NE(t.describe().find("TP group of 4 GPUs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ringsim::sim

@@ -1,0 +1,45 @@
+#include "models/analytic/tp_collectives.hpp"
+
+#include "models/analytic/analytic.hpp"
+#include "models/core/checked.hpp"
+
+namespace ringsim {
+
+TpLink tp_link(const Hardware& hw, std::int64_t tp) {
+  // validate() keeps a TP group inside one node, so this is the node's link
+  // (NVLink through the node's switch on `nodes`, the ring link on `flat`).
+  return {hw.ring_bandwidth(tp), hw.ring_latency(tp)};
+}
+
+int tp_ring_collectives_per_pass(std::int64_t tp) {
+  return tp > 1 ? 4 : 0;
+}
+
+std::uint64_t tp_share_bytes(std::int64_t tokens, int d_model, int bytes_per_element,
+                             std::int64_t tp) {
+  if (tp <= 1) return 0;
+  const auto bytes = mul_checked(
+      static_cast<std::uint64_t>(tokens),
+      static_cast<std::uint64_t>(d_model) * static_cast<std::uint64_t>(bytes_per_element),
+      "TP collective bytes");
+  return bytes / static_cast<std::uint64_t>(tp);
+}
+
+double tp_pass_seconds(std::int64_t tokens, int d_model, int bytes_per_element, std::int64_t tp,
+                       const Hardware& hw) {
+  if (tp <= 1) return 0;
+  const auto link = tp_link(hw, tp);
+  return tp_ring_collectives_per_pass(tp) *
+         ring_collective_time(tp_share_bytes(tokens, d_model, bytes_per_element, tp), tp,
+                              link.bandwidth, link.latency);
+}
+
+double tp_pass_seconds(const Workload& w, const Hardware& hw) {
+  if (w.scope != Scope::Layer) return 0;
+  return tp_pass_seconds(
+      static_cast<std::int64_t>(mul_checked(static_cast<std::uint64_t>(w.block),
+                                            static_cast<std::uint64_t>(w.batch), "TP tokens")),
+      w.shape.d_model, dtype_bytes(w.dtype), w.tp, hw);
+}
+
+}  // namespace ringsim

@@ -1,0 +1,117 @@
+#include "models/plan/precision.hpp"
+
+#include <algorithm>
+
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
+#include "models/plan/basics.hpp"
+#include "models/plan/framework.hpp"
+
+namespace ringsim {
+
+const std::vector<std::string>& precision_names() {
+  static const std::vector<std::string> n{"bf16", "fp8"};
+  return n;
+}
+std::string to_string(Precision p) {
+  return precision_names()[static_cast<int>(p)];
+}
+Precision parse_precision(const std::string& flag, const std::string& s) {
+  return parse_choice(flag, s, precision_names()) == "fp8" ? Precision::FP8 : Precision::BF16;
+}
+
+DType parse_attention_precision(const std::string& flag, const std::string& s) {
+  if (s == "fp8")
+    throw InputError(flag +
+                     ": fp8 attention is not modelled (no kernel in the catalog has an FP8 curve); "
+                     "choose bf16 or fp32");
+  return parse_choice(flag, s, {"bf16", "fp32"}) == "fp32" ? DType::FP32 : DType::BF16;
+}
+
+double linear_gemm_flops(const PlanRequest& r, const Hardware& hw) {
+  if (r.precision == Precision::FP8) return r.fp8_flops * r.fp8_gemm_efficiency;
+  return hw.gemm_flops();
+}
+
+double fp8_cast_elements_fwd(const ModelShape& s) {
+  const double D = s.d_model, d = s.head_dim, H = s.heads, F = s.ffn;
+  // wq, wk, wv: D each; wo: H d; w1, w3: D each; w2: F.
+  return 5 * D + H * d + F;
+}
+
+double fp8_cast_elements_bwd(const PlanRequest& r) {
+  const auto& s = r.shape;
+  const double D = s.d_model, d = s.head_dim, H = s.heads, kvh = s.kv_heads, F = s.ffn;
+  // Output gradients: wq H d, wk and wv kvh d each, wo D, w1 and w3 F each, w2 D.
+  const double grads = H * d + 2 * kvh * d + 2 * D + 2 * F;
+  // torchao saves the bf16 input and casts it again for the weight gradient;
+  // Transformer Engine saved the FP8 cast and reuses it.
+  return grads + (framework_profile(r).fp8_saves_cast_inputs ? 0 : fp8_cast_elements_fwd(s));
+}
+
+double fp8_linear_params(const ModelShape& s) {
+  return static_cast<double>(layer_params(s)) - 2.0 * s.d_model;
+}
+
+double fsdp_allgather_fraction(const PlanRequest& r) {
+  if (r.precision != Precision::FP8 || !framework_profile(r).fp8_allgather) return 1;
+  const double all = static_cast<double>(layer_params(r.shape));
+  const double lin = fp8_linear_params(r.shape);
+  return (lin * 1 + (all - lin) * 2) / (2 * all);
+}
+
+}  // namespace ringsim
+
+namespace ringsim {
+
+double saved_bytes_delta_per_token(const PlanRequest& r, Checkpointing c) {
+  if (c == Checkpointing::Full) return 0;  // only the bf16 layer input is kept
+  const auto& s = r.shape;
+  const double D = s.d_model, d = s.head_dim, H = s.heads, kvh = s.kv_heads, F = s.ffn;
+  double delta = 0;
+  // fp32 attention: Q, K, V and O are kept in fp32, twice their bf16 bytes.
+  if (r.attention_dtype == DType::FP32) delta += 2 * d * (H + 2 * kvh) + 2 * H * d;
+  if (r.precision == Precision::FP8 && framework_profile(r).fp8_saves_cast_inputs) {
+    // Transformer Engine saves each linear's FP8 input: the attention output
+    // gets an FP8 copy beside the bf16 one attention's backward needs (+Hd);
+    // without checkpointing the two norm outputs and the SwiGLU product are
+    // saved as FP8 instead of bf16 (-D, -D, -F). Selective recomputes those.
+    delta += H * d;
+    if (c == Checkpointing::None) delta -= 2 * D + F;
+  }
+  return delta;
+}
+
+double fp8_scale_bytes_per_layer(const PlanRequest& r) {
+  if (r.precision != Precision::FP8) return 0;
+  // Per scaled tensor: an fp32 scale (dynamic scaling); delayed scaling also
+  // keeps scale_inv and the amax history.
+  const int history = framework_profile(r).fp8_amax_history;
+  const double per_tensor = 4.0 * (history > 0 ? 2 + history : 1);
+  return Fp8Constants::kLinearsPerLayer * Fp8Constants::kScaledTensorsPerLinear * per_tensor;
+}
+
+}  // namespace ringsim
+
+namespace ringsim {
+
+double fp8_cast_seconds(const PlanRequest& r, const Hardware& hw, double tokens, std::int64_t tp,
+                        std::int64_t shard_group, bool backward) {
+  if (r.precision != Precision::FP8) return 0;
+  const double t = static_cast<double>(tp);
+  const double elems =
+      (backward ? fp8_cast_elements_bwd(r) : fp8_cast_elements_fwd(r.shape)) * tokens / t;
+  // Weights: torchao casts its FSDP shard before the FP8 all-gather (1 /
+  // shard group of the layer); Transformer Engine casts the whole layer once
+  // and caches it (charged in every forward: an upper bound with
+  // accumulation). Backward reuses them (the transposes come with the cast).
+  const auto& fw = framework_profile(r);
+  const double weights =
+      backward ? 0
+               : fp8_linear_params(r.shape) / t /
+                     (fw.fp8_allgather ? static_cast<double>(std::max<std::int64_t>(1, shard_group))
+                                       : 1.0);
+  return Fp8Constants::kCastBytesPerElement * (elems + weights) / hw.hbm_bandwidth;
+}
+
+}  // namespace ringsim
