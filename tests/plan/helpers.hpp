@@ -1,5 +1,13 @@
 #pragma once
-// Shared by the planner tests: catalog hardware, small shapes, requests.
+// Shared by the planner tests: catalog hardware, small shapes, requests, and
+// `ringsim plan` run through the CLI's own entry point in this process (the
+// analytic planner starts no SimGrid engine).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cli/command.hpp"
 #include "models/core/catalog.hpp"
 #include "models/plan/plan.hpp"
 #include "proc/resolve.hpp"
@@ -31,6 +39,24 @@ inline PlanRequest request(const ModelShape& s, std::int64_t context, std::int64
   r.shape = s;
   r.context = context;
   r.gpus = gpus;
+  return r;
+}
+
+struct CliResult {
+  int code = 0;
+  std::string out, err;
+};
+
+inline CliResult run_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), "ringsim");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  CliResult r;
+  r.code = cli::run_cli(static_cast<int>(argv.size()), argv.data());
+  r.out = ::testing::internal::GetCapturedStdout();
+  r.err = ::testing::internal::GetCapturedStderr();
   return r;
 }
 

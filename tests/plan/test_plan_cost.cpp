@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "cli/command.hpp"
+#include "helpers.hpp"
 #include "models/core/errors.hpp"
 #include "models/plan/cost.hpp"
 
@@ -113,23 +114,7 @@ TEST(PlanCost, FlagsParseAndRefuse) {
 
 // ---- through the CLI (in this process, as tests/plan/test_plan_cli.cpp) ----
 
-struct CliResult {
-  int code = 0;
-  std::string out, err;
-};
-
-CliResult run_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "ringsim");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  CliResult r;
-  r.code = cli::run_cli(static_cast<int>(argv.size()), argv.data());
-  r.out = ::testing::internal::GetCapturedStdout();
-  r.err = ::testing::internal::GetCapturedStderr();
-  return r;
-}
+using plan_testing::run_cli;
 
 const std::vector<std::string> kPlan{"plan",   "--model", "llama3-8b", "--context", "128K",
                                      "--gpus", "64",      "--gpu",     "h100-sxm"};

@@ -211,23 +211,7 @@ TEST(PlanPipeline, ShapeRulesAndBadRequests) {
       << v4.reason();
 }
 
-struct CliResult {
-  int code = 0;
-  std::string out, err;
-};
-
-CliResult run_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "ringsim");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  CliResult r;
-  r.code = cli::run_cli(static_cast<int>(argv.size()), argv.data());
-  r.out = ::testing::internal::GetCapturedStdout();
-  r.err = ::testing::internal::GetCapturedStderr();
-  return r;
-}
+using plan_testing::run_cli;
 
 TEST(PlanPipeline, Llama3_405BAt128KOn16384H100Fits) {
   // The done-when: Llama 3's 128K stage (TP 8, CP 16, PP 16, DP 8).

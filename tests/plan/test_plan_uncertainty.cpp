@@ -203,23 +203,7 @@ TEST(PlanUncertainty, Mi300xGemmEfficiencyMovesTheStep) {
 
 // ---- through the CLI ----
 
-struct CliResult {
-  int code = 0;
-  std::string out, err;
-};
-
-CliResult run_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "ringsim");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  CliResult r;
-  r.code = cli::run_cli(static_cast<int>(argv.size()), argv.data());
-  r.out = ::testing::internal::GetCapturedStdout();
-  r.err = ::testing::internal::GetCapturedStderr();
-  return r;
-}
+using plan_testing::run_cli;
 
 std::vector<std::string> plan_on(const std::string& gpu, std::vector<std::string> more) {
   std::vector<std::string> a{"plan",   "--model", "llama3-8b", "--context", "128K",
