@@ -11,18 +11,13 @@
 #include <vector>
 
 #include "proc/child.hpp"
+#include "tests/infer/run_json.hpp"
 #include "trace/reader.hpp"
 
 namespace ringsim {
 namespace {
 
-nlohmann::json run_json(std::vector<std::string> args) {
-  args.insert(args.begin(), RINGSIM_BIN);
-  args.push_back("--json");
-  const auto r = proc::run(args, 300);
-  EXPECT_TRUE(r.ok()) << r.failure() << "\n" << r.err;
-  return nlohmann::json::parse(r.out);
-}
+using infer_testing::run_json;
 
 TEST(InferCli, MostlyCachedContextChoosesPassQWhenItsTransfersAreSmaller) {
   // 128K context, 99% already cached, 16 nodes: new tokens per rank are too

@@ -10,17 +10,12 @@
 #include <vector>
 
 #include "proc/child.hpp"
+#include "tests/infer/run_json.hpp"
 
 namespace ringsim {
 namespace {
 
-nlohmann::json run_json(std::vector<std::string> args) {
-  args.insert(args.begin(), RINGSIM_BIN);
-  args.push_back("--json");
-  const auto r = proc::run(args, 300);
-  EXPECT_TRUE(r.ok()) << r.failure() << "\n" << r.err;
-  return nlohmann::json::parse(r.out);
-}
+using infer_testing::run_json;
 
 TEST(InferCli, Llama405bAtOneMillionTokensBothEnginesAgree) {
   const auto j = run_json({"infer", "--model", "llama3-405b", "--context", "1M", "--gpus", "128",
