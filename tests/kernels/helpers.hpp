@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/command.hpp"
 #include "kernels/inputs.hpp"
 #include "models/core/workload.hpp"
+#include "tests/run_cli.hpp"
 
 namespace ringsim::kernels::testing {
 
@@ -36,23 +36,8 @@ inline std::vector<double> randn(std::size_t n, std::uint64_t seed, double scale
   return v;
 }
 
-struct CliResult {
-  int code = 0;
-  std::string out, err;
-};
-
-inline CliResult run_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "ringsim");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  CliResult r;
-  r.code = cli::run_cli(static_cast<int>(argv.size()), argv.data());
-  r.out = ::testing::internal::GetCapturedStdout();
-  r.err = ::testing::internal::GetCapturedStderr();
-  return r;
-}
+using cli_testing::CliResult;
+using cli_testing::run_cli;
 
 inline std::string temp_path(const std::string& name) {
   return ::testing::TempDir() + "ringsim_kernels_" + name;

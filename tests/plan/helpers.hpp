@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "cli/command.hpp"
 #include "models/core/catalog.hpp"
 #include "models/plan/plan.hpp"
 #include "proc/resolve.hpp"
+#include "tests/run_cli.hpp"
 
 namespace ringsim::plan_testing {
 
@@ -42,22 +42,7 @@ inline PlanRequest request(const ModelShape& s, std::int64_t context, std::int64
   return r;
 }
 
-struct CliResult {
-  int code = 0;
-  std::string out, err;
-};
-
-inline CliResult run_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "ringsim");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  CliResult r;
-  r.code = cli::run_cli(static_cast<int>(argv.size()), argv.data());
-  r.out = ::testing::internal::GetCapturedStdout();
-  r.err = ::testing::internal::GetCapturedStderr();
-  return r;
-}
+using cli_testing::CliResult;
+using cli_testing::run_cli;
 
 }  // namespace ringsim::plan_testing
