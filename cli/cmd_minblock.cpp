@@ -23,13 +23,33 @@ struct MinblockFlags {
   bool json = false;
 };
 
-nlohmann::json columns_json(const MinblockColumns& c) {
-  return {{"paper", c.paper},
+// One row of the JSON's "rows", the same keys whatever the flags (a pair by
+// hand is the row of device and interconnect "custom").
+nlohmann::json row_json(const std::string& device, const std::string& interconnect, double flops,
+                        double bandwidth, const MinblockColumns& c,
+                        const std::string& compute_model) {
+  return {{"device", device},
+          {"interconnect", interconnect},
+          {"flops", flops},
+          {"bandwidth", bandwidth},
+          {"min_seq_per_device", paper_min_seq(flops, bandwidth)},
+          {"compute_model", compute_model},
+          {"paper", c.paper},
           {"gqa", c.gqa},
           {"causal", c.causal},
           {"backward", c.backward},
           {"efficiency", c.efficiency},
           {"combined", c.combined > 0 ? nlohmann::json(c.combined) : nlohmann::json(nullptr)}};
+}
+
+// The one JSON shape of `minblock --json`: the paper's table (empty when a
+// selection chose rows), the catalog or hand-given rows, what was selected.
+nlohmann::json result_json(const nlohmann::json& paper, const std::string& paper_source,
+                           const nlohmann::json& rows, const std::string& assumptions,
+                           const nlohmann::json& selection) {
+  return {{"paper_table2", paper},  {"paper_source", paper_source},
+          {"rows", rows},           {"assumptions", assumptions},
+          {"selection", selection}, {"schema_version", kJsonSchemaVersion}};
 }
 
 int run(const MinblockFlags& f) {
@@ -83,15 +103,14 @@ int run(const MinblockFlags& f) {
     const auto cm = proc::make_implementation(hs, cat, hw, dtype);
     const auto c = minblock_columns(hw, w, *cm);
     if (f.json) {
-      nlohmann::json j{{"flops", F},
-                       {"bandwidth", B},
-                       {"min_block", c.paper},
-                       {"min_seq_per_device", paper_min_seq(F, B)},
-                       {"columns", columns_json(c)},
-                       {"assumptions", assumptions},
-                       {"compute_model", cm->name()},
-                       {"schema_version", kJsonSchemaVersion}};
-      std::cout << j.dump(2) << "\n";
+      const nlohmann::json sel{
+          {"gpu", nullptr}, {"links", nlohmann::json::array()}, {"by_hand", true}};
+      std::cout << result_json(
+                       nlohmann::json::array(), cat.paper_table2_source(),
+                       nlohmann::json::array({row_json("custom", "custom", F, B, c, cm->name())}),
+                       assumptions, sel)
+                       .dump(2)
+                << "\n";
     } else {
       std::cout << fmt::format("F = {:g} FLOP/s, B = {:g} B/s per direction\n", F, B);
       std::cout << fmt::format("  min block c = F/B           {:.1f} tokens ({})\n", c.paper,
@@ -122,29 +141,36 @@ int run(const MinblockFlags& f) {
     if (!hs.inter.empty()) links.push_back(hs.inter);
   }
 
+  // A selection shows only the rows it chose: the paper's table is the
+  // whole catalog's preface, left out when rows were picked.
+  const bool selected =
+      !hs.gpu.empty() || !hs.cluster.empty() || !hs.intra.empty() || !hs.inter.empty();
   nlohmann::json jpaper = nlohmann::json::array(), jrows = nlohmann::json::array();
-  std::string text =
-      "Ring Attention Table 2, reproduced with the paper's inputs (c = F/B, min seq = 6c):\n";
-  text += fmt::format("  {:<16} {:>8} {:>9} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}\n", "host",
-                      "F TF/s", "B GB/s", "min block", "published", "diff", "min seq", "published",
-                      "diff");
-  for (const auto& r : cat.paper_table2()) {
-    const double c = paper_min_block(r.flops, r.bandwidth), s = paper_min_seq(r.flops, r.bandwidth);
-    const double dc = (c - r.published_min_block) / r.published_min_block,
-                 ds = (s - r.published_min_seq) / r.published_min_seq;
-    text += fmt::format(
-        "  {:<16} {:>8.0f} {:>9.1f} {:>10} {:>10} {:>+6.1f}% {:>10} {:>10} {:>+6.1f}%\n", r.host,
-        r.flops / 1e12, r.bandwidth / 1e9, human_tokens(c), human_tokens(r.published_min_block),
-        100 * dc, human_tokens(s), human_tokens(r.published_min_seq), 100 * ds);
-    jpaper.push_back({{"host", r.host},
-                      {"flops", r.flops},
-                      {"bandwidth", r.bandwidth},
-                      {"min_block", c},
-                      {"published_min_block", r.published_min_block},
-                      {"min_seq_per_device", s},
-                      {"published_min_seq", r.published_min_seq}});
+  std::string text;
+  if (!selected) {
+    text = "Ring Attention Table 2, reproduced with the paper's inputs (c = F/B, min seq = 6c):\n";
+    text += fmt::format("  {:<16} {:>8} {:>9} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}\n", "host",
+                        "F TF/s", "B GB/s", "min block", "published", "diff", "min seq",
+                        "published", "diff");
+    for (const auto& r : cat.paper_table2()) {
+      const double c = paper_min_block(r.flops, r.bandwidth),
+                   s = paper_min_seq(r.flops, r.bandwidth);
+      const double dc = (c - r.published_min_block) / r.published_min_block,
+                   ds = (s - r.published_min_seq) / r.published_min_seq;
+      text += fmt::format(
+          "  {:<16} {:>8.0f} {:>9.1f} {:>10} {:>10} {:>+6.1f}% {:>10} {:>10} {:>+6.1f}%\n", r.host,
+          r.flops / 1e12, r.bandwidth / 1e9, human_tokens(c), human_tokens(r.published_min_block),
+          100 * dc, human_tokens(s), human_tokens(r.published_min_seq), 100 * ds);
+      jpaper.push_back({{"host", r.host},
+                        {"flops", r.flops},
+                        {"bandwidth", r.bandwidth},
+                        {"min_block", c},
+                        {"published_min_block", r.published_min_block},
+                        {"min_seq_per_device", s},
+                        {"published_min_seq", r.published_min_seq}});
+    }
+    text += "  (the paper prints 24.5K for A100 InfiniBand, where its own F/B gives 24.96K)\n\n";
   }
-  text += "  (the paper prints 24.5K for A100 InfiniBand, where its own F/B gives 24.96K)\n\n";
   text += fmt::format(
       "Catalog devices x interconnects, minimum block in tokens; each column drops one "
       "assumption:\n");
@@ -161,21 +187,17 @@ int run(const MinblockFlags& f) {
                     row.interconnect, human_tokens(c.paper), human_tokens(c.gqa),
                     human_tokens(c.causal), human_tokens(c.backward), human_tokens(c.efficiency),
                     c.combined > 0 ? human_tokens(static_cast<double>(c.combined)) : "never");
-    auto jr = columns_json(c);
-    jr["device"] = row.device;
-    jr["interconnect"] = row.interconnect;
-    jr["flops"] = row.flops;
-    jr["bandwidth"] = row.bandwidth;
-    jrows.push_back(jr);
+    jrows.push_back(
+        row_json(row.device, row.interconnect, row.flops, row.bandwidth, c, row.compute_model));
   }
   text += "  " + assumptions + "\n";
   if (f.json) {
-    nlohmann::json j{{"paper_table2", jpaper},
-                     {"paper_source", cat.paper_table2_source()},
-                     {"rows", jrows},
-                     {"assumptions", assumptions},
-                     {"schema_version", kJsonSchemaVersion}};
-    std::cout << j.dump(2) << "\n";
+    const nlohmann::json sel{
+        {"gpu", only_device.empty() ? nlohmann::json(nullptr) : nlohmann::json(only_device)},
+        {"links", links},
+        {"by_hand", false}};
+    std::cout << result_json(jpaper, cat.paper_table2_source(), jrows, assumptions, sel).dump(2)
+              << "\n";
   } else {
     std::cout << text;
   }
@@ -188,7 +210,15 @@ Command minblock_command() {
   return {"minblock", [](CLI::App& app, int* code) {
             auto f = std::make_shared<MinblockFlags>();
             auto* sub = app.add_subcommand(
-                "minblock", "Minimum block size for transfers to hide behind compute");
+                "minblock",
+                "Minimum block size for transfers to hide behind compute. --gpu, --cluster, "
+                "--intra/--inter choose the catalog rows (then only those, without the paper's "
+                "table); --flops/--bandwidth give one pair by hand (device and interconnect "
+                "\"custom\"). --json prints one shape whatever the flags: paper_table2 (empty "
+                "when rows were chosen), paper_source, rows (device, interconnect, flops, "
+                "bandwidth, min_seq_per_device, compute_model, paper, gqa, causal, backward, "
+                "efficiency, combined), assumptions, selection (gpu, links, by_hand), "
+                "schema_version");
             proc::add_workload_flags(sub, f->w, false);
             proc::add_hardware_flags(sub, f->hw);
             sub->add_flag("--json", f->json, "Print one JSON object");

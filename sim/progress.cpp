@@ -22,13 +22,32 @@ extern "C" void on_stop_signal(int sig) {
   g_interrupt = 1;
   std::signal(sig, SIG_DFL);  // a second one ends the process at once
 }
-
-std::string duration(double s) {
-  if (s < 60) return fmt::format("{:.0f}s", s);
-  if (s < 3600) return fmt::format("{:.0f}m{:02.0f}s", std::floor(s / 60), std::fmod(s, 60));
-  return fmt::format("{:.0f}h{:02.0f}m", std::floor(s / 3600), std::fmod(s / 60, 60));
-}
 }  // namespace
+
+std::string duration_text(double s) {
+  // Whole seconds first, so 59.6 s reads "1m00s", never "0m60s".
+  const double r = std::round(std::max(0.0, s));
+  if (r < 60) return fmt::format("{:.0f}s", r);
+  if (r < 3600) return fmt::format("{:.0f}m{:02.0f}s", std::floor(r / 60), std::fmod(r, 60));
+  return fmt::format("{:.0f}h{:02.0f}m", std::floor(r / 3600), std::floor(std::fmod(r, 3600) / 60));
+}
+
+double eta_seconds(std::uint64_t done, std::uint64_t total, double elapsed_s) {
+  if (done == 0 || done >= total) return 0;
+  return elapsed_s * static_cast<double>(total - done) / static_cast<double>(done);
+}
+
+std::string progress_text(const std::string& label, std::uint64_t done, std::uint64_t total,
+                          double elapsed_s) {
+  const double frac =
+      total ? std::min(1.0, static_cast<double>(done) / static_cast<double>(total)) : 1.0;
+  const int width = 30, fill = static_cast<int>(frac * width);
+  return fmt::format("{} [{}{}] {:3.0f}%  elapsed {}  ETA {}", label,
+                     std::string(static_cast<std::size_t>(fill), '#'),
+                     std::string(static_cast<std::size_t>(width - fill), ' '), 100 * frac,
+                     duration_text(elapsed_s),
+                     duration_text(eta_seconds(std::min(done, total), total, elapsed_s)));
+}
 
 InterruptGuard::InterruptGuard() {
   g_interrupt = 0;
@@ -78,13 +97,7 @@ void Progress::check() {
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   if (elapsed < delay_s_ || std::chrono::duration<double>(now - last_draw_).count() < 0.25) return;
   last_draw_ = now;
-  const double frac = std::min(1.0, static_cast<double>(done_) / static_cast<double>(total_));
-  const int width = 30, fill = static_cast<int>(frac * width);
-  const double eta = frac > 0 ? elapsed * (1 - frac) / frac : 0;
-  std::fprintf(stderr, "\r%s [%s%s] %3.0f%%  elapsed %s  ETA %s   ", label_.c_str(),
-               std::string(static_cast<std::size_t>(fill), '#').c_str(),
-               std::string(static_cast<std::size_t>(width - fill), ' ').c_str(), 100 * frac,
-               duration(elapsed).c_str(), duration(eta).c_str());
+  std::fprintf(stderr, "\r%s   ", progress_text(label_, done_, total_, elapsed).c_str());
   std::fflush(stderr);
   drawn_ = true;
 }

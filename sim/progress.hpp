@@ -47,7 +47,18 @@ class Progress {
   void check();
 };
 
-// Whether progress should be shown: --progress, or stderr is a terminal.
+// Whether progress should be shown: --progress, or stderr is a terminal
+// (piped or redirected stderr gets no bar unless asked for).
 bool progress_wanted(bool flag);
+
+// Seconds left if the rest goes at the rate so far: elapsed x (total - done) / done
+// (0 before anything is done or when all is).
+double eta_seconds(std::uint64_t done, std::uint64_t total, double elapsed_s);
+// One line of progress, the bar's text without the carriage return:
+// "LABEL [#######        ] 25%  elapsed 10s  ETA 30s" (the bar 30 wide).
+std::string progress_text(const std::string& label, std::uint64_t done, std::uint64_t total,
+                          double elapsed_s);
+// "45s", "3m05s", "2h10m".
+std::string duration_text(double s);
 
 }  // namespace ringsim::sim

@@ -37,6 +37,9 @@ Recorder::Recorder(const SimOptions& o, std::int64_t n, std::int64_t steps, std:
   other_.assign(static_cast<std::size_t>(n_), 0.0);
   tp_.assign(static_cast<std::size_t>(n_), 0.0);
   free_.assign(static_cast<std::size_t>(n_), 0.0);
+  interference_.assign(static_cast<std::size_t>(n_), 0.0);
+  hop_.assign(static_cast<std::size_t>(n_), 0.0);
+  waits_.resize(static_cast<std::size_t>(n_));
   finished_.assign(static_cast<std::size_t>(n_), 0);
   res_.device_busy_s.assign(static_cast<std::size_t>(n_), 0.0);
   res_.device_finish_s.assign(static_cast<std::size_t>(n_), 0.0);
@@ -95,6 +98,11 @@ void Recorder::step(std::int64_t d, int layer, int pi, std::int64_t s, const Ste
   free_[i] += t.free_s;
   const bool waited = xfer && stalled(t.te - t.tc, t.te - t.t0);
   const bool stall = computed && waited;
+  // The verdict's sources: compute slowed while the send ran, and any wait
+  // after the compute (a device with nothing to compute waits too: its
+  // time goes to the transfer all the same).
+  if (computed) interference_[i] += std::max(0.0, (t.tc - t.t0) - t.free_s);
+  if (waited) waits_[i].push_back({pass, step, t.te - t.tc});
   if (stall) {
     slot_stalled_[k] = 1;
     ++res_.stalled_device_steps;
@@ -206,6 +214,10 @@ void Recorder::collective_time(std::int64_t d, double seconds) {
   collective_[static_cast<std::size_t>(d)] += seconds;
 }
 
+void Recorder::hop_time(std::int64_t d, double seconds) {
+  hop_[static_cast<std::size_t>(d)] += seconds;
+}
+
 void Recorder::tp_time(std::int64_t d, double seconds) {
   tp_[static_cast<std::size_t>(d)] += seconds;
 }
@@ -245,11 +257,25 @@ SimResult Recorder::take() {
   // Compute-only: the same schedule with free links, where every device
   // runs its own compute back to back; the slowest device's sum.
   res.compute_only_s = *std::max_element(free_.begin(), free_.end());
+  bool any_light = false;
   for (std::size_t k = 0; k < slot_compute_.size(); ++k) {
     const auto pi = (k / steps) % np;
     const auto step = static_cast<std::int64_t>(k % steps);
     if (k / steps == 0) res.compute_s_per_step = std::max(res.compute_s_per_step, slot_compute_[k]);
     if (slot_stalled_[k]) res.stalled_steps[passes_[pi]].push_back(step);
+    if (k >= np * steps) continue;  // layer 0 stands for every layer
+    const double c = slot_compute_[k];
+    if (c > res.heaviest_step_s) {
+      res.heaviest_step_s = c;
+      res.heaviest_pass = passes_[pi];
+      res.heaviest_step = step;
+    }
+    if (c > 0 && (!any_light || c < res.lightest_step_s)) {
+      any_light = true;
+      res.lightest_step_s = c;
+      res.lightest_pass = passes_[pi];
+      res.lightest_step = step;
+    }
   }
   for (auto& v : res.stalled_steps) {
     std::sort(v.begin(), v.end());
@@ -261,7 +287,20 @@ SimResult Recorder::take() {
     res.stalled_device_steps = res.stalled_device_steps / n * all;
     res.wait_s = res.wait_s / static_cast<double>(n) * static_cast<double>(all);
   }
-  res.time_s = *std::max_element(res.device_finish_s.begin(), res.device_finish_s.end());
+  const auto last = std::max_element(res.device_finish_s.begin(), res.device_finish_s.end());
+  res.time_s = *last;
+  {
+    const auto i = static_cast<std::size_t>(last - res.device_finish_s.begin());
+    auto& ts = res.setter;
+    ts.device = static_cast<std::int64_t>(i);
+    ts.finish_s = res.device_finish_s[i];
+    ts.free_s = free_[i];
+    ts.interference_s = interference_[i];
+    ts.final_hop_s = hop_[i];
+    ts.collectives_s = collective_[i];
+    ts.tp_s = tp_[i];
+    for (const auto& w : waits_[i]) ts.step_wait_s[static_cast<std::size_t>(w.pass)][w.step] += w.s;
+  }
   res.collective_s = *std::max_element(collective_.begin(), collective_.end());
   res.other_s = *std::max_element(other_.begin(), other_.end());
   res.tp_comm_s = *std::max_element(tp_.begin(), tp_.end());

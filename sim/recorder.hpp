@@ -47,6 +47,8 @@ class Recorder {
   void round(std::int64_t d, Phase ph, int layer, int pass, std::int32_t r, double t0, double t1,
              std::uint64_t bytes, std::int64_t peer, std::int64_t block);
   void collective_time(std::int64_t d, double seconds);
+  // Device d spent `seconds` in backward's final hop (posting to both ends done).
+  void hop_time(std::int64_t d, double seconds);
   // --tp: a pass's TP collectives on device d's group took `seconds`.
   void tp_time(std::int64_t d, double seconds);
   // Transfers simulated for hosts that are not devices (a TP group's other GPUs).
@@ -72,6 +74,15 @@ class Recorder {
   std::vector<double> collective_, other_;      // per device
   std::vector<double> tp_;                      // per device: TP collectives
   std::vector<double> free_;                    // per device: compute free links would leave
+  // Per device, for the verdict: compute slowed by transfers, the final hop,
+  // and each wait after a step's compute (pass, step, seconds).
+  std::vector<double> interference_, hop_;
+  struct Wait {
+    int pass;
+    std::int32_t step;
+    double s;
+  };
+  std::vector<std::vector<Wait>> waits_;
   std::vector<char> finished_;
   SimResult res_;
 

@@ -28,6 +28,16 @@ std::string faults_text(const Faults& f) {
   return join(parts, "; ");
 }
 
+// The verdict's stalled steps: "bwd 0-14", "none".
+std::string stalled_text(const Verdict& v) {
+  std::vector<std::string> parts;
+  for (int p = 0; p < 2; ++p)
+    if (!v.stalled[static_cast<std::size_t>(p)].empty())
+      parts.push_back(fmt::format("{} {}", p ? "bwd" : "fwd",
+                                  step_ranges(v.stalled[static_cast<std::size_t>(p)])));
+  return parts.empty() ? "none" : join(parts, "; ");
+}
+
 }  // namespace
 
 std::string step_ranges(const std::vector<std::int64_t>& steps) {
@@ -60,8 +70,25 @@ Summary simulated_summary(const Summary& a, const SimResult& r) {
   s.collective_s = r.collective_s;
   s.other_s = r.other_s;
   s.tp_comm_s = r.tp_comm_s;
-  if (ring_type(a.workload.layout) && a.bytes_per_step > 0)
-    s.overlapped = r.stalled_device_steps == 0;
+  // The verdict by the closed forms' rule on the simulated timeline: the
+  // device that finished last and where its time went (the min block, the
+  // block and the layout's facts are the analytic inputs').
+  auto& in = s.verdict_inputs;
+  const auto& ts = r.setter;
+  in.device_time_s = ts.finish_s;
+  in.device_free_s = ts.free_s;
+  in.step_wait_s = ts.step_wait_s;
+  in.interference_s = ts.interference_s;
+  in.final_hop_s = ts.final_hop_s;
+  in.collectives_s = ts.collectives_s;
+  in.tp_s = ts.tp_s;
+  in.lightest_s = r.lightest_step_s;
+  in.heaviest_s = r.heaviest_step_s;
+  in.lightest_pass = r.lightest_pass;
+  in.heaviest_pass = r.heaviest_pass;
+  in.lightest_step = r.lightest_step;
+  in.heaviest_step = r.heaviest_step;
+  decide(s);
   return s;
 }
 
@@ -135,8 +162,10 @@ std::string sim_summary_text(const Summary& a, const SimResult& r, const SimOpti
   pair("", "simulated", "analytic");
   const auto layers = w.layers > 1 ? fmt::format(" ({} layers)", w.layers) : std::string();
   pair("time" + layers, human_seconds(s.time_s), human_seconds(a.time_s));
-  pair("compute per step", human_seconds(s.compute_s_per_step),
-       human_seconds(a.compute_s_per_step));
+  pair("heaviest step compute", human_seconds(s.verdict.heaviest_step_compute_s),
+       human_seconds(a.verdict.heaviest_step_compute_s));
+  pair("lightest step compute", human_seconds(s.verdict.lightest_step_compute_s),
+       human_seconds(a.verdict.lightest_step_compute_s));
   if (ring_type(w.layout) && a.bytes_per_step > 0)
     pair("transfer per step", "-",
          fmt::format("{} ({})", human_seconds(a.comm_s_per_step),
@@ -152,28 +181,30 @@ std::string sim_summary_text(const Summary& a, const SimResult& r, const SimOpti
        fmt::format("{:.1f}%", 100 * a.efficiency));
   pair("vs one device", fmt::format("{:.1f}%", 100 * s.efficiency_vs_single_device),
        fmt::format("{:.1f}%", 100 * a.efficiency_vs_single_device));
-  pair("communication hidden", s.overlapped ? "yes" : "no", a.overlapped ? "yes" : "no");
+  pair("communication hidden", s.verdict.hidden ? "yes" : "no", a.verdict.hidden ? "yes" : "no");
+  pair("stalled steps", stalled_text(s.verdict), stalled_text(a.verdict));
+  row("verdict (simulated)", s.verdict.text);
+  row("verdict (analytic)", a.verdict.text);
   out += "\n";
   for (const auto& [k, v] : cost_rows(a)) row(k, v);
   row("simulated / analytic", a.time_s > 0 ? fmt::format("{:.6f}", s.time_s / a.time_s) : "n/a");
+  // Every device's waits, the time-setting one's or not (the JSON's
+  // top-level stalled_steps): a device off the critical path can wait
+  // without exposing anything.
   std::vector<std::string> stalls;
   for (int p = 0; p < 2; ++p)
     if (!r.stalled_steps[p].empty())
       stalls.push_back(
           fmt::format("{} steps {}", p ? "bwd" : "fwd", step_ranges(r.stalled_steps[p])));
-  row("stalled steps",
-      stalls.empty() ? "none (every transfer hid under compute)"
+  row("waits on any device",
+      stalls.empty() ? "none"
                      : fmt::format("{} ({} device-steps waited {} in all)", join(stalls, "; "),
                                    r.stalled_device_steps, human_seconds(r.wait_s)));
   if (!r.device_busy_s.empty())
     row("critical device",
         fmt::format("{} (busiest: {} of compute)", r.critical_device,
                     human_seconds(r.device_busy_s[static_cast<std::size_t>(r.critical_device)])));
-  row("min block to hide comm", a.min_block > 0
-                                    ? fmt::format("{} tokens (analytic)", a.min_block)
-                                    : (a.min_block < 0 ? "never hides"
-                                       : !a.overlap    ? "n/a (--overlap none)"
-                                                       : "n/a (no overlap in this layout)"));
+  row("min block to hide comm", min_block_text(a.verdict, a.overlap) + " (analytic)");
   row("memory per device", human_bytes(static_cast<double>(a.memory_bytes_per_device)) +
                                " (attention buffers, one layer)");
   row("simulated activities", fmt::format("{}", r.activities));

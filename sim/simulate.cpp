@@ -400,11 +400,13 @@ class Device {
     // Backward: dK/dV of the block held last is one hop short of home.
     if (pass == 1 && ringed && out_ && r_.bytes[1].final_hop) {
       const auto fb = r_.bytes[1].final_hop;
+      const double h0 = now();
       int* got = nullptr;
       auto send = out_->put_async(&g_token, fb);
       auto recv = in_->get_async<int>(&got);
       recv->wait();
       send->wait();
+      r_.rec.hop_time(d_, now() - h0);
       r_.rec.final_hop(d_, layer, pass, fb, times_of(send, recv), prev_, next_, kv(steps - 1),
                        kv(0));
     }
@@ -527,13 +529,37 @@ std::uint64_t progress_units(const Workload& w, std::int64_t simulated) {
 }
 
 // The simulated platform in words; a symmetric run names the full cluster too.
+// The topology's words name the usual fabric ("an NVLink switch", "IB");
+// this run's links may be others (--intra/--inter, --catalog, --bandwidth):
+// each is named here with its bandwidth.
+std::string with_links(std::string s, const Hardware& hw) {
+  auto bw = [](double b) { return fmt::format("{:.1f} GB/s/dir", b / 1e9); };
+  auto swap = [&s](const std::string& from, const std::string& to) {
+    for (auto at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+      s.replace(at, from.size(), to);
+  };
+  if (hw.bandwidth_override) return s + fmt::format(", every link {}", bw(hw.intra_bw));
+  switch (hw.platform) {
+    case Platform::Nodes:
+      swap("on an NVLink switch",
+           fmt::format("on a {} switch ({})", hw.intra_name, bw(hw.intra_bw)));
+      swap(" IB (", fmt::format(" {} network ({}; ", hw.inter_name, bw(hw.inter_bw)));
+      return s;
+    case Platform::FatTree:
+      return s + fmt::format(" on {} ({})", hw.inter_name, bw(hw.inter_bw));
+    default:
+      return s + fmt::format(" on {} ({})", hw.intra_name, bw(hw.intra_bw));
+  }
+}
+
 std::string describe_run(const SimOptions& o, const Topology& topo) {
-  if (o.topology.devices == o.workload.devices) return topo.describe();
+  if (o.topology.devices == o.workload.devices) return with_links(topo.describe(), o.hardware);
   auto full = o.topology;
   full.platform = o.hardware.platform;
   full.devices = o.workload.devices;
   full.wrap_is_inter = false;
-  return fmt::format("{} (simulated: {})", describe_topology(full), topo.describe());
+  return with_links(fmt::format("{} (simulated: {})", describe_topology(full), topo.describe()),
+                    o.hardware);
 }
 
 }  // namespace

@@ -5,7 +5,9 @@
 // closed forms use, so the two engines differ only where the network does.
 //
 // SimGrid allows one engine per process: simulate() may be called once.
+#include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,6 +72,19 @@ struct SimResult {
   std::uint64_t stalled_device_steps = 0;
   double wait_s = 0;                 // summed over devices
   std::int64_t critical_device = 0;  // most compute time (ties: finished last, lowest index)
+  // The verdict's view (models/analytic/verdict.hpp): the device whose finish
+  // sets the time (the first of equals) and where its time beyond its own
+  // compute went, all layers.
+  struct TimeSetter {
+    std::int64_t device = 0;
+    double finish_s = 0, free_s = 0, interference_s = 0, final_hop_s = 0;
+    double collectives_s = 0, tp_s = 0;
+    std::array<std::map<std::int64_t, double>, 2> step_wait_s;  // [fwd, bwd][step]
+  } setter;
+  // The slowest device's compute of the lightest and heaviest step (layer 0).
+  double lightest_step_s = 0, heaviest_step_s = 0;
+  int lightest_pass = 0, heaviest_pass = 0;
+  std::int64_t lightest_step = 0, heaviest_step = 0;
   std::vector<double> device_busy_s, device_finish_s;
   // Topology::describe() of the simulated platform; for a symmetric run the
   // full cluster's, then "(simulated: ...)" and the period's.

@@ -1,6 +1,9 @@
 #include "models/analytic/analytic.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <array>
 #include <map>
 #include <tuple>
 
@@ -185,8 +188,57 @@ namespace {
 Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& im);
 }  // namespace
 
+std::string hardware_text(const Hardware& hw, const Implementation& im) {
+  // The device whose rates run: a measured profile's own device (its peak
+  // in the catalog is another device's), else the catalog's.
+  std::string device;
+  if (const auto* pm = dynamic_cast<const ProfileModel*>(&im.rates()))
+    device = fmt::format("{} (measured profile)", pm->profile().device_name);
+  else
+    device = fmt::format("{} ({:.0f} TFLOP/s peak)", hw.gpu_name, hw.flops / 1e12);
+  auto link = [](const std::string& name, double bw) {
+    return fmt::format("{} ({:.1f} GB/s/dir)", name.empty() ? "link" : name, bw / 1e9);
+  };
+  if (hw.bandwidth_override)
+    return fmt::format("{}, ring links {:.1f} GB/s/dir", device, hw.intra_bw / 1e9);
+  if (hw.platform == Platform::Nodes)
+    return fmt::format("{}, {} per node on {}, nodes on {}", device, hw.gpus_per_node,
+                       link(hw.intra_name, hw.intra_bw), link(hw.inter_name, hw.inter_bw));
+  const bool mesh = !hw.torus_wraparound &&
+                    (hw.platform == Platform::Torus2D || hw.platform == Platform::Torus3D);
+  return fmt::format("{}, {} platform{} on {}", device, to_string(hw.platform),
+                     mesh ? " without wrap-around (a mesh)" : "",
+                     link(hw.platform == Platform::FatTree ? hw.inter_name : hw.intra_name,
+                          hw.platform == Platform::FatTree ? hw.inter_bw : hw.intra_bw));
+}
+
+std::string collective_name(const Workload& w) {
+  switch (w.layout) {
+    case Layout::Ulysses:
+    case Layout::Hybrid:
+      return "Ulysses all-to-alls";
+    case Layout::Allgather:
+      return w.pass == Pass::Fwd ? "K/V all-gather" : "K/V all-gather and dK/dV reduce-scatter";
+    default:
+      return "collectives";
+  }
+}
+
+void decide(Summary& s) {
+  auto& in = s.verdict_inputs;
+  in.time_s = s.time_s;
+  in.compute_only_s = s.compute_only_s;
+  s.verdict = make_verdict(in);
+  s.exposed_comm_s = s.verdict.exposed_comm_s;
+  s.overlapped = s.verdict.hidden;
+}
+
 Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im) {
-  if (w.tp <= 1) return analyze_cp(w, hw, im);
+  if (w.tp <= 1) {
+    auto s = analyze_cp(w, hw, im);
+    decide(s);
+    return s;
+  }
   // Tensor parallelism: every GPU of a TP group runs its share of the heads
   // and MLP on the CP ring of groups (tp_rank_workload, group_hardware), then
   // the group's collectives, exposed (docs/models.md, "Tensor parallelism").
@@ -196,7 +248,11 @@ Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im)
   s.tp_comm_s = passes * tp_pass_seconds(w, hw) * w.layers;
   s.time_s += s.tp_comm_s;
   s.exposed_comm_s += s.tp_comm_s;
+  s.verdict_inputs.tp_s = s.tp_comm_s;
+  s.verdict_inputs.device_time_s += s.tp_comm_s;
+  s.verdict_inputs.block = w.block;
   settle_efficiency(s);
+  decide(s);
   // FLOPs and the one-device baseline count every GPU of a group: tp x one GPU's.
   const double t = w.tp;
   s.useful_flops *= t;
@@ -212,7 +268,7 @@ namespace {
 Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& im) {
   Summary s;
   s.workload = w;
-  s.hardware = hw.describe();
+  s.hardware = hardware_text(hw, im);
   s.compute_model = im.name();
   s.kernel = im.kernel();
   s.merge_style = im.merge_style();
@@ -240,6 +296,15 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
   if (n > 1) reps.push_back(n - 1);
   if (steps == 1 && n > 2) reps.push_back(n / 2);
   std::vector<double> dev_time(reps.size(), 0.0), dev_free(reps.size(), 0.0);
+  // Where each representative's time beyond its compute went (the verdict's
+  // sources, one layer): waits per (pass, step), interference, hop, collectives.
+  struct Spent {
+    std::array<std::map<std::int64_t, double>, 2> waits;
+    double interference = 0, hop = 0, collectives = 0;
+  };
+  std::vector<Spent> spent(reps.size());
+  auto& vin = s.verdict_inputs;
+  vin.lightest_s = -1;
   double layer_collective = 0, layer_ideal = 0;
   double layer_useful = 0, layer_executed = 0, layer_reduce = 0, layer_single = 0;
   bool first = true;
@@ -261,7 +326,6 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
     };
     double collective = 0, useful = 0, executed = 0;
     double max_step_compute = 0, max_merge = 0, max_launch = 0;
-    bool hides = true;
     for (std::int64_t st = 0; st < steps; ++st) {
       const bool sends = step_sends(w, bytes, st);
       const double comm = sends ? ring_comm : 0;
@@ -275,18 +339,31 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
         max_merge = std::max(max_merge, c.merge_s);
         max_launch = std::max(max_launch, c.launch_s);
       }
-      if (sends && (cslow < comm || !hw.overlap)) hides = false;
       if (first)
         s.steps.push_back({cfree, comm, hw.overlap ? std::max(cslow, comm) : cfree + comm});
       max_step_compute = std::max(max_step_compute, cfree);
+      if (cfree > vin.heaviest_s) {
+        vin.heaviest_s = cfree;
+        vin.heaviest_pass = bwd ? 1 : 0;
+        vin.heaviest_step = st;
+      }
+      if (cfree > 0 && (vin.lightest_s < 0 || cfree < vin.lightest_s)) {
+        vin.lightest_s = cfree;
+        vin.lightest_pass = bwd ? 1 : 0;
+        vin.lightest_step = st;
+      }
       for (std::size_t r = 0; r < reps.size(); ++r) {
         const auto c = cost_of(reps[r], st, sends);
         // Double buffering: step st's transfer (of the block for step
         // st+1) overlaps its compute, which runs slower meanwhile; the
         // step ends when both are done. --overlap none: the transfer
         // follows the compute, with nothing to slow.
-        dev_time[r] += hw.overlap ? std::max(overlap_phases(c, f, comm), comm) : c.total() + comm;
+        const double busy = hw.overlap ? overlap_phases(c, f, comm) : c.total();
+        const double t = hw.overlap ? std::max(busy, comm) : c.total() + comm;
+        dev_time[r] += t;
         dev_free[r] += c.total();
+        spent[r].interference += busy - c.total();
+        if (t > busy) spent[r].waits[bwd ? 1 : 0][st] += t - busy;
       }
     }
     // A ring of one device has no hop home.
@@ -307,6 +384,8 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
       reduce = std::max(reduce, red);
       dev_time[r] += hop + red + collective;
       dev_free[r] += red;
+      spent[r].hop += hop;
+      spent[r].collectives += collective;
     }
     if (first) {
       s.compute_s_per_step = max_step_compute;
@@ -317,7 +396,6 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
                                    mul_checked(bytes.gather_block,
                                                static_cast<std::uint64_t>(n - 1), "gather bytes"),
                                    "gather bytes");
-      s.overlapped = bytes.ring ? hides : false;
     }
     (bwd ? s.accumulate_s_per_step : s.merge_s_per_step) = max_merge;
     s.launch_s_per_step = std::max(s.launch_s_per_step, max_launch);
@@ -333,7 +411,11 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
     layer_collective += collective;
     first = false;
   }
-  double layer_time = *std::max_element(dev_time.begin(), dev_time.end());
+  // The device that sets the time (the first of equals).
+  const auto crit = static_cast<std::size_t>(std::max_element(dev_time.begin(), dev_time.end()) -
+                                             dev_time.begin());
+  double crit_free = dev_free[crit];
+  double layer_time = dev_time[crit];
   double layer_compute_only = *std::max_element(dev_free.begin(), dev_free.end());
   if (w.scope == Scope::Layer) {
     // Projections and MLP run at the device's matmul rate (catalog
@@ -343,6 +425,7 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
     s.other_s = other * w.layers;
     layer_time += other;
     layer_compute_only += other;
+    crit_free += other;
     layer_ideal += other;
     layer_single += other * static_cast<double>(n);
   }
@@ -359,8 +442,32 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
   s.efficiency_vs_single_device =
       s.time_s > 0 ? s.single_device_time_s / (static_cast<double>(n) * s.time_s) : 0;
   s.memory_bytes_per_device = attention_memory(w).total();
-  // Without overlap no block hides the transfer: "n/a".
-  s.min_block = hw.overlap ? min_block_for(w, hw, im) : 0;
+  // Without overlap no block hides the transfer: "n/a". Per pass, and the
+  // largest of them for the run (min_block_for's rule).
+  s.min_block = 0;
+  for (bool bwd : passes) {
+    const auto m = hw.overlap ? min_block_for_pass(w, hw, im, bwd) : 0;
+    vin.min_block[bwd ? 1 : 0] = m;
+    if (s.min_block >= 0) s.min_block = m < 0 ? m : std::max(s.min_block, m);
+  }
+  // The verdict's inputs (analyze() adds --tp's collectives, then decides).
+  const double L = w.layers;
+  vin.time_s = s.time_s;
+  vin.compute_only_s = s.compute_only_s;
+  vin.device_time_s = layer_time * L;
+  vin.device_free_s = crit_free * L;
+  for (int p = 0; p < 2; ++p)
+    for (const auto& [st, x] : spent[crit].waits[static_cast<std::size_t>(p)])
+      vin.step_wait_s[static_cast<std::size_t>(p)][st] = x * L;
+  vin.interference_s = spent[crit].interference * L;
+  vin.final_hop_s = spent[crit].hop * L;
+  vin.collectives_s = spent[crit].collectives * L;
+  vin.diagonal_step0 =
+      w.causal && steps > 1 && (w.layout == Layout::Ring || w.layout == Layout::Hybrid);
+  vin.collective_name = collective_name(w);
+  vin.block = w.block;
+  vin.overlap = hw.overlap;
+  if (vin.lightest_s < 0) vin.lightest_s = 0;
   return s;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/analytic/verdict.hpp"
 #include "models/core/workload.hpp"
 
 namespace ringsim {
@@ -41,8 +42,8 @@ struct Summary {
   // leaves visible (useful) and what the kernel computes in tiles (executed).
   double useful_flops = 0, executed_flops = 0;
   std::uint64_t bytes_per_step = 0;
-  std::int64_t min_block = 0;  // 0 = not applicable (no overlap in this layout)
-  bool overlapped = false;     // every step's transfer hides under its compute
+  std::int64_t min_block = 0;  // max over the passes; 0 = n/a (no overlap), -1 = never hides
+  bool overlapped = false;     // verdict.hidden: nothing exposed (models/analytic/verdict.hpp)
   bool overlap = true;         // the transport overlaps transfers with compute (Hardware::overlap)
   // Totals (all covered layers).
   double time_s = 0;        // predicted wall time
@@ -58,6 +59,10 @@ struct Summary {
   double tp_comm_s = 0;  // --tp with --scope layer: TP all-reduces / all-gathers + reduce-scatters
   std::uint64_t memory_bytes_per_device = 0;
   std::vector<StepTimes> steps;  // forward then backward, one layer
+  // Hidden, exposed and its sources, stalled steps, min block per pass: the
+  // one verdict both engines state (this one on the closed forms' timeline).
+  VerdictInputs verdict_inputs;
+  Verdict verdict;
 };
 
 // The per-pass traffic, shared with the simulator so both move the same bytes.
@@ -109,6 +114,16 @@ double other_layer_flops(const Workload& w, bool backward);
 // to be the time, so efficiency never exceeds 1 and time never falls below
 // the ideal. A larger gap is left to show (a model error, never hidden).
 void settle_efficiency(Summary& s);
+
+// The verdict from s's verdict_inputs and its time (sets verdict,
+// exposed_comm_s and overlapped); analyze() calls it, so does the simulator.
+void decide(Summary& s);
+// The run header's "hardware" line: the device that computes (a profile's
+// own device when one is used) and the links actually in use, by name and
+// bandwidth.
+std::string hardware_text(const Hardware& hw, const Implementation& im);
+// What the layout's collectives are called in the verdict's sentence.
+std::string collective_name(const Workload& w);
 
 Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im);
 Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm);  // bare model

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -26,8 +27,21 @@ std::int64_t min_block_for(const Workload& w, const Hardware& hw, const ComputeM
 }
 
 std::int64_t min_block_for(const Workload& w, const Hardware& hw, const Implementation& im) {
+  // The whole pass: fwdbwd needs the larger of the two (backward moves dK/dV
+  // too, so its bytes grow faster than its compute); "never" wins.
+  std::int64_t m = 0;
+  for (bool bwd : {false, true}) {
+    if ((bwd && w.pass == Pass::Fwd) || (!bwd && w.pass == Pass::Bwd)) continue;
+    const auto p = min_block_for_pass(w, hw, im, bwd);
+    if (p < 0) return p;
+    m = std::max(m, p);
+  }
+  return m;
+}
+
+std::int64_t min_block_for_pass(const Workload& w, const Hardware& hw, const Implementation& im,
+                                bool backward) {
   if (w.layout == Layout::Ulysses || w.layout == Layout::Allgather) return 0;
-  const bool backward = w.pass == Pass::Bwd;  // fwdbwd: the forward ring is the tighter one
   const bool halves =
       w.layout == Layout::Zigzag || (w.layout == Layout::Hybrid && w.ulysses() % 2 != 0);
   const std::int64_t unit = halves ? 2 : 1;
@@ -126,7 +140,8 @@ std::vector<MinblockRow> minblock_rows(
       const auto& ic = cat.interconnect(ln);
       const auto hw = flat_link_hardware(d, ic, dtype);
       const auto im = model(hw);
-      rows.push_back({d.name, ic.name, hw.flops, ic.bandwidth, minblock_columns(hw, w, *im)});
+      rows.push_back(
+          {d.name, ic.name, hw.flops, ic.bandwidth, minblock_columns(hw, w, *im), im->name()});
     }
   }
   return rows;

@@ -28,7 +28,11 @@ namespace ringsim {
 // does not overlap (ulysses, allgather); -1 when no block hides it. Layouts
 // that halve blocks (zigzag, allgather, hybrid with an odd Ulysses degree)
 // answer an even block.
+// fwdbwd: the larger of the forward and backward answers (-1 if either never hides).
 std::int64_t min_block_for(const Workload& w, const Hardware& hw, const Implementation& im);
+// One pass of the workload's ring (forward, or backward with dK/dV).
+std::int64_t min_block_for_pass(const Workload& w, const Hardware& hw, const Implementation& im,
+                                bool backward);
 std::int64_t min_block_for(const Workload& w, const Hardware& hw, const ComputeModel& cm);
 
 // Real-valued solution of kappa*a*c^2 = beta*c + L (roofline, no profile).
@@ -65,6 +69,7 @@ struct MinblockRow {
   std::string device, interconnect;
   double flops = 0, bandwidth = 0;
   MinblockColumns columns;
+  std::string compute_model;  // the implementation's rates (ComputeModel::name)
 };
 // Every catalog device with a peak for `dtype`, on each of its default
 // interconnects; `model` gives the implementation on a device's hardware.

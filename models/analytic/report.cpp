@@ -134,6 +134,7 @@ RunSummary RunSummary::of(const Summary& s) {
     r.memory_breakdown[it.name] = it.bytes;
   r.engine = s.engine;
   r.compute_model = s.compute_model;
+  r.verdict = s.verdict;
   return r;
 }
 
@@ -190,6 +191,7 @@ json RunSummary::to_json() const {
   j["memory_breakdown"] = memory_breakdown;
   j["engine"] = engine;
   j["compute_model"] = compute_model;
+  j["verdict"] = verdict.to_json();
   if (sim) {
     const auto& s = *sim;
     j["analytic_time_s"] = s.analytic_time_s;
@@ -281,6 +283,9 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
   }
   s.engine = r.text("engine");
   s.compute_model = r.text("compute_model");
+  s.verdict = Verdict::from_json(r.at("verdict"), origin);
+  if (s.verdict.hidden != s.overlapped)
+    throw InputError(origin + ": the summary's 'overlapped' differs from 'verdict.hidden'");
   if (s.engine == "simgrid") {
     Simulated m;
     m.analytic_time_s = r.real("analytic_time_s");
@@ -314,6 +319,31 @@ std::string tp_text(const Workload& w) {
                          ? "sequence parallel (2 all-gathers + 2 reduce-scatters per pass)"
                          : "2 all-reduces per pass",
                      w.scope == Scope::Layer ? "" : "; none in --scope attention");
+}
+
+std::string stalled_steps_text(const Verdict& v) {
+  std::vector<std::string> parts;
+  for (int p = 0; p < 2; ++p) {
+    const auto& st = v.stalled[static_cast<std::size_t>(p)];
+    if (st.empty()) continue;
+    std::vector<std::string> r;
+    for (std::size_t i = 0; i < st.size();) {
+      std::size_t k = i;
+      while (k + 1 < st.size() && st[k + 1] == st[k] + 1) ++k;
+      r.push_back(k == i ? std::to_string(st[i]) : fmt::format("{}-{}", st[i], st[k]));
+      i = k + 1;
+    }
+    parts.push_back(fmt::format("{} {}", p ? "bwd" : "fwd", join(r, ", ")));
+  }
+  return parts.empty() ? "none" : join(parts, "; ");
+}
+
+std::string exposed_text(const Verdict& v) {
+  std::vector<std::string> parts;
+  for (const auto& [k, x] : v.exposed_by_source)
+    if (x > v.tolerance_s) parts.push_back(fmt::format("{} {}", k, human_seconds(x)));
+  return human_seconds(v.exposed_comm_s) +
+         (parts.empty() ? std::string() : " (" + join(parts, ", ") + ")");
 }
 
 std::vector<std::pair<std::string, std::string>> cost_rows(const Summary& s) {
@@ -363,7 +393,7 @@ std::string summary_text(const Summary& s) {
   if (w.tp > 1) row("tensor parallel", tp_text(w));
   row("hardware", s.hardware);
   row("engine / compute model", s.engine + " / " + s.compute_model);
-  row("compute per step", human_seconds(s.compute_s_per_step) + " (busiest device, heaviest step)");
+  row("compute per step", step_compute_text(s.verdict) + "; busiest device");
   row(w.layout == Layout::Ulysses || w.layout == Layout::Allgather ? "collectives"
                                                                    : "transfer per step",
       fmt::format("{} ({})", human_seconds(s.comm_s_per_step),
@@ -371,12 +401,9 @@ std::string summary_text(const Summary& s) {
   for (const auto& [k, v] : cost_rows(s)) row(k, v);
   if (!s.overlap)
     row("transfer overlap", "none (--overlap none: each transfer follows its compute)");
-  row("min block to hide comm", s.min_block > 0
-                                    ? fmt::format("{} tokens", s.min_block)
-                                    : (s.min_block < 0 ? "never hides"
-                                       : !s.overlap    ? "n/a (--overlap none)"
-                                                       : "n/a (no overlap in this layout)"));
-  row("communication hidden", s.overlapped ? "yes" : "no");
+  row("min block to hide comm", min_block_text(s.verdict, s.overlap));
+  row("communication hidden", s.verdict.hidden ? "yes" : "no");
+  row("stalled steps", stalled_steps_text(s.verdict));
   row("time", fmt::format("{}{}", human_seconds(s.time_s),
                           w.layers > 1 ? fmt::format(" ({} layers)", w.layers) : " (one layer)"));
   row("ideal time", human_seconds(s.ideal_time_s));
@@ -387,7 +414,8 @@ std::string summary_text(const Summary& s) {
                   100 * s.efficiency_vs_single_device, human_seconds(s.single_device_time_s)));
   if (w.tp > 1 && w.scope == Scope::Layer)
     row("TP collectives", human_seconds(s.tp_comm_s) + " (exposed, in the time)");
-  row("exposed communication", human_seconds(s.exposed_comm_s));
+  row("exposed communication", exposed_text(s.verdict));
+  row("verdict", s.verdict.text);
   row("memory per device", human_bytes(static_cast<double>(s.memory_bytes_per_device)) +
                                " (attention buffers, one layer)");
   return out;

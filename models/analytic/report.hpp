@@ -43,6 +43,9 @@ struct RunSummary {
   std::uint64_t memory_bytes_per_device = 0;
   std::map<std::string, std::uint64_t> memory_breakdown;
   std::string engine, compute_model;
+  // Hidden, exposed and its sources, stalled steps, min block per pass
+  // (models/analytic/verdict.hpp); overlapped == verdict.hidden.
+  Verdict verdict;
 
   // What only a simulation sees (engine "simgrid").
   struct Simulated {
@@ -69,6 +72,10 @@ struct RunSummary {
 
 // The "tensor parallel" line both text reports print for --tp > 1.
 std::string tp_text(const Workload& w);
+// The verdict's stalled steps ("fwd 6-14; bwd 0-14", "none") and its exposed
+// time with the sources above the tolerance ("3.8 ms (transfer_waits 3.2 ms, ...)").
+std::string stalled_steps_text(const Verdict& v);
+std::string exposed_text(const Verdict& v);
 // RunSummary::of(s).to_json().
 nlohmann::json summary_json(const Summary& s);
 std::string summary_text(const Summary& s);

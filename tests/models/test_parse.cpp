@@ -49,9 +49,11 @@ TEST(Parse, ChoiceListsTheChoices) {
   }
 }
 
-TEST(Parse, HumanTokensUsesThePapersDecimalK) {
-  EXPECT_EQ(human_tokens(1040), "1.0K");
-  EXPECT_EQ(human_tokens(24960), "25.0K");
-  EXPECT_EQ(human_tokens(149760), "149.8K");
+TEST(Parse, HumanTokensUsesTheBinaryKThatParseCountReads) {
+  EXPECT_EQ(human_tokens(1040), "1.0K");    // 1040 / 1024 = 1.016
+  EXPECT_EQ(human_tokens(24960), "24.4K");  // 24960 / 1024 = 24.375
+  EXPECT_EQ(human_tokens(1536), "1.5K");    // 1.5 x 1024
+  EXPECT_EQ(human_tokens(131072), "128K");  // whole multiples print without decimals
+  EXPECT_EQ(human_tokens(2097152), "2M");   // 2 x 2^20
   EXPECT_EQ(human_tokens(512), "512");
 }

@@ -1,6 +1,7 @@
 // `ringsim run` with the SimGrid engine, as a user runs it: the binary as a
 // child process (one engine per process), its exit code, output and files.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -107,7 +108,10 @@ TEST(SimCli, DefaultRunShowsSimulatedAndAnalyticSideBySide) {
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_NE(c.out.find("simulated         analytic"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("simulated / analytic"), std::string::npos);
-  EXPECT_NE(c.out.find("rail-optimised IB"), std::string::npos);
+  // The links by their catalog names and bandwidths (h100 cluster: NVLink 4, IB NDR).
+  EXPECT_NE(c.out.find("on a nvlink4 switch (450.0 GB/s/dir)"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("rail-optimised ib-ndr network (50.0 GB/s/dir;"), std::string::npos)
+      << c.out;
   EXPECT_TRUE(c.err.empty()) << c.err;
 }
 
@@ -262,6 +266,194 @@ TEST(SimCli, CtrlCStopsAndKeepsTheOldFile) {
     std::remove(trace.c_str());
     std::remove(csv.c_str());
   }
+}
+
+// The one verdict (docs/models.md, "The verdict"): what a summary's keys must
+// say together, in either engine.
+void expect_one_verdict(const nlohmann::json& j, const std::string& what) {
+  const auto& v = j.at("verdict");
+  const double exposed = v.at("exposed_comm_s"), tol = v.at("tolerance_s");
+  const double time = j.at("time_s");
+  EXPECT_EQ(v.at("hidden"), j.at("overlapped")) << what;
+  EXPECT_DOUBLE_EQ(exposed, j.at("exposed_comm_s").get<double>()) << what;
+  EXPECT_EQ(v.at("hidden").get<bool>(), exposed <= tol) << what;
+  EXPECT_DOUBLE_EQ(tol, 1e-6 * time) << what;
+  if (v.at("hidden").get<bool>()) {
+    EXPECT_TRUE(v.at("stalled_steps").empty()) << what;
+  }
+  double sum = 0;
+  for (const auto& [k, x] : v.at("exposed_by_source").items()) {
+    EXPECT_GE(x.get<double>(), 0) << what << " " << k;
+    sum += x.get<double>();
+  }
+  EXPECT_NEAR(sum, exposed, 1e-9 * time) << what;
+  EXPECT_LE(v.at("lightest_step_compute_s").get<double>(),
+            v.at("heaviest_step_compute_s").get<double>())
+      << what;
+  EXPECT_GT(v.at("lightest_step_compute_s").get<double>(), 0) << what;
+  EXPECT_EQ(v.at("min_block"), j.at("min_block")) << what;
+  EXPECT_FALSE(v.at("text").get<std::string>().empty()) << what;
+}
+
+// Both engines' summaries of one configuration.
+std::pair<nlohmann::json, nlohmann::json> both_engines(std::vector<std::string> args) {
+  args.push_back("--json");
+  const auto s = run(args);
+  args.insert(args.end(), {"--engine", "analytic"});
+  const auto a = run(args);
+  EXPECT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  return {nlohmann::json::parse(s.out), nlohmann::json::parse(a.out)};
+}
+
+TEST(SimCli, FwdBwdVerdictUsesTheBackwardMinBlockInBothEngines) {
+  // Issue 18's first example: the forward min block was printed while the
+  // backward ring (K, V and fp32 dK/dV) needs more; "hidden: yes" sat beside
+  // exposed time. Now: one min block, the larger; hidden in neither engine,
+  // and the exposed time is attributed (the final dK/dV hop at least).
+  const auto [s, a] = both_engines(
+      {"--devices", "16", "--block", "7168", "--layout", "zigzag", "--pass", "fwdbwd"});
+  expect_one_verdict(s, "simgrid");
+  expect_one_verdict(a, "analytic");
+  for (const auto* j : {&s, &a}) {
+    const auto& v = j->at("verdict");
+    const auto fwd = v.at("min_block_by_pass").at("fwd").get<std::int64_t>();
+    const auto bwd = v.at("min_block_by_pass").at("bwd").get<std::int64_t>();
+    EXPECT_GT(bwd, fwd);
+    EXPECT_EQ(v.at("min_block").get<std::int64_t>(), bwd);
+    EXPECT_FALSE(v.at("hidden").get<bool>());
+    EXPECT_GT(v.at("exposed_by_source").at("final_hop").get<double>(), 0);
+    EXPECT_EQ(v.at("heaviest_step").at("pass"), "bwd");
+  }
+  // The same analytic inputs: the verdicts' min blocks are the same numbers.
+  EXPECT_EQ(s.at("verdict").at("min_block_by_pass"), a.at("verdict").at("min_block_by_pass"));
+  // The text says it once, per pass.
+  const auto t = run({"--devices", "16", "--block", "7168", "--layout", "zigzag", "--pass",
+                      "fwdbwd", "--engine", "analytic"});
+  const auto fwd = a.at("verdict").at("min_block_by_pass").at("fwd").get<std::int64_t>();
+  const auto bwd = a.at("verdict").at("min_block_by_pass").at("bwd").get<std::int64_t>();
+  EXPECT_NE(t.out.find(
+                fmt::format("min block to hide comm    {} tokens (fwd {}, bwd {})", bwd, fwd, bwd)),
+            std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("communication hidden      no"), std::string::npos) << t.out;
+}
+
+TEST(SimCli, UlyssesVerdictNamesTheCollectivesNotStalls) {
+  // Issue 18's second example: "hidden: no", "exposed 1.742 ms" and
+  // "stalled steps: none" together. Now the exposed time is the all-to-alls',
+  // no step stalls in either engine, and the sentence says so.
+  const auto [s, a] = both_engines(
+      {"--devices", "8", "--layout", "ulysses", "--platform", "flat", "--bandwidth", "1e11"});
+  expect_one_verdict(s, "simgrid");
+  expect_one_verdict(a, "analytic");
+  for (const auto* j : {&s, &a}) {
+    const auto& v = j->at("verdict");
+    EXPECT_FALSE(v.at("hidden").get<bool>());
+    EXPECT_TRUE(v.at("stalled_steps").empty());
+    EXPECT_TRUE(v.at("min_block").is_null());
+    // The all-to-alls are (nearly) all of it: interference is none here, the
+    // rest rounding.
+    EXPECT_NEAR(v.at("exposed_by_source").at("collectives").get<double>(),
+                v.at("exposed_comm_s").get<double>(), 1e-6 * j->at("time_s").get<double>());
+    EXPECT_NE(v.at("text").get<std::string>().find("Ulysses all-to-alls"), std::string::npos)
+        << v.at("text");
+  }
+  const auto t =
+      run({"--devices", "8", "--layout", "ulysses", "--platform", "flat", "--bandwidth", "1e11"});
+  EXPECT_NE(t.out.find("stalled steps             none              none"), std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("communication hidden      no                no"), std::string::npos)
+      << t.out;
+}
+
+TEST(SimCli, DefaultRunVerdictExplainsComputeAboveTransfer) {
+  // Issue 18's third example: compute per step above the transfer, yet not
+  // hidden. The lightest step (the causal diagonal, half a block) is printed
+  // beside the heaviest and the exposed time is attributed to a source in
+  // both engines, the same sources (the numbers may differ slightly).
+  const auto [s, a] = both_engines({"--devices", "256", "--block", "4096"});
+  expect_one_verdict(s, "simgrid");
+  expect_one_verdict(a, "analytic");
+  std::set<std::string> kinds[2];
+  int i = 0;
+  for (const auto* j : {&s, &a}) {
+    const auto& v = j->at("verdict");
+    EXPECT_FALSE(v.at("hidden").get<bool>());
+    EXPECT_EQ(v.at("lightest_step").at("step"), 0);
+    EXPECT_NEAR(v.at("lightest_step_compute_s").get<double>() /
+                    v.at("heaviest_step_compute_s").get<double>(),
+                0.5, 0.15);
+    const double exposed = v.at("exposed_comm_s");
+    for (const auto& [k, x] : v.at("exposed_by_source").items())
+      if (x.get<double>() > 0.01 * exposed) kinds[i].insert(k);
+    ++i;
+  }
+  EXPECT_EQ(kinds[0], kinds[1]);
+  EXPECT_FALSE(kinds[1].empty());
+  EXPECT_NEAR(s.at("exposed_comm_s").get<double>() / a.at("exposed_comm_s").get<double>(), 1.0,
+              0.05);
+}
+
+TEST(SimCli, HeaderNamesTheProfileDeviceAndTheLinksInUse) {
+  // A CPU profile computes: the header names its device, not the catalog's
+  // H100; --intra/--inter: the links by name and bandwidth, not "NVLink"/"IB".
+  const auto p =
+      run({"--devices", "4", "--block", "1024", "--dtype", "fp32", "--profile",
+           std::string(RINGSIM_SOURCE_DIR) + "/models/profiles/cpu-amd-epyc-avx512-2026-12-01.json",
+           "--engine", "analytic"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const auto hw_line = p.out.substr(p.out.find("  hardware"));
+  const auto line = hw_line.substr(0, hw_line.find('\n'));
+  EXPECT_NE(line.find("(measured profile)"), std::string::npos) << line;
+  EXPECT_EQ(line.find("h100"), std::string::npos) << line;
+  const auto l =
+      run({"--devices", "16", "--block", "2048", "--intra", "nvlink3", "--inter", "ib-hdr"});
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  EXPECT_NE(l.out.find("8 per node on nvlink3 (300.0 GB/s/dir), nodes on ib-hdr (25.0 GB/s/dir)"),
+            std::string::npos)
+      << l.out;
+  EXPECT_NE(l.out.find("on a nvlink3 switch (300.0 GB/s/dir)"), std::string::npos) << l.out;
+  EXPECT_NE(l.out.find("rail-optimised ib-hdr network (25.0 GB/s/dir;"), std::string::npos)
+      << l.out;
+  EXPECT_EQ(l.out.find("NVLink switch"), std::string::npos) << l.out;
+  EXPECT_EQ(l.out.find(" IB "), std::string::npos) << l.out;
+}
+
+TEST(SimCli, MinblockSelectionAndOneJsonShape) {
+  // --gpu/--inter choose the rows: only those (no paper table); the JSON has
+  // the same keys whether rows were chosen, all shown or given by hand.
+  auto keys = [](const nlohmann::json& j) {
+    std::set<std::string> k;
+    for (const auto& [key, v] : j.items()) k.insert(key);
+    return k;
+  };
+  const auto all = run({"minblock", "--json"});
+  const auto sel = run({"minblock", "--gpu", "a100-80gb", "--inter", "ib-hdr", "--json"});
+  const auto pair = run({"minblock", "--flops", "989e12", "--bandwidth", "50e9", "--json"});
+  for (const auto* c : {&all, &sel, &pair}) ASSERT_EQ(c->exit_code, 0) << c->err;
+  const auto ja = nlohmann::json::parse(all.out), js = nlohmann::json::parse(sel.out),
+             jp = nlohmann::json::parse(pair.out);
+  EXPECT_EQ(keys(ja), keys(js));
+  EXPECT_EQ(keys(ja), keys(jp));
+  EXPECT_EQ(keys(ja.at("rows").at(0)), keys(js.at("rows").at(0)));
+  EXPECT_EQ(keys(ja.at("rows").at(0)), keys(jp.at("rows").at(0)));
+  EXPECT_FALSE(ja.at("paper_table2").empty());
+  EXPECT_GT(ja.at("rows").size(), 1u);
+  ASSERT_EQ(js.at("rows").size(), 1u);
+  EXPECT_EQ(js.at("rows").at(0).at("device"), "a100-80gb");
+  EXPECT_EQ(js.at("rows").at(0).at("interconnect"), "ib-hdr");
+  EXPECT_TRUE(js.at("paper_table2").empty());
+  ASSERT_EQ(jp.at("rows").size(), 1u);
+  // c = F/B = 989e12 / 50e9 = 19780 tokens.
+  EXPECT_DOUBLE_EQ(jp.at("rows").at(0).at("paper").get<double>(), 19780.0);
+  EXPECT_EQ(jp.at("selection").at("by_hand"), true);
+  // The text: the chosen row only.
+  const auto t = run({"minblock", "--gpu", "a100-80gb", "--inter", "ib-hdr"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(t.out.find("Table 2"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("a100-80gb   ib-hdr"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("h100-sxm"), std::string::npos) << t.out;
 }
 
 }  // namespace

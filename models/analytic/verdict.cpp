@@ -1,0 +1,286 @@
+#include "models/analytic/verdict.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
+
+namespace ringsim {
+
+namespace {
+
+using nlohmann::json;
+
+const char* pass_name(int p) {
+  return p ? "bwd" : "fwd";
+}
+const char* pass_word(int p) {
+  return p ? "backward" : "forward";
+}
+
+// "0-3, 5, 7-9".
+std::string ranges(const std::vector<std::int64_t>& steps) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < steps.size();) {
+    std::size_t j = i;
+    while (j + 1 < steps.size() && steps[j + 1] == steps[j] + 1) ++j;
+    parts.push_back(j == i ? std::to_string(steps[i]) : fmt::format("{}-{}", steps[i], steps[j]));
+    i = j + 1;
+  }
+  return join(parts, ", ");
+}
+
+json opt_json(const std::optional<std::int64_t>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+}  // namespace
+
+Verdict make_verdict(const VerdictInputs& in) {
+  Verdict v;
+  v.exposed_comm_s = std::max(0.0, in.time_s - in.compute_only_s);
+  v.tolerance_s = kExposedTolerance * in.time_s;
+  v.lightest_step_compute_s = in.lightest_s;
+  v.heaviest_step_compute_s = in.heaviest_s;
+  v.lightest_pass = in.lightest_pass;
+  v.heaviest_pass = in.heaviest_pass;
+  v.lightest_step = in.lightest_step;
+  v.heaviest_step = in.heaviest_step;
+
+  // The minimum block of the whole pass: the largest over the passes run.
+  v.min_block_by_pass = in.min_block;
+  for (const auto& m : in.min_block) {
+    if (!m) continue;
+    if (*m < 0) v.never_hides = true;
+    if (*m > 0 && (!v.min_block || *m > *v.min_block)) v.min_block = *m;
+  }
+  if (v.never_hides) v.min_block.reset();
+  for (auto& m : v.min_block_by_pass)
+    if (m && *m == 0) m.reset();  // the layout does not overlap: n/a
+
+  // Sources, as the time-setting device spent them. Its time beyond its own
+  // free compute is split into them; the part they do not name is rounding
+  // of the timeline ("unattributed"). Where that device computes less than
+  // the busiest one (compute_only_s), part of its waiting was for a slower
+  // device's compute, not for a link: every source is scaled by
+  // exposed / (device time - device free), so they sum to the exposed time.
+  double diag = 0, waits = 0;
+  for (int p = 0; p < 2; ++p)
+    for (const auto& [s, w] : in.step_wait_s[static_cast<std::size_t>(p)])
+      (in.diagonal_step0 && s == 0 ? diag : waits) += w;
+  std::map<std::string, double> raw{{kSourceTransferWaits, waits},
+                                    {kSourceDiagonal, diag},
+                                    {kSourceFinalHop, in.final_hop_s},
+                                    {kSourceCollectives, in.collectives_s},
+                                    {kSourceTp, in.tp_s},
+                                    {kSourceInterference, in.interference_s}};
+  double named = 0;
+  for (const auto& [k, x] : raw) named += x;
+  const double residual = std::max(0.0, in.device_time_s - in.device_free_s - named);
+  raw[kSourceUnattributed] = residual;
+  const double total = named + residual;
+  const double scale = total > 0 ? v.exposed_comm_s / total : 0.0;
+  for (const auto& [k, x] : raw) v.exposed_by_source[k] = x * scale;
+  if (total <= 0) v.exposed_by_source[kSourceUnattributed] = v.exposed_comm_s;
+
+  // Stalled steps: those whose share of the waits is above the tolerance
+  // shared out among the steps that waited, so steps are listed exactly
+  // when the waits together expose more than the tolerance.
+  std::size_t waiting = 0;
+  for (const auto& m : in.step_wait_s)
+    for (const auto& [s, w] : m) waiting += w > 0 ? 1 : 0;
+  if ((waits + diag) * scale > v.tolerance_s && waiting > 0) {
+    const double per_step = v.tolerance_s / static_cast<double>(waiting);
+    std::set<std::int64_t> all;
+    for (int p = 0; p < 2; ++p)
+      for (const auto& [s, w] : in.step_wait_s[static_cast<std::size_t>(p)])
+        if (w * scale > per_step) {
+          v.stalled[static_cast<std::size_t>(p)].push_back(s);
+          all.insert(s);
+        }
+    v.stalled_steps.assign(all.begin(), all.end());
+  }
+  // Hidden exactly when nothing is exposed beyond the tolerance; stalled
+  // steps can only be listed then, since their waits are part of it.
+  v.hidden = v.exposed_comm_s <= v.tolerance_s;
+
+  if (v.hidden) {
+    v.text = "communication hidden: no step waited on a transfer and nothing else was exposed";
+    if (v.min_block) v.text += fmt::format(" (block {} >= min block {})", in.block, *v.min_block);
+    return v;
+  }
+  // Each source above the tolerance, largest first.
+  std::vector<std::pair<double, std::string>> parts;
+  auto stalled_words = [&](bool diagonal) {
+    std::vector<std::string> w;
+    for (int p = 0; p < 2; ++p) {
+      std::vector<std::int64_t> steps;
+      for (auto s : v.stalled[static_cast<std::size_t>(p)])
+        if ((in.diagonal_step0 && s == 0) == diagonal) steps.push_back(s);
+      if (!steps.empty())
+        w.push_back(
+            fmt::format("{} step{} {}", pass_word(p), steps.size() > 1 ? "s" : "", ranges(steps)));
+    }
+    return join(w, " and ");
+  };
+  for (const auto& [k, x] : v.exposed_by_source) {
+    if (x <= v.tolerance_s) continue;
+    std::string what;
+    if (k == kSourceTransferWaits) {
+      const auto steps = stalled_words(false);
+      what = steps.empty() ? "steps waiting on transfers" : steps + " waiting on transfers";
+      if (!in.overlap) what += " (--overlap none: each transfer follows its compute)";
+    } else if (k == kSourceDiagonal) {
+      const auto steps = stalled_words(true);
+      what = fmt::format(
+          "the diagonal step ({}: the causal mask halves its work) waiting on its "
+          "transfer",
+          steps.empty() ? std::string("step 0") : steps);
+    } else if (k == kSourceFinalHop) {
+      what = "the final dK/dV hop home after the last backward step";
+    } else if (k == kSourceCollectives) {
+      what = "the " + in.collective_name + ", which no compute overlaps";
+    } else if (k == kSourceTp) {
+      what = "the TP collectives";
+    } else if (k == kSourceInterference) {
+      what = "interference: compute and merges slowed while transfers run";
+    } else {
+      what = "time the sources above do not name";
+    }
+    parts.emplace_back(x, fmt::format("{} ({})", what, human_seconds(x)));
+  }
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> words;
+  for (const auto& p : parts) words.push_back(p.second);
+  v.text = fmt::format("communication exposed: {}, from {}", human_seconds(v.exposed_comm_s),
+                       words.empty() ? std::string("the schedule") : join(words, "; "));
+  // Why, where the block is the reason.
+  std::vector<std::string> why;
+  for (int p = 0; p < 2; ++p) {
+    const auto& m = in.min_block[static_cast<std::size_t>(p)];
+    if (!m || *m == 0 || !in.overlap) continue;
+    if (*m < 0)
+      why.push_back(fmt::format("no block hides the {} transfers", pass_name(p)));
+    else if (in.block < *m)
+      why.push_back(fmt::format("block {} < min block {} for {}", in.block, *m, pass_name(p)));
+  }
+  if (!why.empty()) v.text += " (" + join(why, "; ") + ")";
+  return v;
+}
+
+std::string min_block_text(const Verdict& v, bool overlap) {
+  const auto& f = v.min_block_by_pass[0];
+  const auto& b = v.min_block_by_pass[1];
+  auto one = [](const std::optional<std::int64_t>& m) {
+    return *m < 0 ? std::string("never") : std::to_string(*m);
+  };
+  std::string per;
+  if (f && b)
+    per = fmt::format(" (fwd {}, bwd {})", one(f), one(b));
+  else if (f || b)
+    per = fmt::format(" ({})", f ? "fwd" : "bwd");
+  if (v.never_hides) return "never hides" + per;
+  if (v.min_block) return fmt::format("{} tokens{}", *v.min_block, per);
+  return overlap ? "n/a (no overlap in this layout)" : "n/a (--overlap none)";
+}
+
+std::string step_compute_text(const Verdict& v) {
+  return fmt::format("{} ({} step {}); lightest {} ({} step {})",
+                     human_seconds(v.heaviest_step_compute_s), pass_name(v.heaviest_pass),
+                     v.heaviest_step, human_seconds(v.lightest_step_compute_s),
+                     pass_name(v.lightest_pass), v.lightest_step);
+}
+
+json Verdict::to_json() const {
+  json by = json::object();
+  for (const auto& [k, x] : exposed_by_source) by[k] = x;
+  return {{"hidden", hidden},
+          {"exposed_comm_s", exposed_comm_s},
+          {"tolerance_s", tolerance_s},
+          {"stalled_steps", stalled_steps},
+          {"stalled_steps_by_pass", {{"fwd", stalled[0]}, {"bwd", stalled[1]}}},
+          {"min_block", opt_json(min_block)},
+          {"never_hides", never_hides},
+          {"min_block_by_pass",
+           {{"fwd", opt_json(min_block_by_pass[0])}, {"bwd", opt_json(min_block_by_pass[1])}}},
+          {"exposed_by_source", by},
+          {"lightest_step_compute_s", lightest_step_compute_s},
+          {"heaviest_step_compute_s", heaviest_step_compute_s},
+          {"lightest_step", {{"pass", pass_name(lightest_pass)}, {"step", lightest_step}}},
+          {"heaviest_step", {{"pass", pass_name(heaviest_pass)}, {"step", heaviest_step}}},
+          {"text", text}};
+}
+
+Verdict Verdict::from_json(const json& j, const std::string& origin) {
+  auto bad = [&](const std::string& key, const char* what) {
+    return InputError(
+        fmt::format("{}: the summary's 'verdict.{}' is missing or not {}", origin, key, what));
+  };
+  if (!j.is_object()) throw InputError(origin + ": the summary's 'verdict' is not an object");
+  auto at = [&](const json& o, const char* key, const std::string& path, auto is,
+                const char* what) -> const json& {
+    const auto it = o.find(key);
+    if (it == o.end() || !is(*it)) throw bad(path, what);
+    return *it;
+  };
+  auto num = [](const json& x) { return x.is_number(); };
+  auto intg = [](const json& x) { return x.is_number_integer(); };
+  auto boolean = [](const json& x) { return x.is_boolean(); };
+  auto obj = [](const json& x) { return x.is_object(); };
+  auto opt_int = [](const json& x) { return x.is_null() || x.is_number_integer(); };
+  auto ints = [](const json& x) {
+    return x.is_array() &&
+           std::all_of(x.begin(), x.end(), [](const json& e) { return e.is_number_integer(); });
+  };
+  auto get_opt = [](const json& x) {
+    return x.is_null() ? std::optional<std::int64_t>() : x.get<std::int64_t>();
+  };
+  auto step_of = [&](const char* key, int& pass, std::int64_t& step) {
+    const auto& o = at(j, key, key, obj, "an object with pass and step");
+    const auto& p = at(
+        o, "pass", std::string(key) + ".pass",
+        [](const json& x) { return x == "fwd" || x == "bwd"; }, "fwd or bwd");
+    pass = p == "bwd" ? 1 : 0;
+    step = at(o, "step", std::string(key) + ".step", intg, "an integer").get<std::int64_t>();
+  };
+  Verdict v;
+  v.hidden = at(j, "hidden", "hidden", boolean, "true or false").get<bool>();
+  v.exposed_comm_s = at(j, "exposed_comm_s", "exposed_comm_s", num, "a number").get<double>();
+  v.tolerance_s = at(j, "tolerance_s", "tolerance_s", num, "a number").get<double>();
+  v.stalled_steps = at(j, "stalled_steps", "stalled_steps", ints, "an array of integers")
+                        .get<std::vector<std::int64_t>>();
+  const auto& sp = at(j, "stalled_steps_by_pass", "stalled_steps_by_pass", obj, "an object");
+  for (int p = 0; p < 2; ++p)
+    v.stalled[static_cast<std::size_t>(p)] =
+        at(sp, pass_name(p), std::string("stalled_steps_by_pass.") + pass_name(p), ints,
+           "an array of integers")
+            .get<std::vector<std::int64_t>>();
+  v.min_block = get_opt(at(j, "min_block", "min_block", opt_int, "an integer or null"));
+  v.never_hides = at(j, "never_hides", "never_hides", boolean, "true or false").get<bool>();
+  const auto& mb = at(j, "min_block_by_pass", "min_block_by_pass", obj, "an object");
+  for (int p = 0; p < 2; ++p)
+    v.min_block_by_pass[static_cast<std::size_t>(p)] =
+        get_opt(at(mb, pass_name(p), std::string("min_block_by_pass.") + pass_name(p), opt_int,
+                   "an integer or null"));
+  const auto& by = at(j, "exposed_by_source", "exposed_by_source", obj, "an object");
+  for (const auto& [k, x] : by.items()) {
+    if (!x.is_number()) throw bad("exposed_by_source." + k, "a number");
+    v.exposed_by_source[k] = x.get<double>();
+  }
+  v.lightest_step_compute_s =
+      at(j, "lightest_step_compute_s", "lightest_step_compute_s", num, "a number").get<double>();
+  v.heaviest_step_compute_s =
+      at(j, "heaviest_step_compute_s", "heaviest_step_compute_s", num, "a number").get<double>();
+  step_of("lightest_step", v.lightest_pass, v.lightest_step);
+  step_of("heaviest_step", v.heaviest_pass, v.heaviest_step);
+  v.text = at(
+               j, "text", "text", [](const json& x) { return x.is_string(); }, "a string")
+               .get<std::string>();
+  return v;
+}
+
+}  // namespace ringsim
