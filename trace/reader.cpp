@@ -9,6 +9,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "models/core/errors.hpp"
 #include "trace/phase.hpp"
@@ -214,6 +215,7 @@ class Reader : public nlohmann::json_sax<Json> {
   std::array<Value, kFieldCount> fields_;
   std::size_t event_index_ = 0;
   std::unordered_map<std::string, std::uint32_t> name_ids_;
+  std::unordered_set<std::int32_t> named_devices_;  // lanes already named by a track
 
   Json run_;  // otherData.ringsim
   std::vector<Json*> dom_;
@@ -409,15 +411,32 @@ void Reader::finish_event() {
     // Metadata: only device (thread) names matter to the timeline.
     if (present(fields_[kName]) && get_string(kName) == "thread_name" &&
         present(fields_[kArgName]) && present(fields_[kTid])) {
-      const auto tid = static_cast<std::int32_t>(get_int(kTid, 0, kMaxDevices - 1));
-      trace_.lane_names.emplace_back(tid, get_string(kArgName).substr(0, kMaxLaneName));
+      if (present(fields_[kDevice])) {
+        // One track per device and activity ("device 3 · send", args.device 3):
+        // the device's lane is named once, by the part before " · ".
+        const auto device = static_cast<std::int32_t>(get_int(kDevice, 0, kMaxDevices - 1));
+        if (!named_devices_.insert(device).second) return;
+        const std::string& name = get_string(kArgName);
+        trace_.lane_names.emplace_back(
+            device, name.substr(0, std::min(name.find(" \u00b7 "), kMaxLaneName)));
+      } else {
+        // Older traces and other tools: the thread is the device.
+        const auto tid = static_cast<std::int32_t>(get_int(kTid, 0, kMaxDevices - 1));
+        trace_.lane_names.emplace_back(tid, get_string(kArgName).substr(0, kMaxLaneName));
+      }
     }
     return;
   }
   if (ph != "X") {
-    // Begin/end pairs, instants, counters: valid Chrome events the timeline
-    // does not draw. Counted so the window can say they were left out.
-    ++trace_.skipped_events;
+    // Flows only link complete events, and counters ringsim derives from them
+    // (cat "derived"): nothing is lost by not drawing them.
+    const bool derived =
+        ph == "s" || ph == "t" || ph == "f" ||
+        (ph == "C" && present(fields_[kCat]) && fields_[kCat].kind == Value::Kind::String &&
+         fields_[kCat].text == "derived");
+    // Begin/end pairs, instants, other counters: valid Chrome events the
+    // timeline does not draw. Counted so the window can say they were left out.
+    ++(derived ? trace_.derived_events : trace_.skipped_events);
     return;
   }
 
@@ -494,6 +513,11 @@ RunInfo read_run_info(const Json& run, const std::string& origin) {
       if (info.summary.size() >= kMaxSummaryFields) return;
       if (j.is_object()) {
         for (const auto& [k, v] : j.items()) walk(v, key.empty() ? k : key + "." + k);
+      } else if (j.is_array() && !j.empty() && j.size() <= 64 &&
+                 std::all_of(j.begin(), j.end(), [](const Json& x) { return x.is_object(); })) {
+        // A short list of records (faults.straggler, faults.degrade): "key.0.field",
+        // so the timeline can name each one. Long scalar lists stay one line below.
+        for (std::size_t i = 0; i < j.size(); ++i) walk(j[i], key + "." + std::to_string(i));
       } else if (j.is_array()) {
         RunInfo::Field f;
         f.key = key;

@@ -50,6 +50,9 @@ struct Contents {
   double end_us = 0;     // latest event end (relative)
   std::int32_t max_step = -1;
   std::size_t skipped_events = 0;  // events of kinds a timeline does not show (not "X")
+  // Flow events and ringsim's own counters (cat "derived"): not drawn, and not
+  // in skipped_events, since they only restate the complete events.
+  std::size_t derived_events = 0;
 
   const std::string& name_of(const Event& e) const { return names[e.name_id]; }
 };

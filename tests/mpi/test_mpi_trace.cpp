@@ -13,6 +13,7 @@
 #include "mpi/ring.hpp"
 #include "mpi/trace.hpp"
 #include "tests/mpi/mpirun.hpp"
+#include "trace/rules.hpp"
 
 namespace ringsim::mpi::test {
 namespace {
@@ -36,8 +37,14 @@ TEST_P(TraceWellFormed, EventsCarryTheFormatsFieldsAndTheModelsCounts) {
                                 " --json --trace " +
                                 path);
   ASSERT_EQ(r.code, 0) << r.err;
-  const auto t = json::parse(slurp(path));
+  const auto text = slurp(path);
+  const auto t = json::parse(text);
   std::filesystem::remove_all(dir);
+  // The trace rules (docs/trace-format.md): tracks that never overlap, flows,
+  // counters, displayTimeUnit by length, every track named.
+  std::string violations;
+  for (const auto& v : trace::check_rules_text(text)) violations += v + "\n";
+  EXPECT_EQ(violations, "");
 
   RingOptions o;
   o.layout = parse_layout("--layout", layout);
@@ -49,7 +56,6 @@ TEST_P(TraceWellFormed, EventsCarryTheFormatsFieldsAndTheModelsCounts) {
   const auto w = ring_workload(o, n);
   const auto kv_bytes = static_cast<std::int64_t>(kv_block_elements(w)) * 4;  // fp32
 
-  EXPECT_EQ(t["displayTimeUnit"], "ns");
   const auto& meta = t["otherData"]["ringsim"];
   EXPECT_EQ(meta["format"], "ringsim-trace-1");
   EXPECT_EQ(meta["devices"], n);
@@ -58,17 +64,24 @@ TEST_P(TraceWellFormed, EventsCarryTheFormatsFieldsAndTheModelsCounts) {
   EXPECT_EQ(meta["summary"]["engine"], "mpi");
 
   const std::set<std::string> compute{"partial", "merge"}, comm{"send", "recv", "wait"};
-  std::set<int> named_threads;
+  std::set<int> named_threads;                          // devices with a named track
+  std::map<int, std::string> track_names;               // tid -> "rank 3 · send"
   std::map<std::pair<int, std::string>, int> partials;  // (device, pass) -> count
   std::map<int, double> last_ts;
   int sends = 0, homes = 0;
   for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] == "C")
+      continue;  // counters belong to a process, not a track (the rules check them)
     ASSERT_TRUE(e.contains("name") && e.contains("ph") && e.contains("pid") && e.contains("tid"))
         << e.dump();
     if (e["ph"] == "M") {
-      if (e["name"] == "thread_name") named_threads.insert(e["tid"].get<int>());
+      if (e["name"] == "thread_name") {
+        named_threads.insert(e["args"]["device"].get<int>());
+        track_names[e["tid"].get<int>()] = e["args"]["name"];
+      }
       continue;
     }
+    if (e["ph"] == "s" || e["ph"] == "f") continue;  // flows: checked by the rules
     ASSERT_EQ(e["ph"], "X") << e.dump();
     const auto name = e["name"].get<std::string>();
     const int tid = e["tid"].get<int>();
@@ -78,7 +91,10 @@ TEST_P(TraceWellFormed, EventsCarryTheFormatsFieldsAndTheModelsCounts) {
     EXPECT_GE(e["ts"].get<double>(), 0.0) << e.dump();
     EXPECT_GE(e["dur"].get<double>(), 0.0) << e.dump();
     EXPECT_EQ(e["pid"], 0);  // one host
-    EXPECT_EQ(a["device"], tid);
+    // One track per rank and activity: the track's name says whose it is.
+    const int dev = a["device"].get<int>();
+    EXPECT_EQ(track_names[tid].rfind("rank " + std::to_string(dev) + " \u00b7 ", 0), 0u)
+        << e.dump();
     const auto step = a["step"].get<std::int64_t>();
     // -1: backward's dK/dV hop home, outside the ring steps (as the simulator writes it).
     const bool home = step == -1;
@@ -88,26 +104,26 @@ TEST_P(TraceWellFormed, EventsCarryTheFormatsFieldsAndTheModelsCounts) {
     EXPECT_TRUE(a.contains("kv_block") && a.contains("bytes")) << e.dump();
     const auto p = a["pass"].get<std::string>();
     EXPECT_TRUE(p == "fwd" || p == "bwd") << e.dump();
-    // Sorted by device, then start time.
+    // Sorted by start time on each track.
     if (last_ts.count(tid)) {
       EXPECT_GE(e["ts"].get<double>(), last_ts[tid]) << e.dump();
     }
     last_ts[tid] = e["ts"].get<double>();
 
     if (home) {
-      // Home hop: the sender returns block tid+1's gradient, the receiver gets its own.
-      EXPECT_EQ(a["kv_block"], name == "send" ? (tid + 1) % n : tid) << e.dump();
+      // Home hop: the sender returns block dev+1's gradient, the receiver gets its own.
+      EXPECT_EQ(a["kv_block"], name == "send" ? (dev + 1) % n : dev) << e.dump();
       ++homes;
     }
     if (name == "partial") {
-      ++partials[{tid, p}];
-      EXPECT_EQ(a["kv_block"], kv_source(w, tid, step)) << e.dump();
-      EXPECT_EQ(a["entries"].get<std::uint64_t>(), step_entries(w, tid, step)) << e.dump();
+      ++partials[{dev, p}];
+      EXPECT_EQ(a["kv_block"], kv_source(w, dev, step)) << e.dump();
+      EXPECT_EQ(a["entries"].get<std::uint64_t>(), step_entries(w, dev, step)) << e.dump();
       EXPECT_EQ(a["bytes"], 0);
     }
     if (name == "send" || name == "recv") {
       const auto peer = a["peer"].get<int>();
-      EXPECT_EQ(peer, name == "send" ? (tid + 1) % n : (tid + n - 1) % n) << e.dump();
+      EXPECT_EQ(peer, name == "send" ? (dev + 1) % n : (dev + n - 1) % n) << e.dump();
       // K + V forward; backward also dK + dV (separate events of the same size).
       EXPECT_EQ(a["bytes"].get<std::int64_t>(), 2 * kv_bytes) << e.dump();
       if (name == "send") ++sends;
@@ -156,11 +172,18 @@ TEST(TraceWriter, DeterministicAndRoundTrips) {
   const auto text = slurp(p1);
   EXPECT_EQ(text, slurp(p2));
   const auto t = json::parse(text);
-  // Two metadata thread names + one process name + two events; partial (ts 1 us) first.
-  ASSERT_EQ(t["traceEvents"].size(), 5u);
-  EXPECT_EQ(t["traceEvents"][3]["name"], "partial");
-  EXPECT_EQ(t["traceEvents"][3]["ts"], 1.0);
-  EXPECT_EQ(t["traceEvents"][4]["args"]["peer"], 1);
+  EXPECT_TRUE(trace::check_rules(t).empty());
+  // The two complete events, partial (ts 1 us) first, on rank 0's compute and
+  // send tracks (tid = rank x 10 + activity); rank 1 has none.
+  std::vector<json> x;
+  for (const auto& e : t["traceEvents"])
+    if (e["ph"] == "X") x.push_back(e);
+  ASSERT_EQ(x.size(), 2u);
+  EXPECT_EQ(x[0]["name"], "partial");
+  EXPECT_EQ(x[0]["ts"], 1.0);
+  EXPECT_EQ(x[0]["tid"], 0);
+  EXPECT_EQ(x[1]["args"]["peer"], 1);
+  EXPECT_EQ(x[1]["tid"], 1);
   std::filesystem::remove_all(dir);
 }
 
