@@ -38,13 +38,19 @@ bool svg_supported() {
 }
 
 QString export_view(const QString& path, const std::vector<LoadedTrace>& traces,
-                    const TimeView& view, QSize size, const TimelineScene::Selection& sel) {
+                    const TimeView& view, QSize size, const TimelineScene::Selection& sel,
+                    const TimelineScene* like) {
   if (size.width() < 200 || size.height() < 100 || size.width() > 20000 || size.height() > 20000)
     return QString("image size %1x%2 is outside 200x100 .. 20000x20000")
         .arg(size.width())
         .arg(size.height());
   TimelineScene scene;
   scene.set_traces(traces);
+  if (like) {
+    scene.set_mode(like->mode());
+    scene.set_lane_window(like->lane_window_first(), like->lane_window_count());
+    scene.set_show_critical_path(like->show_critical_path());
+  }
   scene.set_size(size);
   const QString suffix = QFileInfo(path).suffix().toLower();
   if (suffix == "svg") {

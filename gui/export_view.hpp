@@ -14,6 +14,7 @@ bool svg_supported();
 
 // Empty on success, else a one-line reason.
 QString export_view(const QString& path, const std::vector<LoadedTrace>& traces,
-                    const TimeView& view, QSize size, const TimelineScene::Selection& sel = {});
+                    const TimeView& view, QSize size, const TimelineScene::Selection& sel = {},
+                    const TimelineScene* like = nullptr);  // its mode, lane window, path
 
 }  // namespace ringsim::gui

@@ -15,7 +15,7 @@ namespace {
 const char* kUsage =
     "usage: ringsim-gui [TRACE.json] [--compare TRACE2.json]\n"
     "       ringsim-gui --screenshot OUT.png|OUT.svg TRACE.json [--compare TRACE2.json]"
-    " [--size WxH]\n"
+    " [--size WxH] [--view heatmap|lanes]\n"
     "Shows ringsim traces (ringsim run --trace FILE) as a timeline of ring steps.\n"
     "Set RINGSIM_BIN to the ringsim program if it is not next to ringsim-gui or on PATH.\n";
 
@@ -49,6 +49,9 @@ int main(int argc, char** argv) {
       if (!value(&shot.out)) return fail("--screenshot needs an output file (.png or .svg)");
     } else if (a == "--compare") {
       if (!value(&shot.compare)) return fail("--compare needs a trace file");
+    } else if (a == "--view") {
+      if (!value(&shot.view) || (shot.view != "heatmap" && shot.view != "lanes"))
+        return fail("--view must be heatmap or lanes (default: heatmap from 64 devices)");
     } else if (a == "--size") {
       if (!value(&size_text)) return fail("--size needs WxH, e.g. 1600x900");
     } else if (a.startsWith("-") && a != "-") {

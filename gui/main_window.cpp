@@ -9,6 +9,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -19,8 +20,10 @@
 #include <QToolBar>
 #include <QUrl>
 
+#include "gui/event_filter.hpp"
 #include "gui/event_text.hpp"
 #include "gui/export_view.hpp"
+#include "gui/perfetto_export.hpp"
 #include "gui/run_panel.hpp"
 #include "gui/summary_panel.hpp"
 #include "gui/timeline_widget.hpp"
@@ -36,6 +39,8 @@ const char* kShortcuts =
     "Drag: pan   Click: select a bar   Double-click: zoom to its step\n"
     "+ / -: zoom in / out   Left / Right: pan (Shift: half a view)\n"
     "F, 0 or Home: fit   [ / ]: previous / next step\n"
+    "H: heatmap / lanes   Click a heatmap cell: its lanes at that step   A: all lanes\n"
+    "Shift+drag or right-drag: select a time range (statistics)   C: clear it\n"
     "Ctrl+O: open   Ctrl+Shift+O: compare with   Ctrl+E: export view\n"
     "Ctrl+R: run simulation   Esc: cancel it   Ctrl+Q: quit";
 
@@ -77,6 +82,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                                       QString::fromStdString(format_us(t1)),
                                       QString::fromStdString(format_us(t1 - t0))));
   });
+  connect(timeline_, &TimelineWidget::mode_changed, this,
+          [this](ViewMode m) { heatmap_action_->setChecked(m == ViewMode::Heatmap); });
+  connect(timeline_, &TimelineWidget::range_selected, this, [this](const QString& text) {
+    if (text.isEmpty()) return;
+    details_->setPlainText("Selected range\n" + text);
+    tabs_->setCurrentWidget(details_);
+    statusBar()->showMessage(text.section('\n', 0, 1).replace('\n', "  \u00b7  "));
+  });
   connect(summary_, &SummaryPanel::step_activated, this,
           [this](int step) { timeline_->zoom_to_step(step); });
   connect(run_panel_, &RunPanel::trace_ready, this,
@@ -102,6 +115,7 @@ void MainWindow::build_menus() {
   QAction* exp = file->addAction("&Export view (PNG/SVG)...", this, &MainWindow::export_dialog);
   exp->setShortcut(QKeySequence("Ctrl+E"));
   file->addAction("&Save trace as...", this, &MainWindow::save_trace_dialog);
+  file->addAction("Export for &Perfetto...", this, &MainWindow::export_perfetto_dialog);
   file->addSeparator();
   QAction* quit = file->addAction("&Quit", this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);
@@ -113,6 +127,16 @@ void MainWindow::build_menus() {
   zout->setShortcut(QKeySequence::ZoomOut);
   QAction* fit = view->addAction("&Fit to window", timeline_, &TimelineWidget::fit);
   fit->setShortcut(QKeySequence("Ctrl+0"));
+  view->addSeparator();
+  heatmap_action_ = view->addAction("&Heatmap of waits (device x step)");
+  heatmap_action_->setCheckable(true);
+  connect(heatmap_action_, &QAction::triggered, this,
+          [this](bool on) { timeline_->set_mode(on ? ViewMode::Heatmap : ViewMode::Lanes); });
+  view->addAction("&All lanes (undo drill-down)", timeline_, &TimelineWidget::show_all_lanes);
+  QAction* path = view->addAction("&Critical path");
+  path->setCheckable(true);
+  path->setChecked(true);
+  connect(path, &QAction::triggered, timeline_, &TimelineWidget::set_show_critical_path);
 
   QMenu* run = menuBar()->addMenu("&Run");
   QAction* go = run->addAction("&Run simulation", run_panel_, &RunPanel::start);
@@ -143,6 +167,18 @@ void MainWindow::build_menus() {
     if (!timeline_->zoom_to_step(step_box_->value()))
       statusBar()->showMessage(QString("no events in step %1").arg(step_box_->value()));
   });
+  tb->addSeparator();
+  tb->addAction(heatmap_action_);
+  filter_box_ = new QLineEdit(tb);
+  filter_box_->setPlaceholderText("filter: wait device=0-7 step=3 bwd");
+  filter_box_->setToolTip(
+      "Show only matching events: phase names (wait, send, partial, ...), device=N or A-B, "
+      "step=N or A-B, fwd / bwd, layer=N. Enter applies, empty shows all.");
+  filter_box_->setClearButtonEnabled(true);
+  filter_box_->setMaximumWidth(260);
+  connect(filter_box_, &QLineEdit::returnPressed, this,
+          [this] { apply_filter(filter_box_->text()); });
+  tb->addWidget(filter_box_);
   tb->addSeparator();
   tb->addAction(go);
   tb->addAction(cancel);
@@ -178,14 +214,16 @@ bool MainWindow::load_into(const QString& path, const QString& title, bool as_co
     return false;
   }
   last_load_ms_ = static_cast<double>(timer.nsecsElapsed()) / 1e6;
-  if (as_comparison && !traces_.empty()) {
-    traces_.resize(1);
-    traces_.push_back(std::move(loaded));
+  if (as_comparison && !sources_.empty()) {
+    sources_.resize(1);
+    sources_.push_back(std::move(loaded));
   } else {
-    traces_.clear();
-    traces_.push_back(std::move(loaded));
+    sources_.clear();
+    sources_.push_back(std::move(loaded));
   }
+  traces_ = sources_;
   show_traces(as_comparison);
+  if (!filter_box_->text().trimmed().isEmpty()) apply_filter(filter_box_->text());
   const Trace& t = *traces_.back().trace;
   QString msg = QString("%1: %2 events, %3 devices, loaded in %4 ms")
                     .arg(traces_.back().title)
@@ -208,7 +246,8 @@ bool MainWindow::open_comparison(const QString& path, const QString& title) {
 }
 
 void MainWindow::close_comparison() {
-  if (traces_.size() < 2) return;
+  if (sources_.size() < 2) return;
+  sources_.resize(1);
   traces_.resize(1);
   show_traces(true);
 }
@@ -243,14 +282,68 @@ bool MainWindow::export_to(const QString& path) {
     report("Nothing to export", "Open a trace first.");
     return false;
   }
-  const QString problem =
-      export_view(path, traces_, timeline_->view(), timeline_->size(), timeline_->selection());
+  const QString problem = export_view(path, traces_, timeline_->view(), timeline_->size(),
+                                      timeline_->selection(), &timeline_->scene());
   if (!problem.isEmpty()) {
     report("Export failed", problem);
     return false;
   }
   statusBar()->showMessage("Exported " + path);
   return true;
+}
+
+bool MainWindow::apply_filter(const QString& text) {
+  EventFilter f;
+  std::string error;
+  if (!parse_filter(text.toStdString(), &f, &error)) {
+    statusBar()->showMessage(QString::fromStdString(error));
+    return false;
+  }
+  traces_.clear();
+  std::size_t shown = 0, all = 0;
+  for (const LoadedTrace& src : sources_) {
+    all += src.trace->events.size();
+    if (!f.any()) {
+      traces_.push_back(src);
+      shown += src.trace->events.size();
+      continue;
+    }
+    LoadedTrace t = make_loaded(std::make_shared<Trace>(filter_trace(*src.trace, f)), src.title);
+    // The run's story (faults, verdict, critical path) is the whole run's, not the filter's.
+    t.facts = src.facts;
+    t.critical = src.critical;
+    t.summary = src.summary;
+    shown += t.trace->events.size();
+    traces_.push_back(std::move(t));
+  }
+  show_traces(true);
+  statusBar()->showMessage(f.any() ? QString("filter: %1 of %2 events").arg(shown).arg(all)
+                                   : QString("filter cleared: %1 events").arg(all));
+  return true;
+}
+
+bool MainWindow::export_perfetto_to(const QString& path) {
+  if (traces_.empty()) {
+    report("Nothing to export", "Open a trace first.");
+    return false;
+  }
+  try {
+    export_perfetto(*traces_.front().trace, traces_.front().facts, path.toStdString());
+  } catch (const InputError& e) {
+    report("Export failed", QString::fromStdString(one_line(e.what())));
+    return false;
+  }
+  statusBar()->showMessage("Wrote " + path + " (open it in ui.perfetto.dev)");
+  return true;
+}
+
+void MainWindow::export_perfetto_dialog() {
+  if (traces_.empty()) return;
+  QString path = QFileDialog::getSaveFileName(this, "Export for Perfetto", "trace-perfetto.json",
+                                              "Chrome trace JSON (*.json)");
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty()) path += ".json";
+  export_perfetto_to(path);
 }
 
 void MainWindow::open_dialog(bool comparison) {

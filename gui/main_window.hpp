@@ -8,6 +8,8 @@
 
 #include "gui/timeline_scene.hpp"
 
+class QAction;
+class QLineEdit;
 class QPlainTextEdit;
 class QSpinBox;
 class QTabWidget;
@@ -31,6 +33,11 @@ class MainWindow : public QMainWindow {
   // compared with the open trace; otherwise it replaces the view.
   void open_dropped(const QStringList& files, Qt::KeyboardModifiers modifiers);
   bool export_to(const QString& path);
+  // The shown traces' events through trace::write_trace (gui/perfetto_export.hpp).
+  bool export_perfetto_to(const QString& path);
+  // Shows only the events the filter text selects (gui/event_filter.hpp); ""
+  // shows everything. False, with the reason in the status bar, on a bad filter.
+  bool apply_filter(const QString& text);
 
   using ErrorSink = std::function<void(const QString& title, const QString& message)>;
   void set_error_sink(ErrorSink sink) { error_sink_ = std::move(sink); }
@@ -56,6 +63,7 @@ class MainWindow : public QMainWindow {
   void open_dialog(bool comparison);
   void export_dialog();
   void save_trace_dialog();
+  void export_perfetto_dialog();
 
   TimelineWidget* timeline_;
   SummaryPanel* summary_;
@@ -63,7 +71,10 @@ class MainWindow : public QMainWindow {
   QPlainTextEdit* details_;
   QTabWidget* tabs_;
   QSpinBox* step_box_;
-  std::vector<LoadedTrace> traces_;
+  QLineEdit* filter_box_;
+  QAction* heatmap_action_;
+  std::vector<LoadedTrace> traces_;   // what is shown (filtered)
+  std::vector<LoadedTrace> sources_;  // as loaded
   ErrorSink error_sink_;
   double last_load_ms_ = 0;
 };

@@ -29,7 +29,9 @@ int render_screenshot(const ScreenshotArgs& args, const std::vector<LoadedTrace>
   TimeView view;
   view.set_extent(0, std::max(probe.extent_end(), TimeView::kMinSpanUs));
   view.fit();
-  const QString problem = export_view(args.out, traces, view, size);
+  if (args.view == "heatmap") probe.set_mode(ViewMode::Heatmap);
+  if (args.view == "lanes") probe.set_mode(ViewMode::Lanes);
+  const QString problem = export_view(args.out, traces, view, size, {}, &probe);
   if (!problem.isEmpty()) {
     err << "ringsim-gui: error: " << problem << "\n";
     return 2;

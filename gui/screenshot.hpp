@@ -1,5 +1,5 @@
 #pragma once
-// `ringsim-gui --screenshot OUT TRACE [--compare TRACE2]`: renders without a
+// `ringsim-gui --screenshot OUT TRACE [--compare TRACE2] [--view heatmap|lanes]`: renders without a
 // window (docs and tests). Bad input prints one `ringsim-gui: error:` line.
 #include <QSize>
 #include <QString>
@@ -12,7 +12,8 @@ namespace ringsim::gui {
 
 struct ScreenshotArgs {
   QString out, trace, compare;
-  QSize size;  // invalid: 1600 wide, as tall as the lanes need
+  QSize size;    // invalid: 1600 wide, as tall as the lanes need
+  QString view;  // "heatmap", "lanes", or empty: the default (heatmap from 64 devices)
 };
 
 // Reads the traces; needs no QGuiApplication, so a bad file is reported

@@ -35,12 +35,31 @@ class TimelineWidget : public QWidget {
   int current_step() const { return current_step_; }
   void select(int trace, long event);
 
+  // Heatmap (the default from kHeatmapMinDevices devices) or lanes.
+  void set_mode(ViewMode m);
+  void toggle_mode();
+  // The lane view zoomed on a heatmap cell: lanes around `row` of trace
+  // `trace`, the time of column `col`. False if there is no such cell.
+  bool drill_down(int trace, int row, int col);
+  void show_all_lanes();  // undo a drill-down's lane window
+  void set_show_critical_path(bool on) {
+    scene_.set_show_critical_path(on);
+    view_updated();
+  }
+  // A time range with statistics of the first band's trace (Shift+drag, or
+  // right-drag); t0 == t1 clears it.
+  void select_range(double t0, double t1);
+  bool has_range() const { return range_t1_ > range_t0_; }
+  const RangeStats& range() const { return range_stats_; }
+
   QString tooltip_at(QPointF pos) const;
   QSize sizeHint() const override { return {1000, 600}; }
 
  signals:
   void view_changed(double t0, double t1);
   void event_selected(int trace, long event);  // event -1: selection cleared
+  void mode_changed(ViewMode mode);
+  void range_selected(const QString& text);  // empty: range cleared
 
  protected:
   bool event(QEvent* e) override;
@@ -63,6 +82,10 @@ class TimelineWidget : public QWidget {
   QImage cache_;
   bool cache_valid_ = false;
   bool dragging_ = false, dragged_ = false;
+  bool ranging_ = false;  // Shift+drag or right-drag: selecting a time range
+  double range_t0_ = 0, range_t1_ = 0;
+  RangeStats range_stats_;
+  QString range_text_;
   QPointF press_pos_;
   double press_t0_ = 0, press_t1_ = 0;
 };

@@ -387,6 +387,7 @@ class ScreenshotTest : public QObject {
         {"--screenshot", out},
         {"--screenshot", out, good, "--size", "big"},
         {"--screenshot", out, good, "--bogus"},
+        {"--screenshot", out, good, "--view", "grid"},
         {"--screenshot", dir.filePath("no/such/dir/x.png"), good},
     };
     for (const QStringList& args : cases) {
