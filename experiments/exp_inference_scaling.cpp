@@ -94,15 +94,16 @@ void run(const Context& ctx, Output& out) {
 
   Panel pt, pd, pc;
   pt.title = "Time to first token against nodes (TP 8 inside each)";
-  pt.x = make_axis("nodes (CP degree)", true, 2);
-  pt.y = make_axis("TTFT (s)", true, 10);
+  pt.x = unit_axis("nodes (CP degree, count)", "", true, 2);
+  pt.y = unit_axis("TTFT (time to first token, s)", "s", true, 10);
   pd.title = "Decode: time per token at the full context";
-  pd.x = make_axis("nodes (CP degree)", true, 2);
-  pd.y = make_axis("time per token (ms)", false, 10);
+  pd.x = unit_axis("nodes (CP degree, count)", "", true, 2);
+  pd.y = unit_axis("time per token (s)", "s", false, 10);
   pc.title =
       fmt::format("Pass-KV vs pass-Q at {} tokens on {} nodes", tokens_k(cross_ctx), cross_nodes);
   pc.x = make_axis("cached share of the context (%)", false, 10, 0, 100);
-  pc.y = make_axis("TTFT (s)", true, 10);
+  pc.x.unit = "%";
+  pc.y = unit_axis("TTFT (time to first token, s)", "s", true, 10);
   MdTable scaling({"context", "nodes", "GPUs", "variant", "TTFT", "speed-up vs 1 node",
                    "exposed transfers", "decode / token", "memory / GPU"});
   bool monotone = true;
@@ -121,7 +122,7 @@ void run(const Context& ctx, Output& out) {
       add("nodes", r, a);
       const double x = static_cast<double>(n);
       s.points.push_back({x, a.ttft_s});
-      d.points.push_back({x, a.decode_s_per_token * 1e3});
+      d.points.push_back({x, a.decode_s_per_token});
       if (first == 0) first = a.ttft_s;
       ideal.points.push_back({x, first / x});
       if (prev > 0 && a.ttft_s >= prev) {

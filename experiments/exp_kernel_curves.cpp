@@ -70,8 +70,9 @@ void run(const Context& ctx, Output& out) {
       Panel p;
       p.title =
           fmt::format("{}: {} (head dim 128)", d.display, pass == "fwd" ? "forward" : "backward");
-      p.x = make_axis("sequence length L (tokens, square call, batch x L = 16k)", true, 2);
-      p.y = make_axis("TFLOP/s (useful FLOPs)");
+      p.x = unit_axis("sequence length L (tokens, K = 1024; square call, batch x L = 16K)",
+                      "tokens", true, 2);
+      p.y = unit_axis("throughput (TFLOP/s of useful FLOPs)", "");
       p.legend = "right";
       std::size_t color = 0;
       for (const auto& k : cat.kernels()) {

@@ -141,14 +141,17 @@ void run(const Context& ctx, Output& out) {
 
   Panel p1, p2, p3;
   p1.title = "Per-device memory at a 1M-token context, Llama 2 7B";
-  p1.x = make_axis("devices N (context-parallel degree)", true, 2);
-  p1.y = make_axis("bytes per device (one layer; training total for the planner)", true, 10);
+  p1.x = unit_axis("devices N (context-parallel degree, count)", "", true, 2);
+  // Bytes in binary units (1 GiB = 2^30 B) on both the ticks and the title;
+  // log or linear is chosen from the data below.
+  p1.y = unit_axis("memory per device (bytes, binary units; one layer, planner: training total)",
+                   "bytes", false, 2);
   p2.title = "Longest context, Table 1 view: one layer's activations in what HBM leaves";
-  p2.x = make_axis("devices N", true, 2);
-  p2.y = make_axis("longest context s (tokens)", true, 10);
+  p2.x = unit_axis("devices N (count)", "", true, 2);
+  p2.y = unit_axis("longest context s (tokens, K = 1024)", "tokens", false, 2);
   p3.title = "Longest trainable context, planner (full training memory, chunked loss)";
-  p3.x = make_axis("devices N", true, 2);
-  p3.y = make_axis("longest context s (tokens)", true, 10);
+  p3.x = p2.x;
+  p3.y = p2.y;
   p1.legend = p2.legend = p3.legend = "bottom";
 
   const auto& s7 = find_model("--model", "llama2-7b");
@@ -180,8 +183,13 @@ void run(const Context& ctx, Output& out) {
     Series sv = line_series(c.label + ": vanilla", palette_color(4), ci % 2 == 1);
     Series sm = line_series(c.label + ": memory-efficient", palette_color(1), ci % 2 == 1);
     Series sb = line_series(c.label + ": blockwise", palette_color(2), ci % 2 == 1);
-    Series sr = line_series(c.label + ": ring", palette_color(0), ci % 2 == 1);
-    for (auto* s : {&sv, &sm, &sb, &sr}) s->markers = true;
+    Series sr = line_series(c.label + ": ring", color_for("ring", 0), ci % 2 == 1);
+    // The device family's marker (the one style table, plot_spec.hpp).
+    const Style& fam = style_for(c.gpu.rfind("tpu", 0) == 0 ? "TPU v4" : "A100");
+    for (auto* s : {&sv, &sm, &sb, &sr}) {
+      s->markers = true;
+      s->marker = fam.marker;
+    }
     Series pr = line_series(c.label + ": ring cp = N", palette_color(ci), false);
     Series pn = line_series(c.label + ": no CP (cp 1)", palette_color(ci), true);
     pn.markers = true;
@@ -273,7 +281,7 @@ void run(const Context& ctx, Output& out) {
     }
     if (ci == 0 || ci == 2) {  // Table 1 view for the 7B rows (A100 solid, TPU v4 dashed)
       for (auto* s : {&sv, &sm, &sb, &sr}) {
-        s->dash = ci == 2;
+        s->dash = fam.dash;
         p2s.push_back(*s);
       }
     }
@@ -282,9 +290,18 @@ void run(const Context& ctx, Output& out) {
     ++ci;
   }
   if (lin_detail.size() >= 2) lin_detail.resize(lin_detail.size() - 2);
+  if (!hbm1.points.empty()) {
+    const double hbm = hbm1.points.front().second;
+    hbm1.name = fmt::format("A100 HBM: {} ({:.0f} GB)", human_bytes(hbm), hbm / 1e9);
+  }
+  if (!v1.points.empty())  // one value at every N: vanilla does not split the context
+    v1.name = fmt::format("vanilla 2bhs^2 (Table 1): {}", human_bytes(v1.points.front().second));
   p1.series = {v1, m1, b1, r1, o1, t1, hbm1};
   p2.series = p2s;
   p3.series = p3s;
+  // Log where the data spans decades (bytes from MiB to PiB; contexts from
+  // thousands to hundreds of millions of tokens), linear otherwise.
+  for (Panel* p : {&p1, &p2, &p3}) p->y.log = spans_decades(p->series, true);
 
   out.check("planner: longest ring context never shrinks as N grows", monotone,
             monotone ? "non-decreasing in N for every model and device" : mono_detail);
@@ -326,7 +343,8 @@ void run(const Context& ctx, Output& out) {
       "Table 1 "
       "activations of one layer "
       "must fit in HBM minus the FSDP-sharded model state (16 B/param / N); solid A100 80 GB, "
-      "dashed TPU v4 32 GiB. "
+      "dashed TPU v4 32 GiB (diamonds). Memory in binary units (1 GiB = 2^30 B), contexts in "
+      "binary K/M (1M = 2^20 tokens). "
       "Right: ringsim plan --max-context with ring cp = N (solid) and without context parallelism "
       "(dashed).";
 

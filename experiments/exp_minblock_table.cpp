@@ -63,7 +63,8 @@ void run(const Context& ctx, Output& out) {
   Panel p1;
   p1.title = "Ring Attention Table 2: published vs reproduced (c = F/B, s = 6c)";
   p1.x.label = "host (Table 2 row)";
-  p1.y = make_axis("tokens per device", true, 10, 400.0, 400e3);
+  p1.y = make_axis("tokens per device (K = 1024)", true, 2, 400.0, 400e3);
+  p1.y.unit = "tokens";
   Series pub_c = scatter_series("published min block", color_for("published", 0), "square");
   Series our_c = scatter_series("ours: min block F/B", palette_color(0), "circle");
   Series pub_s = scatter_series("published min seq/device", palette_color(7), "diamond");
@@ -119,7 +120,8 @@ void run(const Context& ctx, Output& out) {
       "Extension: minimum block per device and link, one assumption dropped at a time ({})",
       kModel);
   p2.x.label = "device / link (catalog)";
-  p2.y = make_axis("minimum block c (tokens per device)", true, 10, 100.0, 200e3);
+  p2.y = make_axis("minimum block c (tokens per device, K = 1024)", true, 2, 100.0, 200e3);
+  p2.y.unit = "tokens";
   const std::vector<std::pair<std::string, std::string>> cols{
       {"paper", "paper: F/B (MHA, fwd, full, peak)"},
       {"gqa", "GQA (KV heads 8/32)"},

@@ -107,8 +107,9 @@ void run(const Context& ctx, Output& out) {
   Panel main, paper;
   main.title = "Catalog efficiency (A100 at 0.70 of peak): exposed share vs block";
   paper.title = "Paper's assumption (peak FLOP/s) vs Table 2's published minimum block";
-  main.x = paper.x = make_axis("block c (tokens per device)", true, 2);
-  main.y = paper.y = make_axis("exposed communication / total time", false, 10, 0.0, 1.0);
+  main.x = paper.x = unit_axis("block c (tokens per device, K = 1024)", "tokens", true, 2);
+  main.y = paper.y =
+      make_axis("exposed communication / total time (fraction)", false, 10, 0.0, 1.0);
   main.legend = paper.legend = "bottom";
   std::map<std::size_t, Series> an, sim;
   for (std::size_t i = 0; i < pts.size(); ++i) {
@@ -209,7 +210,8 @@ void run(const Context& ctx, Output& out) {
   out.plot.note = fmt::format(
       "Lines: analytic (ringsim run --engine analytic); circles: {} (one process per point). "
       "Dashed verticals: the "
-      "minimum block ringsim reports (min_block, with link latency); black dashed: Ring Attention "
+      "minimum block ringsim reports (min_block, with link latency); dark grey dashed: Ring "
+      "Attention "
       "Table 2's published "
       "minimum block. Flat ring of one link type (--platform flat --intra LINK).",
       engines.size() > 1 ? "SimGrid (ringsim run --engine simgrid)"

@@ -99,7 +99,7 @@ void run(const Context& ctx, Output& out) {
     Panel p;
     p.title = fmt::format("{}: feasible configs on {} x {}", c.name, c.gpus, c.gpu);
     p.x.label = "config (memory per device)";
-    p.y = make_axis("tokens/s per GPU", false, 10);
+    p.y = make_axis("throughput per GPU (tokens/s)", false, 10);
     p.legend = "none";
     if (!r.ok) {
       all_fit = false;
@@ -139,7 +139,7 @@ void run(const Context& ctx, Output& out) {
           std::string label = cfg.label();
           if (const auto paren = label.find(" ("); paren != std::string::npos)
             label.replace(paren, 1, "<br>");
-          p.x.categories.push_back(label + "<br>" + fmt::format("{:.1f} GB", mem / 1e9));
+          p.x.categories.push_back(label + "<br>" + human_gib(mem));
           s.points.push_back({static_cast<double>(feasible), cfg.tokens_per_s_per_gpu});
         }
         if (layout_of(cfg) == "ring" && ring_rate[ci] == 0)
@@ -156,7 +156,7 @@ void run(const Context& ctx, Output& out) {
     }
     double ymax = 0;
     for (const auto& pt : s.points) ymax = std::max(ymax, pt.second);
-    p.y = make_axis("tokens/s per GPU", false, 10, 0.0, std::max(1.0, ymax * 1.15));
+    p.y = make_axis("throughput per GPU (tokens/s)", false, 10, 0.0, std::max(1.0, ymax * 1.15));
     p.series.push_back(s);
     panels.push_back(p);
 
@@ -187,7 +187,7 @@ void run(const Context& ctx, Output& out) {
       const auto& b = cfgs[0];
       best_labels.push_back(b.label());
       answers.add({c.question, std::to_string(c.gpus), b.label(),
-                   fmt::format("{:.1f} GB of {:.0f}", b.memory.total / 1e9, hbm / 1e9),
+                   fmt::format("{} of {}", human_gib(b.memory.total), human_gib(hbm)),
                    human_seconds(b.time.step_time_s), fmt::format("{:.0f}", b.tokens_per_s_per_gpu),
                    fmt::format("{:.1f}%", 100 * b.mfu), std::to_string(feasible), rc});
     } else {
@@ -198,8 +198,8 @@ void run(const Context& ctx, Output& out) {
   // GPU-count sweep: the best config per count.
   Panel ps;
   ps.title = "Best tokens/s per GPU vs GPU count (empty: nothing fits)";
-  ps.x = make_axis("H100 GPUs", true, 2);
-  ps.y = make_axis("tokens/s per GPU (best config)", false, 10);
+  ps.x = unit_axis("H100 GPUs (count)", "", true, 2);
+  ps.y = make_axis("throughput per GPU, best config (tokens/s)", false, 10);
   ps.legend = "bottom";
   MdTable sweep_tab({"question", "GPUs", "best config", "memory/device", "tokens/s/GPU", "MFU"});
   std::size_t k = cases.size();
@@ -230,13 +230,14 @@ void run(const Context& ctx, Output& out) {
         ymax = std::max(ymax, b.tokens_per_s_per_gpu);
       }
       sweep_tab.add({cases[ci].name, std::to_string(g), fits ? b.label() : "none fits",
-                     fits ? fmt::format("{:.1f} GB", b.memory.total / 1e9) : "-",
+                     fits ? human_gib(b.memory.total) : "-",
                      fits ? fmt::format("{:.0f}", b.tokens_per_s_per_gpu) : "-",
                      fits ? fmt::format("{:.1f}%", 100 * b.mfu) : "-"});
     }
     ps.series.push_back(s);
   }
-  ps.y = make_axis("tokens/s per GPU (best config)", false, 10, 0.0, std::max(1.0, ymax * 1.15));
+  ps.y = make_axis("throughput per GPU, best config (tokens/s)", false, 10, 0.0,
+                   std::max(1.0, ymax * 1.15));
   if (!sweep.empty()) panels.push_back(ps);
 
   out.check("every question has a configuration that fits", all_fit,

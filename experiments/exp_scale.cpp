@@ -102,10 +102,10 @@ void run(const Context& ctx, Output& out) {
   pt.title = "Predicted time of one attention layer (forward)";
   pm.title = "Memory per device (attention buffers)";
   pw.title = "Cost of the prediction: wall time per point";
-  pt.x = pm.x = pw.x = make_axis("devices N", true, 2);
-  pt.y = make_axis("predicted time (s)", true, 10);
-  pm.y = make_axis("bytes per device", true, 10);
-  pw.y = make_axis("wall time of `ringsim run` (s)", true, 10);
+  pt.x = pm.x = pw.x = unit_axis("devices N (count)", "", true, 2);
+  pt.y = unit_axis("predicted time (s)", "s", true, 10);
+  pm.y = unit_axis("memory per device (bytes, binary units)", "bytes", true, 2);
+  pw.y = unit_axis("wall time of `ringsim run` (s)", "s", true, 10);
   pt.legend = pm.legend = pw.legend = "bottom";
   bool mem_ok = true, sim_close = true;
   std::string mem_detail, close_detail;

@@ -4,7 +4,7 @@
 // Schema (docs: experiments/README.md, "Plot spec"):
 //   {"title", "width", "height", "columns", "note",
 //    "panels": [{"title", "legend": "bottom|right|top|none",
-//                "x": {"label", "log", "base", "min", "max", "categories": [..]},
+//                "x": {"label", "unit", "log", "base", "min", "max", "categories": [..]},
 //                "y": {...},
 //                "series": [{"name", "type": "line|scatter", "dash", "markers",
 //                            "color", "marker", "hollow", "width", "points": [[x, y], ...]}]}]}
@@ -18,6 +18,10 @@ namespace ringsim::exp {
 
 struct Axis {
   std::string label;  // with the unit, e.g. "block size c (tokens)"
+  // What the tick labels carry (experiments/plot/ticks.hpp): "bytes" (KiB,
+  // MiB, ... binary), "tokens" (binary K/M: 32K = 32768, as the CLI reads
+  // them), "s" (ns/us/ms/s), "%", "x" (a ratio) or "" for a plain count.
+  std::string unit;
   bool log = false;
   int base = 10;                        // log base (2 for block sizes)
   std::optional<double> min, max;       // default: fit the data
@@ -58,14 +62,37 @@ Series line_series(std::string name, std::string color, bool dash = false);
 Series scatter_series(std::string name, std::string color, std::string marker = "circle");
 Axis make_axis(std::string label, bool log = false, int base = 10);
 Axis make_axis(std::string label, bool log, int base, double min, double max);
+// The same with the tick unit set (see Axis::unit).
+Axis unit_axis(std::string label, std::string unit, bool log = false, int base = 10);
 
-// Colours: layouts (ring, striped, ...) keep one colour in every plot; other
-// series take the palette by their index in the panel.
+// Log when the data spans more than `decades` powers of ten (all > 0):
+// a linear axis would squash all but the largest series onto the floor.
+bool spans_decades(const std::vector<Series>& series, bool y, double decades = 2);
+
+// One style table for every experiment and panel: a layout (ring, striped,
+// zigzag, ulysses, allgather, hybrid), a device family (A100, H100, TPU v4,
+// TPU v5p) or a reference (published, bound) keeps its colour, marker and
+// dash everywhere. Colours: Okabe & Ito, "Color Universal Design" (2008),
+// the 8-colour palette safe for colour-blind readers.
+struct Style {
+  std::string color, marker;
+  bool dash = false;
+};
+// The style of `key`; throws std::out_of_range for a key not in the table
+// (so a typo cannot silently pick another colour).
+const Style& style_for(const std::string& key);
+bool has_style(const std::string& key);
+// A line series in `key`'s style (colour, marker, dash).
+Series styled_line(std::string name, const std::string& key);
+
+// Series without a fixed meaning (context lengths, kernels) take the
+// palette by their index in the panel.
 std::string palette_color(std::size_t i);
 std::string color_for(const std::string& key, std::size_t fallback_index);
 
-// Renders `spec_path` (JSON) to `png_path` with `plotter`. Returns "" on
-// success, else one line saying why the plot was skipped.
+// Renders `spec_path` (JSON) to `png_path` and, beside it, the same plot as
+// SVG (png_path with .svg) with `plotter`. Returns "" on success, else one
+// line saying why the plot was skipped.
 std::string render_plot(const std::string& plotter, const std::string& spec_path,
                         const std::string& png_path);
 

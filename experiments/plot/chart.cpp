@@ -1,8 +1,11 @@
 #include "experiments/plot/chart.hpp"
 
 #include <QApplication>
+#include <QBuffer>
+#include <QGraphicsScene>
 #include <QPainter>
 #include <QPainterPath>
+#include <QSvgGenerator>
 #include <QtCharts/QCategoryAxis>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
@@ -27,13 +30,6 @@ QFont font_px(int px, bool bold = false) {
   f.setPixelSize(px);
   f.setBold(bold);
   return f;
-}
-
-double nice_step(double raw) {
-  const double p = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
-    if (m * p >= raw) return m * p;
-  return 10 * p;
 }
 
 // The axis as drawn: categories and log scales become QCategoryAxis with
@@ -69,26 +65,16 @@ QAbstractAxis* make_axis(const AxisSpec& a, bool horizontal, int panel_px) {
         c->setLabelsAngle(-35);
     }
     axis = c;
-  } else if (a.log) {
+  } else {
+    // Log and linear scales alike carry our ticks (ticks.hpp), so every
+    // label has its unit ("1 GiB", "32K", "2 ms") and the tests see them.
     auto* c = new QCategoryAxis;
     c->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
-    for (const auto& t : log_ticks(a.lo, a.hi, a.base))
-      c->append(QString::fromStdString(t.label), t.at);
+    const auto ticks = a.log ? log_ticks(a.lo, a.hi, a.base, 12, a.unit)
+                             : linear_ticks(a.lo, a.hi, horizontal ? 7 : 8, a.unit);
+    for (const auto& t : ticks) c->append(QString::fromStdString(t.label), t.at);
     c->setRange(to_axis(a.lo, a), to_axis(a.hi, a));
     axis = c;
-  } else {
-    auto* v = new QValueAxis;
-    v->setRange(a.lo, a.hi);
-    v->setLabelFormat("%g");
-    if (a.has_min && a.has_max) {
-      // A range the experiment chose stays exact; ticks at a 1-2-5 step.
-      v->setTickType(QValueAxis::TicksDynamic);
-      v->setTickAnchor(0);
-      v->setTickInterval(nice_step((a.hi - a.lo) / 6));
-    } else {
-      v->applyNiceNumbers();
-    }
-    axis = v;
   }
   axis->setTitleText(QString::fromStdString(a.label));
   axis->setTitleFont(font_px(14));
@@ -136,7 +122,7 @@ QChart* build_panel(const PanelSpec& p, int panel_px) {
         pen.setWidthF(2.2);
         sc->setPen(pen);
       } else {
-        sc->setMarkerSize(11);
+        sc->setMarkerSize(d.covered ? 16 : 11);
         sc->setColor(color);
         sc->setBorderColor(color.darker(130));
       }
@@ -163,7 +149,8 @@ QChart* build_panel(const PanelSpec& p, int panel_px) {
       // Qt draws line points as circles only; a scatter twin carries the shape.
       auto* dots = new QScatterSeries;
       dots->setMarkerShape(marker_shape(d.marker));
-      dots->setMarkerSize(8);
+      // A covered series (resolve_spec) rings the markers drawn over it.
+      dots->setMarkerSize(d.covered ? 14 : 8);
       dots->setColor(color);
       dots->setBorderColor(color.darker(130));
       dots->replace(on_axes);
@@ -322,16 +309,15 @@ void draw_legend(QPainter& g, const std::vector<LegendEntry>& es, const std::str
 
 }  // namespace
 
-QImage render_spec(const json& json_spec) {
-  const Spec spec = resolve_spec(json_spec);
+namespace {
+// Paints the whole figure on `painter` (an image or an SVG generator): the
+// charts are rendered as scenes, not grabbed as pixmaps, so the SVG is vector.
+void paint_spec(QPainter& painter, const Spec& spec) {
   const int width = spec.width, height = spec.height;
   const int n = static_cast<int>(spec.panels.size());
   const int cols = std::max(1, spec.columns);
   const int rows = (n + cols - 1) / cols;
-
-  QImage img(width, height, QImage::Format_RGB32);
-  img.fill(Qt::white);
-  QPainter painter(&img);
+  painter.fillRect(QRect(0, 0, width, height), Qt::white);
   painter.setRenderHint(QPainter::Antialiasing);
   painter.setRenderHint(QPainter::TextAntialiasing);
 
@@ -368,16 +354,46 @@ QImage render_spec(const json& json_spec) {
       plot.setHeight(cell.height() - extent);
       legend_area = QRectF(cell.left(), plot.bottom(), cell.width(), extent);
     }
-    QChartView view(build_panel(pj, static_cast<int>(plot.width())));
-    view.setRenderHint(QPainter::Antialiasing);
-    view.setFrameShape(QFrame::NoFrame);
-    view.setBackgroundBrush(Qt::white);
-    view.resize(static_cast<int>(plot.width()), static_cast<int>(plot.height()));
-    painter.drawPixmap(plot.topLeft(), view.grab());
+    // A scene holding the chart, rendered through the painter: vector in
+    // the SVG, the same pixels as a grab in the PNG.
+    QGraphicsScene scene;
+    QChart* chart = build_panel(pj, static_cast<int>(plot.width()));
+    scene.addItem(chart);
+    const QRectF local(0, 0, std::floor(plot.width()), std::floor(plot.height()));
+    chart->setGeometry(local);
+    scene.setSceneRect(local);
+    QApplication::processEvents();  // the chart lays out its axes on a posted event
+    scene.render(&painter, QRectF(plot.topLeft(), local.size()), local);
     draw_legend(painter, entries, where, legend_area);
   }
+}
+}  // namespace
+
+QImage render_spec(const json& json_spec) {
+  const Spec spec = resolve_spec(json_spec);
+  QImage img(spec.width, spec.height, QImage::Format_RGB32);
+  img.fill(Qt::white);
+  QPainter painter(&img);
+  paint_spec(painter, spec);
   painter.end();
   return img;
+}
+
+QByteArray render_svg(const json& json_spec, const QString& title) {
+  const Spec spec = resolve_spec(json_spec);
+  QByteArray bytes;
+  QBuffer buf(&bytes);
+  buf.open(QIODevice::WriteOnly);
+  QSvgGenerator gen;
+  gen.setOutputDevice(&buf);
+  gen.setSize(QSize(spec.width, spec.height));
+  gen.setViewBox(QRect(0, 0, spec.width, spec.height));
+  gen.setTitle(title);
+  gen.setDescription("ringsim-plot (experiments/plot), schema ringsim-plot-1");
+  QPainter painter(&gen);
+  paint_spec(painter, spec);
+  painter.end();
+  return bytes;
 }
 
 }  // namespace ringsim::plot

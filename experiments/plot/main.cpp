@@ -1,4 +1,4 @@
-// ringsim-plot SPEC.json OUT.png: renders an experiment's plot spec
+// ringsim-plot SPEC.json OUT.png [OUT.svg]: renders an experiment's plot spec
 // (experiments/plot_spec.hpp) offscreen with Qt 6 Charts. A separate program so
 // the ringsim CLI does not link Qt; `ringsim experiment` runs it as a child.
 #include <QApplication>
@@ -27,12 +27,13 @@ void quiet_handler(QtMsgType type, const QMessageLogContext&, const QString& msg
 int main(int argc, char** argv) {
   if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
     std::cout
-        << "usage: ringsim-plot SPEC.json OUT.png\n"
-           "Renders a ringsim plot spec (schema ringsim-plot-1, experiments/README.md) to PNG.\n";
+        << "usage: ringsim-plot SPEC.json OUT.png [OUT.svg]\n"
+           "Renders a ringsim plot spec (schema ringsim-plot-1, experiments/README.md) to PNG\n"
+           "and, when OUT.svg is given, the same figure as SVG.\n";
     return 0;
   }
-  if (argc != 3) {
-    std::cerr << "ringsim-plot: error: usage: ringsim-plot SPEC.json OUT.png\n";
+  if (argc != 3 && argc != 4) {
+    std::cerr << "ringsim-plot: error: usage: ringsim-plot SPEC.json OUT.png [OUT.svg]\n";
     return 2;
   }
   // No display (CI, ssh): render offscreen. A user's explicit choice wins.
@@ -40,11 +41,16 @@ int main(int argc, char** argv) {
     setenv("QT_QPA_PLATFORM", "offscreen", 1);
   nlohmann::json spec;
   const std::string spec_path = argv[1], out_path = argv[2];
+  const std::string svg_path = argc == 4 ? argv[3] : "";
   try {
     // The same rules as ringsim's: a directory, FIFO or device as the spec is
     // refused (a FIFO with no writer used to hang), the output is judged
     // before rendering and is never the spec itself.
-    ringsim::check_outputs({{"OUT.png", out_path}}, {{"SPEC.json", spec_path}});
+    if (svg_path.empty())
+      ringsim::check_outputs({{"OUT.png", out_path}}, {{"SPEC.json", spec_path}});
+    else
+      ringsim::check_outputs({{"OUT.png", out_path}, {"OUT.svg", svg_path}},
+                             {{"SPEC.json", spec_path}});
     // 64 MiB: a plot spec of 100,000 points per panel is a few MiB.
     const auto text = ringsim::read_input_file("SPEC.json", spec_path, 64u << 20);
     spec = nlohmann::json::parse(text);
@@ -74,6 +80,13 @@ int main(int argc, char** argv) {
     ringsim::AtomicFile out(out_path, "OUT.png");
     out.write(std::string_view(png.constData(), static_cast<std::size_t>(png.size())));
     out.commit();
+    if (!svg_path.empty()) {
+      const QByteArray svg = ringsim::plot::render_svg(
+          spec, QString::fromStdString(spec.value("title", std::string())));
+      ringsim::AtomicFile sout(svg_path, "OUT.svg");
+      sout.write(std::string_view(svg.constData(), static_cast<std::size_t>(svg.size())));
+      sout.commit();
+    }
   } catch (const ringsim::InputError& e) {
     std::cerr << "ringsim-plot: error: " << ringsim::one_line(e.what()) << "\n";
     return 2;

@@ -65,6 +65,10 @@ AxisSpec read_axis(const json& p, const char* which, const std::string& panel) {
   const auto& j = p.at(which);
   if (!j.is_object()) bad(where, "must be an object");
   a.label = text(j, "label", "", where);
+  a.unit = text(j, "unit", "", where);
+  if (a.unit != "" && a.unit != "bytes" && a.unit != "tokens" && a.unit != "s" && a.unit != "%" &&
+      a.unit != "x")
+    bad(where, "'unit' must be bytes, tokens, s, %, x or empty, got '" + a.unit + "'");
   a.log = flag(j, "log", false, where);
   a.base = integer(j, "base", 10, 2, 100, where);
   if (j.contains("categories")) {
@@ -141,6 +145,46 @@ void resolve_range(AxisSpec& a, double lo, double hi, double frac, const std::st
                    g(a.hi) + "); set min and max");
 }
 
+// 0: the series differ somewhere; 1: equal within float noise; 2: within
+// kCoincideShare of the drawn y range at every point (one draws over the other).
+int coincidence(const SeriesSpec& a, const SeriesSpec& b, const AxisSpec& y) {
+  if (a.points.empty() || a.points.size() != b.points.size()) return 0;
+  auto sorted = [](std::vector<std::pair<double, double>> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  const auto pa = sorted(a.points), pb = sorted(b.points);
+  const double span = to_axis(y.hi, y) - to_axis(y.lo, y);
+  bool exact = true;
+  for (std::size_t i = 0; i < pa.size(); ++i) {
+    const auto [xa, ya] = pa[i];
+    const auto [xb, yb] = pb[i];
+    const double tiny = 1e-9 * std::max({std::fabs(xa), std::fabs(xb), 1e-300});
+    if (std::fabs(xa - xb) > tiny) return 0;
+    if (std::fabs(ya - yb) > 1e-9 * std::max({std::fabs(ya), std::fabs(yb), 1e-300})) exact = false;
+    if (std::fabs(to_axis(ya, y) - to_axis(yb, y)) > kCoincideShare * span) return 0;
+  }
+  return exact ? 1 : 2;
+}
+
+void note_coincident(PanelSpec& r) {
+  for (std::size_t i = 0; i < r.series.size(); ++i) {
+    auto& s = r.series[i];
+    // A hollow series is an outline drawn around another on purpose
+    // (published around ours, simulated around analytic): both stay visible.
+    if (s.name.empty() || !s.legend || s.hollow) continue;
+    for (std::size_t j = i + 1; j < r.series.size(); ++j) {
+      const auto& t = r.series[j];
+      if (t.name.empty() || t.hollow) continue;
+      const int c = coincidence(s, t, r.y);
+      if (c == 0) continue;
+      s.name += (c == 1 ? " (= " : " (\u2248 ") + t.name + " here)";
+      s.covered = true;
+      break;
+    }
+  }
+}
+
 PanelSpec read_panel(const json& p, std::size_t index) {
   const std::string where = "panels[" + std::to_string(index) + "]";
   if (!p.is_object()) bad(where, "must be an object");
@@ -175,6 +219,7 @@ PanelSpec read_panel(const json& p, std::size_t index) {
   }
   resolve_range(r.x, xlo, xhi, 0.04, where + ".x");
   resolve_range(r.y, ylo, yhi, 0.06, where + ".y");
+  note_coincident(r);
   return r;
 }
 

@@ -22,6 +22,7 @@ inline constexpr std::size_t kMaxPanelPoints = 100000, kMaxText = 2000;
 
 struct AxisSpec {
   std::string label;
+  std::string unit;  // tick labels' unit: bytes | tokens | s | % | x | "" (ticks.hpp)
   bool log = false;
   int base = 10;
   std::vector<std::string> categories;
@@ -34,6 +35,10 @@ struct SeriesSpec {
   bool dash = false, markers = true, hollow = false, legend = true;
   double width = 2;
   std::vector<std::pair<double, double>> points;  // data values that the axes can show
+  // Set when a later series is drawn over this one at every point (see
+  // resolve_spec): the name then carries "(= other here)" or "(≈ other here)"
+  // and the renderer draws this series' markers larger so they ring the other's.
+  bool covered = false;
 };
 
 struct PanelSpec {
@@ -49,7 +54,13 @@ struct Spec {
 };
 
 // Throws SpecError naming the field ("spec: panels[0].y: ...").
+// Series that would hide each other are found from the data: a named series
+// whose points a later one repeats (same x values; every y equal to 1e-9
+// relative, or within kCoincideShare of the drawn y range; neither hollow,
+// since a hollow outline around a point is drawn to show both) gets
+// "(= later here)" or "(≈ later here)" appended to its name and `covered` set.
 Spec resolve_spec(const nlohmann::json& spec);
+inline constexpr double kCoincideShare = 0.01;
 
 // A value's position on its axis (log_base on a log axis).
 double to_axis(double v, const AxisSpec& a);

@@ -55,6 +55,33 @@ TEST(PlotProgram, RendersSpecToPng) {
   EXPECT_EQ(png_size(png), std::make_pair(640u, 400u));
 }
 
+// OUT.svg: the same figure as vector SVG beside the PNG, its tick labels
+// (with their units) as text.
+TEST(PlotProgram, WritesSvgBesidePng) {
+  if (!have_plotter())
+    GTEST_SKIP() << "ringsim-plot is not built (needs RINGSIM_GUI and Qt 6 Charts)";
+  const auto spec = tmp("svg.json"), png = tmp("svg.png"), svg = tmp("svg.svg");
+  fs::remove(svg);
+  // y from 1 MiB to 1 TiB, bytes: ticks "1 MiB", ..., "1 TiB".
+  std::ofstream(spec) << R"J({"title": "svg", "width": 900, "height": 600, "panels": [{"title": "m",
+    "x": {"label": "devices N (count)", "log": true, "base": 2},
+    "y": {"label": "memory (bytes)", "unit": "bytes", "log": true, "base": 2},
+    "series": [{"name": "ring", "points": [[2, 1048576], [64, 1099511627776]]},
+               {"name": "twin", "points": [[2, 1048576], [64, 1099511627776]]}]}]})J";
+  const auto r = proc::run({RINGSIM_PLOT_BIN, spec.string(), png.string(), svg.string()}, 60);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(png_size(png), std::make_pair(900u, 600u));
+  std::ifstream f(svg);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string text = ss.str();
+  EXPECT_NE(text.find("<svg"), std::string::npos);
+  EXPECT_NE(text.find("viewBox=\"0 0 900 600\""), std::string::npos);
+  EXPECT_NE(text.find("GiB"), std::string::npos) << "tick labels carry the unit";
+  EXPECT_NE(text.find("ring (= twin here)"), std::string::npos) << "the coincidence note";
+  EXPECT_EQ(text.find("<image"), std::string::npos) << "vector, not an embedded raster";
+}
+
 TEST(PlotProgram, BadSpecIsOneLineAndExit2) {
   if (!have_plotter())
     GTEST_SKIP() << "ringsim-plot is not built (needs RINGSIM_GUI and Qt 6 Charts)";

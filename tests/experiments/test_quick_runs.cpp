@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "experiments/plot_spec.hpp"
 #include "proc/child.hpp"
 #include "tests/experiments/csv_view.hpp"
 
@@ -25,7 +26,7 @@ namespace fs = std::filesystem;
 struct Quick {
   int exit_code = -1;
   std::string dir, out, err, report;
-  nlohmann::json summary;
+  nlohmann::json summary, plot;  // plot: plot.json
   CsvView csv;
 };
 
@@ -90,10 +91,40 @@ Quick run_quick(const std::string& name) {
     EXPECT_TRUE(fs::exists(fs::path(q.dir) / "plot.png"))
         << name << ": no plot.png although ringsim-plot is built";
     EXPECT_NE(q.report.find("![" + name + "](plot.png)"), std::string::npos);
+    // The SVG beside the PNG (issue 18), vector: an <svg> document.
+    const auto svg = read_text(fs::path(q.dir) / "plot.svg");
+    EXPECT_NE(svg.find("<svg"), std::string::npos) << name << ": no plot.svg beside plot.png";
   } else {
     EXPECT_NE(q.report.find("Plot skipped:"), std::string::npos);
   }
+  // Every axis names its unit in its title, "(...)", and byte axes label
+  // their ticks in binary units (ringsim-plot's unit "bytes": KiB ... PiB).
+  try {
+    q.plot = nlohmann::json::parse(read_text(fs::path(q.dir) / "plot.json"));
+  } catch (const nlohmann::json::exception& e) {
+    ADD_FAILURE() << name << ": plot.json is not JSON: " << e.what();
+  }
+  for (const auto& p : q.plot.value("panels", nlohmann::json::array()))
+    for (const char* a : {"x", "y"}) {
+      const auto& ax = p.at(a);
+      const std::string label = ax.value("label", ""), unit = ax.value("unit", "");
+      EXPECT_NE(label.find('('), std::string::npos)
+          << name << ": axis '" << label << "' does not name its unit";
+      if (label.find("bytes") != std::string::npos) {
+        EXPECT_EQ(unit, "bytes") << name << ": '" << label << "'";
+      }
+      if (unit == "tokens") {
+        EXPECT_NE(label.find("tokens"), std::string::npos) << name << ": '" << label << "'";
+      }
+    }
   return q;
+}
+
+// The plot.json series named `name` in panel `panel` (null if none).
+nlohmann::json find_series(const Quick& q, std::size_t panel, const std::string& name) {
+  for (const auto& s : q.plot.at("panels").at(panel).at("series"))
+    if (s.at("name") == name) return s;
+  return nullptr;
 }
 
 void expect_columns(const CsvView& v, const std::vector<std::string>& cols) {
@@ -153,6 +184,12 @@ TEST(ExperimentQuick, MemoryScalingGrowsWithDevices) {
     EXPECT_GE(v.num(i, "planner_ring_max_context"), v.num(i, "planner_nocp_max_context"));
   }
   EXPECT_EQ(by.size(), 4u) << "7B and 13B on A100 and TPU v4";
+  // The left panel spans MiB (ring buffers) to PiB (vanilla 2bhs^2 at 1M
+  // tokens, 8 PiB): a log axis in binary bytes, chosen from the data.
+  const auto& left = q.plot.at("panels").at(0).at("y");
+  EXPECT_TRUE(left.at("log").get<bool>());
+  EXPECT_EQ(left.at("unit"), "bytes");
+  EXPECT_EQ(left.at("base"), 2);
   for (auto& [k, pts] : by) {
     std::sort(pts.begin(), pts.end());
     ASSERT_GE(pts.size(), 2u) << k;
@@ -200,6 +237,16 @@ TEST(ExperimentQuick, CausalBalanceWithinBound) {
     }
   }
   EXPECT_TRUE(settings.count("A100 x8") && settings.count("TPU v4 x16"));
+  // Colour = layout, as in `layouts` (one table: striped and zigzag keep the
+  // colour they have there); the y axis is fitted to the data, not 0.9-2.05.
+  for (std::size_t p = 0; p < q.plot.at("panels").size(); ++p) {
+    const auto st = find_series(q, p, "A100 x8: striped"),
+               zz = find_series(q, p, "A100 x8: zigzag");
+    ASSERT_FALSE(st.is_null() || zz.is_null()) << "panel " << p;
+    EXPECT_EQ(st.at("color"), style_for("striped").color);
+    EXPECT_EQ(zz.at("color"), style_for("zigzag").color);
+    EXPECT_FALSE(q.plot.at("panels").at(p).at("y").contains("min")) << "panel " << p;
+  }
   EXPECT_NE(q.report.find("1.45"), std::string::npos) << "the published A100 speedup is compared";
   EXPECT_NE(q.report.find("1.65"), std::string::npos) << "the published TPU v4 speedup is compared";
 }
@@ -225,6 +272,15 @@ TEST(ExperimentQuick, LayoutsSideBySide) {
         v.num(i, "time_s");
   }
   EXPECT_EQ(layouts.size(), 6u);
+  // One colour per layout (the style table, experiments/plot_spec.hpp),
+  // the same in every panel.
+  for (std::size_t p = 0; p < q.plot.at("panels").size(); ++p)
+    for (const auto& l : layouts) {
+      const auto s = find_series(q, p, l);
+      ASSERT_FALSE(s.is_null()) << "panel " << p << " has no " << l;
+      EXPECT_EQ(s.at("color"), style_for(l).color) << l;
+      EXPECT_EQ(s.at("marker"), style_for(l).marker) << l;
+    }
   for (auto& [k, m] : t)
     if (m.count("ring") && m.count("zigzag")) {
       EXPECT_LE(m["zigzag"], m["ring"] * (1 + 1e-6)) << k;
