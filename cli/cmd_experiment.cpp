@@ -2,6 +2,7 @@
 // report per experiment (experiments/README.md).
 #include <fmt/format.h>
 
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -10,9 +11,11 @@
 #include "experiments/experiment.hpp"
 #include "experiments/runner.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/flag_types.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/schema.hpp"
 #include "proc/child.hpp"
+#include "sim/progress.hpp"
 
 namespace ringsim::cli {
 namespace {
@@ -71,12 +74,25 @@ int run(const ExperimentFlags& f) {
 
   nlohmann::json results = nlohmann::json::array();
   bool all_ok = true;
+  // `all` takes many minutes: after each experiment, one line with the share
+  // done and the ETA, on a terminal only (the experiments' own log lines go to
+  // stderr too, so a line each rather than a redrawn bar).
+  const bool show_progress = todo.size() > 1 && sim::progress_wanted(false);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::uint64_t finished = 0;
   for (const auto* e : todo) {
     ctx.command =
         fmt::format("ringsim experiment {}{} --out {}{}", e->name, f.quick ? " --quick" : "",
                     proc::shell_line({f.out}), f.engine == "auto" ? "" : " --engine " + f.engine);
     const auto rec = exp::run_experiment(*e, ctx);
     all_ok = all_ok && rec.all_passed();
+    ++finished;
+    if (show_progress)
+      std::cerr << sim::progress_text(
+                       fmt::format("ringsim experiment all: {}/{} done", finished, todo.size()),
+                       finished, todo.size(),
+                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count())
+                << "\n";
     nlohmann::json checks = nlohmann::json::array();
     for (const auto& c : rec.checks)
       checks.push_back({{"name", c.name}, {"passed", c.passed}, {"detail", c.detail}});
@@ -110,16 +126,20 @@ Command experiment_command() {
             auto* sub = app.add_subcommand(
                 "experiment",
                 "Reproduce published results: data.csv, plot.png and report.md per experiment");
-            sub->add_option("name", f->name, "Experiment to run (see --list), or all");
+            sub->add_option("name", f->name, "Experiment to run (see --list), or all")
+                ->type_name(flag_type::kName);
             sub->add_flag("--list", f->list, "List the experiments");
             sub->add_flag("--quick", f->quick, "Reduced sweep (under a minute; used by the tests)");
             sub->add_option("--out", f->out,
-                            "Directory to write NAME/{data.csv,plot.png,report.md} into");
+                            "Directory to write NAME/{data.csv,plot.png,report.md} into")
+                ->type_name(flag_type::kDir);
             sub->add_option("--engine", f->engine,
                             "auto|simgrid|analytic for simulated points (auto: simgrid if built)")
-                ->capture_default_str();
+                ->capture_default_str()
+                ->type_name(flag_type::kName);
             sub->add_option("--jobs", f->jobs, "Child runs in flight at once (1 .. 64)")
-                ->capture_default_str();
+                ->capture_default_str()
+                ->type_name(flag_type::kInt);
             sub->add_flag(
                 "--json", f->json,
                 "Print one JSON object (files, checks) instead of one line per experiment");

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
+#include "models/core/flag_types.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/schema.hpp"
 #include "proc/resolve.hpp"
@@ -100,13 +101,14 @@ int run(const HardwareListFlags& f) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::cout << "Devices (dense peak FLOP/s; 0 = unsupported):\n";
+  std::cout << "Devices (dense peak FLOP/s; 0 = unsupported; HBM in GiB = 2^30 bytes, bandwidth in "
+               "decimal TB/s and GB/s as datasheets quote it):\n";
   std::cout << fmt::format("  {:<11} {:>9} {:>9} {:>9} {:>9} {:>10} {:>6}  {}\n", "name", "bf16 TF",
-                           "fp16 TF", "fp32 TF", "HBM GB", "HBM TB/s", "eff", "default fabric");
+                           "fp16 TF", "fp32 TF", "HBM GiB", "HBM TB/s", "eff", "default fabric");
   for (const auto& d : cat.devices()) {
     std::cout << fmt::format(
         "  {:<11} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>10.3f} {:>6.2f}  {} / {} ({})\n", d.name,
-        d.peak_bf16 / 1e12, d.peak_fp16 / 1e12, d.peak_fp32 / 1e12, d.hbm_bytes / 1e9,
+        d.peak_bf16 / 1e12, d.peak_fp16 / 1e12, d.peak_fp32 / 1e12, to_gib(d.hbm_bytes),
         d.hbm_bandwidth / 1e12, d.attention_efficiency, d.default_intra, d.default_inter,
         d.default_platform);
     if (f.sources)
@@ -173,7 +175,8 @@ Command hardware_command() {
             auto* sub = app.add_subcommand(
                 "hardware", "List the hardware catalog, cluster presets and model shapes");
             sub->add_option("--catalog", f->hw.catalog,
-                            "Extra catalog JSON (adds or replaces entries by name)");
+                            "Extra catalog JSON (adds or replaces entries by name)")
+                ->type_name(flag_type::kFile);
             sub->add_flag("--sources", f->sources, "Print the source of every number");
             sub->add_flag("--json", f->json, "Print one JSON object");
             sub->callback([f, code] { *code = run(*f); });

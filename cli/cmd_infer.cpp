@@ -13,6 +13,7 @@
 #include "cli/command.hpp"
 #include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/flag_types.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/schema.hpp"
 #include "models/infer/infer.hpp"
@@ -275,52 +276,68 @@ int run(const InferFlags& f) {
 }  // namespace
 
 Command infer_command() {
-  return {
-      "infer", [](CLI::App& app, int* code) {
-        auto f = std::make_shared<InferFlags>();
-        auto* sub = app.add_subcommand(
-            "infer",
-            "Long-context inference: TTFT of a CP prefill (pass-kv / pass-q ring), decode time "
-            "per token, tokens/s, memory per GPU");
-        proc::add_model_flags(sub, f->w);
-        sub->add_option("--layers", f->layers, "Override the model's depth");
-        sub->add_option("--context", f->context,
-                        "Tokens in the sequence after the prefill (K/M binary: 128K, 1M)");
-        sub->add_option("--cached", f->cached,
-                        "Of those, tokens already in the KV cache (persistent KV, multi-turn)")
-            ->capture_default_str();
-        sub->add_option("--gpus", f->gpus, "GPUs serving one model replica (= tp x cp)");
-        proc::add_hardware_flags(sub, f->hw);
-        sub->add_option("--tp", f->tp, "Tensor-parallel degree (inside a node)")
-            ->capture_default_str();
-        sub->add_option("--cp", f->cp, "Context-parallel degree (default: gpus / tp)");
-        sub->add_option("--variant", f->variant, "auto|pass-kv|pass-q (the prefill ring)")
-            ->capture_default_str();
-        sub->add_option("--layout", f->layout,
-                        "How tokens and the KV cache are sharded: ring|striped|zigzag")
-            ->capture_default_str();
-        sub->add_option("--decode-tokens", f->decode_tokens,
-                        "Tokens generated after the prefill (adds TTFT + K x time per token)")
-            ->capture_default_str();
-        sub->add_option("--batch", f->batch, "Sequences decoded together")->capture_default_str();
-        sub->add_option("--engine", f->engine,
-                        "simgrid (both engines, side by side) | analytic (closed forms only)")
-            ->capture_default_str();
-        sub->add_option("--overlap", f->overlap,
-                        "full: ring transfers run during compute; none: after it")
-            ->capture_default_str();
-        sub->add_option("--trace", f->trace,
-                        "Write the simulated prefill and decode step as a Chrome trace");
-        sub->add_flag("--progress", f->progress, "Progress bar with ETA on stderr");
-        sub->add_option("--max-activities", f->max_activities,
-                        "Refuse a simulation estimated above this many activities (default 2^29)");
-        sub->add_option("--max-memory", f->max_memory,
-                        "Refuse a simulation estimated above this much memory (K/M/G; default "
-                        "80% of RAM)");
-        sub->add_flag("--json", f->json, "Print one JSON object");
-        sub->callback([f, code] { *code = run(*f); });
-        return sub;
-      }};
+  return {"infer", [](CLI::App& app, int* code) {
+            auto f = std::make_shared<InferFlags>();
+            auto* sub = app.add_subcommand(
+                "infer",
+                "Long-context inference: TTFT of a CP prefill (pass-kv / pass-q ring), decode time "
+                "per token, tokens/s, memory per GPU");
+            proc::add_model_flags(sub, f->w);
+            sub->add_option("--layers", f->layers, "Override the model's depth")
+                ->type_name(flag_type::kInt);
+            sub->add_option("--context", f->context,
+                            "Tokens in the sequence after the prefill (K/M binary: 128K, 1M)")
+                ->type_name(flag_type::kTokens);
+            sub->add_option("--cached", f->cached,
+                            "Of those, tokens already in the KV cache (persistent KV, multi-turn)")
+                ->capture_default_str()
+                ->type_name(flag_type::kTokens);
+            sub->add_option("--gpus", f->gpus, "GPUs serving one model replica (= tp x cp)")
+                ->type_name(flag_type::kInt);
+            proc::add_hardware_flags(sub, f->hw);
+            sub->add_option("--tp", f->tp, "Tensor-parallel degree (inside a node)")
+                ->capture_default_str()
+                ->type_name(flag_type::kInt);
+            sub->add_option("--cp", f->cp, "Context-parallel degree (default: gpus / tp)")
+                ->type_name(flag_type::kInt);
+            sub->add_option("--variant", f->variant, "auto|pass-kv|pass-q (the prefill ring)")
+                ->capture_default_str()
+                ->type_name(flag_type::kName);
+            sub->add_option("--layout", f->layout,
+                            "How tokens and the KV cache are sharded: ring|striped|zigzag")
+                ->capture_default_str()
+                ->type_name(flag_type::kName);
+            sub->add_option("--decode-tokens", f->decode_tokens,
+                            "Tokens generated after the prefill (adds TTFT + K x time per token)")
+                ->capture_default_str()
+                ->type_name(flag_type::kTokens);
+            sub->add_option("--batch", f->batch, "Sequences decoded together")
+                ->capture_default_str()
+                ->type_name(flag_type::kInt);
+            sub->add_option("--engine", f->engine,
+                            "simgrid (both engines, side by side) | analytic (closed forms only)")
+                ->capture_default_str()
+                ->type_name(flag_type::kName);
+            sub->add_option("--overlap", f->overlap,
+                            "full: ring transfers run during compute; none: after it")
+                ->capture_default_str()
+                ->type_name(flag_type::kName);
+            sub->add_option("--trace", f->trace,
+                            "Write the simulated prefill and decode step as a Chrome trace")
+                ->type_name(flag_type::kFile);
+            sub->add_flag("--progress", f->progress, "Progress bar with ETA on stderr");
+            sub->add_option(
+                   "--max-activities", f->max_activities,
+                   "Refuse a simulation estimated above this many activities (default 2^29)")
+                ->type_name(flag_type::kInt);
+            sub->add_option("--max-memory", f->max_memory,
+                            "Refuse a simulation estimated above this much memory (K/M/G; default "
+                            "80% of RAM)")
+                ->type_name(flag_type::kBytes);
+            sub->add_flag("--json", f->json, "Print one JSON object");
+            sub->callback([f, code] { *code = run(*f); });
+            return sub;
+          }};
 }
 
 }  // namespace ringsim::cli

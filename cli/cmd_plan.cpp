@@ -12,6 +12,7 @@
 #include "cli/command.hpp"
 #include "cli/plan_inference.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/flag_types.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/schema.hpp"
 #include "models/plan/cost.hpp"
@@ -89,10 +90,6 @@ void refuse_inference_flags(const PlanFlags& f) {
   for (const auto& [flag, value] : only)
     if (!value->empty())
       throw InputError(fmt::format("{}: plans inference; add --inference", flag));
-}
-
-std::string gb(double b) {
-  return fmt::format("{:.1f} GB", b / 1e9);
 }
 
 nlohmann::json recheck_json(const proc::Recheck& rc) {
@@ -244,7 +241,7 @@ int run(const PlanFlags& f) {
     if (mc->tokens == 0)
       throw InputError(
           fmt::format("--max-context: not even {} tokens fit in {} of HBM with any config",
-                      mc->granularity, gb(hbm)));
+                      mc->granularity, human_gib(hbm)));
     r.context = mc->tokens;
   }
   auto configs = search(r, hw, *cm);
@@ -363,79 +360,106 @@ Command plan_command() {
             "plan",
             "Capacity planning: which CP degree, layout and block fit, step time, tokens/s, MFU");
         proc::add_model_flags(sub, f->w);
-        sub->add_option("--layers", f->layers, "Override the model's depth");
-        sub->add_option("--vocab", f->vocab, "Override the model's vocabulary size");
+        sub->add_option("--layers", f->layers, "Override the model's depth")
+            ->type_name(flag_type::kInt);
+        sub->add_option("--vocab", f->vocab, "Override the model's vocabulary size")
+            ->type_name(flag_type::kInt);
         sub->add_option("--context", f->context,
                         "Tokens per sequence (K/M suffix: 128K, 1M = 1048576); with --max-context, "
-                        "the search limit");
-        sub->add_option("--gpus", f->gpus, "Devices in the job");
+                        "the search limit")
+            ->type_name(flag_type::kTokens);
+        sub->add_option("--gpus", f->gpus, "Devices in the job")->type_name(flag_type::kInt);
         proc::add_hardware_flags(sub, f->hw);
-        sub->add_option("--hbm", f->hbm,
-                        "Override HBM bytes per device (K/M/G binary suffix: 95G)");
+        sub->add_option("--hbm", f->hbm, "Override HBM bytes per device (K/M/G binary suffix: 95G)")
+            ->type_name(flag_type::kBytes);
         sub->add_option("--global-batch-tokens", f->global_batch_tokens,
                         "Tokens per optimizer step (multiple of --context; default: one sequence "
-                        "per data-parallel replica)");
+                        "per data-parallel replica)")
+            ->type_name(flag_type::kTokens);
         sub->add_option("--activation-checkpointing", f->checkpointing, "none|selective|full")
-            ->capture_default_str();
-        sub->add_option("--optimizer", f->optimizer, "adamw")->capture_default_str();
+            ->capture_default_str()
+            ->type_name(flag_type::kName);
+        sub->add_option("--optimizer", f->optimizer, "adamw")
+            ->capture_default_str()
+            ->type_name(flag_type::kName);
         sub->add_option("--precision", f->precision,
                         "bf16 | fp8 (Float8 projections and MLP; the output head stays bf16)")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->type_name(flag_type::kName);
         sub->add_option("--attention-precision", f->attention_precision,
                         "bf16 | fp32 (attention at the device's fp32 peak)")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->type_name(flag_type::kName);
         sub->add_option("--framework", f->framework,
                         "pytorch-fsdp | megatron | jax-xla: the framework's memory rules")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->type_name(flag_type::kName);
         sub->add_option("--loss", f->loss,
                         "eager (fp32 logits of every token) | chunked (4096-token chunks)")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->type_name(flag_type::kName);
         sub->add_option("--cp", f->cp,
-                        "Fix the context-parallel degree (default: search powers of two)");
+                        "Fix the context-parallel degree (default: search powers of two)")
+            ->type_name(flag_type::kInt);
         sub->add_option("--layout", f->layout,
-                        "Fix the layout: ring|striped|zigzag|ulysses|allgather|hybrid");
+                        "Fix the layout: ring|striped|zigzag|ulysses|allgather|hybrid")
+            ->type_name(flag_type::kName);
         sub->add_option("--tp", f->tp,
                         "Tensor-parallel degree, or auto (powers of two within a node)")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->type_name(flag_type::kIntOrAuto);
         sub->add_option("--pp", f->pp,
                         "Pipeline stages, or auto (powers of two keeping a layer per stage); "
                         "placement tp, cp, pp, dp, innermost first")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->type_name(flag_type::kIntOrAuto);
         sub->add_option("--pp-virtual", f->pp_virtual,
                         "Virtual stages per device: 1 = 1F1B, V > 1 = interleaved 1F1B")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->type_name(flag_type::kInt);
         sub->add_option("--microbatches", f->microbatches,
                         "Microbatches per data-parallel replica per step (default: sequences per "
-                        "replica; with --pp > 1 and no --global-batch-tokens, pp)");
-        sub->add_flag("--causal,!--no-causal", f->causal,
-                      "Causal mask (default) or full attention");
+                        "replica; with --pp > 1 and no --global-batch-tokens, pp)")
+            ->type_name(flag_type::kInt);
+        sub->add_flag("--causal,!--no-causal", f->causal, "Causal mask (default) or full attention")
+            ->option_text(flag_type::kCausalDefault);
         sub->add_flag("--max-context", f->max_context, "Search for the longest context that fits");
         sub->add_flag("--explain", f->explain,
                       "Itemised memory and time of the best config (fix one with --cp/--layout)");
-        sub->add_option("--top", f->top, "Feasible rows to print")->capture_default_str();
+        sub->add_option("--top", f->top, "Feasible rows to print")
+            ->capture_default_str()
+            ->type_name(flag_type::kInt);
         sub->add_option(
                "--recheck", f->recheck,
                "Re-run the top N configs' attention with the SimGrid engine (child processes)")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->type_name(flag_type::kInt);
         sub->add_flag("--json", f->json, "Print one JSON object instead of the table");
         sub->add_flag("--inference", f->inference,
                       "Plan long-context inference instead: TP x CP splits ranked by time to "
                       "first token, then cost (docs/inference.md)");
         sub->add_option("--ttft-target", f->ttft_target,
-                        "--inference: seconds the prefill may take");
+                        "--inference: seconds the prefill may take")
+            ->type_name(flag_type::kSeconds);
         sub->add_option("--cached", f->cached,
-                        "--inference: tokens of the context already in the KV cache");
-        sub->add_option("--batch", f->batch, "--inference: sequences decoded together");
+                        "--inference: tokens of the context already in the KV cache")
+            ->type_name(flag_type::kTokens);
+        sub->add_option("--batch", f->batch, "--inference: sequences decoded together")
+            ->type_name(flag_type::kInt);
         sub->add_option("--decode-tokens", f->decode_tokens,
-                        "--inference: tokens generated after the prefill");
-        sub->add_option("--variant", f->variant, "--inference: auto|pass-kv|pass-q");
+                        "--inference: tokens generated after the prefill")
+            ->type_name(flag_type::kTokens);
+        sub->add_option("--variant", f->variant, "--inference: auto|pass-kv|pass-q")
+            ->type_name(flag_type::kName);
         sub->add_option("--price-per-gpu-hour", f->price,
                         "Price of one GPU-hour: training cost per step, per billion tokens and per "
-                        "run; with --inference, the cost column");
+                        "run; with --inference, the cost column")
+            ->type_name(flag_type::kPrice);
         sub->add_option(
-            "--train-tokens", f->train_tokens,
-            "Tokens of the whole training run (K/M/G/T binary suffix: 15T = 15 x 2^40): "
-            "steps, hours, GPU-hours and, with a price, its cost");
+               "--train-tokens", f->train_tokens,
+               "Tokens of the whole training run (K/M/G/T binary suffix: 15T = 15 x 2^40): "
+               "steps, hours, GPU-hours and, with a price, its cost")
+            ->type_name(flag_type::kTokens);
         sub->callback([f, code, sub] {
           f->tp_given = sub->get_option("--tp")->count() > 0;
           f->recheck_given = sub->get_option("--recheck")->count() > 0;

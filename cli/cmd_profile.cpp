@@ -2,7 +2,9 @@
 // profile (models/profiles/README.md) that `ringsim ... --profile FILE` reads.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -12,10 +14,11 @@
 #include "kernels/profile_run.hpp"
 #include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/flag_types.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/profile.hpp"
 #include "models/core/schema.hpp"
-
+#include "sim/progress.hpp"
 #ifdef RINGSIM_HAVE_CUDA
 #include "kernels/cuda/profile_cuda.hpp"
 #endif
@@ -63,10 +66,18 @@ int run(const ProfileFlags& f) {
     throw InputError("--threads: applies to --device cpu only (a GPU call uses the whole device)");
   // Judge the output path before minutes of timing, without touching it.
   check_outputs({{"--out", f.out}});
-  auto progress = [&f](const std::string& line) {
-    if (!f.json) std::cerr << "profile: " << line << "\n";
-  };
   const auto t0 = std::chrono::steady_clock::now();
+  // One log line per point, led by the work done and the time left at the
+  // rate so far (a log, not a redrawn bar, so it reads the same piped).
+  auto progress = [&f, t0](const std::string& line, double done) {
+    if (f.json) return;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto permille =
+        static_cast<std::uint64_t>(std::lround(std::clamp(done, 0.0, 1.0) * 1000));
+    std::cerr << fmt::format("profile: [{:3.0f}% ETA {}] {}\n", 100 * done,
+                             sim::duration_text(sim::eta_seconds(permille, 1000, elapsed)), line);
+  };
   std::string doc;
   if (device == "cpu") {
     kernels::CpuProfileOptions o;
@@ -130,19 +141,27 @@ Command profile_command() {
         auto f = std::make_shared<ProfileFlags>();
         auto* sub = app.add_subcommand(
             "profile", "Time the blockwise kernels over block sizes; write a profile JSON");
-        sub->add_option("--device", f->device, "cpu|cuda")->capture_default_str();
+        sub->add_option("--device", f->device, "cpu|cuda")
+            ->capture_default_str()
+            ->type_name(flag_type::kName);
         sub->add_option("--out", f->out,
-                        "Profile file to write (schema: models/profiles/README.md)");
+                        "Profile file to write (schema: models/profiles/README.md)")
+            ->type_name(flag_type::kFile);
         sub->add_flag("--quick", f->quick, "Fewer sizes and repeats (CPU: under a minute)");
         sub->add_option("--blocks", f->blocks,
-                        "Comma-separated block sizes (default 128,256,...,16384; quick: to 2048)");
-        sub->add_option("--head-dims", f->head_dims, "Comma-separated head dims (default 64,128)");
-        sub->add_option("--dtypes", f->dtypes, "Comma-separated: cpu fp32,fp64; cuda bf16,fp16");
+                        "Comma-separated block sizes (default 128,256,...,16384; quick: to 2048)")
+            ->type_name(flag_type::kList);
+        sub->add_option("--head-dims", f->head_dims, "Comma-separated head dims (default 64,128)")
+            ->type_name(flag_type::kList);
+        sub->add_option("--dtypes", f->dtypes, "Comma-separated: cpu fp32,fp64; cuda bf16,fp16")
+            ->type_name(flag_type::kList);
         sub->add_option("--threads", f->threads,
                         "Threads per CPU kernel call, 1-1024 (timed by the wall clock above 1)")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->type_name(flag_type::kInt);
         sub->add_option("--repeats", f->repeats,
-                        "Timed calls per point after warm-up (default 5; quick 3)");
+                        "Timed calls per point after warm-up (default 5; quick 3)")
+            ->type_name(flag_type::kInt);
         sub->add_flag("--no-backward", f->no_backward, "Forward kernel only");
         sub->add_flag("--json", f->json, "Print one JSON object (and no progress lines)");
         sub->callback([f, code] { *code = run(*f); });

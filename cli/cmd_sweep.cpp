@@ -14,6 +14,7 @@
 #include "cli/command.hpp"
 #include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/flag_types.hpp"
 #include "models/core/parse.hpp"
 #include "proc/run_spec.hpp"
 #include "sim/progress.hpp"
@@ -202,46 +203,54 @@ int run(const SweepFlags& f) {
 }  // namespace
 
 Command sweep_command() {
-  return {
-      "sweep", [](CLI::App& app, int* code) {
-        auto f = std::make_shared<SweepFlags>();
-        auto* sub = app.add_subcommand(
-            "sweep",
-            "A grid of runs: any run flag given a list (8,64,512) or range (2K..32K:x2) is an "
-            "axis; one row per point, resumable, over MPI under mpirun");
-        proc::add_workload_flags(sub, f->run.w);
-        proc::add_hardware_flags(sub, f->run.hw);
-        proc::add_sim_flags(sub, f->run.sim);
-        sub->add_option("--grid", f->grid,
-                        "JSON grid: {\"base\": {\"--flag\": value}, \"axes\": {\"--flag\": "
-                        "\"v1,v2\" or [..]}} instead of list-valued flags");
-        sub->add_option("--out", f->out,
-                        "Rows: FILE.jsonl (journal, resumable) or FILE.csv (journal beside it "
-                        "as FILE.csv.jsonl)");
-        sub->add_option("-j,--jobs", f->jobs, "Points run at once (child processes)")
-            ->capture_default_str();
-        sub->add_option("--timeout", f->timeout, "Seconds one point may take (0: no limit)")
-            ->capture_default_str();
-        sub->add_option("--plot", f->plot,
-                        "Write PREFIX.json (plot spec) and PREFIX.png of --plot-metric");
-        sub->add_option("--plot-metric", f->metric, "Summary key to plot")->capture_default_str();
-        sub->add_option("--plot-x", f->plot_x, "Axis on x (default: the first axis)");
-        sub->add_option("--plot-series", f->plot_series,
-                        "Axis whose values are the series (default: the next axis)");
-        sub->add_flag("--json", f->json, "Print one JSON object with every row");
-        sub->callback([f, code, sub] {
-          // The flags given, in command-line order: the axes' order.
-          f->given.clear();
-          std::set<const CLI::Option*> seen;
-          for (const auto* opt : sub->parse_order()) {
-            if (!seen.insert(opt).second || opt->get_lnames().empty()) continue;
-            const auto flag = "--" + opt->get_lnames().front();
-            for (const auto& v : opt->results()) f->given.emplace_back(flag, v);
-          }
-          *code = run(*f);
-        });
-        return sub;
-      }};
+  return {"sweep", [](CLI::App& app, int* code) {
+            auto f = std::make_shared<SweepFlags>();
+            auto* sub = app.add_subcommand(
+                "sweep",
+                "A grid of runs: any run flag given a list (8,64,512) or range (2K..32K:x2) is an "
+                "axis; one row per point, resumable, over MPI under mpirun");
+            proc::add_workload_flags(sub, f->run.w);
+            proc::add_hardware_flags(sub, f->run.hw);
+            proc::add_sim_flags(sub, f->run.sim);
+            sub->add_option("--grid", f->grid,
+                            "JSON grid: {\"base\": {\"--flag\": value}, \"axes\": {\"--flag\": "
+                            "\"v1,v2\" or [..]}} instead of list-valued flags")
+                ->type_name(flag_type::kFile);
+            sub->add_option("--out", f->out,
+                            "Rows: FILE.jsonl (journal, resumable) or FILE.csv (journal beside it "
+                            "as FILE.csv.jsonl)")
+                ->type_name(flag_type::kFile);
+            sub->add_option("-j,--jobs", f->jobs, "Points run at once (child processes)")
+                ->capture_default_str()
+                ->type_name(flag_type::kInt);
+            sub->add_option("--timeout", f->timeout, "Seconds one point may take (0: no limit)")
+                ->capture_default_str()
+                ->type_name(flag_type::kSeconds);
+            sub->add_option("--plot", f->plot,
+                            "Write PREFIX.json (plot spec) and PREFIX.png of --plot-metric")
+                ->type_name(flag_type::kPrefix);
+            sub->add_option("--plot-metric", f->metric, "Summary key to plot")
+                ->capture_default_str()
+                ->type_name(flag_type::kName);
+            sub->add_option("--plot-x", f->plot_x, "Axis on x (default: the first axis)")
+                ->type_name(flag_type::kName);
+            sub->add_option("--plot-series", f->plot_series,
+                            "Axis whose values are the series (default: the next axis)")
+                ->type_name(flag_type::kName);
+            sub->add_flag("--json", f->json, "Print one JSON object with every row");
+            sub->callback([f, code, sub] {
+              // The flags given, in command-line order: the axes' order.
+              f->given.clear();
+              std::set<const CLI::Option*> seen;
+              for (const auto* opt : sub->parse_order()) {
+                if (!seen.insert(opt).second || opt->get_lnames().empty()) continue;
+                const auto flag = "--" + opt->get_lnames().front();
+                for (const auto& v : opt->results()) f->given.emplace_back(flag, v);
+              }
+              *code = run(*f);
+            });
+            return sub;
+          }};
 }
 
 }  // namespace ringsim::cli

@@ -19,6 +19,7 @@
 #include "kernels/verify.hpp"
 #include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/flag_types.hpp"
 #include "models/core/infer_work.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/schema.hpp"
@@ -532,62 +533,82 @@ Command verify_command() {
                                        "Check that ring attention equals full attention (emulated "
                                        "devices vs float64 reference)");
         sub->add_option("--devices", f->devices, "Virtual devices N (1 .. 1024)")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->type_name(flag_type::kInt);
         auto* block =
             sub->add_option(
                    "--block", f->block,
                    "Tokens per device (random inputs; sequence = N x block; prefill: new tokens)")
-                ->capture_default_str();
+                ->capture_default_str()
+                ->type_name(flag_type::kTokens);
         auto* heads = sub->add_option("--heads", f->heads, "Query heads (random inputs)")
-                          ->capture_default_str();
+                          ->capture_default_str()
+                          ->type_name(flag_type::kInt);
         auto* kvh = sub->add_option("--kv-heads", f->kv_heads,
-                                    "KV heads, dividing --heads (default: = heads)");
+                                    "KV heads, dividing --heads (default: = heads)")
+                        ->type_name(flag_type::kInt);
         auto* hd = sub->add_option("--head-dim", f->head_dim, "Head dimension (random inputs)")
-                       ->capture_default_str();
-        sub->add_flag("--causal,!--no-causal", f->causal,
-                      "Causal mask (default) or full attention");
+                       ->capture_default_str()
+                       ->type_name(flag_type::kInt);
+        sub->add_flag("--causal,!--no-causal", f->causal, "Causal mask (default) or full attention")
+            ->option_text(flag_type::kCausalDefault);
         sub->add_option("--layout", f->layout, "ring|striped|zigzag|ulysses|allgather|hybrid")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->type_name(flag_type::kName);
         auto* pass =
             sub->add_option("--pass", f->pass, "fwd|bwd|fwdbwd (bwd also checks dQ, dK, dV)")
-                ->capture_default_str();
+                ->capture_default_str()
+                ->type_name(flag_type::kName);
         sub->add_option("--seed", f->seed, "Seed of the random inputs (and of dO)")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->type_name(flag_type::kInt);
         auto* dt = sub->add_option("--dtype", f->dtype,
                                    "Random inputs' storage: fp16|fp32 (fp32 compute) or fp64")
-                       ->capture_default_str();
+                       ->capture_default_str()
+                       ->type_name(flag_type::kName);
         sub->add_option(
-            "--ulysses-degree", f->ulysses_degree,
-            "hybrid: Ulysses degree U (divides devices and KV heads); ring degree = N/U");
+               "--ulysses-degree", f->ulysses_degree,
+               "hybrid: Ulysses degree U (divides devices and KV heads); ring degree = N/U")
+            ->type_name(flag_type::kInt);
         sub->add_option("--tolerance-factor", f->tolerance_factor,
                         "Multiply every tolerance (below 1: a stricter check)")
-            ->capture_default_str();
-        sub->add_option("--q", f->q, "Queries .npy [seq, heads, head_dim], float16/32/64, C order");
-        sub->add_option("--k", f->k, "Keys .npy [seq, kv_heads, head_dim]");
-        sub->add_option("--v", f->v, "Values .npy [seq, kv_heads, head_dim]");
-        sub->add_option(
-            "--out", f->out,
-            "Write O .npy [seq, heads, head_dim] (float32; float64 for float64 inputs)");
-        sub->add_option("--lse-out", f->lse_out, "Write the LSE .npy [seq, heads]");
+            ->capture_default_str()
+            ->type_name(flag_type::kFloat);
+        sub->add_option("--q", f->q, "Queries .npy [seq, heads, head_dim], float16/32/64, C order")
+            ->type_name(flag_type::kFile);
+        sub->add_option("--k", f->k, "Keys .npy [seq, kv_heads, head_dim]")
+            ->type_name(flag_type::kFile);
+        sub->add_option("--v", f->v, "Values .npy [seq, kv_heads, head_dim]")
+            ->type_name(flag_type::kFile);
+        sub->add_option("--out", f->out,
+                        "Write O .npy [seq, heads, head_dim] (float32; float64 for float64 inputs)")
+            ->type_name(flag_type::kFile);
+        sub->add_option("--lse-out", f->lse_out, "Write the LSE .npy [seq, heads]")
+            ->type_name(flag_type::kFile);
         sub->add_option("--max-input", f->max_input,
                         "Most bytes each .npy input may take as float64 (K/M/G), checked from "
                         "its header before reading")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->type_name(flag_type::kBytes);
         sub->add_option("--mode", f->mode,
                         "train (the training ring), prefill or decode (inference after a KV "
                         "cache, kernels/inference.hpp)")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->type_name(flag_type::kName);
         auto* variant =
             sub->add_option("--variant", f->variant,
                             "prefill: pass-kv (K/V go round the ring) or pass-q (queries do)")
-                ->capture_default_str();
+                ->capture_default_str()
+                ->type_name(flag_type::kName);
         auto* cached = sub->add_option("--cached", f->cached,
                                        "prefill/decode: tokens already in the KV cache, divided "
                                        "over the devices like the new ones")
-                           ->capture_default_str();
+                           ->capture_default_str()
+                           ->type_name(flag_type::kTokens);
         auto* dtok = sub->add_option("--decode-tokens", f->decode_tokens,
                                      "decode: query tokens (1, or more for speculative decoding)")
-                         ->capture_default_str();
+                         ->capture_default_str()
+                         ->type_name(flag_type::kTokens);
         sub->add_flag("--json", f->json, "Print one JSON object");
         sub->callback([f, code, block, heads, kvh, hd, dt, pass, variant, cached, dtok] {
           f->block_given = block->count() > 0;

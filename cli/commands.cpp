@@ -6,6 +6,7 @@
 #include "cli/command.hpp"
 #include "cli/config_file.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/help_format.hpp"
 #include "models/core/parse.hpp"
 
 namespace ringsim::cli {
@@ -23,8 +24,12 @@ int run_cli(int argc, const char* const* argv) {
   CLI::App app{
       "ringsim: how ring attention (context parallelism) behaves on a cluster, before you rent "
       "it.\n"
-      "`ringsim --devices 256 --block 4096` is `ringsim run --devices 256 --block 4096`.",
+      "`ringsim --devices 256 --block 4096` is `ringsim run --devices 256 --block 4096`.\n"
+      "Units, in and out: K, M, G are binary (128K = 131072 tokens, 1M = 1048576, 95G = 95 x "
+      "2^30 bytes); memory prints in GiB (2^30 bytes); bandwidth is bytes/s, printed as decimal "
+      "GB/s (1e9 B/s) as datasheets quote it.",
       "ringsim"};
+  use_help_format(app);  // before the subcommands, which copy it
   app.set_version_flag("--version", std::string("ringsim ") + RINGSIM_VERSION);
   app.require_subcommand(0, 1);
   int exit_code = 0;

@@ -94,9 +94,20 @@ struct Point {
   Timing time;
 };
 
+// A point's share of the sweep's work: its score entries (block^2 x head dim)
+// times the kernels timed on them (fwd, and bwd at ~2.5x fwd, per mask).
+double point_work(std::int64_t block, int d, bool backward) {
+  return static_cast<double>(block) * static_cast<double>(block) * d * (backward ? 3.5 : 1.0);
+}
+
+struct WorkDone {
+  double total = 0, done = 0;
+  double fraction() const { return total > 0 ? std::min(1.0, done / total) : 1.0; }
+};
+
 template <typename T>
 void sweep(const CpuProfileOptions& opt, const std::string& dtype, std::int64_t max_block,
-           std::vector<Point>& points, const std::function<void(const std::string&)>& progress) {
+           std::vector<Point>& points, const ProfileProgress& progress, WorkDone& work) {
   for (int d : opt.head_dims)
     for (auto block : opt.blocks) {
       if (block > max_block) continue;
@@ -127,7 +138,8 @@ void sweep(const CpuProfileOptions& opt, const std::string& dtype, std::int64_t 
         points.push_back({"merge", dtype, "full", d, opt.heads, block, rows, t});
         if (progress)
           progress(fmt::format("merge {} d={} block={}: {:.3f} us ({} calls per sample)", dtype, d,
-                               block, t.median_s * 1e6, inner));
+                               block, t.median_s * 1e6, inner),
+                   work.fraction());
       }
       for (bool causal : {false, true}) {
         BlockOpts bo;
@@ -139,12 +151,16 @@ void sweep(const CpuProfileOptions& opt, const std::string& dtype, std::int64_t 
           Point p{kernel,    dtype, causal ? "causal_diagonal" : "full", d, opt.heads, block,
                   f.entries, t};
           points.push_back(p);
+          // Half of this (d, block)'s work per mask, split between its kernels.
+          work.done += point_work(block, d, opt.backward) / 2 *
+                       (kernel[0] == 'b' ? 2.5 / 3.5 : (opt.backward ? 1.0 / 3.5 : 1.0));
           if (progress) {
             const double flops =
                 4.0 * d * static_cast<double>(p.entries) * (kernel[0] == 'b' ? 2.5 : 1.0);
             progress(fmt::format("{} {} d={} block={} {}: {:.3f} ms ({:.1f} GFLOP/s, {} repeats)",
                                  kernel, dtype, d, block, p.mask, t.median_s * 1e3,
-                                 flops / t.median_s * 1e-9, t.repeats));
+                                 flops / t.median_s * 1e-9, t.repeats),
+                     work.fraction());
           }
         };
         FwdResult<T> scratch;
@@ -210,8 +226,7 @@ std::string short_name(const std::string& model) {
   return s.empty() ? "cpu" : s;
 }
 
-std::string cpu_profile_json(const CpuProfileOptions& in,
-                             const std::function<void(const std::string&)>& progress) {
+std::string cpu_profile_json(const CpuProfileOptions& in, const ProfileProgress& progress) {
   CpuProfileOptions opt = in;
   if (opt.blocks.empty())
     for (std::int64_t b = 128; b <= (opt.quick ? 2048 : 16384); b *= 2) opt.blocks.push_back(b);
@@ -234,11 +249,16 @@ std::string cpu_profile_json(const CpuProfileOptions& in,
 
   Eigen::setNbThreads(1);
   std::vector<Point> points;
+  WorkDone work;
+  for (const auto& t : opt.dtypes)
+    for (int d : opt.head_dims)
+      for (auto b : opt.blocks)
+        if (t == "fp32" || b <= opt.fp64_max_block) work.total += point_work(b, d, opt.backward);
   for (const auto& t : opt.dtypes) {
     if (t == "fp32")
-      sweep<float>(opt, t, INT64_MAX, points, progress);
+      sweep<float>(opt, t, INT64_MAX, points, progress, work);
     else
-      sweep<double>(opt, t, opt.fp64_max_block, points, progress);
+      sweep<double>(opt, t, opt.fp64_max_block, points, progress, work);
   }
 
   nlohmann::json pts = nlohmann::json::array();

@@ -39,10 +39,15 @@ struct CpuProfileOptions {
   std::string tool_version;  // recorded as "ringsim <version>"
 };
 
+// One line per point and the fraction of the sweep's work done so far (0..1),
+// from which the caller draws its ETA.
+using ProfileProgress = std::function<void(const std::string& line, double done)>;
+
 // Runs the sweep and returns the profile document (JSON text). `progress`
-// (optional) gets one line per point.
-std::string cpu_profile_json(const CpuProfileOptions& opt,
-                             const std::function<void(const std::string&)>& progress = {});
+// (optional) gets one line per point. The fraction done weighs each point by
+// block^2 x head dim (its score entries), not by count: a sweep's last,
+// largest blocks take most of its time.
+std::string cpu_profile_json(const CpuProfileOptions& opt, const ProfileProgress& progress = {});
 
 // "AMD EPYC 7B13" from /proc/cpuinfo's "model name" ("unknown CPU" if absent),
 // and the lower-case, dash-separated short form used in profile file names.

@@ -7,6 +7,8 @@
 
 #include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/flag_types.hpp"
+#include "models/core/help_format.hpp"
 #include "models/core/parse.hpp"
 
 namespace ringsim::mpi {
@@ -27,53 +29,82 @@ const std::vector<std::string> kRingLayouts{"ring", "striped", "zigzag"};
 
 void build(CLI::App& app, RingOptions& o, TextFlags& t, const Program& prog) {
   app.add_option("--block", t.block, "Tokens per rank, c (sequence = ranks x c)")
-      ->capture_default_str();
-  app.add_option("--heads", t.heads, "Query heads")->capture_default_str();
+      ->capture_default_str()
+      ->type_name(flag_type::kTokens);
+  app.add_option("--heads", t.heads, "Query heads")
+      ->capture_default_str()
+      ->type_name(flag_type::kInt);
   app.add_option("--kv-heads", t.kv_heads, "Key/value heads (GQA; must divide --heads)")
-      ->capture_default_str();
-  app.add_option("--head-dim", t.head_dim, "Head dimension")->capture_default_str();
-  app.add_option("--layout", t.layout, "ring|striped|zigzag")->capture_default_str();
-  app.add_flag("--causal,!--no-causal", o.causal, "Causal mask (default) or full attention");
+      ->capture_default_str()
+      ->type_name(flag_type::kInt);
+  app.add_option("--head-dim", t.head_dim, "Head dimension")
+      ->capture_default_str()
+      ->type_name(flag_type::kInt);
+  app.add_option("--layout", t.layout, "ring|striped|zigzag")
+      ->capture_default_str()
+      ->type_name(flag_type::kName);
+  app.add_flag("--causal,!--no-causal", o.causal, "Causal mask (default) or full attention")
+      ->option_text(flag_type::kCausalDefault);
   app.add_option("--pass", t.pass, "fwd|bwd|fwdbwd (bwd runs an untimed forward first)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name(flag_type::kName);
   app.add_option(
          "--dtype", t.dtype,
          fmt::format("{}: what the kernels compute and the ring carries", join(prog.dtypes, "|")))
-      ->capture_default_str();
-  app.add_option("--seed", t.seed, "Seed of the synthetic inputs")->capture_default_str();
-  app.add_option("--tile", t.tile, "Kernel tile (query and key chunk)")->capture_default_str();
+      ->capture_default_str()
+      ->type_name(flag_type::kName);
+  app.add_option("--seed", t.seed, "Seed of the synthetic inputs")
+      ->capture_default_str()
+      ->type_name(flag_type::kInt);
+  app.add_option("--tile", t.tile, "Kernel tile (query and key chunk)")
+      ->capture_default_str()
+      ->type_name(flag_type::kInt);
   app.add_option("--threads", t.threads,
                  "Threads per rank for the kernels, 1-1024 (one rank per core group: "
                  "mpirun --map-by slot:PE=N ... --threads N)")
-      ->capture_default_str();
-  app.add_option("--q", o.q_path, "Queries .npy [tokens, heads, head_dim] (read by rank 0)");
-  app.add_option("--k", o.k_path, "Keys .npy [tokens, kv_heads, head_dim]");
-  app.add_option("--v", o.v_path, "Values .npy [tokens, kv_heads, head_dim]");
+      ->capture_default_str()
+      ->type_name(flag_type::kInt);
+  app.add_option("--q", o.q_path, "Queries .npy [tokens, heads, head_dim] (read by rank 0)")
+      ->type_name(flag_type::kFile);
+  app.add_option("--k", o.k_path, "Keys .npy [tokens, kv_heads, head_dim]")
+      ->type_name(flag_type::kFile);
+  app.add_option("--v", o.v_path, "Values .npy [tokens, kv_heads, head_dim]")
+      ->type_name(flag_type::kFile);
   app.add_option("--max-input", t.max_input,
                  "Most bytes each .npy input may take as float64 (K/M/G), checked from its "
                  "header before reading")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name(flag_type::kBytes);
   app.add_option("--do", o.do_path,
                  "Output gradient .npy [tokens, heads, head_dim] (backward; "
-                 "default: synthetic from --seed)");
+                 "default: synthetic from --seed)")
+      ->type_name(flag_type::kFile);
   app.add_flag("--check", o.check,
                "Gather the result on rank 0 and compare it with full attention in float64");
   app.add_option("--tolerance-factor", t.tolerance_factor,
                  "Scale the check's tolerances (as `ringsim verify`)")
-      ->capture_default_str();
-  app.add_option("--trace", o.trace, "Write the per-step timeline (Chrome trace JSON) here");
+      ->capture_default_str()
+      ->type_name(flag_type::kFloat);
+  app.add_option("--trace", o.trace, "Write the per-step timeline (Chrome trace JSON) here")
+      ->type_name(flag_type::kFile);
   app.add_flag("--json", o.json, "Print one JSON object (rank 0) instead of the table");
   app.add_option("--repeat", t.repeat, "Timed runs (the median is reported)")
-      ->capture_default_str();
-  app.add_option("--warmup", t.warmup, "Untimed runs before them")->capture_default_str();
+      ->capture_default_str()
+      ->type_name(flag_type::kInt);
+  app.add_option("--warmup", t.warmup, "Untimed runs before them")
+      ->capture_default_str()
+      ->type_name(flag_type::kInt);
   app.add_flag("--pingpong", o.pingpong,
                "Measure latency and bandwidth between ranks 0 and 1 instead of a ring");
   app.add_option("--pp-min", t.pp_min, "Ping-pong: smallest message (bytes)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name(flag_type::kBytes);
   app.add_option("--pp-max", t.pp_max, "Ping-pong: largest message (bytes, K/M suffix ok)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name(flag_type::kBytes);
   app.add_option("--pp-iters", t.pp_iters, "Ping-pong: round trips per size")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name(flag_type::kInt);
 }
 
 void resolve(RingOptions& o, const TextFlags& t, const Program& prog) {
@@ -134,6 +165,7 @@ int grad_bytes(const std::string& dtype) {
 ParsedArgs parse_args(int argc, const char* const* argv, const Program& prog) {
   ParsedArgs out;
   CLI::App app{prog.about, prog.name};
+  use_help_format(app);
   TextFlags t;
   t.dtype = prog.dtypes.front();
   build(app, out.opts, t, prog);

@@ -245,11 +245,19 @@ Result run(std::vector<std::string> argv, double timeout_s) {
   return run(c);
 }
 
-std::vector<Result> run_many(const std::vector<Command>& commands, int jobs) {
+std::vector<Result> run_many(const std::vector<Command>& commands, int jobs,
+                             const std::function<void()>& on_done) {
   std::vector<Result> results(commands.size());
   std::atomic<std::size_t> next{0};
+  std::mutex done_mutex;
   auto worker = [&] {
-    for (std::size_t i = next++; i < commands.size(); i = next++) results[i] = run(commands[i]);
+    for (std::size_t i = next++; i < commands.size(); i = next++) {
+      results[i] = run(commands[i]);
+      if (on_done) {
+        const std::lock_guard<std::mutex> lock(done_mutex);
+        on_done();
+      }
+    }
   };
   const int n = std::max(1, std::min<int>(jobs, static_cast<int>(commands.size())));
   std::vector<std::thread> threads;

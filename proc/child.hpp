@@ -6,6 +6,7 @@
 // takes mpirun's ranks down with it), and SIGINT/SIGTERM/SIGHUP reaching this
 // process are passed on to the children still running before it ends.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,10 @@ Result run(const Command& c);
 Result run(std::vector<std::string> argv, double timeout_s = 0);
 
 // Runs every command, at most `jobs` at once; results in input order.
-std::vector<Result> run_many(const std::vector<Command>& commands, int jobs);
+// `on_done` (optional) is called once per finished command, one call at a time
+// (a progress bar's tick).
+std::vector<Result> run_many(const std::vector<Command>& commands, int jobs,
+                             const std::function<void()>& on_done = {});
 
 // Absolute path of the running program, "" if the system does not say.
 std::string self_exe();

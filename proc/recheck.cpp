@@ -8,6 +8,7 @@
 #include "models/core/errors.hpp"
 #include "proc/child.hpp"
 #include "proc/resolve.hpp"
+#include "sim/progress.hpp"
 
 namespace ringsim::proc {
 
@@ -128,7 +129,11 @@ Recheck recheck_top(int n, const std::vector<PlanConfig>& configs, const PlanReq
       cmds.push_back(std::move(cmd));
     }
   }
-  const auto results = run_many(cmds, 2);
+  // Each child simulates one layer of a top config: seconds to minutes at
+  // large rings, so a bar with ETA on a terminal (none when piped).
+  sim::Progress bar(sim::progress_wanted(false), cmds.size(), "ringsim plan: SimGrid re-check");
+  const auto results = run_many(cmds, 2, [&bar] { bar.tick(); });
+  bar.finish();
   int failed = 0;
   for (std::size_t i = 0; i < chosen.size(); ++i) {
     const auto& c = *chosen[i];

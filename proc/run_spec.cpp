@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "models/core/errors.hpp"
+#include "models/core/flag_types.hpp"
 #include "models/core/parse.hpp"
 
 namespace ringsim::proc {
@@ -66,119 +67,167 @@ std::string to_string(Engine e) {
 
 void add_model_flags(CLI::App* app, WorkloadFlags& f) {
   app->add_option("--model", f.model, "Transformer shape preset (see `ringsim hardware`)")
-      ->capture_default_str();
-  app->add_option("--d-model", f.d_model, "Custom shape: model width (overrides the preset)");
-  app->add_option("--heads", f.heads, "Custom shape: query heads");
-  app->add_option("--kv-heads", f.kv_heads, "Custom shape: key/value heads (GQA; = heads for MHA)");
-  app->add_option("--head-dim", f.head_dim, "Custom shape: head dimension");
-  app->add_option("--ffn", f.ffn, "Custom shape: MLP hidden size");
+      ->capture_default_str()
+      ->type_name(flag_type::kName);
+  app->add_option("--d-model", f.d_model, "Custom shape: model width (overrides the preset)")
+      ->type_name(flag_type::kInt);
+  app->add_option("--heads", f.heads, "Custom shape: query heads")->type_name(flag_type::kInt);
+  app->add_option("--kv-heads", f.kv_heads, "Custom shape: key/value heads (GQA; = heads for MHA)")
+      ->type_name(flag_type::kInt);
+  app->add_option("--head-dim", f.head_dim, "Custom shape: head dimension")
+      ->type_name(flag_type::kInt);
+  app->add_option("--ffn", f.ffn, "Custom shape: MLP hidden size")->type_name(flag_type::kInt);
 }
 
 void add_workload_flags(CLI::App* app, WorkloadFlags& f, bool with_sizes) {
   if (with_sizes) {
     app->add_option("--devices", f.devices, "Devices in the ring, N (1 .. 1M)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->type_name(flag_type::kInt);
     app->add_option("--block", f.block,
                     "Tokens per device block, c (sequence = N x c; K/M suffix ok)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->type_name(flag_type::kTokens);
   }
   app->add_option("--layout", f.layout, "ring|striped|zigzag|ulysses|allgather|hybrid")
-      ->capture_default_str();
-  app->add_flag("--causal,!--no-causal", f.causal, "Causal mask (default) or full attention");
-  app->add_option("--pass", f.pass, "fwd|bwd|fwdbwd")->capture_default_str();
+      ->capture_default_str()
+      ->type_name(flag_type::kName);
+  app->add_flag("--causal,!--no-causal", f.causal, "Causal mask (default) or full attention")
+      ->option_text(flag_type::kCausalDefault);
+  app->add_option("--pass", f.pass, "fwd|bwd|fwdbwd")
+      ->capture_default_str()
+      ->type_name(flag_type::kName);
   app->add_option("--dtype", f.dtype, "bf16|fp16|fp32 (bytes moved and peak FLOP/s)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name(flag_type::kName);
   add_model_flags(app, f);
   app->add_option("--layers", f.layers,
                   "Transformer layers this run covers (default 1; with a custom shape also its "
-                  "depth)");
+                  "depth)")
+      ->type_name(flag_type::kInt);
   app->add_option("--ulysses-degree", f.ulysses_degree,
                   "hybrid: head-parallel degree inside each group (default: largest power of two "
-                  "dividing devices and KV heads within a node)");
+                  "dividing devices and KV heads within a node)")
+      ->type_name(flag_type::kInt);
   app->add_option("--scope", f.scope,
                   "attention|layer (layer adds projections and MLP by roofline)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name(flag_type::kName);
   if (with_sizes) {
     app->add_option("--tp", f.tp,
                     "Tensor-parallel degree: GPUs of one node behind each CP rank (heads, KV heads "
                     "and MLP split N ways; --scope layer adds the TP collectives)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->type_name(flag_type::kInt);
     app->add_option("--sequence-parallel", f.sequence_parallel,
                     "on|off: with --tp, all-gathers + reduce-scatters (on) or all-reduces (off)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->type_name(flag_type::kOnOff);
   }
 }
 
 void add_hardware_flags(CLI::App* app, HardwareFlags& f) {
-  app->add_option("--gpu", f.gpu, "Device from the catalog (default h100-sxm)");
+  app->add_option("--gpu", f.gpu, "Device from the catalog (default h100-sxm)")
+      ->type_name(flag_type::kName);
   app->add_option("--cluster", f.cluster,
-                  "Cluster preset: sets --gpu, --platform, --gpus-per-node, --intra, --inter");
+                  "Cluster preset: sets --gpu, --platform, --gpus-per-node, --intra, --inter")
+      ->type_name(flag_type::kName);
   app->add_option("--platform", f.platform,
-                  "flat|nodes|torus2d|torus3d|fattree (default: the device's)");
-  app->add_option("--gpus-per-node", f.gpus_per_node, "GPUs per node on `nodes` (default 8)");
-  app->add_option("--intra", f.intra, "Interconnect inside a node (default nvlink4 for H100)");
-  app->add_option("--inter", f.inter, "Interconnect between nodes (default ib-ndr for H100)");
-  app->add_option("--flops", f.flops, "Override: device peak FLOP/s (e.g. 1e15)");
+                  "flat|nodes|torus2d|torus3d|fattree (default: the device's)")
+      ->type_name(flag_type::kName);
+  app->add_option("--gpus-per-node", f.gpus_per_node, "GPUs per node on `nodes` (default 8)")
+      ->type_name(flag_type::kInt);
+  app->add_option("--intra", f.intra, "Interconnect inside a node (default nvlink4 for H100)")
+      ->type_name(flag_type::kName);
+  app->add_option("--inter", f.inter, "Interconnect between nodes (default ib-ndr for H100)")
+      ->type_name(flag_type::kName);
+  app->add_option("--flops", f.flops, "Override: device peak FLOP/s (e.g. 1e15)")
+      ->type_name(flag_type::kFlops);
   app->add_option("--efficiency", f.efficiency,
-                  "Override: fraction of peak the attention kernel reaches (0..1]");
+                  "Override: fraction of peak the attention kernel reaches (0..1]")
+      ->type_name(flag_type::kFraction);
   app->add_option("--bandwidth", f.bandwidth,
-                  "Override: bytes/s per direction of every ring link (flat ring)");
-  app->add_option("--latency", f.latency, "Override: seconds per link hop");
+                  "Override: bytes/s per direction of every ring link (flat ring)")
+      ->type_name(flag_type::kBytesPerS);
+  app->add_option("--latency", f.latency, "Override: seconds per link hop")
+      ->type_name(flag_type::kSeconds);
   app->add_option("--nics-per-node", f.nics_per_node,
                   "nodes: NICs per node, dividing --gpus-per-node; the GPUs behind one NIC share "
-                  "it (default: the cluster's, else one per GPU)");
+                  "it (default: the cluster's, else one per GPU)")
+      ->type_name(flag_type::kInt);
   app->add_option("--nvlink-domain", f.nvlink_domain,
                   "nodes: GPUs on one NVLink fabric, a multiple of --gpus-per-node (72 on GB200 "
-                  "NVL72; default: the cluster's, else one node)");
+                  "NVL72; default: the cluster's, else one node)")
+      ->type_name(flag_type::kInt);
   app->add_option("--wraparound", f.wraparound,
                   "torus2d/torus3d: on (a full slice, opposite faces joined) or off (a partial "
-                  "TPU slice, a mesh; default: the cluster's, else on)");
+                  "TPU slice, a mesh; default: the cluster's, else on)")
+      ->type_name(flag_type::kOnOff);
   app->add_option("--oversubscription", f.oversubscription,
                   "nodes/fattree: R >= 1, the leaf-to-spine uplinks carry 1/R of the leaf's NIC "
-                  "bandwidth (default: the cluster's, else 1)");
-  app->add_option("--catalog", f.catalog, "Extra catalog JSON (adds or replaces entries by name)");
+                  "bandwidth (default: the cluster's, else 1)")
+      ->type_name(flag_type::kFloat);
+  app->add_option("--catalog", f.catalog, "Extra catalog JSON (adds or replaces entries by name)")
+      ->type_name(flag_type::kFile);
   app->add_option("--profile", f.profile,
-                  "Kernel profile JSON (models/profiles): compute time from measurements");
+                  "Kernel profile JSON (models/profiles): compute time from measurements")
+      ->type_name(flag_type::kFile);
   app->add_option("--kernel", f.kernel,
                   "Attention implementation from the catalog: fa2, fa3, cudnn, te-cudnn, pallas, "
                   "ringsim-cpu, ringsim-cuda, roofline (default: what PyTorch or JAX runs on the "
-                  "device; roofline when --flops/--efficiency are given)");
+                  "device; roofline when --flops/--efficiency are given)")
+      ->type_name(flag_type::kName);
 }
 
 void add_sim_flags(CLI::App* app, SimFlags& f) {
   app->add_option("--engine", f.engine,
                   "simgrid (simulate the cluster; closed forms alongside) | analytic")
-      ->capture_default_str();
-  app->add_option("--trace", f.trace, "Write a Chrome trace (Perfetto) of the simulation to FILE");
-  app->add_option("--csv", f.csv, "Write one CSV row per device per step to FILE");
+      ->capture_default_str()
+      ->type_name(flag_type::kName);
+  app->add_option("--trace", f.trace, "Write a Chrome trace (Perfetto) of the simulation to FILE")
+      ->type_name(flag_type::kFile);
+  app->add_option("--csv", f.csv, "Write one CSV row per device per step to FILE")
+      ->type_name(flag_type::kFile);
   app->add_option("--network-model", f.network_model,
                   "exact (S/B + L on an idle link) | lv08 (SimGrid's TCP-calibrated model)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name(flag_type::kName);
   app->add_option("--inter-topology", f.inter_topology,
                   "nodes platform: rail (one leaf switch per GPU rank; the default) | fattree "
-                  "(leaves by node)");
-  app->add_option("--torus-dims", f.torus_dims, "torus2d/torus3d: dimensions, e.g. 16x16 or 8x8x4");
+                  "(leaves by node)")
+      ->type_name(flag_type::kName);
+  app->add_option("--torus-dims", f.torus_dims, "torus2d/torus3d: dimensions, e.g. 16x16 or 8x8x4")
+      ->type_name(flag_type::kDims);
   app->add_option("--straggler", f.stragglers,
-                  "DEVICE:FACTOR: that device computes FACTOR x slower (repeatable)");
+                  "DEVICE:FACTOR: that device computes FACTOR x slower (repeatable)")
+      ->type_name(flag_type::kDeviceFactor);
   app->add_option("--degrade", f.degrades,
                   "LINK:FACTOR: divide a link's bandwidth (a link name such as nic7, or A-B for "
-                  "the route between devices A and B; repeatable)");
-  app->add_option("--jitter", f.jitter, "SIGMA: lognormal noise (mean 1) on every compute");
-  app->add_option("--seed", f.seed, "Seed for --jitter")->capture_default_str();
+                  "the route between devices A and B; repeatable)")
+      ->type_name(flag_type::kLinkFactor);
+  app->add_option("--jitter", f.jitter, "SIGMA: lognormal noise (mean 1) on every compute")
+      ->type_name(flag_type::kFloat);
+  app->add_option("--seed", f.seed, "Seed for --jitter")
+      ->capture_default_str()
+      ->type_name(flag_type::kInt);
   app->add_flag("--progress", f.progress,
                 "Show progress on stderr (default: when stderr is a terminal)");
   app->add_option("--symmetry", f.symmetry,
                   "auto|on|off: simulate one period of a uniform ring (auto: past 1024 devices)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name(flag_type::kName);
   app->add_option("--overlap", f.overlap,
                   "full: a step's transfer runs during its compute (GPUs, RDMA) | none: it "
                   "starts when the compute ends (MPI over shared memory; `ringsim calibrate` "
                   "measures which)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->type_name(flag_type::kName);
   app->add_option("--max-activities", f.max_activities,
-                  "Size guard: most activities to simulate (default 2^29)");
+                  "Size guard: most activities to simulate (default 2^29)")
+      ->type_name(flag_type::kInt);
   app->add_option("--max-memory", f.max_memory,
-                  "Size guard: most bytes of memory (K/M/G; default 80% of RAM)");
+                  "Size guard: most bytes of memory (K/M/G; default 80% of RAM)")
+      ->type_name(flag_type::kBytes);
 }
 
 void add_run_flags(CLI::App* app, RunFlags& f) {

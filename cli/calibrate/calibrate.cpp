@@ -23,11 +23,13 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/calibrate/workdir.hpp"
 #include "cli/command.hpp"
 #include "kernels/profile_run.hpp"
 #include "models/analytic/report.hpp"
 #include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/flag_types.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/profile.hpp"
 #include "models/core/schema.hpp"
@@ -35,6 +37,7 @@
 #include "mpi/results.hpp"
 #include "proc/child.hpp"
 #include "proc/run_spec.hpp"
+#include "sim/progress.hpp"
 
 namespace ringsim::cli {
 namespace {
@@ -259,14 +262,23 @@ json predict(const Tools& t, const Measured& m, const Config& c, int ranks,
   spec.sim.trace = trace;
   spec.json = true;
   auto argv = proc::to_args(spec);
+  json r;
+  // The same prediction as one command to paste (the report's paths exist
+  // after calibrate ends: see workdir.hpp).
+  {
+    auto shown = argv;
+    shown.erase(std::remove(shown.begin(), shown.end(), "--json"), shown.end());
+    shown.insert(shown.begin(), "ringsim");
+    r["rerun_command"] = proc::shell_line(shown);
+  }
   argv.insert(argv.begin(), t.ringsim);
   const auto res = proc::run(command(argv, t));
-  json r;
   if (!res.ok()) {
     // One configuration the simulator refuses (e.g. outside the profile) does not
     // hide the others: its row says why.
     r["predicted_s"] = nullptr;
     r["note"] = proc::error_line(res.err);
+    r.erase("rerun_command");
     return r;
   }
   const auto s = RunSummary::from_json(child_json(res, "ringsim run"), "ringsim run --json");
@@ -463,7 +475,7 @@ std::string text_report(const json& j) {
       "overlap probe: {:.2f} of a transfer moves while the rank computes -> --overlap {}\n"
       "kernel profile: {}\n"
       "simulator platform (median link; each launch is predicted on its own ping-pong's):\n"
-      "  ringsim run --engine simgrid {}\n\n",
+      "  ringsim run --engine simgrid {}{}\n\n",
       j["ranks"].get<int>(), j["mpi"].get<std::string>(),
       human_seconds(j["pingpong"]["latency_s"].get<double>()),
       j["pingpong"]["bandwidth_Bps"].get<double>() / 1e9,
@@ -472,7 +484,10 @@ std::string text_report(const json& j) {
       human_seconds(pl["latency_range_s"][1].get<double>()), j["pingpongs"].size(),
       pl["bandwidth_Bps"].get<double>() / 1e9, pl["measured_overlap"].get<double>(),
       pl["overlap"].get<std::string>(), j["profile"].get<std::string>(),
-      pl["flags"].get<std::string>());
+      pl["flags"].get<std::string>(),
+      j["profile"].get<std::string>().rfind("measured", 0) == 0
+          ? "\n  plus each configuration's own measured --profile: its full command is below"
+          : "");
   const std::string other = pl["overlap"].get<std::string>() == "none" ? "if full" : "if none";
   out += fmt::format("{:<14} {:>11} {:>11} {:>8} {:>15} {:>11} {:>11} {:>11} {:>11} {:>6}\n",
                      "config", "predicted", "measured", "error", "launch errors", "pred comp",
@@ -509,7 +524,10 @@ std::string text_report(const json& j) {
     if (r.contains("note"))
       out += fmt::format(" (not simulated: {})", r["note"].get<std::string>());
     out += "\n";
+    if (r.contains("rerun_command"))
+      out += fmt::format("    {}\n", r["rerun_command"].get<std::string>());
   }
+  if (j.contains("workdir_note")) out += j["workdir_note"].get<std::string>();
   const auto& mb = j["machine"]["before"];
   const double load =
       std::max(mb["load_1min"].get<double>(), j["machine"]["after"]["load_1min"].get<double>());
@@ -559,7 +577,7 @@ int run(const CalibrateFlags& f) {
       std::error_code ec;
       if (on) fs::remove_all(d, ec);
     }
-  } cleanup{dir, temp && !f.keep_files};
+  } cleanup{dir, calibrate::WorkdirPolicy{temp, f.keep_files, f.profile.empty()}.remove()};
 
   const auto configs = default_configs(f.quick);
   const auto load_before = machine_load();
@@ -573,6 +591,9 @@ int run(const CalibrateFlags& f) {
   std::vector<json> attempts(configs.size(), json::array());
   json pingpongs = json::array();
   std::vector<double> overlaps;
+  // Minutes of measuring: a bar with ETA on a terminal (none when piped).
+  sim::Progress bar(sim::progress_wanted(false),
+                    static_cast<std::uint64_t>(launches) * configs.size(), "ringsim calibrate");
   for (int l = 0; l < launches; ++l)
     for (std::size_t i = 0; i < configs.size(); ++i) {
       auto pp = pingpong(tools, f);
@@ -587,7 +608,9 @@ int run(const CalibrateFlags& f) {
       launched[i].push_back(
           measure_launch(tools, configs[i], ranks, repeat, retries, trace, attempts[i]));
       pps[i].push_back(std::move(pp));
+      bar.tick();
     }
+  bar.finish();
   // Whether the transport overlaps is one property of it: the median of every
   // probe, with the rule of mpi/pingpong.hpp.
   m.measured_overlap = median_of(overlaps);
@@ -610,7 +633,8 @@ int run(const CalibrateFlags& f) {
                      ? "measured before each launch (profile-CONFIG-LAUNCH.json in the workdir)"
                      : m.profile_path;
   j["profile_device"] = m.profile_path.empty() ? kernels::cpu_model_name() : m.profile.device_name;
-  const bool kept = !temp || f.keep_files;
+  const calibrate::WorkdirPolicy policy{temp, f.keep_files, f.profile.empty()};
+  const bool kept = policy.kept();
   // The platform of the median ping-pong, for the header; each launch used its own.
   const auto mid = with_link(m, median_of(lat), median_of(bw));
   const auto flags = platform_flags(mid);
@@ -628,6 +652,7 @@ int run(const CalibrateFlags& f) {
     j["runs"].push_back(config_row(tools, m, configs[i], ranks, launched[i], pps[i], profiles[i],
                                    attempts[i], dir, kept));
   if (kept) j["workdir"] = dir.string();
+  if (const auto note = policy.note(dir.string()); !note.empty()) j["workdir_note"] = note;
   j["machine"] = {{"before", load_before}, {"after", machine_load()}};
 
   j["schema_version"] = kJsonSchemaVersion;
@@ -649,33 +674,47 @@ Command calibrate_command() {
                                        "then run ringsim-mpi and the "
                                        "SimGrid model on the same configurations and compare");
         sub->add_option("--ranks", f->ranks, "MPI ranks of the real ring (and devices simulated)")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->type_name(flag_type::kInt);
         sub->add_flag("--quick", f->quick,
                       "Quick profile, fewer configurations and repeats (~1 min)");
-        sub->add_option("--repeat", f->repeat, "Timed runs per configuration (default 7, quick 3)");
+        sub->add_option("--repeat", f->repeat, "Timed runs per configuration (default 7, quick 3)")
+            ->type_name(flag_type::kInt);
         sub->add_option(
-            "--profile", f->profile,
-            "Use this CPU profile instead of measuring one (`ringsim profile --device cpu`)");
-        sub->add_option("--mpirun", f->mpirun, "MPI launcher")->capture_default_str();
+               "--profile", f->profile,
+               "Use this CPU profile instead of measuring one (`ringsim profile --device cpu`)")
+            ->type_name(flag_type::kFile);
+        sub->add_option("--mpirun", f->mpirun, "MPI launcher")
+            ->capture_default_str()
+            ->type_name(flag_type::kFile);
         sub->add_option("--mpirun-arg", f->mpirun_args,
                         "Extra launcher argument (repeatable), e.g. --mpirun-arg=--bind-to "
-                        "--mpirun-arg=core");
-        sub->add_option("--mpi-bin", f->mpi_bin, "ringsim-mpi (default: next to this program)");
+                        "--mpirun-arg=core")
+            ->type_name(flag_type::kArg);
+        sub->add_option("--mpi-bin", f->mpi_bin, "ringsim-mpi (default: next to this program)")
+            ->type_name(flag_type::kFile);
         sub->add_option("--ringsim", f->ringsim_bin,
-                        "ringsim for the child runs (default: this program)");
-        sub->add_option("--workdir", f->workdir,
-                        "Keep the profile and both traces of every configuration here "
-                        "(default: a temporary folder, removed)");
+                        "ringsim for the child runs (default: this program)")
+            ->type_name(flag_type::kFile);
+        sub->add_option(
+               "--workdir", f->workdir,
+               "Keep the profile and both traces of every configuration here "
+               "(default: a temporary folder, removed unless the printed commands read the "
+               "profiles measured there)")
+            ->type_name(flag_type::kDir);
         sub->add_flag("--keep", f->keep_files, "Keep the temporary folder");
         sub->add_option("--launches", f->launches,
                         "Separate mpirun launches per configuration; the median launch is "
-                        "reported (default 5, quick 3)");
+                        "reported (default 5, quick 3)")
+            ->type_name(flag_type::kInt);
         sub->add_option("--retries", f->retries,
                         "Measure a configuration again when other processes took more than 10% "
                         "of its compute time (wall/cpu > 1.10); the least disturbed run is kept")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->type_name(flag_type::kInt);
         sub->add_option("--timeout", f->timeout, "Seconds any one child run may take")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->type_name(flag_type::kSeconds);
         sub->add_flag(
             "--json", f->json,
             "One JSON object: platform, pingpong, runs: [{config, predicted_s, measured_s, ...}]");

@@ -27,8 +27,7 @@ std::string utc_now() {
 
 }  // namespace
 
-std::string cuda_profile_json(const CudaProfileOptions& opt_in,
-                              const std::function<void(const std::string&)>& progress) {
+std::string cuda_profile_json(const CudaProfileOptions& opt_in, const ProfileProgress& progress) {
   CudaProfileOptions opt = opt_in;
   if (opt.blocks.empty())
     for (std::int64_t b = 128; b <= (opt.quick ? 4096 : 16384); b *= 2) opt.blocks.push_back(b);
@@ -62,6 +61,10 @@ std::string cuda_profile_json(const CudaProfileOptions& opt_in,
   DeviceBuffer scratch(2 * l2_bytes() + (1 << 20));
   const auto flush = [&] { flush_l2(scratch); };
 
+  // Per dtype, head dim and block: fwd (and bwd) per mask, and one merge.
+  const double total_points =
+      static_cast<double>(opt.dtypes.size() * opt.head_dims.size() * opt.blocks.size() *
+                          (2 * (opt.backward ? 2 : 1) + 1));
   for (const auto& dts : opt.dtypes) {
     const DType t = dts == "bf16" ? DType::BF16 : DType::FP16;
     const bool bf16 = t == DType::BF16;
@@ -93,9 +96,10 @@ std::string cuda_profile_json(const CudaProfileOptions& opt_in,
               const double flops = 4.0 * d * static_cast<double>(per_head) * opt.heads *
                                    (kernel[0] == 'b' ? 2.5 : 1.0);
               progress(std::string(kernel) + " " + dts + " d=" + std::to_string(d) +
-                       " block=" + std::to_string(block) + (causal ? " causal" : " full") + ": " +
-                       std::to_string(st.median_s * 1e3) + " ms, " +
-                       std::to_string(flops / st.median_s * 1e-12) + " TFLOP/s");
+                           " block=" + std::to_string(block) + (causal ? " causal" : " full") +
+                           ": " + std::to_string(st.median_s * 1e3) + " ms, " +
+                           std::to_string(flops / st.median_s * 1e-12) + " TFLOP/s",
+                       total_points > 0 ? static_cast<double>(points.size()) / total_points : 1.0);
             }
           };
           add("fwd", time_on_device([&] { flash_forward(t, d, fp); }, opt.warmup, opt.repeats,

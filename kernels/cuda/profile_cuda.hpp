@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/cuda/timing.hpp"
+#include "kernels/profile_run.hpp"  // ProfileProgress
 
 namespace ringsim::kernels::cuda {
 
@@ -44,7 +45,8 @@ std::string cuda_profile_document(const DeviceInfo& device,
 
 // Runs the sweep on the current device and returns the profile JSON text.
 // `progress` (optional) gets one line per point. Throws CudaError when no GPU.
-std::string cuda_profile_json(const CudaProfileOptions& opt,
-                              const std::function<void(const std::string&)>& progress = {});
+// The fraction done counts points (a GPU point's time is mostly its fixed
+// repeats and cache flushes, not its size).
+std::string cuda_profile_json(const CudaProfileOptions& opt, const ProfileProgress& progress = {});
 
 }  // namespace ringsim::kernels::cuda

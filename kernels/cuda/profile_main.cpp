@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   }
   try {
     const std::string json =
-        cuda_profile_json(opt, [](const std::string& line) { std::cerr << line << "\n"; });
+        cuda_profile_json(opt, [](const std::string& line, double) { std::cerr << line << "\n"; });
     // Like every ringsim output (models/core/atomic_file.hpp).
     ringsim::AtomicFile f(out, "--out");
     f.write(json);

@@ -75,8 +75,16 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
 }
 
 std::string human_tokens(double t) {
-  if (t >= 1e6) return fmt::format("{:.1f}M", t / 1e6);
-  if (t >= 1e3) return fmt::format("{:.1f}K", t / 1e3);
+  // Binary, as parse_count reads them: 128K is 131072, so a count typed as
+  // 128K prints back as 128K.
+  constexpr double kUnits[] = {1024.0 * 1024.0 * 1024.0, 1024.0 * 1024.0, 1024.0};
+  constexpr const char* kNames[] = {"G", "M", "K"};
+  for (int i = 0; i < 3; ++i) {
+    if (t < kUnits[i]) continue;
+    const double v = t / kUnits[i];
+    if (v == std::floor(v)) return fmt::format("{:.0f}{}", v, kNames[i]);
+    return fmt::format("{:.1f}{}", v, kNames[i]);
+  }
   return fmt::format("{:.0f}", t);
 }
 
@@ -88,6 +96,10 @@ std::string human_bytes(double b) {
     ++u;
   }
   return u == 0 ? fmt::format("{:.0f} B", b) : fmt::format("{:.2f} {}", b, units[u]);
+}
+
+std::string human_gib(double bytes) {
+  return fmt::format("{:.1f} GiB", to_gib(bytes));
 }
 
 std::string human_seconds(double s) {

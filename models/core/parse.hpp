@@ -25,10 +25,21 @@ std::string join(const std::vector<std::string>& items, const std::string& sep);
 // throws InputError naming the flag. args excludes the program name.
 void refuse_empty_values(const std::vector<std::string>& args);
 
-// "1.0K", "25.0K", "1.2M": decimal K/M, the Ring Attention paper's style for token counts.
+// Units, in and out: K, M, G are binary (2^10, 2^20, 2^30), as parse_count reads
+// them, and memory is in binary bytes (KiB, MiB, GiB). Bandwidth stays in
+// decimal GB/s (1e9 B/s), as link and HBM datasheets quote it.
+//
+// Token counts: "512", "128K" (131072), "1M" (1048576), "1.5M", "6.5K" (6663):
+// a whole multiple of the unit prints without decimals, any other count with one.
 std::string human_tokens(double tokens);
-// "12.3 GiB", "512 MiB"
+// "12.30 GiB", "512.00 MiB", "100 B": the unit chosen by size.
 std::string human_bytes(double bytes);
+// "12.3 GiB" always in GiB, for tables whose rows compare memory.
+std::string human_gib(double bytes);
+// Bytes to GiB as a number, for table cells that print the unit in a header.
+constexpr double to_gib(double bytes) {
+  return bytes / (1024.0 * 1024.0 * 1024.0);
+}
 // "1.23 ms", "45.6 us", "2.01 s"
 std::string human_seconds(double s);
 

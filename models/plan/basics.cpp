@@ -107,8 +107,9 @@ Workload attention_workload(const PlanRequest& r, Layout layout, std::int64_t cp
 }
 
 namespace {
+// Binary GiB, like every memory figure the CLI prints (models/core/parse.hpp).
 std::string gb(double b) {
-  return fmt::format("{:.2f} GB", b / 1e9);
+  return fmt::format("{:.2f} GiB", to_gib(b));
 }
 }  // namespace
 

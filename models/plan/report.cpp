@@ -12,8 +12,9 @@ namespace ringsim {
 
 namespace {
 
+// Memory in binary GiB, like every other command (models/core/parse.hpp).
 std::string gb(double b) {
-  return fmt::format("{:.1f} GB", b / 1e9);
+  return human_gib(b);
 }
 
 std::string layout_label(const PlanConfig& c) {
@@ -279,9 +280,9 @@ std::string explain(const PlanConfig& c, double hbm) {
                          : std::string(" (1F1B)"),
         c.grad_accum, layers_text(c.stage_layers), c.pp - 1, c.tp * c.cp);
   out += c.pp > 1
-             ? fmt::format("  memory per device of the worst stage, stage {} (GB = 1e9 bytes)\n",
+             ? fmt::format("  memory per device of the worst stage, stage {} (GiB = 2^30 bytes)\n",
                            c.memory.stage)
-             : std::string("  memory per device (GB = 1e9 bytes)\n");
+             : std::string("  memory per device (GiB = 2^30 bytes)\n");
   for (const auto& i : c.memory.items)
     out += fmt::format("    {:<32}{:>10}  {:<15}{}\n", i.name, gb(i.bytes), i.phase, i.formula);
   out += fmt::format(
@@ -319,9 +320,9 @@ std::string explain(const PlanConfig& c, double hbm) {
         "pipeline bubble", seconds(t.pp_bubble_s), static_cast<double>(c.pp - 1) / c.pp_virtual,
         t.pp_slowest_stage, seconds(t.micro_step_s), 100 * t.pp_bubble_fraction);
     out += fmt::format(
-        "    {:<32}{:>10}  (m + (p-1)/V) x 2V messages of {:.1f} MB on {} ({} each), not "
+        "    {:<32}{:>10}  (m + (p-1)/V) x 2V messages of {} on {} ({} each), not "
         "overlapped\n",
-        "pipeline P2P", seconds(t.pp_p2p_s), t.pp_message_bytes / 1e6, t.pp_link,
+        "pipeline P2P", seconds(t.pp_p2p_s), human_bytes(t.pp_message_bytes), t.pp_link,
         seconds(t.pp_message_s));
   }
   row("optimizer", t.optimizer_s,

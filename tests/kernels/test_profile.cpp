@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "helpers.hpp"
 #include "kernels/profile_run.hpp"
@@ -24,6 +26,21 @@ CpuProfileOptions tiny() {
   o.repeats = 2;
   o.warmup = 0;
   return o;
+}
+
+// The ETA's input: the share of work done rises with each point and ends at
+// exactly 1, weighted by block^2 x head dim. tiny(): fp32 and fp64 at blocks
+// 16 and 32, d = 8, with bwd: work per (dtype, block) = block^2 x 8 x 3.5, so
+// after fp32's block-16 points the share is 256 / (2 x (256 + 1024)) = 0.1.
+TEST(Profile, ProgressShareOfWorkRisesToOne) {
+  std::vector<double> shares;
+  cpu_profile_json(tiny(), [&](const std::string&, double done) { shares.push_back(done); });
+  ASSERT_EQ(shares.size(), 2u * 2 * (2 * 2 + 1));  // one call per point
+  EXPECT_TRUE(std::is_sorted(shares.begin(), shares.end()));
+  EXPECT_DOUBLE_EQ(shares.back(), 1.0);
+  // Points of (fp32, 16): merge, then fwd/bwd full, fwd/bwd causal: the 5th is the last.
+  EXPECT_NEAR(shares[4], 0.1, 1e-12);
+  EXPECT_DOUBLE_EQ(shares[0], 0.0);  // the merge counts as no work
 }
 
 TEST(Profile, CpuSweepIsReadableByTheModel) {

@@ -109,7 +109,7 @@ TEST(PlanMemory, InfeasibleExactlyWhenTheTotalExceedsHbm) {
   EXPECT_FALSE(over.feasible);
   EXPECT_DOUBLE_EQ(over.overflow_bytes, 1);
   // The reason names the largest term (the 1.5 GiB allowance in this tiny case) and the overflow.
-  EXPECT_NE(over.reason().find("over by 0.00 GB"), std::string::npos) << over.reason();
+  EXPECT_NE(over.reason().find("over by 0.00 GiB"), std::string::npos) << over.reason();
   EXPECT_NE(over.reason().find("framework_fixed"), std::string::npos) << over.reason();
   // The same, as data: the kind, the term, the bytes, no hint for this term.
   EXPECT_EQ(over.why.kind, Infeasibility::Kind::Memory);
