@@ -4,6 +4,7 @@
 #   scripts/setup.sh              # packages + Release build
 #   BUILD_DIR=b CMAKE_ARGS=... scripts/setup.sh
 #   SKIP_BUILD=1 scripts/setup.sh # packages only
+#   SKIP_INSTALL=1 scripts/setup.sh # as root, no `cmake --install` into /usr/local
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +22,8 @@ PACKAGES=(
   clang clang-format libclang-rt-14-dev
   # The Python module (python/, docs/python.md) and its tests.
   pybind11-dev python3-dev python3-pytest python3-numpy
+  # Man pages from each program's --help (cmake/Install.cmake; optional).
+  help2man
 )
 
 missing=()
@@ -47,6 +50,16 @@ JOBS=${JOBS:-$(nproc)}
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-}
 cmake --build "$BUILD_DIR" -j "$JOBS"
 echo "setup: built into $BUILD_DIR (programs in $BUILD_DIR/bin)"
+
+# As root, the programs and man pages go on the PATH (/usr/local/bin,
+# /usr/local/share/man), so the docs' `ringsim ...`, `ringsim-mpi ...` run as
+# written; reinstalled by every run, so never older than this build.
+if [ "$(id -u)" -eq 0 ] && [ "${SKIP_INSTALL:-0}" != "1" ]; then
+  cmake --install "$BUILD_DIR" >/dev/null
+  echo "setup: installed ringsim and its siblings into /usr/local/bin (SKIP_INSTALL=1 to skip)"
+else
+  echo "setup: not installed (not root, or SKIP_INSTALL=1); run $BUILD_DIR/bin/ringsim, or cmake --install $BUILD_DIR --prefix DIR"
+fi
 
 # The Python module: importable by the system python3 without PYTHONPATH through
 # a .pth file naming $BUILD_DIR/python (rewritten each time, so this is

@@ -1,0 +1,51 @@
+# `cmake --install <build> [--prefix DIR]`: the programs into bin/ and, when
+# help2man is found, their man pages into share/man/man1 (one `ringsim: man
+# pages` status line says which). Nothing else is needed at run time: the
+# catalog, kernels and model data are compiled in (cmake/EmbedFile.cmake), and
+# a program finds its siblings (ringsim-mpi, ringsim for children) next to
+# itself (proc::sibling_exe), so an installed ringsim works from any directory.
+include(GNUInstallDirs)
+set(RINGSIM_PROGRAMS "")
+foreach(t ringsim ringsim-mpi ringsim-mpi-nccl ringsim-gui ringsim-plot)
+  if(TARGET ${t})
+    list(APPEND RINGSIM_PROGRAMS ${t})
+  endif()
+endforeach()
+install(TARGETS ${RINGSIM_PROGRAMS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+# Man pages from each program's own --help (so they cannot drift from it),
+# built with the programs (target ringsim_man, part of `all`). ringsim-mpi-nccl
+# has none: its --help needs a CUDA device. The environment lets ringsim-mpi
+# print its help as root and ringsim-gui without a display.
+find_program(RINGSIM_HELP2MAN help2man)
+set(RINGSIM_MAN_PAGES "")
+if(RINGSIM_HELP2MAN)
+  set(man_dir ${CMAKE_BINARY_DIR}/man)
+  set(names_ringsim "predict ring attention (context parallelism) on a cluster")
+  set(names_ringsim-mpi "run ring attention for real across MPI ranks")
+  set(names_ringsim-gui "timeline viewer for ringsim traces")
+  set(names_ringsim-plot "draw an experiment's plot from its plot spec")
+  foreach(t ${RINGSIM_PROGRAMS})
+    if(t STREQUAL "ringsim-mpi-nccl")
+      continue()
+    endif()
+    set(page ${man_dir}/${t}.1)
+    add_custom_command(
+      OUTPUT ${page}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${man_dir}
+      COMMAND ${CMAKE_COMMAND} -E env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+              QT_QPA_PLATFORM=offscreen ${RINGSIM_HELP2MAN} --no-info --no-discard-stderr
+              --version-string=${PROJECT_VERSION} "--name=${names_${t}}" --output=${page}
+              $<TARGET_FILE:${t}>
+      DEPENDS ${t}
+      COMMENT "Man page ${t}.1 (help2man)"
+      VERBATIM)
+    list(APPEND RINGSIM_MAN_PAGES ${page})
+  endforeach()
+  add_custom_target(ringsim_man ALL DEPENDS ${RINGSIM_MAN_PAGES})
+  install(FILES ${RINGSIM_MAN_PAGES} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+  list(JOIN RINGSIM_PROGRAMS ", " progs)
+  message(STATUS "ringsim: man pages: ON (help2man; ${progs}) -> share/man/man1")
+else()
+  message(STATUS "ringsim: man pages: SKIPPED (help2man not found; Debian: help2man)")
+endif()
