@@ -68,11 +68,14 @@ std::string frame(const Experiment& e, const Context& ctx, const Output& out,
         "Plot skipped: {}. The data is in data.csv and the plot spec in plot.json "
         "(`ringsim-plot plot.json plot.png` renders it where Qt 6 Charts is available).\n",
         rec.plot_status);
-  r += "\n## Files\n\n- `data.csv`: one row per point (columns: " + [&] {
-    std::string cols;
-    for (const auto& c : out.data.columns()) cols += (cols.empty() ? "" : ", ") + c;
-    return cols;
-  }() + ")\n- `plot.json`: the plot spec that `ringsim-plot` renders into `plot.png`\n";
+  r += "\n## Files\n\n- `data.csv`: one row per point (columns: " +
+       [&] {
+         std::string cols;
+         for (const auto& c : out.data.columns()) cols += (cols.empty() ? "" : ", ") + c;
+         return cols;
+       }() +
+       ")\n- `plot.json`: the plot spec that `ringsim-plot` renders into `plot.png` and `plot.svg` "
+       "(the same plot as vector graphics)\n";
   return r;
 }
 }  // namespace
@@ -94,6 +97,7 @@ RunRecord run_experiment(const Experiment& e, const Context& ctx) {
   write_file(dir / "data.csv", out.data.csv());
   // A stale plot from an earlier run must not pass for this one.
   fs::remove(dir / "plot.png", ec);
+  fs::remove(dir / "plot.svg", ec);
   write_file(dir / "plot.json", to_json(out.plot).dump(1) + "\n");
   rec.plot_status = out.plot.empty() ? "this experiment has no plot"
                                      : render_plot(ctx.plotter, (dir / "plot.json").string(),
