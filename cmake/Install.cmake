@@ -19,7 +19,11 @@ install(TARGETS ${RINGSIM_PROGRAMS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # print its help as root and ringsim-gui without a display.
 find_program(RINGSIM_HELP2MAN help2man)
 set(RINGSIM_MAN_PAGES "")
-if(RINGSIM_HELP2MAN)
+if(RINGSIM_SANITIZE OR RINGSIM_TSAN)
+  # A sanitizer build's programs are for its tests only: their --help would run
+  # under the sanitizer at build time (and OpenMPI's leaks fail LeakSanitizer).
+  message(STATUS "ringsim: man pages: OFF (sanitizer build)")
+elseif(RINGSIM_HELP2MAN)
   set(man_dir ${CMAKE_BINARY_DIR}/man)
   set(names_ringsim "predict ring attention (context parallelism) on a cluster")
   set(names_ringsim-mpi "run ring attention for real across MPI ranks")
