@@ -4,29 +4,11 @@
 #include <utility>
 #include <vector>
 
+#include "gui/intervals.hpp"
+
 namespace ringsim::gui {
 
 namespace {
-
-using Intervals = std::vector<std::pair<double, double>>;
-
-Intervals unite(Intervals v) {
-  std::sort(v.begin(), v.end());
-  Intervals out;
-  for (const auto& iv : v) {
-    if (!out.empty() && iv.first <= out.back().second)
-      out.back().second = std::max(out.back().second, iv.second);
-    else
-      out.push_back(iv);
-  }
-  return out;
-}
-
-double length(const Intervals& v) {
-  double s = 0;
-  for (const auto& [a, b] : v) s += b - a;
-  return s;
-}
 
 Intervals join(Intervals a, const Intervals& b) {
   a.insert(a.end(), b.begin(), b.end());

@@ -7,29 +7,11 @@
 #include <set>
 #include <tuple>
 
+#include "gui/intervals.hpp"
+
 namespace ringsim::gui {
 
 namespace {
-
-using Intervals = std::vector<std::pair<double, double>>;
-
-Intervals unite(Intervals v) {
-  std::sort(v.begin(), v.end());
-  Intervals out;
-  for (const auto& iv : v) {
-    if (!out.empty() && iv.first <= out.back().second)
-      out.back().second = std::max(out.back().second, iv.second);
-    else
-      out.push_back(iv);
-  }
-  return out;
-}
-
-double length(const Intervals& v) {
-  double s = 0;
-  for (const auto& [a, b] : v) s += b - a;
-  return s;
-}
 
 // Both sorted and disjoint (outputs of unite).
 double overlap(const Intervals& a, const Intervals& b) {

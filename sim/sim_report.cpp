@@ -40,17 +40,6 @@ std::string stalled_text(const Verdict& v) {
 
 }  // namespace
 
-std::string step_ranges(const std::vector<std::int64_t>& steps) {
-  std::vector<std::string> parts;
-  for (std::size_t i = 0; i < steps.size();) {
-    std::size_t j = i;
-    while (j + 1 < steps.size() && steps[j + 1] == steps[j] + 1) ++j;
-    parts.push_back(j == i ? std::to_string(steps[i]) : fmt::format("{}-{}", steps[i], steps[j]));
-    i = j + 1;
-  }
-  return join(parts, ", ");
-}
-
 Summary simulated_summary(const Summary& a, const SimResult& r) {
   Summary s = a;
   s.engine = "simgrid";

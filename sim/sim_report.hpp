@@ -8,6 +8,7 @@
 
 #include "models/analytic/analytic.hpp"
 #include "models/analytic/report.hpp"
+#include "models/analytic/verdict.hpp"  // step_ranges
 #include "sim/faults.hpp"
 #include "sim/simulate.hpp"
 
@@ -24,8 +25,5 @@ RunSummary sim_summary(const Summary& analytic, const SimResult& r, const SimOpt
 
 // Human summary: inputs, then simulated and analytic side by side.
 std::string sim_summary_text(const Summary& analytic, const SimResult& r, const SimOptions& o);
-
-// "0-3, 5, 7-9": steps as compact ranges.
-std::string step_ranges(const std::vector<std::int64_t>& steps);
 
 }  // namespace ringsim::sim

@@ -21,8 +21,9 @@ const char* pass_word(int p) {
   return p ? "backward" : "forward";
 }
 
-// "0-3, 5, 7-9".
-std::string ranges(const std::vector<std::int64_t>& steps) {
+}  // namespace
+
+std::string step_ranges(const std::vector<std::int64_t>& steps) {
   std::vector<std::string> parts;
   for (std::size_t i = 0; i < steps.size();) {
     std::size_t j = i;
@@ -32,6 +33,8 @@ std::string ranges(const std::vector<std::int64_t>& steps) {
   }
   return join(parts, ", ");
 }
+
+namespace {
 
 json opt_json(const std::optional<std::int64_t>& v) {
   return v ? json(*v) : json(nullptr);
@@ -121,8 +124,8 @@ Verdict make_verdict(const VerdictInputs& in) {
       for (auto s : v.stalled[static_cast<std::size_t>(p)])
         if ((in.diagonal_step0 && s == 0) == diagonal) steps.push_back(s);
       if (!steps.empty())
-        w.push_back(
-            fmt::format("{} step{} {}", pass_word(p), steps.size() > 1 ? "s" : "", ranges(steps)));
+        w.push_back(fmt::format("{} step{} {}", pass_word(p), steps.size() > 1 ? "s" : "",
+                                step_ranges(steps)));
     }
     return join(w, " and ");
   };

@@ -77,6 +77,9 @@ inline constexpr double kExposedTolerance = 1e-6;
 
 Verdict make_verdict(const VerdictInputs& in);
 
+// "0-3, 5, 7-9": steps as compact ranges.
+std::string step_ranges(const std::vector<std::int64_t>& steps);
+
 // "min block to hide comm" in words: "7964 tokens (fwd 6663, bwd 7964)".
 std::string min_block_text(const Verdict& v, bool overlap);
 // "1.042 ms (bwd step 3); lightest 521.0 us (fwd step 0)".
