@@ -9,25 +9,13 @@
 #include <sstream>
 
 #include "models/core/errors.hpp"
+#include "tests/trace/files.hpp"
 #include "trace/phase.hpp"
 #include "trace/reader.hpp"
 #include "trace/writer.hpp"
 
 namespace ringsim::trace {
 namespace {
-
-std::string temp(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("ringsim-trace-" + name + "-" + std::to_string(::getpid()) + ".json"))
-      .string();
-}
-
-std::string slurp(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 TEST(Phase, NamesAreUniqueAndReadBack) {
   std::set<std::string> names;

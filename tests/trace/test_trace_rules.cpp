@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "proc/child.hpp"
+#include "tests/trace/files.hpp"
 #include "trace/layout.hpp"
 #include "trace/reader.hpp"
 #include "trace/rules.hpp"
@@ -20,19 +21,6 @@ namespace ringsim::trace {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string temp(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("ringsim-rules-" + name + "-" + std::to_string(::getpid()) + ".json"))
-      .string();
-}
-
-std::string slurp(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
