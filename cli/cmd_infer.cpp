@@ -36,6 +36,7 @@ struct InferFlags {
   std::string context, cached = "0", gpus, tp = "8", cp, variant = "auto", layout = "zigzag";
   std::string decode_tokens = "0", batch = "1", engine = "simgrid", trace, overlap = "full";
   std::string layers, max_activities, max_memory;
+  std::string precision = "bf16", cuda_graphs = "on";
   bool json = false, progress = false;
 };
 
@@ -91,6 +92,18 @@ int run(const InferFlags& f) {
   if (!r.auto_variant) r.variant = parse_infer_variant("--variant", v);
   r.decode_tokens = parse_count("--decode-tokens", f.decode_tokens, 0, kMaxTokens);
   r.batch = parse_count("--batch", f.batch, 1, 1 << 20);
+  if (parse_choice("--precision", f.precision, {"bf16", "fp8"}) == "fp8") {
+    const auto& device = cat.device(hw.gpu_name);
+    if (device.peak_fp8 <= 0)
+      throw InputError(fmt::format(
+          "--precision: fp8 needs FP8 tensor cores; {} has none (catalog peak_flops.fp8 = 0); use "
+          "bf16",
+          device.name));
+    r.fp8_mlp = true;
+    r.fp8_flops = device.peak_fp8 * hw.clock_scale;  // at the power limit, like hw.flops
+    r.fp8_gemm_efficiency = device.fp8_gemm_efficiency;
+  }
+  r.cuda_graphs = parse_choice("--cuda-graphs", f.cuda_graphs, {"on", "off"}) == "on";
   check_request(r);
 
   const auto a = infer(r, hw, *im);
@@ -314,6 +327,16 @@ Command infer_command() {
             sub->add_option("--batch", f->batch, "Sequences decoded together")
                 ->capture_default_str()
                 ->type_name(flag_type::kInt);
+            sub->add_option("--precision", f->precision,
+                            "bf16 | fp8 (the MLP's weights in FP8 and its GEMMs at the FP8 rate, "
+                            "as Meta served Llama 3 405B; attention and KV cache stay bf16)")
+                ->capture_default_str()
+                ->type_name(flag_type::kName);
+            sub->add_option("--cuda-graphs", f->cuda_graphs,
+                            "Decode replayed as CUDA graphs: a kernel costs the device's gap, not "
+                            "the host's dispatch (docs/inference.md)")
+                ->capture_default_str()
+                ->type_name(flag_type::kOnOff);
             sub->add_option("--engine", f->engine,
                             "simgrid (both engines, side by side) | analytic (closed forms only)")
                 ->capture_default_str()

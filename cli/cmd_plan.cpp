@@ -15,6 +15,7 @@
 #include "models/core/flag_types.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/schema.hpp"
+#include "models/plan/calibration.hpp"
 #include "models/plan/cost.hpp"
 #include "models/plan/plan.hpp"
 #include "models/plan/report.hpp"
@@ -40,6 +41,9 @@ struct PlanFlags {
   bool inference = false, tp_given = false, recheck_given = false;
   std::string ttft_target, cached, batch, decode_tokens, price, variant;
   std::string train_tokens;  // training cost (models/plan/cost.hpp); price serves both
+  // Execution and calibration (models/plan/execution.hpp, calibration.hpp)
+  std::string compile = "off", tp_overlap, micro_batch, calibration = "default",
+              memory_check = "on";
 };
 
 // The inference planner takes the flags it shares with training; those that
@@ -78,6 +82,26 @@ int run_inference(const PlanFlags& f) {
   g.variant = f.variant;
   g.json = f.json;
   return plan_inference(g);
+}
+
+// --compile, --tp-overlap, --micro-batch and --calibration onto the request.
+void apply_execution_flags(const PlanFlags& f, const Device& device, PlanRequest& r) {
+  r.compile = parse_choice("--compile", f.compile, {"on", "off"}) == "on";
+  if (r.compile && r.framework != Framework::PytorchFsdp)
+    throw InputError(fmt::format(
+        "--compile: torch.compile applies to --framework pytorch-fsdp; {} compiles its own way",
+        to_string(r.framework)));
+  if (!f.tp_overlap.empty())
+    r.tp_overlap = parse_choice("--tp-overlap", f.tp_overlap, {"on", "off"}) == "on" ? 1 : 0;
+  if (!f.micro_batch.empty())
+    r.micro_batch = parse_count("--micro-batch", f.micro_batch, 1, 1 << 20);
+  r.memory_check = parse_choice("--memory-check", f.memory_check, {"on", "off"}) == "on";
+  const auto cal = parse_choice("--calibration", f.calibration, {"default", "none"});
+  r.calibration_key =
+      to_string(r.framework) + "/" + device.family;  // the group, printed either way
+  if (cal == "default")
+    if (const auto* c = find_calibration(to_string(r.framework), device.family))
+      r.calibration = c->factor;
 }
 
 // Flags of --inference alone.
@@ -181,7 +205,7 @@ int run(const PlanFlags& f) {
       throw InputError(
           "--precision: fp8 is modelled for --framework pytorch-fsdp (torchao Float8Linear) and "
           "megatron (Transformer Engine), not jax-xla");
-    r.fp8_flops = device.peak_fp8;
+    r.fp8_flops = device.peak_fp8 * hw.clock_scale;  // at the power limit, like hw.flops
     r.fp8_gemm_efficiency = device.fp8_gemm_efficiency;
   }
   r.shape = proc::resolve_shape(proc::parse_workload(f.w, false));
@@ -226,6 +250,7 @@ int run(const PlanFlags& f) {
   r.pp_virtual = static_cast<int>(parse_count("--pp-virtual", f.pp_virtual, 1, 1024));
   if (!f.microbatches.empty())
     r.microbatches = parse_count("--microbatches", f.microbatches, 1, 1 << 20);
+  apply_execution_flags(f, device, r);
   const int top = static_cast<int>(parse_count("--top", f.top, 1, 100000));
   const int recheck = static_cast<int>(parse_count("--recheck", f.recheck, 0, 100));
   const double hbm = usable_hbm_bytes(r, hw);  // jax-xla on a GPU: XLA's 75% (framework.hpp)
@@ -279,6 +304,10 @@ int run(const PlanFlags& f) {
     j["precision"] = to_string(r.precision);
     j["attention_precision"] = to_string(r.attention_dtype);
     j["framework"] = to_string(r.framework);
+    j["calibration"] = {{"group", r.calibration_key},
+                        {"factor", r.calibration},
+                        {"line", calibration_line(r.calibration_key, r.calibration)}};
+    j["memory_check"] = r.memory_check;
     j["causal"] = r.causal;
     j["global_batch_tokens"] =
         r.global_batch_tokens > 0 ? nlohmann::json(r.global_batch_tokens) : nlohmann::json(nullptr);
@@ -342,6 +371,11 @@ int run(const PlanFlags& f) {
     out += fmt::format("  context    {} tokens ({})\n", r.context,
                        human_tokens(static_cast<double>(r.context)));
   }
+  out += "  " + calibration_line(r.calibration_key, r.calibration) + "\n";
+  if (!r.memory_check)
+    out +=
+        "  memory check off: configurations are timed even where the memory model says they "
+        "do not fit\n";
   out += table(configs, top);
   if (costed && !f.explain) out += cost_text(*chosen, plan_cost(*chosen, r.gpus, cost));
   out += recheck_text(rc);
@@ -421,6 +455,31 @@ Command plan_command() {
                         "Microbatches per data-parallel replica per step (default: sequences per "
                         "replica; with --pp > 1 and no --global-batch-tokens, pp)")
             ->type_name(flag_type::kInt);
+        sub->add_option("--compile", f->compile,
+                        "pytorch-fsdp: torch.compile fuses the memory-bound ops (docs/plan.md, "
+                        "'Frameworks as they execute')")
+            ->capture_default_str()
+            ->type_name(flag_type::kOnOff);
+        sub->add_option("--tp-overlap", f->tp_overlap,
+                        "TP collectives overlapped with the GEMMs (async TP, TE userbuffers; "
+                        "default: the framework's, on for megatron and jax-xla)")
+            ->type_name(flag_type::kOnOff);
+        sub->add_option(
+               "--micro-batch", f->micro_batch,
+               "Sequences per data-parallel rank per micro-step (TorchTitan's local batch; "
+               "default: searched)")
+            ->type_name(flag_type::kInt);
+        sub->add_option("--memory-check", f->memory_check,
+                        "off: time configurations the memory model says do not fit (the "
+                        "validation of runs that did fit; docs/validation.md)")
+            ->capture_default_str()
+            ->type_name(flag_type::kOnOff);
+        sub->add_option("--calibration", f->calibration,
+                        "default: the framework x device-family factor fitted to published runs "
+                        "(models/data/calibration.json, docs/validation.md) | none: first "
+                        "principles")
+            ->capture_default_str()
+            ->type_name(flag_type::kName);
         sub->add_flag("--causal,!--no-causal", f->causal, "Causal mask (default) or full attention")
             ->option_text(flag_type::kCausalDefault);
         sub->add_flag("--max-context", f->max_context, "Search for the longest context that fits");

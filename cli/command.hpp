@@ -26,6 +26,7 @@ Command sweep_command();
 Command profile_command();
 Command experiment_command();
 Command calibrate_command();
+Command validate_command();
 
 // Every subcommand, in --help order; `run` is the default.
 const std::vector<Command>& commands();

@@ -14,9 +14,9 @@ namespace ringsim::cli {
 const std::vector<Command>& commands() {
   // The order `ringsim --help` lists them in.
   static const std::vector<Command> all{
-      run_command(),        minblock_command(), hardware_command(), plan_command(),
-      infer_command(),      sweep_command(),    verify_command(),   profile_command(),
-      experiment_command(), calibrate_command()};
+      run_command(),        minblock_command(),  hardware_command(), plan_command(),
+      infer_command(),      sweep_command(),     verify_command(),   profile_command(),
+      experiment_command(), calibrate_command(), validate_command()};
   return all;
 }
 

@@ -83,6 +83,32 @@ void refuse_flags_not_on(const HardwareSpec& h, Platform p) {
         "--bandwidth); use --platform nodes for NVLink inside a node");
 }
 
+namespace {
+
+// The power the device runs at and the clock fraction it leaves (docs/models.md,
+// "Hardware as deployed"): --power-limit, else the device's as deployed, else
+// its rated power. A device without a power model runs at its rated peak.
+void resolve_power(const HardwareSpec& h, const Device& dev, Hardware& hw) {
+  const auto& pm = dev.power;
+  if (h.power_limit) {
+    if (!pm.present())
+      throw InputError(fmt::format(
+          "--power-limit: the catalog has no power model for {}; drop it (the rated peak is used)",
+          dev.name));
+    if (*h.power_limit > pm.tdp_w || *h.power_limit <= pm.static_w)
+      throw InputError(
+          fmt::format("--power-limit: {} runs between {:g} W (exclusive) and its "
+                      "rated {:g} W, got {:g}",
+                      dev.name, pm.static_w, pm.tdp_w, *h.power_limit));
+    hw.power_limit_w = *h.power_limit;
+  } else if (pm.present()) {
+    hw.power_limit_w = dev.default_power_w > 0 ? dev.default_power_w : pm.tdp_w;
+  }
+  hw.clock_scale = pm.clock_scale(hw.power_limit_w);
+}
+
+}  // namespace
+
 Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype) {
   Hardware hw;
   std::string gpu = h.gpu, intra = h.intra, inter = h.inter;
@@ -108,11 +134,15 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
   if (inter.empty()) inter = dev.default_inter;
   hw.gpu_name = dev.name;
   hw.gpu_display = dev.display;
-  hw.flops = dev.peak(dtype);
+  resolve_power(h, dev, hw);
+  hw.flops = dev.peak(dtype) * hw.clock_scale;
+  hw.sm_count = dev.sm_count;
+  hw.gemm_tiles = dev.gemm_tiles;
+  hw.hbm_efficiency = dev.hbm_efficiency;
   hw.efficiency = dev.attention_efficiency;
   hw.gemm_efficiency = dev.gemm_efficiency;
   hw.hbm_bytes = dev.hbm_bytes;
-  hw.hbm_bandwidth = dev.hbm_bandwidth;
+  hw.hbm_bandwidth = h.hbm_bandwidth ? *h.hbm_bandwidth : dev.hbm_bandwidth;
   hw.platform = platform ? *platform : parse_platform("--platform", dev.default_platform);
   hw.gpus_per_node = gpn ? *gpn : dev.default_gpus_per_node;
   const auto& a = cat.interconnect(intra);
@@ -121,10 +151,14 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
   hw.inter_name = b.name;
   hw.intra_kind = a.kind;
   hw.inter_kind = b.kind;
-  hw.intra_bw = a.bandwidth;
+  // What a transfer achieves, not the line rate (the catalog's measured
+  // fractions; 1 where none is published).
+  hw.intra_bw = a.bandwidth * a.p2p_efficiency;
   hw.intra_lat = a.latency;
-  hw.inter_bw = b.bandwidth;
+  hw.inter_bw = b.bandwidth * b.p2p_efficiency;
   hw.inter_lat = b.latency;
+  hw.intra_coll_bw = a.bandwidth * a.collective_efficiency;
+  hw.inter_coll_bw = b.bandwidth * b.collective_efficiency;
   if (h.nics_per_node) hw.nics_per_node = *h.nics_per_node;
   if (h.nvlink_domain) hw.nvlink_domain = *h.nvlink_domain;
   if (h.oversubscription) hw.oversubscription = *h.oversubscription;
@@ -141,7 +175,7 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
   if (h.efficiency) hw.efficiency = *h.efficiency;
   if (h.bandwidth) {
     hw.bandwidth_override = true;
-    hw.intra_bw = hw.inter_bw = *h.bandwidth;
+    hw.intra_bw = hw.inter_bw = hw.intra_coll_bw = hw.inter_coll_bw = *h.bandwidth;
     if (!h.platform) hw.platform = Platform::Flat;
   }
   if (h.latency) {
@@ -150,6 +184,7 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
       hw.bandwidth_override = true;
       hw.inter_bw = hw.intra_bw =
           hw.platform == Platform::Nodes ? std::min(hw.intra_bw, hw.inter_bw) : hw.intra_bw;
+      hw.inter_coll_bw = hw.intra_coll_bw = hw.intra_bw;
     }
   }
   if (hw.flops <= 0)

@@ -151,6 +151,14 @@ void add_hardware_flags(CLI::App* app, HardwareFlags& f) {
       ->type_name(flag_type::kBytesPerS);
   app->add_option("--latency", f.latency, "Override: seconds per link hop")
       ->type_name(flag_type::kSeconds);
+  app->add_option("--power-limit", f.power_limit,
+                  "Power limit per device in W: every compute peak follows the clock at that "
+                  "power (docs/models.md, 'Hardware as deployed'; default: the device's as "
+                  "deployed, e.g. 500 on h100-sxm-96gb, else its rated TDP)")
+      ->type_name(flag_type::kWatts);
+  app->add_option("--hbm-bandwidth", f.hbm_bandwidth,
+                  "Override: HBM bandwidth per device, bytes/s (beside --hbm)")
+      ->type_name(flag_type::kBytesPerS);
   app->add_option("--nics-per-node", f.nics_per_node,
                   "nodes: NICs per node, dividing --gpus-per-node; the GPUs behind one NIC share "
                   "it (default: the cluster's, else one per GPU)")
@@ -286,6 +294,8 @@ HardwareSpec parse_hardware(const HardwareFlags& f) {
   s.efficiency = opt_real("--efficiency", f.efficiency, 1e-3, 1.0);
   s.bandwidth = opt_real("--bandwidth", f.bandwidth, 1e3, 1e15);
   s.latency = opt_real("--latency", f.latency, 0, 1);
+  s.power_limit = opt_real("--power-limit", f.power_limit, 1, 1e5);
+  s.hbm_bandwidth = opt_real("--hbm-bandwidth", f.hbm_bandwidth, 1e6, 1e15);
   s.nics_per_node = opt_count("--nics-per-node", f.nics_per_node, 1, 1024);
   s.nvlink_domain = opt_count("--nvlink-domain", f.nvlink_domain, 1, 1 << 20);
   s.oversubscription = opt_real("--oversubscription", f.oversubscription, 1, 64);
@@ -377,6 +387,8 @@ std::vector<std::string> to_args(const HardwareSpec& s) {
   put_opt(a, "--efficiency", s.efficiency);
   put_opt(a, "--bandwidth", s.bandwidth);
   put_opt(a, "--latency", s.latency);
+  put_opt(a, "--power-limit", s.power_limit);
+  put_opt(a, "--hbm-bandwidth", s.hbm_bandwidth);
   put_opt(a, "--nics-per-node", s.nics_per_node);
   put_opt(a, "--nvlink-domain", s.nvlink_domain);
   put_opt(a, "--oversubscription", s.oversubscription);

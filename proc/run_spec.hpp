@@ -49,6 +49,8 @@ struct HardwareSpec {
   std::optional<Platform> platform;
   std::optional<int> gpus_per_node;
   std::optional<double> flops, efficiency, bandwidth, latency;
+  // As deployed: the power limit (W) and an HBM bandwidth override (bytes/s).
+  std::optional<double> power_limit, hbm_bandwidth;
   // The cluster's shape (docs/models.md, "Cluster fields"); unset = the cluster's.
   std::optional<int> nics_per_node, nvlink_domain;
   std::optional<bool> wraparound;  // torus: wrap-around links (--wraparound on|off)
@@ -94,7 +96,7 @@ struct WorkloadFlags {
 
 struct HardwareFlags {
   std::string gpu, platform, gpus_per_node, intra, inter, cluster;
-  std::string flops, efficiency, bandwidth, latency;
+  std::string flops, efficiency, bandwidth, latency, power_limit, hbm_bandwidth;
   std::string nics_per_node, nvlink_domain, oversubscription, wraparound;
   std::string catalog, profile, kernel;
 };

@@ -97,12 +97,11 @@ double choose_scale(const Run& r, const Topology& topo) {
     for (const auto& rank : l->step_s)
       for (double t : rank) take(t);
     take(l->merge_s);
-    take(l->dense_s + l->pointwise_s);
+    take(l->dense_s + l->pointwise_s + l->fixed_s);
+    take(l->tp_allreduce_s / 2);
     if (fastest > 0) {
       const auto cp = static_cast<std::uint64_t>(std::max<std::int64_t>(r.cp, 1));
-      const auto tp = static_cast<std::uint64_t>(std::max<std::int64_t>(r.tp, 1));
-      for (const auto b :
-           {l->ring_bytes, l->return_bytes / cp, l->gather_bytes, l->bcast_bytes, l->tp_bytes / tp})
+      for (const auto b : {l->ring_bytes, l->return_bytes / cp})
         take(static_cast<double>(b) / fastest);
     }
   }
@@ -141,10 +140,9 @@ class Gpu {
     const int layers = r_.o.request.shape.layers;
     for (int i = 0; i < layers; ++i) {
       const int layer = st * layers + i;
-      exec(Phase::Dense, 3, layer, l.dense_s + l.pointwise_s);
+      exec(Phase::Dense, 3, layer, l.dense_s + l.pointwise_s + l.fixed_s);
       ring(layer);
       if (l.return_bytes > 0) all_to_all(layer);
-      if (l.gather_bytes > 0) gather(layer);
       if (l.return_bytes > 0) exec(Phase::Merge, 2, layer, l.merge_s);
       for (int a = 0; a < l.tp_allreduces; ++a) allreduce(layer);
     }
@@ -155,9 +153,6 @@ class Gpu {
   std::int64_t gpu(std::int64_t rank, std::int64_t t) const { return rank * r_.tp + t; }
   std::int64_t cp_peer(std::int64_t k) const {
     return gpu(((rank_ + k) % r_.cp + r_.cp) % r_.cp, t_);
-  }
-  std::int64_t tp_peer(std::int64_t k) const {
-    return gpu(rank_, ((t_ + k) % r_.tp + r_.tp) % r_.tp);
   }
   void check() const {
     if (interrupt_requested()) throw Interrupted{};
@@ -192,7 +187,7 @@ class Gpu {
   void ring(int layer) {
     const auto& l = *l_;
     const std::int64_t next = cp_peer(1), prev = cp_peer(-1);
-    const auto steps = infer_steps(l.work);
+    const auto steps = static_cast<std::int64_t>(l.step_s.front().size());
     for (std::int64_t s = 0; s < steps; ++s) {
       check();
       const double t0 = now();
@@ -237,54 +232,23 @@ class Gpu {
                cp_peer(-k));
   }
 
-  // Decode: every rank's partial to rank 0, merged there, the result back.
-  void gather(int layer) {
-    const auto& l = *l_;
-    const double t0 = now();
-    const auto root = gpu(0, t_);
-    int* got = nullptr;
-    double merged = 0;
-    if (rank_ == 0) {
-      std::vector<sg4::CommPtr> in;
-      for (std::int64_t k = 1; k < r_.cp; ++k)
-        in.push_back(box(gpu(k, t_), g_)->get_async<int>(&got));
-      for (auto& c : in) c->wait();
-      r_.record(g_, Phase::Recv, layer, -1, t0, now(), l.gather_bytes * (r_.cp - 1), -1);
-      const double tm = now();
-      if (l.merge_s > 0) sg4::this_actor::execute(work(l.merge_s));
-      merged = now() - tm;
-      busy(2) += merged;
-      r_.record(g_, Phase::Merge, layer, -1, tm, now());
-      const double tb = now();
-      std::vector<sg4::CommPtr> out;
-      for (std::int64_t k = 1; k < r_.cp; ++k)
-        out.push_back(box(g_, gpu(k, t_))->put_async(&g_token, l.bcast_bytes));
-      for (auto& c : out) c->wait();
-      r_.record(g_, Phase::Send, layer, -1, tb, now(), l.bcast_bytes * (r_.cp - 1), -1);
-    } else {
-      box(g_, root)->put(&g_token, l.gather_bytes);
-      r_.record(g_, Phase::Send, layer, -1, t0, now(), l.gather_bytes, root);
-      const double tw = now();
-      box(root, g_)->get<int>();
-      r_.record(g_, Phase::Recv, layer, -1, tw, now(), l.bcast_bytes, root);
-    }
-    r_.res.activities += static_cast<std::uint64_t>(2 * (r_.cp - 1));
-    // Rank 0's merge is its own phase; the other ranks wait through it.
-    busy(1) += now() - t0 - merged;
-    r_.progress.tick();
-  }
-
-  // Ring all-reduce inside the TP group: tp-1 reduce-scatter rounds, then
-  // tp-1 all-gather rounds, each moving 1/tp of the activation.
+  // One TP all-reduce, timed as the collectives model times it
+  // (models/analytic/collectives.hpp: NCCL's ring or tree, over NVLink and,
+  // for TP across nodes, every NIC of the node): its reduce-scatter half and
+  // its all-gather half. A timed phase rather than flows, so that both
+  // engines charge the same collective on every placement.
   void allreduce(int layer) {
-    if (r_.tp <= 1 || l_->tp_bytes == 0) return;
-    const auto share = l_->tp_bytes / static_cast<std::uint64_t>(r_.tp);
-    for (std::int64_t k = 1; k < r_.tp; ++k)
-      exchange(Phase::ReduceScatter, 4, layer, static_cast<std::int32_t>(k), share, tp_peer(1),
-               tp_peer(-1));
-    for (std::int64_t k = 1; k < r_.tp; ++k)
-      exchange(Phase::AllGather, 4, layer, static_cast<std::int32_t>(k), share, tp_peer(1),
-               tp_peer(-1));
+    const auto& l = *l_;
+    if (r_.tp <= 1 || l.tp_allreduce_s <= 0) return;
+    for (const Phase ph : {Phase::ReduceScatter, Phase::AllGather}) {
+      check();
+      const double t0 = now();
+      sg4::this_actor::sleep_for(l.tp_allreduce_s / 2 * g_scale);
+      busy(4) += now() - t0;
+      r_.record(g_, ph, layer, -1, t0, now(), l.tp_bytes / 2, -1);
+      ++r_.res.activities;
+      r_.progress.tick();
+    }
   }
 };
 
@@ -305,11 +269,9 @@ void gpu_main(Run* run, std::int64_t g) {
 namespace {
 
 std::uint64_t progress_units(const InferLayer& l, std::int64_t tp, std::int64_t cp) {
-  return static_cast<std::uint64_t>(infer_steps(l.work)) +
+  return static_cast<std::uint64_t>(l.step_s.front().size()) +
          static_cast<std::uint64_t>(l.return_bytes > 0 ? cp - 1 : 0) +
-         static_cast<std::uint64_t>(l.gather_bytes > 0 ? 1 : 0) +
-         static_cast<std::uint64_t>(l.tp_allreduces) * 2 *
-             static_cast<std::uint64_t>(std::max<std::int64_t>(tp - 1, 0));
+         static_cast<std::uint64_t>(tp > 1 ? 2 * l.tp_allreduces : 0);
 }
 
 // The phases of the GPU that spent longest in them (ties: lowest index).
@@ -335,9 +297,9 @@ SizeEstimate estimate_infer_size(const InferSimOptions& o) {
   // Per layer and GPU: a ring step is an exec and two transfers, a collective
   // round two transfers, plus the dense exec and the merge.
   auto per_layer = [&](const InferLayer& l) {
-    return 3.0 * static_cast<double>(infer_steps(l.work)) +
+    return 3.0 * static_cast<double>(l.step_s.front().size()) +
            4.0 * static_cast<double>(std::max<std::int64_t>(r.cp - 1, 0)) +
-           4.0 * l.tp_allreduces * static_cast<double>(std::max<std::int64_t>(r.tp - 1, 0)) + 3;
+           (r.tp > 1 ? 2.0 * l.tp_allreduces : 0) + 3;
   };
   const double acts =
       gpus * layers * (per_layer(o.prefill) + (o.with_decode ? per_layer(o.decode) : 0));

@@ -11,6 +11,7 @@
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
 
+#include "models/analytic/collectives.hpp"
 #include "models/analytic/tp_collectives.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/work.hpp"
@@ -466,6 +467,10 @@ class Device {
     for (int c = 0; c < r_.tp_collectives; ++c) {
       const Phase ph =
           (c % 2 == 0) == r_.sequence_parallel ? Phase::AllGather : Phase::ReduceScatter;
+      // Each library call pays its base latency once (tp_calls_per_pass):
+      // every collective with sequence parallelism, every all-reduce without.
+      if (r_.sequence_parallel || c % 2 == 0)
+        sg4::this_actor::sleep_for(kCollectiveBaseLatency * g_time_scale);
       tp_ring_rounds(r_, d_, tp_out_, tp_in_, [&](int k, double t0, double t1) {
         r_.rec.round(d_, ph, layer, pass, k, t0, t1, r_.tp_share, -1, -1);
         r_.rec.extra_activities(static_cast<std::uint64_t>(r_.tp - 1));  // the other GPUs' sends

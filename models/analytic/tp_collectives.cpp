@@ -1,14 +1,21 @@
 #include "models/analytic/tp_collectives.hpp"
 
 #include "models/analytic/analytic.hpp"
+#include "models/analytic/collectives.hpp"
 #include "models/core/checked.hpp"
 
 namespace ringsim {
 
 TpLink tp_link(const Hardware& hw, std::int64_t tp) {
-  // validate() keeps a TP group inside one node, so this is the node's link
+  // validate() keeps `run`'s TP group inside one node: the node's link
   // (NVLink through the node's switch on `nodes`, the ring link on `flat`).
-  return {hw.ring_bandwidth(tp), hw.ring_latency(tp)};
+  const auto l = collective_link(hw, placed_group(hw, tp));
+  return {l.bus_bw, l.crosses_nodes ? l.inter_lat : l.intra_lat};
+}
+
+int tp_calls_per_pass(std::int64_t tp, bool sequence_parallel) {
+  if (tp <= 1) return 0;
+  return sequence_parallel ? 4 : 2;
 }
 
 int tp_ring_collectives_per_pass(std::int64_t tp) {
@@ -26,12 +33,13 @@ std::uint64_t tp_share_bytes(std::int64_t tokens, int d_model, int bytes_per_ele
 }
 
 double tp_pass_seconds(std::int64_t tokens, int d_model, int bytes_per_element, std::int64_t tp,
-                       const Hardware& hw) {
+                       const Hardware& hw, bool sequence_parallel) {
   if (tp <= 1) return 0;
   const auto link = tp_link(hw, tp);
   return tp_ring_collectives_per_pass(tp) *
-         ring_collective_time(tp_share_bytes(tokens, d_model, bytes_per_element, tp), tp,
-                              link.bandwidth, link.latency);
+             ring_collective_time(tp_share_bytes(tokens, d_model, bytes_per_element, tp), tp,
+                                  link.bandwidth, link.latency) +
+         tp_calls_per_pass(tp, sequence_parallel) * kCollectiveBaseLatency;
 }
 
 double tp_pass_seconds(const Workload& w, const Hardware& hw) {
@@ -39,7 +47,7 @@ double tp_pass_seconds(const Workload& w, const Hardware& hw) {
   return tp_pass_seconds(
       static_cast<std::int64_t>(mul_checked(static_cast<std::uint64_t>(w.block),
                                             static_cast<std::uint64_t>(w.batch), "TP tokens")),
-      w.shape.d_model, dtype_bytes(w.dtype), w.tp, hw);
+      w.shape.d_model, dtype_bytes(w.dtype), w.tp, hw, w.sequence_parallel);
 }
 
 }  // namespace ringsim

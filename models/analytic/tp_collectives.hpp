@@ -17,12 +17,18 @@
 
 namespace ringsim {
 
-// The link a TP ring runs on: the node's (NVLink) links, as the ring of `tp`
-// consecutive GPUs sees them (Hardware::ring_bandwidth / ring_latency).
+// The link a TP ring runs on: the achievable bus bandwidth of a collective
+// over `tp` consecutive GPUs (models/analytic/collectives.hpp: the node's
+// NVLink at its measured collective efficiency) and the latency of one ring
+// step on it.
 struct TpLink {
   double bandwidth = 0, latency = 0;
 };
 TpLink tp_link(const Hardware& hw, std::int64_t tp);
+// Library calls per layer pass: 4 with sequence parallelism (2 all-gathers,
+// 2 reduce-scatters), 2 all-reduces without; each pays NCCL's base latency
+// once (kCollectiveBaseLatency).
+int tp_calls_per_pass(std::int64_t tp, bool sequence_parallel);
 
 // Ring reduce-scatters or all-gathers one layer's pass has: 4 (2 all-reduces
 // of 2 each, or 2 all-gathers + 2 reduce-scatters); 0 without TP.
@@ -34,9 +40,10 @@ std::uint64_t tp_share_bytes(std::int64_t tokens, int d_model, int bytes_per_ele
 
 // TP collective seconds of one layer's pass (forward, or backward: the same)
 // for a TP group of `tp` GPUs holding `tokens` tokens: 4 ring collectives of
-// (tp - 1) rounds, each share / B + L on the TP link.
+// (tp - 1) rounds, each share / B + L on the TP link, plus the calls' base
+// latency.
 double tp_pass_seconds(std::int64_t tokens, int d_model, int bytes_per_element, std::int64_t tp,
-                       const Hardware& hw);
+                       const Hardware& hw, bool sequence_parallel = true);
 // The same for a workload: tokens = block x batch (one CP rank's), the
 // workload's dtype; 0 unless --scope layer (attention alone has no TP collective).
 double tp_pass_seconds(const Workload& w, const Hardware& hw);

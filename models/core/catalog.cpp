@@ -32,9 +32,51 @@ double Device::peak(DType d) const {
   return 0;
 }
 
+double PowerModel::clock_scale(double watts) const {
+  if (!present() || watts >= tdp_w) return 1;
+  return std::cbrt((watts - static_w) / (tdp_w - static_w));
+}
+
 namespace {
 
 using Reader = JsonReader;
+
+void read_deployment(const Reader& r, Device& d) {
+  if (r.has("power")) {
+    Reader p{r.origin, r.where + " power", r.object("power")};
+    d.power.tdp_w = p.num("tdp_w", 1, 1e5);
+    d.power.static_w = p.num("static_w", 0, d.power.tdp_w * (1 - 1e-9));
+    d.power.source = p.str("source");
+  }
+  if (r.has("default_power_w")) {
+    if (!d.power.present()) throw r.error("'default_power_w' needs a 'power' model");
+    d.default_power_w = r.num("default_power_w", d.power.static_w + 1, d.power.tdp_w);
+    d.default_power_source = r.str("default_power_source");
+  }
+  d.same_compute_as = r.str_or("same_compute_as", "");
+  d.hbm_efficiency = r.num_or("hbm_efficiency", 0.05, 1.0, 1.0);
+  d.hbm_efficiency_source =
+      r.str_or("hbm_efficiency_source", "no achievable fraction given: the nominal HBM bandwidth");
+  if (r.has("gemm_tiles")) {
+    for (const auto& t : r.array("gemm_tiles")) {
+      if (!t.is_array() || t.size() != 2 || !t[0].is_number_integer() ||
+          !t[1].is_number_integer() || t[0].get<int>() < 1 || t[1].get<int>() < 1 ||
+          t[0].get<int>() > 4096 || t[1].get<int>() > 4096)
+        throw r.error("'gemm_tiles' must hold [rows, columns] pairs of integers in 1..4096");
+      d.gemm_tiles.emplace_back(t[0].get<int>(), t[1].get<int>());
+    }
+    d.gemm_tiles_source = r.str("gemm_tiles_source");
+  }
+}
+
+void read_efficiencies(const Reader& r, Interconnect& n) {
+  n.p2p_efficiency = r.num_or("p2p_efficiency", 0.01, 1.0, 1.0);
+  n.p2p_efficiency_source =
+      r.str_or("p2p_efficiency_source", "no measured fraction given: the nominal bandwidth");
+  n.collective_efficiency = r.num_or("collective_efficiency", 0.01, 1.0, 1.0);
+  n.collective_efficiency_source =
+      r.str_or("collective_efficiency_source", "no measured fraction given: the nominal bandwidth");
+}
 
 template <typename T>
 void upsert(std::vector<T>& items, T item) {
@@ -134,6 +176,7 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
       r.where = "device '" + d.name + "'";
       d.display = r.str_or("display", d.name);
       d.kind = r.str_or("kind", "gpu");
+      d.family = r.str_or("family", d.name);
       Reader pf{origin, r.where + " peak_flops", r.at("peak_flops")};
       d.peak_bf16 = pf.zero_or_num("bf16", 1e6, 1e18);
       d.peak_fp16 = pf.zero_or_num("fp16", 1e6, 1e18);
@@ -175,6 +218,7 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
                  d.assumptions);
       read_range(r, d.name, "attention_efficiency", d.attention_efficiency, d.efficiency_source,
                  1e-3, 1.0, d.assumptions);
+      read_deployment(r, d);
       upsert(next.devices_, d);
     }
   }
@@ -198,6 +242,7 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
       n.source = r.str("source");
       n.latency_source = r.str("latency_source");
       read_range(r, n.name, "latency", n.latency, n.latency_source, 0, 1, n.assumptions);
+      read_efficiencies(r, n);
       upsert(next.interconnects_, n);
     }
   }
@@ -285,6 +330,14 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
   for (const auto& d : next.devices_) {
     find(next.interconnects_, d.default_intra, origin.c_str(), "interconnect");
     find(next.interconnects_, d.default_inter, origin.c_str(), "interconnect");
+    if (!d.same_compute_as.empty()) {
+      const auto& die = find(next.devices_, d.same_compute_as, origin.c_str(), "device");
+      if (!die.same_compute_as.empty())
+        throw InputError(fmt::format(
+            "{}: device '{}': same_compute_as '{}' names a device that names another itself; name "
+            "that one",
+            origin, d.name, die.name));
+    }
   }
   // Kernels come before the devices that name them (the embedded kernels are
   // merged first), so a device's default is checked once both are in.

@@ -23,8 +23,20 @@ struct Assumption {
   std::string range_source;  // why the range is what it is
 };
 
+// How the device's clock, and so every compute peak, follows its power limit
+// (docs/models.md, "Hardware as deployed"): the peak scales as
+// ((P - static_w) / (tdp_w - static_w))^(1/3), 1 at the rated power.
+struct PowerModel {
+  double tdp_w = 0, static_w = 0;  // 0: no power model in the catalog
+  std::string source;
+  bool present() const { return tdp_w > 0; }
+  // The clock (and peak) fraction at `watts`; 1 at or above tdp_w.
+  double clock_scale(double watts) const;
+};
+
 struct Device {
-  std::string name, display, kind;                     // kind: gpu | tpu
+  std::string name, display, kind;  // kind: gpu | tpu
+  std::string family;               // architecture family (hopper, ampere, ...): calibration's key
   double peak_bf16 = 0, peak_fp16 = 0, peak_fp32 = 0;  // FLOP/s, dense; 0 = unsupported
   double hbm_bytes = 0, hbm_bandwidth = 0;
   // Fraction of peak an attention kernel reaches where the kernel has no
@@ -41,6 +53,17 @@ struct Device {
   int default_gpus_per_node = 8;
   std::string source, efficiency_source, gemm_source, sm_source, default_kernel_source;
   std::vector<Assumption> assumptions;  // assumed fields that carry a range
+  // As deployed: the power model, the power the device runs at when no
+  // --power-limit is given (0: its rated power), the compute die whose
+  // published kernel curves it shares, achievable HBM streaming fraction, the
+  // GEMM library's thread-block tiles (tile and wave quantization).
+  PowerModel power;
+  double default_power_w = 0;
+  std::string default_power_source, same_compute_as;
+  double hbm_efficiency = 1;
+  std::string hbm_efficiency_source;
+  std::vector<std::pair<int, int>> gemm_tiles;
+  std::string gemm_tiles_source;
   double peak(DType d) const;
 };
 
@@ -51,6 +74,11 @@ struct Interconnect {
   std::string kind;      // nvlink | network | pcie | xgmi | ici (what a comm library uses on it)
   std::string duplex, source, latency_source;
   std::vector<Assumption> assumptions;  // assumed fields that carry a range
+  // Achievable, not nominal: the fraction of `bandwidth` a point-to-point
+  // transfer (p2p) and a communication library's ring collectives (bus
+  // bandwidth, nccl-tests' definition) reach, from published measurements.
+  double p2p_efficiency = 1, collective_efficiency = 1;
+  std::string p2p_efficiency_source, collective_efficiency_source;
 };
 
 struct ClusterPreset {

@@ -16,6 +16,7 @@ inline constexpr const char* kBytes = "BYTES (K/M/G binary)";
 inline constexpr const char* kBytesPerS = "BYTES/S";
 inline constexpr const char* kFlops = "FLOP/S";
 inline constexpr const char* kSeconds = "SECONDS";
+inline constexpr const char* kWatts = "WATTS";
 inline constexpr const char* kFraction = "FRACTION";
 inline constexpr const char* kName = "NAME";
 inline constexpr const char* kOnOff = "on|off";

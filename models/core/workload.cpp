@@ -180,6 +180,15 @@ std::string Hardware::ring_link_kind(std::int64_t devices) const {
 }
 
 std::string Hardware::describe() const {
+  // A power-limited device says so: its peak follows the clock at that power.
+  if (clock_scale != 1 && power_limit_w > 0) {
+    Hardware h = *this;
+    h.clock_scale = 1;
+    auto text = h.describe();
+    const auto at = text.find(" TFLOP/s peak)");
+    if (at != std::string::npos) text.insert(at + 13, fmt::format(" at {:.0f} W", power_limit_w));
+    return text;
+  }
   if (bandwidth_override)
     return fmt::format("{} ({:.0f} TFLOP/s peak), ring links {:.1f} GB/s/dir", gpu_name,
                        flops / 1e12, intra_bw / 1e9);

@@ -4,6 +4,7 @@
 // and the planner.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ringsim {
@@ -101,6 +102,20 @@ struct Hardware {
   // the transfer runs during the compute (GPU copy engines, RDMA NICs).
   bool overlap = true;
   std::string compute_model = "roofline";
+  // As deployed (docs/models.md, "Hardware as deployed"). `flops` is already
+  // the peak at `power_limit_w`; clock_scale is that peak over the rated one,
+  // for the rates quoted at rated power elsewhere (kernel curves, FP8 peak).
+  double power_limit_w = 0;  // 0: no power model in the catalog (the rated peak)
+  double clock_scale = 1;
+  // Achievable fraction of hbm_bandwidth for streaming kernels.
+  double hbm_efficiency = 1;
+  // Ring collectives' achievable bus bandwidth per link class (nominal x the
+  // interconnect's collective_efficiency; intra_bw/inter_bw are what a
+  // point-to-point transfer gets).
+  double intra_coll_bw = 0, inter_coll_bw = 0;
+  int sm_count = 0;
+  std::vector<std::pair<int, int>> gemm_tiles;  // the GEMM library's tiles (rows, columns)
+  double hbm_achievable() const { return hbm_bandwidth * hbm_efficiency; }
 
   double effective_flops() const { return flops * efficiency; }
   // FLOP/s of dense matmuls (projections, MLP, the output head).

@@ -6,11 +6,14 @@
 #include <cmath>
 
 #include "models/analytic/analytic.hpp"
+#include "models/analytic/collectives.hpp"
 #include "models/core/calls.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
+#include "models/kernel/gemm.hpp"
 #include "models/kernel/implementation.hpp"
 #include "models/plan/basics.hpp"
+#include "models/plan/execution.hpp"
 
 namespace ringsim {
 
@@ -46,20 +49,18 @@ InferWork attention_work(const InferRequest& r, InferVariant v, bool decode) {
   return w;
 }
 
-// The projections and MLP of `tokens` tokens on one GPU: the GEMMs at the
-// device's GEMM rate, or reading the layer's weights once when that is slower
-// (decode: a handful of tokens per weight).
+// The projections and MLP of `tokens` tokens on one GPU, each GEMM by its
+// shape (models/kernel/gemm.hpp: tile and wave quantisation, and the weight
+// read that bounds a decode's few rows): Q/K/V and gate/up fused, as serving
+// stacks run them; the MLP at the FP8 rate with --precision fp8.
 double dense_seconds(const InferRequest& r, const Hardware& hw, double tokens) {
-  Workload t;
-  t.block = 1;
-  t.shape = r.shape;
-  t.shape.heads = local_heads(r);
-  t.shape.kv_heads = local_kv_heads(r);
-  t.shape.ffn = static_cast<int>(r.shape.ffn / r.tp);
-  const double flops = other_layer_flops(t, false) * tokens;
-  const double weights =
-      static_cast<double>(layer_params(r.shape)) / static_cast<double>(r.tp) * dtype_bytes(r.dtype);
-  return std::max(flops / hw.gemm_flops(), weights / hw.hbm_bandwidth);
+  const std::int64_t M = std::max<std::int64_t>(1, static_cast<std::int64_t>(tokens));
+  const std::int64_t D = r.shape.d_model, d = r.shape.head_dim;
+  const std::int64_t q = local_heads(r) * d, kv = local_kv_heads(r) * d, f = r.shape.ffn / r.tp;
+  const auto bf16 = bf16_gemm_rates(hw);
+  const auto mlp = r.fp8_mlp ? fp8_gemm_rates(hw, r.fp8_flops, r.fp8_gemm_efficiency) : bf16;
+  return gemm_time({M, q + 2 * kv, D}, bf16).seconds + gemm_time({M, D, q}, bf16).seconds +
+         gemm_time({M, 2 * f, D}, mlp).seconds + gemm_time({M, D, f}, mlp).seconds;
 }
 
 // Merging one partial output of `rows` (query, head) rows into the running
@@ -115,16 +116,37 @@ void check_request(const InferRequest& r) {
 
 double tp_allreduce_seconds(std::uint64_t bytes, std::int64_t tp, const Hardware& hw) {
   if (tp <= 1 || bytes == 0) return 0;
-  const auto share = bytes / static_cast<std::uint64_t>(tp);
-  return 2 * ring_collective_time(share, tp, hw.ring_bandwidth(tp), hw.ring_latency(tp));
+  return collective_time(Collective::AllReduce, static_cast<double>(bytes), placed_group(hw, tp),
+                         hw)
+      .seconds;
 }
 
 double head_seconds(const InferRequest& r, const Hardware& hw, std::int64_t tokens) {
   const double D = r.shape.d_model, V = r.shape.vocab, t = static_cast<double>(r.tp);
   const double flops = 2 * D * V / t * static_cast<double>(tokens);
   const double weights = D * V / t * dtype_bytes(r.dtype);
-  return std::max(flops / hw.gemm_flops(), weights / hw.hbm_bandwidth);
+  return std::max(flops / hw.gemm_flops(), weights / hw.hbm_achievable());
 }
+
+namespace {
+
+// The layer's TP all-reduce time and its kernels' fixed costs: a device gap
+// per kernel, and the host's dispatch where it is slower than the device's
+// work (a prefill of a few tokens; decode without CUDA graphs).
+void finish_layer(InferLayer& l, const InferRequest& r, const Hardware& hw, bool graphs) {
+  l.tp_allreduce_s = tp_allreduce_seconds(l.tp_bytes, r.tp, hw);
+  const auto kernels = static_cast<double>(kInferKernelsPerLayer + l.step_s.front().size());
+  double device = l.dense_s + l.pointwise_s + l.merge_s + l.tp_allreduces * l.tp_allreduce_s;
+  for (std::size_t s = 0; s < l.step_s.front().size(); ++s) {
+    double c = 0;
+    for (const auto& rank : l.step_s) c = std::max(c, rank[s]);
+    device += c;
+  }
+  const double host = graphs ? 0 : kernels * kEagerDispatch;
+  l.fixed_s = kernels * kKernelGap + std::max(0.0, host - device);
+}
+
+}  // namespace
 
 InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implementation& im,
                        InferVariant variant, bool decode) {
@@ -157,42 +179,52 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
     }
     const double tokens = static_cast<double>(q);
     l.dense_s = dense_seconds(r, hw, tokens);
-    l.pointwise_s =
-        pointwise_bytes_per_token(r.shape) * tokens / static_cast<double>(r.tp) / hw.hbm_bandwidth;
+    l.pointwise_s = pointwise_bytes_per_token(r.shape) * tokens / static_cast<double>(r.tp) /
+                    hw.hbm_achievable();
     l.tp_bytes = static_cast<std::uint64_t>(q) * static_cast<std::uint64_t>(r.shape.d_model) *
                  static_cast<std::uint64_t>(db);
+    finish_layer(l, r, hw, /*graphs=*/false);
     return l;
   }
-  // Decode: each rank reads its K/V shard once per sequence (Flash-Decoding,
-  // Dao et al. 2023: memory-bound at HBM bandwidth), or computes it, whichever
-  // is slower.
+  // Decode: each rank reads its K/V shard (Flash-Decoding, Dao et al. 2023:
+  // memory-bound at HBM bandwidth), or computes it, whichever is slower. With
+  // CP it runs as Meta's pass-Q decode (Yang et al. 2025, arXiv 2411.01783,
+  // sec. 3.5 and Table 8): the new token's queries (padded to the CP degree)
+  // travel the ring, so every rank runs N attention calls over its own shard,
+  // N - 1 SendRecvs of Q, one all-to-all of the partial outputs home, and
+  // N - 1 merges.
+  const std::int64_t calls = n;
   for (std::int64_t i = 0; i < n; ++i) {
     const auto entries = static_cast<double>(infer_step_entries(w, i, 0));
     const double keys =
         static_cast<double>(infer_cached_tokens(w, i).size() + infer_fresh_kv_tokens(w, i).size());
     const double bytes = 2 * keys * w.kv_heads * d * db * B;
     const double flops = 4.0 * d * entries * B;
-    l.step_s[static_cast<std::size_t>(i)][0] =
-        std::max(bytes / hw.hbm_bandwidth, flops / hw.effective_flops());
+    const double one = std::max(bytes / hw.hbm_achievable(), flops / hw.effective_flops());
+    l.step_s[static_cast<std::size_t>(i)].assign(static_cast<std::size_t>(calls), one);
   }
   const auto rows = static_cast<std::uint64_t>(r.batch) * static_cast<std::uint64_t>(w.heads);
   if (n > 1) {
-    l.gather_bytes = static_cast<std::uint64_t>(r.batch) * partial_row;
-    l.bcast_bytes = rows * static_cast<std::uint64_t>(d * db);
+    const auto padded = static_cast<std::uint64_t>((r.batch + n - 1) / n * n);
+    l.ring_bytes =
+        padded * static_cast<std::uint64_t>(w.heads) * static_cast<std::uint64_t>(d * db);
+    l.return_bytes = padded * partial_row;
     l.merge_s = static_cast<double>(n - 1) * merge_seconds(im, hw, rows, 1, d);
   }
   l.dense_s = dense_seconds(r, hw, B);
   l.pointwise_s =
-      pointwise_bytes_per_token(r.shape) * B / static_cast<double>(r.tp) / hw.hbm_bandwidth;
+      pointwise_bytes_per_token(r.shape) * B / static_cast<double>(r.tp) / hw.hbm_achievable();
   l.tp_bytes = static_cast<std::uint64_t>(r.batch) * static_cast<std::uint64_t>(r.shape.d_model) *
                static_cast<std::uint64_t>(db);
+  finish_layer(l, r, hw, /*graphs=*/r.cuda_graphs);
   return l;
 }
 
 InferLayerTimes layer_times(const InferLayer& l, const InferRequest& r, const Hardware& hw) {
   const auto cp_hw = group_hardware(hw, r.tp);
   InferLayerTimes t;
-  const auto n = l.work.ranks, steps = infer_steps(l.work);
+  const auto n = l.work.ranks;
+  const auto steps = static_cast<std::int64_t>(l.step_s.front().size());
   const double bw = cp_hw.ring_bandwidth(n), lat = cp_hw.ring_latency(n);
   for (std::int64_t s = 0; s < steps; ++s) {
     double c = 0;
@@ -207,16 +239,10 @@ InferLayerTimes layer_times(const InferLayer& l, const InferRequest& r, const Ha
   }
   t.exposed_s = t.attention_s - t.compute_only_s;
   if (l.return_bytes > 0) t.return_s = alltoall_time(l.return_bytes, n, bw, lat);
-  if (l.gather_bytes > 0) {
-    // N-1 partials share rank 0's link in; the result goes back the same way.
-    const double k = static_cast<double>(n - 1);
-    t.return_s = (k * static_cast<double>(l.gather_bytes) / bw + lat) +
-                 (k * static_cast<double>(l.bcast_bytes) / bw + lat);
-  }
   t.merge_s = l.merge_s;
-  t.dense_s = l.dense_s;
+  t.dense_s = l.dense_s + l.fixed_s;
   t.pointwise_s = l.pointwise_s;
-  t.tp_s = l.tp_allreduces * tp_allreduce_seconds(l.tp_bytes, r.tp, hw);
+  t.tp_s = l.tp_allreduces * l.tp_allreduce_s;
   t.total_s = t.attention_s + t.return_s + t.merge_s + t.dense_s + t.pointwise_s + t.tp_s;
   return t;
 }
@@ -227,7 +253,10 @@ InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant
   const double d = r.shape.head_dim, D = r.shape.d_model, F = r.shape.ffn / t;
   const double Hl = local_heads(r), kvl = local_kv_heads(r), L = r.shape.layers;
   const double B = static_cast<double>(r.batch), cp = static_cast<double>(r.cp);
-  m.weights = static_cast<double>(total_params(r.shape)) / t * db;
+  // --precision fp8: the MLP's three matrices at one byte per weight.
+  const double mlp = 3.0 * r.shape.d_model * static_cast<double>(r.shape.ffn) * L;
+  m.weights =
+      (static_cast<double>(total_params(r.shape)) * db - (r.fp8_mlp ? mlp * (db - 1) : 0)) / t;
   m.kv_cache = 2 * L * static_cast<double>(r.context + r.decode_tokens) / cp * kvl * d * db * B;
   const double q = static_cast<double>(r.context - r.cached) / cp;  // prefill tokens per GPU
   // One layer's live tensors: the residual stream and its norm, Q/K/V, the MLP's

@@ -32,6 +32,13 @@ struct InferRequest {
   std::int64_t decode_tokens = 0;  // tokens generated after the prefill (0: prefill only)
   std::int64_t batch = 1;          // sequences decoded together
   DType dtype = DType::BF16;       // weights, activations, KV cache
+  // --precision fp8: the MLP's weights in FP8 and its GEMMs at the FP8 rate,
+  // as Meta served Llama 3 405B (row-wise FP8 feed-forward weights).
+  bool fp8_mlp = false;
+  double fp8_flops = 0, fp8_gemm_efficiency = 0;  // the device's FP8 peak at the power limit
+  // Decode replays each step as a CUDA graph (the host launches once): a
+  // kernel then costs the device gap, not the host's dispatch.
+  bool cuda_graphs = true;
 };
 
 // Throws InputError naming the flag: tp x cp != gpus, TP not dividing the
@@ -48,17 +55,22 @@ struct InferLayer {
   // whose partials are merged once they come home).
   std::vector<std::vector<double>> step_s;  // [rank][step]
   std::uint64_t ring_bytes = 0;             // sent after every step but the last
-  // Pass-q: the all-to-all returning each rank's N-1 foreign partials (the
-  // bytes one rank holds for all N ranks, alltoall_time's unit).
+  // Pass-q (and decode with CP): the all-to-all returning each rank's N-1
+  // foreign partials (the bytes one rank holds for all N ranks, alltoall_time's unit).
   std::uint64_t return_bytes = 0;
-  // Decode: each rank > 0 sends its partial to rank 0 (gather), which
-  // merges and sends the result back (the next layer runs on every rank).
-  std::uint64_t gather_bytes = 0, bcast_bytes = 0;
-  double merge_s = 0;  // merging the returned partials (pass-q: N-1; decode: at rank 0)
+  double merge_s = 0;  // merging the N-1 returned partials (pass-q, and decode with CP)
   double dense_s = 0;  // projections + MLP (GEMM rate, or weight reads when that is slower)
   double pointwise_s = 0;
   std::uint64_t tp_bytes = 0;  // each of the layer's two TP all-reduces, bytes per GPU
   int tp_allreduces = 2;       // after attention's output projection and after the MLP
+  // One of those all-reduces on the TP group as placed (models/analytic/
+  // collectives.hpp: NCCL's ring or tree over NVLink, and over every NIC of
+  // the node when TP spans nodes); both engines charge this time.
+  double tp_allreduce_s = 0;
+  // The layer's kernels' fixed costs: the host's dispatch per kernel
+  // (prefill, eager) or the device's gap per kernel (decode under CUDA
+  // graphs), charged with the dense phase.
+  double fixed_s = 0;
 };
 
 // The layer a prefill (decode = false) or one decode step runs.
@@ -80,9 +92,13 @@ struct InferLayerTimes {
 // all-reduces on the node's links, and their sum.
 InferLayerTimes layer_times(const InferLayer& l, const InferRequest& r, const Hardware& hw);
 
-// Time of one TP all-reduce of `bytes` per GPU over tp GPUs of a node (ring:
-// reduce-scatter + all-gather, 2 (tp-1) rounds of bytes/tp).
+// Time of one TP all-reduce of `bytes` per GPU over the tp GPUs of one model
+// replica, placed tp-innermost (a node's GPUs first; TP16 and TP32 span nodes).
 double tp_allreduce_seconds(std::uint64_t bytes, std::int64_t tp, const Hardware& hw);
+
+// Kernels one layer launches: the norms, projections, RoPE, attention (one
+// call per ring step), the all-reduces and the MLP's ops (docs/inference.md).
+inline constexpr int kInferKernelsPerLayer = 16;
 
 // Memory per GPU (bytes).
 struct InferMemory {

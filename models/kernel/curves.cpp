@@ -18,8 +18,8 @@ double interpolate_log(const std::vector<double>& xs, const std::vector<double>&
 }
 
 KernelCurves::KernelCurves(const KernelSpec& spec, const KernelSpec* from,
-                           const std::string& device, double prior_flops)
-    : prior_(prior_flops) {
+                           const std::string& device, double prior_flops, double clock_scale)
+    : prior_(prior_flops), scale_(clock_scale) {
   const auto& src = from ? *from : spec;
   std::string dev = device;
   for (const auto* k : {&spec, from})
@@ -58,7 +58,7 @@ std::optional<double> KernelCurves::direct(const std::string& pass, CallMask mas
                                            double L) const {
   const auto* c = find(pass, mask, hd);
   if (!c) return std::nullopt;
-  return 1e12 * interpolate_log(c->lengths, c->tflops, L);
+  return 1e12 * scale_ * interpolate_log(c->lengths, c->tflops, L);
 }
 
 std::optional<double> KernelCurves::pass_rate(bool backward, CallMask mask, int hd,
@@ -93,8 +93,9 @@ std::string KernelCurves::describe(int head_dim) const {
   if (curves_.empty())
     return fmt::format("no published curve for this device: catalog prior {:.0f} TFLOP/s, flat",
                        prior_ / 1e12);
-  return fmt::format("published curves of {} at head dim {} (asked {}), log-linear in length",
-                     curve_device_, nearest_head_dim(head_dim), head_dim);
+  const auto at = scale_ < 1 ? fmt::format(", x{:.3f} for the power limit", scale_) : "";
+  return fmt::format("published curves of {} at head dim {} (asked {}), log-linear in length{}",
+                     curve_device_, nearest_head_dim(head_dim), head_dim, at);
 }
 
 }  // namespace ringsim

@@ -25,8 +25,10 @@ class KernelCurves {
   // The curves of `spec` (or of the kernel it takes them from, `from`) that
   // apply to `device` (directly or by curves_from_device). `prior_flops`:
   // the rate when there are none.
+  // `clock_scale`: the device's peak at its power limit over its rated peak
+  // (published curves were measured at rated power; Hardware::clock_scale).
   KernelCurves(const KernelSpec& spec, const KernelSpec* from, const std::string& device,
-               double prior_flops);
+               double prior_flops, double clock_scale = 1);
 
   // Useful FLOP/s of a square call of `length` tokens.
   double rate(bool backward, CallMask mask, int head_dim, double length) const;
@@ -40,7 +42,7 @@ class KernelCurves {
  private:
   std::vector<KernelCurve> curves_;
   std::string curve_device_;
-  double prior_ = 0;
+  double prior_ = 0, scale_ = 1;
 
   const KernelCurve* find(const std::string& pass, CallMask mask, int head_dim) const;
   int nearest_head_dim(int head_dim) const;

@@ -76,6 +76,20 @@ struct PlanRequest {
   std::vector<std::int64_t> pp_degrees{1};
   int pp_virtual = 1;
   std::int64_t microbatches = 0;
+  // Execution (models/plan/execution.hpp): torch.compile under pytorch-fsdp,
+  // TP collectives overlapped with the GEMMs (-1: the framework's default),
+  // sequences per micro-step fixed (0: searched).
+  bool compile = false;
+  int tp_overlap = -1;
+  std::int64_t micro_batch = 0;
+  // The framework-level calibration applied to the step (models/plan/
+  // calibration.hpp): 1 and empty under --calibration none.
+  double calibration = 1;
+  std::string calibration_key;
+  // --memory-check off: time configurations the memory model says do not fit
+  // (validating runs that did fit; docs/validation.md). Their rows keep the
+  // memory total, over the HBM.
+  bool memory_check = true;
 };
 
 constexpr std::int64_t kMaxAutoCp = 1024;  // analytic cost grows as cp^2

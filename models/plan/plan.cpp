@@ -143,7 +143,7 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
                       : training_memory(r, hw, c.layout, cp, tp, micro_batch);
   const double hbm = usable_hbm_bytes(r, hw);  // the framework's share (framework.hpp)
   c.overflow_bytes = c.memory.total - hbm;
-  if (c.overflow_bytes > 0) {
+  if (c.overflow_bytes > 0 && r.memory_check) {
     const auto& big = c.memory.largest();
     c.why.kind = Infeasibility::Kind::Memory;
     c.why.needed_bytes = c.memory.total;
@@ -289,7 +289,9 @@ std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const I
     // pipeline's default of one sequence per microbatch (M = sequences per
     // replica).
     std::vector<std::int64_t> mbs;
-    if (r.microbatches > 0) {
+    if (r.micro_batch > 0) {
+      mbs.push_back(r.micro_batch);  // --micro-batch: fixed
+    } else if (r.microbatches > 0) {
       mbs.push_back(per_replica % r.microbatches == 0 ? per_replica / r.microbatches : 1);
     } else if (cd.pp > 1) {
       mbs.push_back(1);

@@ -92,6 +92,16 @@ nlohmann::json config_json(const PlanConfig& c, int rank, double hbm) {
       {"link_exposed_s", t.fsdp_exposed_s},   {"optimizer_s", t.optimizer_s},
       {"micro_step_s", t.micro_step_s}};
   j["time_breakdown"]["fp8_cast_s"] = t.fp8_cast_s;
+  // Frameworks as they execute (docs/plan.md), and the calibration.
+  j["time_breakdown"]["launch_s"] = t.launch_s;
+  j["time_breakdown"]["host_bound_s"] = t.host_bound_s;
+  j["time_breakdown"]["tp_exposed_s"] = t.tp_exposed_s;
+  j["time_breakdown"]["interference_s"] = t.interference_s;
+  j["time_breakdown"]["fsdp_edges_s"] = t.edges_s;
+  j["time_breakdown"]["dp_step_comm_s"] = t.dp_step_comm_s;
+  j["time_breakdown"]["dp_step_exposed_s"] = t.dp_step_exposed_s;
+  j["step_time_first_principles_s"] = t.step_time_first_principles_s;
+  j["calibration_factor"] = t.calibration;
   j["time_breakdown"]["pp_bubble_s"] = t.pp_bubble_s;
   j["time_breakdown"]["pp_p2p_s"] = t.pp_p2p_s;
   j["time_breakdown"]["pp_bubble_fraction"] = t.pp_bubble_fraction;
@@ -309,10 +319,22 @@ std::string explain(const PlanConfig& c, double hbm) {
   if (t.fp8_cast_s > 0)
     row("FP8 casts", t.fp8_cast_s, "linear inputs, weights, output grads: 3 B/element by HBM");
   row("output head + loss", t.head_s, "2/4 x tokens x d_model x vocab FLOPs + fp32 loss traffic");
-  row("tensor-parallel comm", t.tp_comm_s, "sequence-parallel all-gather/reduce-scatter, exposed");
+  row("kernel launch gaps", t.launch_s,
+      "device gap per kernel (docs/plan.md, 'Frameworks as they execute')");
+  row("host-bound (CPU) time", t.host_bound_s, "host dispatch beyond the device's work, per layer");
+  row("tensor-parallel comm", t.tp_comm_s,
+      "sequence-parallel all-gather/reduce-scatter (link time)");
+  row("  of which exposed", t.tp_exposed_s,
+      "not hidden behind the GEMMs (--tp-overlap); across hosts on the NICs");
+  row("overlap interference", t.interference_s, "compute slowed while collectives hold SMs");
   row("FSDP comm (link time)", t.fsdp_comm_s, "all-gather fwd, all-gather + reduce-scatter bwd");
   row("CP comm (link time)", t.cp_link_s, "ring transfers / all-to-alls / gathers");
   row("exposed link time", t.fsdp_exposed_s, "link time not hidden behind compute");
+  row("  of which FSDP edges", t.edges_s,
+      "first all-gather and last reduce-scatter per micro-step");
+  if (t.dp_step_comm_s > 0)
+    row("  of which DP per step", t.dp_step_exposed_s,
+        "distributed optimizer's reduce-scatter + all-gather not hidden");
   if (c.pp > 1) {
     out += fmt::format(
         "    {:<32}{:>10}  (p-1)/V = {:.4g} x the slowest stage's microbatch (stage {}, {}); "
@@ -328,6 +350,11 @@ std::string explain(const PlanConfig& c, double hbm) {
   row("optimizer", t.optimizer_s,
       c.pp > 1 ? "AdamW, 28 B per sharded parameter of the largest stage by HBM bandwidth"
                : "AdamW, 28 B per sharded parameter by HBM bandwidth");
+  if (t.calibration != 1) {
+    row("step, first principles", t.step_time_first_principles_s, "--calibration none");
+    out += fmt::format("    {:<32}{:>10}  framework-level factor (docs/validation.md)\n",
+                       "calibration", fmt::format("x{:.3f}", t.calibration));
+  }
   row("step", t.step_time_s, "");
   out += fmt::format(
       "    {:<32}{:>10.0f}\n    {:<32}{:>9.1f}%  (PaLM convention, causal-halved attention; "

@@ -3,10 +3,13 @@
 #include <algorithm>
 
 #include "models/analytic/analytic.hpp"
+#include "models/analytic/collectives.hpp"
 #include "models/analytic/tp_collectives.hpp"
 #include "models/core/profile.hpp"
 #include "models/core/work.hpp"
+#include "models/kernel/gemm.hpp"
 #include "models/kernel/implementation.hpp"
+#include "models/plan/execution.hpp"
 #include "models/plan/pipeline.hpp"
 
 namespace ringsim {
@@ -44,22 +47,65 @@ bool cp_shares_fsdp_link(const Hardware& g, std::int64_t cp, std::int64_t fsdp) 
   return (cp > g.gpus_per_node) == (fsdp > g.gpus_per_node);
 }
 
+// One layer's linear GEMMs for `tokens` tokens on one TP GPU (models/kernel/
+// gemm.hpp), forward or backward (input and weight gradients).
+double linear_seconds(const ModelShape& s, std::int64_t tokens, std::int64_t tp, const Execution& e,
+                      const GemmRates& rates, bool backward) {
+  const std::int64_t D = s.d_model, d = s.head_dim, q = s.heads * d / tp, kv = s.kv_heads * d / tp,
+                     f = s.ffn / tp;
+  std::vector<GemmShape> fwd;
+  if (e.fused_qkv) {
+    fwd.push_back({tokens, q + 2 * kv, D});
+  } else {
+    fwd.push_back({tokens, q, D});
+    fwd.push_back({tokens, kv, D});
+    fwd.push_back({tokens, kv, D});
+  }
+  fwd.push_back({tokens, D, q});  // output projection
+  if (e.fused_gate_up) {
+    fwd.push_back({tokens, 2 * f, D});
+  } else {
+    fwd.push_back({tokens, f, D});
+    fwd.push_back({tokens, f, D});
+  }
+  fwd.push_back({tokens, D, f});  // down projection
+  double t = 0;
+  for (const auto& g : fwd) {
+    if (!backward) {
+      t += gemm_time(g, rates).seconds;
+    } else {
+      const auto [dx, dw] = backward_gemms(g);
+      t += gemm_time(dx, rates).seconds + gemm_time(dw, rates).seconds;
+    }
+  }
+  return t;
+}
+
+// Members of the FSDP shard group (cp x dp ranks of one stage, TP innermost)
+// that share one node: the CP ranks first, tp apart; without a pipeline the
+// data-parallel ranks follow on the same nodes.
+CollectiveGroup shard_group(const Hardware& hw, std::int64_t Z, std::int64_t cp, std::int64_t tp,
+                            std::int64_t pp) {
+  auto g = placed_group(hw, Z, tp);
+  if (pp > 1) g.per_node = std::min(g.per_node, std::max<std::int64_t>(1, cp));
+  return g;
+}
+
 }  // namespace
 
 PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
                    const StepShape& sh, const std::optional<AttentionOverride>& attention) {
   const auto w = attention_workload(r, sh.layout, sh.cp, sh.tp, sh.ulysses_degree);
   const auto g = group_hardware(hw, sh.tp);
+  const auto& e = execution(r);
   const auto cp = sh.cp, tp = sh.tp, micro_batch = sh.micro_batch;
   const auto& s = r.shape;
-  const double L = s.layers, D = s.d_model, V = s.vocab;
+  const double L = s.layers, V = s.vocab;
   const double t = static_cast<double>(tp), m = static_cast<double>(micro_batch);
   const double k = static_cast<double>(sh.grad_accum);
-  // Projections, MLP and the output head are matmuls: the device's GEMM rate.
-  const double eff = hw.gemm_flops();
-  // Projections and MLP: FP8 under --precision fp8; the head stays bf16 (precision.hpp).
-  const double eff_linear = linear_gemm_flops(r, hw);
-  const double tokens = static_cast<double>(sh.block) * m;  // per device per micro-step (before tp)
+  const double hbm = hw.hbm_achievable();
+  const auto tokens_i = sh.block * micro_batch;  // per CP rank per micro-step (before tp)
+  const double tokens = static_cast<double>(tokens_i);
   PlanTime T;
 
   // Attention: the analytic model for one sequence, all layers, x micro-batch.
@@ -76,78 +122,119 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   }
   const double a_f = attn_fwd / L * m, a_b = (attn_fwdbwd - attn_fwd) / L * m;
 
-  auto wt = w;  // the rest of the layer sees all micro-batch tokens
-  wt.block = sh.block * micro_batch;
-  const double o_f = other_layer_flops(wt, false) / eff_linear;
-  const double o_b = other_layer_flops(wt, true) / eff_linear;
-  const double p_f = pointwise_bytes_per_token(s) * tokens / t / hw.hbm_bandwidth, p_b = 2 * p_f;
+  // Linears by shape (models/kernel/gemm.hpp): FP8 under --precision fp8, the
+  // head in bf16 (precision.hpp).
+  const auto bf16 = bf16_gemm_rates(hw);
+  const auto lin =
+      r.precision == Precision::FP8 ? fp8_gemm_rates(hw, r.fp8_flops, r.fp8_gemm_efficiency) : bf16;
+  const double o_f = linear_seconds(s, tokens_i, tp, e, lin, false);
+  const double o_b = linear_seconds(s, tokens_i, tp, e, lin, true);
+  const double p_f = pointwise_fwd_bytes_per_token(s, e) * tokens / t / hbm;
+  const double p_b = e.backward_traffic * p_f;
+  const double gap_f = e.kernels_fwd * e.gap_s, gap_b = e.kernels_bwd * e.gap_s;
+  const double host_f = e.kernels_fwd * e.dispatch_s, host_b = e.kernels_bwd * e.dispatch_s;
 
   // Sequence parallel (Korthikanti et al. sec. 4.2.2): 2 all-gathers + 2
-  // reduce-scatters of the tokens x D activation per pass, not overlapped; the
-  // cost `ringsim run --tp` charges (models/analytic/tp_collectives.hpp).
-  const double tp_f =
-      tp_pass_seconds(sh.block * micro_batch, s.d_model, dtype_bytes(r.dtype), tp, hw);
+  // reduce-scatters of the tokens x D activation per pass; exposed, or hidden
+  // behind the linears when the framework overlaps them.
+  const double tp_f = tp_pass_seconds(tokens_i, s.d_model, dtype_bytes(r.dtype), tp, hw);
   const double tp_b = tp_f;
+  const bool tp_overlap = r.tp_overlap < 0 ? e.tp_overlap : r.tp_overlap == 1;
 
   const double r_f = cp_link_seconds(w, g, false) * m;
   const double r_b = cp_link_seconds(w, g, true) * m;
 
-  // FSDP shard group: the cp x dp ranks of one pipeline stage (all of a TP
-  // slice without a pipeline). Its data-parallel members are tp x cp x pp
-  // ranks apart, so with pp > 1 and dp > 1 its ring spans the whole slice.
+  // Data parallel: the shard group is the cp x dp ranks of one pipeline stage.
   const std::int64_t Z = r.gpus / tp / sh.pp;
-  const std::int64_t span = Z > cp ? Z * sh.pp : Z;
-  const double zbw = g.ring_bandwidth(span), zlat = g.ring_latency(span);
-  auto shard_collective = [&](double params) {
-    return ring_collective_time(static_cast<std::uint64_t>(2 * params / t / static_cast<double>(Z)),
-                                Z, zbw, zlat);
+  const auto zg = shard_group(hw, Z, cp, tp, sh.pp);
+  auto gather = [&](double params, double bytes_per_param) {
+    return collective_time(Collective::AllGather, params / t * bytes_per_param, zg, hw).seconds;
   };
-  const double ag_layer = shard_collective(static_cast<double>(layer_params(s)));
-  // FP8 all-gather (precision.hpp): linear weights travel as FP8; the reduce-scatter stays bf16.
-  const double ag_gather =
-      shard_collective(static_cast<double>(layer_params(s)) * fsdp_allgather_fraction(r));
-  const double f_f = ag_gather,
-               f_b = ag_gather + ag_layer;  // backward: all-gather + reduce-scatter
+  auto scatter = [&](double params) {
+    return collective_time(Collective::ReduceScatter, params / t * e.grad_reduce_bytes, zg, hw)
+        .seconds;
+  };
+  const double lp = static_cast<double>(layer_params(s));
+  // FP8 all-gather (precision.hpp): linear weights travel as FP8.
+  const double ag_layer = gather(lp, 2 * fsdp_allgather_fraction(r));
+  const double rs_layer = scatter(lp);
+  const bool per_layer = e.dp_comm == DataParallelComm::PerLayer && Z > 1;
+  const double f_f = per_layer ? ag_layer : 0;
+  const double f_b = per_layer ? (e.reshard_after_forward ? ag_layer : 0) + rs_layer : 0;
   // FP8 casts (precision.hpp): memory-bound, charged with the compute.
   const double c8_f = fp8_cast_seconds(r, hw, tokens, tp, Z, false);
   const double c8_b = fp8_cast_seconds(r, hw, tokens, tp, Z, true);
-  const bool shared = cp_shares_fsdp_link(g, cp, span);
+  const bool shared = cp_shares_fsdp_link(g, cp, zg.ranks);
 
+  // Recomputation in backward (execution.hpp: what "selective" means where).
   const bool full = r.checkpointing == Checkpointing::Full;
   const bool selective = r.checkpointing == Checkpointing::Selective;
-  const double compute_f = a_f + o_f + p_f + c8_f;
-  const double compute_b = a_b + o_b + p_b + c8_b + (full ? compute_f : 0) + (selective ? p_f : 0);
+  double re = 0, re_gap = 0, re_host = 0, re_attn = 0;
+  if (full) {
+    re = a_f + o_f + p_f + c8_f;
+    re_attn = a_f;
+    re_gap = gap_f;
+    re_host = host_f;
+  } else if (selective) {
+    switch (e.selective) {
+      case SelectiveRecompute::OpLevel:
+        re = 0.5 * o_f + p_f;  // every other matmul, every pointwise op
+        break;
+      case SelectiveRecompute::CoreAttention:
+        re = a_f;
+        re_attn = a_f;
+        break;
+      case SelectiveRecompute::Pointwise:
+        re = p_f;
+        break;
+    }
+  }
+
+  // A layer's device work, its kernel gaps, and the host time to issue it:
+  // the layer runs at the slower of device and host (the host runs ahead
+  // while it can).
+  const double dev_f = a_f + o_f + p_f + c8_f + gap_f;
+  const double dev_b = a_b + o_b + p_b + c8_b + gap_b + re + re_gap;
+  const double run_f = std::max(dev_f, host_f), run_b = std::max(dev_b, host_b + re_host);
+  // TP: exposed, or overlapped with the linears (their share of the GEMMs).
+  const double tpb_total = tp_b + (full ? tp_f : 0);
+  const double tpx_f = tp_overlap ? std::max(0.0, tp_f - o_f) : tp_f;
+  const double tpx_b =
+      tp_overlap && e.tp_overlap_backward ? std::max(0.0, tpb_total - o_b) : tpb_total;
+  // Overlapped communication (FSDP prefetch, a CP ring sharing its link, TP
+  // under overlap) slows the compute it runs beside.
   const double link_f = f_f + (shared ? r_f : 0);
   const double link_b = f_b + (shared ? r_b + (full ? r_f : 0) : 0);
-  const double tpc_b = tp_b + (full ? tp_f : 0);
-  const double layer_f = std::max(compute_f, link_f) + tp_f;
-  const double layer_b = std::max(compute_b, link_b) + tpc_b;
+  const int sms = hw.sm_count;
+  const double ov_f = link_f + (tp_overlap ? tp_f - tpx_f : 0);
+  const double ov_b = link_b + tpb_total - tpx_b;
+  const double slow_f = overlapped_compute(run_f, ov_f, sms, kCollectiveCtas);
+  const double slow_b = overlapped_compute(run_b, ov_b, sms, kCollectiveCtas);
+  const double layer_f = std::max(slow_f, link_f) + tpx_f;
+  const double layer_b = std::max(slow_b, link_b) + tpx_b;
 
-  // Output head + loss: 2 x tokens x D x V / tp forward, twice that backward;
-  // the loss's fp32 passes over the logits by HBM roofline (10 B forward, 14 B
-  // backward per logit: the casts and log-softmax reads and writes).
+  // Output head + loss: the head's GEMMs by shape in bf16; the loss's fp32
+  // passes over the logits at HBM (10 B forward, 14 B backward per logit).
   const double logits = tokens * V / t;
-  const double hc_f = 2 * D * logits / eff + 10 * logits / hw.hbm_bandwidth;
-  const double hc_b = 4 * D * logits / eff + 14 * logits / hw.hbm_bandwidth;
-  const double ag_head = shard_collective(static_cast<double>(embedding_params(s)));
-  const double head_f = std::max(hc_f, ag_head), head_b = std::max(hc_b, 2 * ag_head);
-  // The embedding's all-gather opens the step and its reduce-scatter closes
-  // it: nothing to hide behind.
-  const double edges = 2 * ag_head;
+  const GemmShape head{tokens_i, static_cast<std::int64_t>(V / t), s.d_model};
+  const auto [hdx, hdw] = backward_gemms(head);
+  const double hc_f = gemm_time(head, bf16).seconds + 10 * logits / hbm;
+  const double hc_b =
+      gemm_time(hdx, bf16).seconds + gemm_time(hdw, bf16).seconds + 14 * logits / hbm;
+  const double ep = static_cast<double>(embedding_params(s));
+  const double ag_head = Z > 1 ? gather(ep, 2) : 0;
+  const double rs_head = Z > 1 ? scatter(ep) : 0;
+  const double head_f = std::max(hc_f, ag_head), head_b = std::max(hc_b, ag_head + rs_head);
+  // Each micro-step opens with the embedding's and the first layer's
+  // all-gathers and closes with the last reduce-scatters: nothing to hide them.
+  const double edges = per_layer ? ag_head + rs_head + ag_layer + rs_layer : 0;
 
-  // One microbatch on each pipeline stage (one stage without a pipeline): its
-  // layers; the first stage also opens and closes with the embedding's
-  // collectives, the last runs the output head and loss. The slowest stage
-  // paces the schedule.
   const std::vector<int> layers =
       sh.stage_layers.empty() ? std::vector<int>{s.layers} : sh.stage_layers;
   const size_t P = layers.size();
   auto stage_s = [&](size_t i, bool compute) {
-    double t_i = layers[i] * (compute ? compute_f + compute_b + tp_f + tpc_b : layer_f + layer_b);
-    if (i + 1 == P) {
-      t_i += compute ? hc_f : head_f;
-      t_i += compute ? hc_b : head_b;
-    }
+    double t_i = layers[i] * (compute ? dev_f + dev_b + tp_f + tpb_total : layer_f + layer_b);
+    if (i + 1 == P) t_i += compute ? hc_f + hc_b : head_f + head_b;
     if (i == 0 && !compute) t_i += edges;
     return t_i;
   };
@@ -157,25 +244,47 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   const bool first = slow == 0, last = slow + 1 == P;
   const double Ls = layers[slow];
   const double micro = stage_s(slow, false);
-  const double compute_only = stage_s(slow, true);
   T.attention_s = k * Ls * (a_f + a_b);
-  T.attention_recompute_s = full ? k * Ls * a_f : 0;
-  T.other_compute_s = k * Ls * (o_f + o_b + (full ? o_f : 0));
-  T.pointwise_s = k * Ls * (p_f + p_b + (full || selective ? p_f : 0));
+  T.attention_recompute_s = k * Ls * re_attn;
+  T.other_compute_s = k * Ls *
+                      (o_f + o_b + (full ? o_f : 0) +
+                       (selective && e.selective == SelectiveRecompute::OpLevel ? 0.5 * o_f : 0));
+  T.pointwise_s =
+      k * Ls *
+      (p_f + p_b +
+       (full || (selective && e.selective != SelectiveRecompute::CoreAttention) ? p_f : 0));
   T.fp8_cast_s = k * Ls * (c8_f + c8_b + (full ? c8_f : 0));
   T.head_s = last ? k * (hc_f + hc_b) : 0;
-  T.tp_comm_s = k * Ls * (tp_f + tpc_b);
-  T.fsdp_comm_s = k * (Ls * (f_f + f_b) + (last ? 3 * ag_head : 0) + (first ? edges : 0));
+  T.tp_comm_s = k * Ls * (tp_f + tpb_total);
+  T.tp_exposed_s = k * Ls * (tpx_f + tpx_b);
+  T.fsdp_comm_s = k * (Ls * (f_f + f_b) + (last ? 2 * ag_head + rs_head : 0) + (first ? edges : 0));
   T.cp_link_s = k * Ls * (r_f + r_b + (full ? r_f : 0));
-  T.fsdp_exposed_s = k * (micro - compute_only);
+  T.launch_s = k * Ls * (gap_f + gap_b + re_gap);
+  T.host_bound_s = k * Ls * (run_f - dev_f + run_b - dev_b);
+  T.interference_s = k * Ls * (slow_f - run_f + slow_b - run_b);
+  T.edges_s = first ? k * edges : 0;
+  T.fsdp_exposed_s =
+      k * (Ls * (std::max(slow_f, link_f) - slow_f + std::max(slow_b, link_b) - slow_b) +
+           (first ? edges : 0) + (last ? head_f - hc_f + head_b - hc_b : 0));
   T.micro_step_s = micro;
-  // The optimizer runs on every stage at once after the flush: the stage with
-  // the most parameters, sharded over its gpus / pp devices.
+
+  // The distributed optimizer's once-per-step collectives over the same
+  // group: the gradients reduce-scattered while the last microbatch's
+  // backward runs, the parameters all-gathered during the first's forward.
   double stage_n = 0;
   for (size_t i = 0; i < P; ++i)
     stage_n = std::max(stage_n, stage_params(s, layers, static_cast<std::int64_t>(i)));
-  T.optimizer_s = PlanConstants::kOptimizerTrafficBytes * stage_n /
-                  static_cast<double>(r.gpus / sh.pp) / hw.hbm_bandwidth;
+  if (e.dp_comm == DataParallelComm::PerStep && Z > 1) {
+    const double rs = scatter(stage_n), ag = gather(stage_n, 2);
+    T.dp_step_comm_s = rs + ag;
+    T.dp_step_exposed_s = std::max(0.0, rs - Ls * layer_b) + std::max(0.0, ag - Ls * layer_f);
+    T.fsdp_comm_s += T.dp_step_comm_s;
+    T.fsdp_exposed_s += T.dp_step_exposed_s;
+  }
+  // The optimizer runs on every stage at once after the flush: the stage with
+  // the most parameters, sharded over its gpus / pp devices.
+  T.optimizer_s =
+      PlanConstants::kOptimizerTrafficBytes * stage_n / static_cast<double>(r.gpus / sh.pp) / hbm;
   // Pipeline schedule (Narayanan et al. 2021, arXiv 2104.04473, sec. 2.2):
   // m + (p-1)/V slots of the slowest stage's microbatch. P2P is not
   // overlapped with compute (Megatron's default: its 1F1B posts each send
@@ -194,8 +303,9 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   T.pp_message_s = p2p.message_s;
   T.pp_link = p2p.link;
   T.pp_slowest_stage = static_cast<std::int64_t>(slow);
-  T.step_time_s = slots * (micro + p2p_slot) + T.optimizer_s;
-
+  T.step_time_first_principles_s = slots * (micro + p2p_slot) + T.optimizer_s + T.dp_step_exposed_s;
+  T.calibration = r.calibration;
+  T.step_time_s = T.step_time_first_principles_s * r.calibration;
   return T;
 }
 

@@ -29,7 +29,19 @@ struct PlanTime {
   double fsdp_exposed_s = 0;         // FSDP time not hidden behind compute
   double micro_step_s = 0;           // one micro-step (pipeline: of the slowest stage)
   double optimizer_s = 0;            // AdamW update by HBM roofline
-  double step_time_s = 0;            // grad_accum x micro_step + optimizer
+  double step_time_s = 0;            // grad_accum x micro_step + optimizer, x calibration
+  // Frameworks as they execute (models/plan/execution.hpp), per step:
+  double launch_s = 0;      // device gaps between the layers' kernels
+  double host_bound_s = 0;  // host issue time beyond the device's (a host-bound layer)
+  double tp_exposed_s =
+      0;  // TP collectives not hidden behind GEMMs (all of tp_comm_s unless overlapped)
+  double interference_s = 0;  // compute slowed while overlapped collectives hold SMs
+  double dp_step_comm_s = 0;  // per-step data-parallel collectives (distributed optimizer)
+  double dp_step_exposed_s = 0;
+  double edges_s = 0;  // the first all-gather and the last reduce-scatter of each micro-step
+  // The framework-level calibration (1: none) and the step before it.
+  double calibration = 1;
+  double step_time_first_principles_s = 0;
   // Pipeline parallelism (models/plan/pipeline.hpp). With pp > 1 the terms
   // above are the slowest stage's, per device, and
   // step = (m + (p-1)/V) x (micro_step + 2 V x message) + optimizer

@@ -1,0 +1,67 @@
+#include "models/kernel/gemm.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ringsim {
+
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
+}  // namespace
+
+GemmRates bf16_gemm_rates(const Hardware& hw) {
+  GemmRates r;
+  r.peak = hw.flops;
+  r.efficiency = hw.gemm_efficiency > 0 ? hw.gemm_efficiency : hw.efficiency;
+  r.hbm = hw.hbm_achievable();
+  r.sms = hw.sm_count;
+  r.tiles = hw.gemm_tiles;
+  return r;
+}
+
+GemmRates fp8_gemm_rates(const Hardware& hw, double fp8_peak, double fp8_efficiency) {
+  auto r = bf16_gemm_rates(hw);
+  r.peak = fp8_peak;
+  r.efficiency = fp8_efficiency;
+  r.in_bytes = 1;
+  return r;
+}
+
+GemmTime gemm_time(const GemmShape& g, const GemmRates& r) {
+  GemmTime t;
+  if (g.m <= 0 || g.n <= 0 || g.k <= 0) return t;
+  const double rate = r.peak * r.efficiency;
+  if (r.sms <= 0 || r.tiles.empty()) {
+    t.compute_s = g.flops() / rate;
+  } else {
+    const double per_sm = rate / r.sms;
+    for (const auto& [tm, tn] : r.tiles) {
+      const auto tiles = ceil_div(g.m, tm) * ceil_div(g.n, tn);
+      const auto waves = ceil_div(tiles, r.sms);
+      const double s =
+          static_cast<double>(waves) * 2.0 * tm * tn * static_cast<double>(g.k) / per_sm;
+      if (t.tile_m == 0 || s < t.compute_s) {
+        t.compute_s = s;
+        t.tiles = tiles;
+        t.waves = waves;
+        t.tile_m = tm;
+        t.tile_n = tn;
+      }
+    }
+  }
+  const double m = static_cast<double>(g.m), n = static_cast<double>(g.n),
+               k = static_cast<double>(g.k);
+  t.memory_s = r.hbm > 0 ? ((m * k + k * n) * r.in_bytes + m * n * r.out_bytes) / r.hbm : 0;
+  t.seconds = std::max(t.compute_s, t.memory_s);
+  return t;
+}
+
+std::pair<GemmShape, GemmShape> backward_gemms(const GemmShape& f) {
+  return {GemmShape{f.m, f.k, f.n}, GemmShape{f.k, f.n, f.m}};
+}
+
+}  // namespace ringsim

@@ -1,0 +1,80 @@
+#include "models/plan/calibration.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "models/core/errors.hpp"
+#include "models/core/json_reader.hpp"
+
+namespace ringsim {
+
+namespace embedded {
+extern const char* const calibration_json;
+}
+
+Calibration parse_calibration(const std::string& text, const std::string& origin) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(fmt::format("{}: not valid JSON", origin));
+  }
+  JsonReader top{origin, "top level", j};
+  Calibration c;
+  c.schema = top.str("schema");
+  if (c.schema != "ringsim-calibration-1")
+    throw top.error(fmt::format("'schema' must be ringsim-calibration-1, got '{}'", c.schema));
+  c.procedure = top.str("procedure");
+  std::size_t i = 0;
+  for (const auto& e : top.array("factors")) {
+    JsonReader r{origin, fmt::format("factors[{}]", i++), e};
+    CalibrationFactor f;
+    f.framework = r.str("framework");
+    f.family = r.str("family");
+    f.key = f.framework + "/" + f.family;
+    f.factor = r.num("factor", 0.05, 20);
+    f.runs = static_cast<int>(r.integer("runs", 1, 1e6));
+    f.loo_median_abs_error = r.num("loo_median_abs_error", 0, 100);
+    f.loo_max_abs_error = r.num("loo_max_abs_error", 0, 100);
+    for (const auto& id : r.array("cases")) {
+      if (!id.is_string()) throw r.error("'cases' must hold case ids");
+      f.cases.push_back(id.get<std::string>());
+    }
+    c.factors.push_back(f);
+  }
+  return c;
+}
+
+const Calibration& embedded_calibration() {
+  static const Calibration c =
+      parse_calibration(embedded::calibration_json, "models/data/calibration.json");
+  return c;
+}
+
+const CalibrationFactor* find_calibration(const std::string& framework, const std::string& family) {
+  for (const auto& f : embedded_calibration().factors)
+    if (f.framework == framework && f.family == family) return &f;
+  return nullptr;
+}
+
+std::string calibration_line(const std::string& key, double factor) {
+  const CalibrationFactor* fitted = nullptr;
+  for (const auto& f : embedded_calibration().factors)
+    if (f.key == key) fitted = &f;
+  if (!fitted)
+    return fmt::format("calibration: none fitted for {} (first principles; docs/validation.md)",
+                       key.empty() ? std::string("this framework and device") : key);
+  if (factor == 1)
+    return fmt::format(
+        "calibration: none (--calibration none: first principles; the {} factor x{:.3f} left out)",
+        key, fitted->factor);
+  return fmt::format(
+      "calibration: {} x{:.3f} on the step time (fitted to {} published run{}, leave-one-out "
+      "median |error| {:.1f}%, worst {:.1f}%; docs/validation.md); --calibration none for "
+      "first principles",
+      key, factor, fitted->runs, fitted->runs == 1 ? "" : "s", 100 * fitted->loo_median_abs_error,
+      100 * fitted->loo_max_abs_error);
+}
+
+}  // namespace ringsim

@@ -1,0 +1,40 @@
+#pragma once
+// Framework-level calibration (docs/validation.md): where no kernel-level
+// source gives a rate, one efficiency factor per framework x device family,
+// fitted by `ringsim validate --fit` to the declared training set of
+// published runs (models/data/validation.json) and nothing else. The factor
+// multiplies the first-principles step time (or request time); every summary
+// that uses one prints it, and --calibration none leaves it out.
+#include <string>
+#include <vector>
+
+namespace ringsim {
+
+struct CalibrationFactor {
+  std::string key;                  // "pytorch-fsdp/hopper"
+  std::string framework;            // pytorch-fsdp | megatron | jax-xla | pytorch-inference
+  std::string family;               // the catalog device's family
+  double factor = 1;                // predicted time x factor = calibrated time
+  int runs = 0;                     // training cases it was fitted to
+  double loo_median_abs_error = 0;  // leave-one-out, over those cases
+  double loo_max_abs_error = 0;
+  std::vector<std::string> cases;  // their ids in models/data/validation.json
+};
+
+struct Calibration {
+  std::string schema, procedure;
+  std::vector<CalibrationFactor> factors;
+};
+
+// The embedded models/data/calibration.json.
+const Calibration& embedded_calibration();
+// Parses a calibration file's text; throws InputError naming `origin`.
+Calibration parse_calibration(const std::string& text, const std::string& origin);
+// The factor for `framework` on `family`, or nullptr when none was fitted.
+const CalibrationFactor* find_calibration(const std::string& framework, const std::string& family);
+// One line for a summary: "calibration: pytorch-fsdp/hopper x1.18 (fitted to
+// 9 published runs, leave-one-out median |error| 6.1%; --calibration none
+// for first principles)", or the reason there is none.
+std::string calibration_line(const std::string& key, double factor);
+
+}  // namespace ringsim

@@ -1,0 +1,187 @@
+#include "models/plan/validation.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "models/core/errors.hpp"
+#include "models/core/json_reader.hpp"
+
+namespace ringsim {
+
+namespace embedded {
+extern const char* const validation_json;
+}
+
+namespace {
+
+const char* const kMetrics[] = {"tokens_per_s_per_gpu", "model_tflops_per_gpu", "step_time_s",
+                                "ttft_s", "decode_s_per_token"};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double geomean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += std::log(x);
+  return std::exp(s / static_cast<double>(v.size()));
+}
+
+}  // namespace
+
+bool known_metric(const std::string& metric) {
+  return std::find(std::begin(kMetrics), std::end(kMetrics), metric) != std::end(kMetrics);
+}
+
+bool metric_is_time(const std::string& metric) {
+  return metric == "step_time_s" || metric == "ttft_s" || metric == "decode_s_per_token";
+}
+
+ValidationSet parse_validation(const std::string& text, const std::string& origin) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(fmt::format("{}: not valid JSON", origin));
+  }
+  JsonReader top{origin, "top level", j};
+  if (top.str("schema") != "ringsim-validation-1")
+    throw top.error("'schema' must be ringsim-validation-1");
+  ValidationSet v;
+  std::set<std::string> sources, ids;
+  for (const auto& e : top.array("sources")) {
+    JsonReader r{origin, "sources", e};
+    ValidationSource s{r.str("id"), r.str("title"), r.str("url"), r.str("setup")};
+    if (!sources.insert(s.id).second) throw r.error(fmt::format("source '{}' twice", s.id));
+    v.sources.push_back(s);
+  }
+  for (const auto& e : top.array("cases")) {
+    JsonReader r{origin, "cases", e};
+    ValidationCase c;
+    c.id = r.str("id");
+    JsonReader rc{origin, fmt::format("case '{}'", c.id), e};
+    if (!ids.insert(c.id).second) throw rc.error("id used twice");
+    c.source = rc.str("source");
+    if (!sources.count(c.source)) throw rc.error(fmt::format("unknown source '{}'", c.source));
+    c.command = rc.str("command");
+    if (c.command != "plan" && c.command != "infer")
+      throw rc.error(fmt::format("'command' must be plan or infer, got '{}'", c.command));
+    c.args = rc.str("args");
+    c.metric = rc.str("metric");
+    if (!known_metric(c.metric)) throw rc.error(fmt::format("unknown metric '{}'", c.metric));
+    c.published = rc.num("published", 1e-9, 1e12);
+    c.tolerance = rc.num("tolerance", 0.01, 1);
+    if (!rc.at("fit").is_boolean()) throw rc.error("'fit' must be true or false");
+    c.fit = rc.at("fit").get<bool>();
+    c.note = rc.str_or("note", "");
+    if (c.metric == "model_tflops_per_gpu") c.flops_per_token = rc.num("flops_per_token", 1, 1e18);
+    if (c.fit && c.command != "plan") throw rc.error("only plan cases calibrate (fit: false)");
+    v.cases.push_back(c);
+  }
+  return v;
+}
+
+const ValidationSet& embedded_validation() {
+  static const ValidationSet v =
+      parse_validation(embedded::validation_json, "models/data/validation.json");
+  return v;
+}
+
+bool ValidationRow::within() const {
+  return std::fabs(error()) <= c->tolerance && (!c->fit || std::fabs(loo_error()) <= c->tolerance);
+}
+
+double time_ratio(const ValidationCase& c, double first_principles) {
+  return metric_is_time(c.metric) ? c.published / first_principles : first_principles / c.published;
+}
+
+double apply_factor(const ValidationCase& c, double first_principles, double factor) {
+  return metric_is_time(c.metric) ? first_principles * factor : first_principles / factor;
+}
+
+void apply_calibration(std::vector<ValidationRow>& rows,
+                       const std::vector<CalibrationFactor>& factors) {
+  for (auto& row : rows) {
+    double f = 1;
+    for (const auto& k : factors)
+      if (k.key == row.group) f = k.factor;
+    row.predicted = row.loo = apply_factor(*row.c, row.first_principles, f);
+  }
+}
+
+std::vector<CalibrationFactor> fit_calibration(std::vector<ValidationRow>& rows) {
+  std::map<std::string, std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].c->fit && !rows[i].group.empty()) groups[rows[i].group].push_back(i);
+  std::vector<CalibrationFactor> out;
+  for (const auto& [key, members] : groups) {
+    CalibrationFactor f;
+    f.key = key;
+    const auto slash = key.find('/');
+    f.framework = key.substr(0, slash);
+    f.family = key.substr(slash + 1);
+    std::vector<double> ratios;
+    for (auto i : members) {
+      ratios.push_back(time_ratio(*rows[i].c, rows[i].first_principles));
+      f.cases.push_back(rows[i].c->id);
+    }
+    f.factor = geomean(ratios);
+    f.runs = static_cast<int>(members.size());
+    std::vector<double> loo_abs;
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      std::vector<double> others;
+      for (std::size_t m = 0; m < members.size(); ++m)
+        if (m != k) others.push_back(ratios[m]);
+      // One case alone: no other case predicts it, so its own factor is its LOO.
+      const double lf = others.empty() ? f.factor : geomean(others);
+      auto& row = rows[members[k]];
+      row.loo = apply_factor(*row.c, row.first_principles, lf);
+      loo_abs.push_back(std::fabs(row.loo_error()));
+    }
+    f.loo_median_abs_error = median(loo_abs);
+    f.loo_max_abs_error = *std::max_element(loo_abs.begin(), loo_abs.end());
+    out.push_back(f);
+  }
+  // Predictions with the fitted factors; LOO stays as set above for fit cases.
+  for (auto& row : rows) {
+    double fac = 1;
+    for (const auto& k : out)
+      if (k.key == row.group) fac = k.factor;
+    row.predicted = apply_factor(*row.c, row.first_principles, fac);
+    if (!row.c->fit || row.group.empty()) row.loo = row.predicted;
+  }
+  return out;
+}
+
+std::string calibration_json_text(const std::vector<CalibrationFactor>& factors) {
+  nlohmann::ordered_json j;
+  j["schema"] = "ringsim-calibration-1";
+  j["procedure"] =
+      "Written by `ringsim validate --fit` (docs/validation.md, 'Calibration'): for each "
+      "framework x device family, the factor is the geometric mean of published / "
+      "first-principles step time over the cases of models/data/validation.json marked \"fit\": "
+      "true in that group (the least-squares fit of log time); its leave-one-out error refits "
+      "without each case in turn and predicts it.";
+  j["factors"] = nlohmann::ordered_json::array();
+  for (const auto& f : factors) {
+    nlohmann::ordered_json e;
+    e["framework"] = f.framework;
+    e["family"] = f.family;
+    e["factor"] = std::round(f.factor * 1e4) / 1e4;
+    e["runs"] = f.runs;
+    e["loo_median_abs_error"] = std::round(f.loo_median_abs_error * 1e4) / 1e4;
+    e["loo_max_abs_error"] = std::round(f.loo_max_abs_error * 1e4) / 1e4;
+    e["cases"] = f.cases;
+    j["factors"].push_back(e);
+  }
+  return j.dump(1) + "\n";
+}
+
+}  // namespace ringsim

@@ -1,0 +1,68 @@
+#pragma once
+// The project's scoreboard (docs/validation.md): published measurements of
+// real runs, each with its source, its configuration as ringsim flags, the
+// metric, the published value and a tolerance (models/data/validation.json),
+// and the framework-level calibration fitted to the cases marked "fit"
+// (calibration.hpp). `ringsim validate` runs the cases; this file holds the
+// data and the arithmetic, which need no process.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/plan/calibration.hpp"
+
+namespace ringsim {
+
+struct ValidationSource {
+  std::string id, title, url, setup;
+};
+
+struct ValidationCase {
+  std::string id, source, command, args, metric, note;
+  double published = 0, tolerance = 0.35, flops_per_token = 0;
+  bool fit = false;
+};
+
+struct ValidationSet {
+  std::vector<ValidationSource> sources;
+  std::vector<ValidationCase> cases;
+};
+
+// The embedded models/data/validation.json.
+const ValidationSet& embedded_validation();
+// Parses a validation file's text; throws InputError naming `origin` and the case.
+ValidationSet parse_validation(const std::string& text, const std::string& origin);
+
+// Metrics a case may name, and whether more is faster (throughput) or slower (time).
+bool metric_is_time(const std::string& metric);
+bool known_metric(const std::string& metric);
+
+// One case's outcome. first_principles: the prediction with no calibration;
+// predicted: with the group's factor; loo: with the factor refitted without
+// this case (fit cases only; else = predicted).
+struct ValidationRow {
+  const ValidationCase* c = nullptr;
+  std::string group;  // framework/family of the calibration, empty: none applies
+  double first_principles = 0, predicted = 0, loo = 0;
+  double error() const { return predicted / c->published - 1; }
+  double loo_error() const { return loo / c->published - 1; }
+  bool within() const;
+};
+
+// Time ratio published / first-principles of one case (> 1: the run was slower).
+double time_ratio(const ValidationCase& c, double first_principles);
+// A metric value under a factor on the step time.
+double apply_factor(const ValidationCase& c, double first_principles, double factor);
+
+// Fits one factor per group: the geometric mean of time_ratio over its fit
+// cases (the least-squares fit of log time), with leave-one-out errors. Fills
+// predicted and loo of every row; returns the factors, sorted by key.
+std::vector<CalibrationFactor> fit_calibration(std::vector<ValidationRow>& rows);
+// Applies existing factors (by group) to every row; loo = predicted.
+void apply_calibration(std::vector<ValidationRow>& rows,
+                       const std::vector<CalibrationFactor>& factors);
+
+// The calibration file `ringsim validate --fit` writes.
+std::string calibration_json_text(const std::vector<CalibrationFactor>& factors);
+
+}  // namespace ringsim
