@@ -6,6 +6,7 @@
 
 #include "helpers.hpp"
 #include "models/analytic/analytic.hpp"
+#include "models/analytic/collectives.hpp"
 #include "models/analytic/tp_collectives.hpp"
 #include "models/core/errors.hpp"
 
@@ -57,14 +58,17 @@ TEST(TpCollectives, ShareIsTheActivationOverTp) {
 
 TEST(TpCollectives, FourRingCollectivesPerPassOnTheNodeLink) {
   // Sequence parallel: 2 all-gathers + 2 reduce-scatters = 4 x 254.65824 us
-  // = 1018.63296 us. Without it: 2 all-reduces, each a reduce-scatter and an
-  // all-gather: the same 4 ring collectives, the same 1018.63296 us.
+  // = 1018.63296 us, plus NCCL's base latency per call (8.4 us) x 4 =
+  // 1052.23296 us. Without it: 2 all-reduces, each a reduce-scatter and an
+  // all-gather: the same 4 ring collectives in 2 calls, 1035.43296 us.
   const auto hw = nodes_hw();
-  EXPECT_NEAR(tp_pass_seconds(4096, 4096, 2, 4, hw), 4 * kRingCollective, 1e-15);
-  EXPECT_NEAR(tp_pass_seconds(4096, 4096, 2, 4, hw), 1018.63296e-6, 1e-15);
-  EXPECT_NEAR(tp_pass_seconds(tp_layer(4, true), hw), tp_pass_seconds(tp_layer(4, false), hw), 0.0);
-  // TP 2: one round of 16,777,216 B: 167.77216 + 1 us, x 4 = 675.08864 us.
-  EXPECT_NEAR(tp_pass_seconds(4096, 4096, 2, 2, hw), 4 * (16777216.0 / 1e11 + 1e-6), 1e-15);
+  EXPECT_NEAR(tp_pass_seconds(4096, 4096, 2, 4, hw),
+              4 * kRingCollective + 4 * kCollectiveBaseLatency, 1e-15);
+  EXPECT_NEAR(tp_pass_seconds(4096, 4096, 2, 4, hw), 1052.23296e-6, 1e-15);
+  EXPECT_NEAR(tp_pass_seconds(tp_layer(4, false), hw), 1035.43296e-6, 1e-15);
+  // TP 2: one round of 16,777,216 B: 167.77216 + 1 us, x 4, + 4 x 8.4 us.
+  EXPECT_NEAR(tp_pass_seconds(4096, 4096, 2, 2, hw),
+              4 * (16777216.0 / 1e11 + 1e-6) + 4 * kCollectiveBaseLatency, 1e-15);
   EXPECT_DOUBLE_EQ(tp_pass_seconds(4096, 4096, 2, 1, hw), 0.0);
   // The attention scope has no TP collective (heads / tp still apply).
   auto w = tp_layer(4, true);
@@ -73,16 +77,16 @@ TEST(TpCollectives, FourRingCollectivesPerPassOnTheNodeLink) {
 }
 
 TEST(TpCollectives, AnalyzeAddsThemExposedToTheGroupsRing) {
-  // fwd+bwd, 3 layers, TP 4: 2 passes x 3 layers x 1018.63296 us = 6.11179776
-  // ms of TP collectives, on top of the CP ring of groups (heads / 4 per GPU,
-  // 2 CP ranks per node).
+  // fwd+bwd, 3 layers, TP 4: 2 passes x 3 layers x 1052.23296 us (4 ring
+  // collectives and 4 base latencies) = 6.31339776 ms of TP collectives, on top of the CP ring of
+  // groups (heads / 4 per GPU, 2 CP ranks per node).
   const auto hw = nodes_hw();
   auto w = tp_layer(4, true, Pass::FwdBwd);
   w.layers = 3;
   const auto s = analyze(w, hw);
   const auto cp = analyze(tp_rank_workload(w), group_hardware(hw, 4));
-  EXPECT_NEAR(s.tp_comm_s, 6 * 4 * kRingCollective, 1e-15);
-  EXPECT_NEAR(s.tp_comm_s, 6.11179776e-3, 1e-15);
+  EXPECT_NEAR(s.tp_comm_s, 6 * 4 * (kRingCollective + kCollectiveBaseLatency), 1e-15);
+  EXPECT_NEAR(s.tp_comm_s, 6.31339776e-3, 1e-15);
   EXPECT_NEAR(s.time_s, cp.time_s + s.tp_comm_s, 1e-15);
   EXPECT_NEAR(s.exposed_comm_s, cp.exposed_comm_s + s.tp_comm_s, 1e-15);
   EXPECT_NEAR(s.compute_only_s, cp.compute_only_s, 0.0);

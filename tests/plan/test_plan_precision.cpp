@@ -58,11 +58,13 @@ TEST(PlanPrecision, Fp8GemmTimeIsFlopsOverFp8PeakTimesEfficiency) {
   // x 16,384 tokens x 32 layers = 914,793,674,309,632 FLOPs per step.
   const double flops = 4.0 * 436207616.0 * 16384 * 32;
   EXPECT_DOUBLE_EQ(flops, 914793674309632.0);
-  // FP8: 1979e12 x 0.78 = 1.54362e15 FLOP/s -> 0.592629 s.
-  EXPECT_NEAR(f8.time.other_compute_s, flops / (1979e12 * 0.78), 1e-12);
-  EXPECT_NEAR(f8.time.other_compute_s, 0.592629, 1e-6);
-  // bf16: 989e12 x 0.803 -> 1.151873 s.
-  EXPECT_NEAR(bf.time.other_compute_s, flops / (989e12 * 0.803), 1e-12);
+  // FP8: 1979e12 x 0.78 = 1.54362e15 FLOP/s -> 0.592629 s; bf16: 989e12 x
+  // 0.803 -> 1.151891 s. GEMMs by shape (models/kernel/gemm.hpp): the tile
+  // and wave quantisation of these shapes adds 0.6%, no more than 1%.
+  EXPECT_GE(f8.time.other_compute_s, flops / (1979e12 * 0.78));
+  EXPECT_LE(f8.time.other_compute_s, 1.01 * flops / (1979e12 * 0.78));
+  EXPECT_GE(bf.time.other_compute_s, flops / (989e12 * 0.803));
+  EXPECT_LE(bf.time.other_compute_s, 1.01 * flops / (989e12 * 0.803));
   // The output head stays bf16: the same seconds either way.
   EXPECT_DOUBLE_EQ(f8.time.head_s, bf.time.head_s);
   // bf16 charges no casts; FP8 makes the step shorter here.
