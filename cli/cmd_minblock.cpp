@@ -44,12 +44,21 @@ nlohmann::json row_json(const std::string& device, const std::string& interconne
 
 // The one JSON shape of `minblock --json`: the paper's table (empty when a
 // selection chose rows), the catalog or hand-given rows, what was selected.
+// With one row (a pair by hand, or a selection of one device on one link)
+// its paper minimum is also at the top, `min_block` and `min_seq_per_device`,
+// as the README shows them; null with several rows.
 nlohmann::json result_json(const nlohmann::json& paper, const std::string& paper_source,
                            const nlohmann::json& rows, const std::string& assumptions,
                            const nlohmann::json& selection) {
-  return {{"paper_table2", paper},  {"paper_source", paper_source},
-          {"rows", rows},           {"assumptions", assumptions},
-          {"selection", selection}, {"schema_version", kJsonSchemaVersion}};
+  const bool one = rows.size() == 1;
+  return {{"paper_table2", paper},
+          {"paper_source", paper_source},
+          {"rows", rows},
+          {"min_block", one ? rows[0]["paper"] : nlohmann::json(nullptr)},
+          {"min_seq_per_device", one ? rows[0]["min_seq_per_device"] : nlohmann::json(nullptr)},
+          {"assumptions", assumptions},
+          {"selection", selection},
+          {"schema_version", kJsonSchemaVersion}};
 }
 
 int run(const MinblockFlags& f) {
@@ -57,8 +66,11 @@ int run(const MinblockFlags& f) {
   auto ws = proc::parse_workload(f.w, false);
   const auto cat = proc::load_catalog(hs);
   const auto dtype = ws.dtype;
-  // The workload for the "combined" column: sizes do not matter for a 2-device ring.
-  ws.devices = 2;
+  // The workload for the "combined" column: a ring long enough that its steps
+  // 0 and 1 stand for every step, as in `run` (on 2 devices only step 0
+  // sends, and zigzag's backward needs more there: 4738 tokens on H100 and
+  // NDR, not 4226). 8 ring ranks, times the Ulysses degree for hybrid.
+  ws.devices = 8 * std::max(1, ws.ulysses_degree.value_or(8));
   ws.block = 1024;
   Hardware base;
   base.flops = 1;  // validated below per row

@@ -448,12 +448,44 @@ TEST(SimCli, MinblockSelectionAndOneJsonShape) {
   // c = F/B = 989e12 / 50e9 = 19780 tokens.
   EXPECT_DOUBLE_EQ(jp.at("rows").at(0).at("paper").get<double>(), 19780.0);
   EXPECT_EQ(jp.at("selection").at("by_hand"), true);
+  // One row: its minimum at the top too, as the README shows; several: null.
+  EXPECT_DOUBLE_EQ(jp.at("min_block").get<double>(), 19780.0);
+  EXPECT_DOUBLE_EQ(jp.at("min_seq_per_device").get<double>(), 6 * 19780.0);
+  EXPECT_EQ(js.at("min_block"), js.at("rows").at(0).at("paper"));
+  EXPECT_TRUE(ja.at("min_block").is_null());
+  EXPECT_TRUE(ja.at("min_seq_per_device").is_null());
   // The text: the chosen row only.
   const auto t = run({"minblock", "--gpu", "a100-80gb", "--inter", "ib-hdr"});
   ASSERT_EQ(t.exit_code, 0) << t.err;
   EXPECT_EQ(t.out.find("Table 2"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("a100-80gb   ib-hdr"), std::string::npos) << t.out;
   EXPECT_EQ(t.out.find("h100-sxm"), std::string::npos) << t.out;
+}
+
+TEST(SimCli, MinblockFwdbwdIsTheLargerPassAsRunSays) {
+  // zigzag's backward needs a larger block than its forward on this pair;
+  // minblock's combined column for fwdbwd is the run's verdict (both passes).
+  const std::vector<std::string> pair = {"--flops",   "989e12", "--bandwidth",  "50e9",
+                                         "--latency", "3e-6",   "--efficiency", "0.6",
+                                         "--layout",  "zigzag"};
+  auto with = [&](std::vector<std::string> head, std::vector<std::string> tail) {
+    head.insert(head.end(), pair.begin(), pair.end());
+    head.insert(head.end(), tail.begin(), tail.end());
+    return run(head);
+  };
+  const auto m = with({"minblock"}, {"--pass", "fwdbwd", "--json"});
+  const auto f = with({"minblock"}, {"--pass", "fwd", "--json"});
+  const auto r = with({"--devices", "64", "--platform", "flat"},
+                      {"--pass", "fwdbwd", "--engine", "analytic", "--json"});
+  for (const auto* c : {&m, &f, &r}) ASSERT_EQ(c->exit_code, 0) << c->err;
+  const auto jm = nlohmann::json::parse(m.out), jf = nlohmann::json::parse(f.out),
+             jr = nlohmann::json::parse(r.out);
+  const auto verdict = jr.at("verdict");
+  const auto fwd = verdict.at("min_block_by_pass").at("fwd").get<std::int64_t>(),
+             bwd = verdict.at("min_block_by_pass").at("bwd").get<std::int64_t>();
+  ASSERT_GT(bwd, fwd) << "this pair no longer tells the passes apart";
+  EXPECT_EQ(jm.at("rows").at(0).at("combined").get<std::int64_t>(), bwd);
+  EXPECT_EQ(jf.at("rows").at(0).at("combined").get<std::int64_t>(), fwd);
 }
 
 }  // namespace
