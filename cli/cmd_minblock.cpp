@@ -160,7 +160,10 @@ int run(const MinblockFlags& f) {
   nlohmann::json jpaper = nlohmann::json::array(), jrows = nlohmann::json::array();
   std::string text;
   if (!selected) {
-    text = "Ring Attention Table 2, reproduced with the paper's inputs (c = F/B, min seq = 6c):\n";
+    text =
+        "Ring Attention Table 2, reproduced with the paper's inputs (c = F/B, min seq = 6c; "
+        "decimal "
+        "K = 1000 as the paper prints it):\n";
     text += fmt::format("  {:<16} {:>8} {:>9} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}\n", "host",
                         "F TF/s", "B GB/s", "min block", "published", "diff", "min seq",
                         "published", "diff");
@@ -171,8 +174,9 @@ int run(const MinblockFlags& f) {
                    ds = (s - r.published_min_seq) / r.published_min_seq;
       text += fmt::format(
           "  {:<16} {:>8.0f} {:>9.1f} {:>10} {:>10} {:>+6.1f}% {:>10} {:>10} {:>+6.1f}%\n", r.host,
-          r.flops / 1e12, r.bandwidth / 1e9, human_tokens(c), human_tokens(r.published_min_block),
-          100 * dc, human_tokens(s), human_tokens(r.published_min_seq), 100 * ds);
+          r.flops / 1e12, r.bandwidth / 1e9, decimal_tokens(c),
+          decimal_tokens(r.published_min_block), 100 * dc, decimal_tokens(s),
+          decimal_tokens(r.published_min_seq), 100 * ds);
       jpaper.push_back({{"host", r.host},
                         {"flops", r.flops},
                         {"bandwidth", r.bandwidth},
@@ -184,8 +188,8 @@ int run(const MinblockFlags& f) {
     text += "  (the paper prints 24.5K for A100 InfiniBand, where its own F/B gives 24.96K)\n\n";
   }
   text += fmt::format(
-      "Catalog devices x interconnects, minimum block in tokens; each column drops one "
-      "assumption:\n");
+      "Catalog devices x interconnects, minimum block in tokens (binary K = 1024, as blocks); "
+      "each column drops one assumption:\n");
   text += fmt::format("  {:<11} {:<12} {:>8} {:>8} {:>8} {:>9} {:>10} {:>9}\n", "device", "link",
                       "paper", "gqa", "causal", "backward", "efficiency", "combined");
   const auto rows = minblock_rows(
