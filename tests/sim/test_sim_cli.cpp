@@ -488,5 +488,53 @@ TEST(SimCli, MinblockFwdbwdIsTheLargerPassAsRunSays) {
   EXPECT_EQ(jf.at("rows").at(0).at("combined").get<std::int64_t>(), fwd);
 }
 
+TEST(SimCli, VerdictNamesCausalImbalanceAndZigzagInBothEngines) {
+  // 8 H100 x 4K, causal contiguous ring: the last device computes every step
+  // while the first idles, so imbalance is the largest loss and zigzag the fix.
+  const auto r = run({"--devices", "8", "--block", "4096", "--layout", "ring", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto v = nlohmann::json::parse(r.out).at("verdict");
+  EXPECT_EQ(v.at("largest_loss"), "imbalance") << v.dump(1);
+  EXPECT_NE(v.at("fix").get<std::string>().find("use zigzag"), std::string::npos);
+  const auto a = run(
+      {"--devices", "8", "--block", "4096", "--layout", "ring", "--engine", "analytic", "--json"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(nlohmann::json::parse(a.out).at("verdict").at("largest_loss"), "imbalance");
+  // Zigzag removes it: whatever leads now, it is not imbalance.
+  const auto z = run({"--devices", "8", "--block", "4096", "--layout", "zigzag", "--engine",
+                      "analytic", "--json"});
+  ASSERT_EQ(z.exit_code, 0) << z.err;
+  EXPECT_NE(nlohmann::json::parse(z.out).at("verdict").at("largest_loss"), "imbalance");
+}
+
+TEST(SimCli, TheAnalyticColumnSaysItLeavesOutFaults) {
+  const auto f = run({"--devices", "8", "--block", "4096", "--straggler", "3:2"});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_NE(f.out.find("analytic (no faults)"), std::string::npos) << f.out;
+  EXPECT_NE(f.out.find("(the analytic column leaves out the faults)"), std::string::npos);
+  const auto n = run({"--devices", "8", "--block", "4096"});
+  ASSERT_EQ(n.exit_code, 0) << n.err;
+  EXPECT_EQ(n.out.find("no faults"), std::string::npos) << n.out;
+}
+
+TEST(SimCli, LongSimulatedCellsKeepTheirDistanceFromTheAnalyticOne) {
+  // "fwd 0-14; bwd 0-14" fills the simulated column's 18 characters: it used
+  // to run into the analytic cell ("... bwd 11-62none"); two blanks now.
+  const auto r = run({"--devices", "16", "--block", "2048", "--layout", "zigzag", "--pass",
+                      "fwdbwd", "--degrade", "3-4:2", "--kernel", "roofline"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("  stalled steps", 0) != 0) continue;
+    const auto sim = line.substr(28);  // after the 2 + 26 columns of the label
+    const auto gap = sim.find("  ");
+    ASSERT_NE(gap, std::string::npos) << line;
+    EXPECT_GE(gap, 18u) << "this case no longer fills the column: " << line;
+    EXPECT_NE(sim.find_first_not_of(' ', gap), std::string::npos) << line;
+    return;
+  }
+  ADD_FAILURE() << "no stalled steps row:\n" << r.out;
+}
+
 }  // namespace
 }  // namespace ringsim
