@@ -44,12 +44,21 @@ nlohmann::json row_json(const std::string& device, const std::string& interconne
 
 // The one JSON shape of `minblock --json`: the paper's table (empty when a
 // selection chose rows), the catalog or hand-given rows, what was selected.
+// With one row (a pair by hand, or a selection of one device on one link)
+// its paper minimum is also at the top, `min_block` and `min_seq_per_device`,
+// as the README shows them; null with several rows.
 nlohmann::json result_json(const nlohmann::json& paper, const std::string& paper_source,
                            const nlohmann::json& rows, const std::string& assumptions,
                            const nlohmann::json& selection) {
-  return {{"paper_table2", paper},  {"paper_source", paper_source},
-          {"rows", rows},           {"assumptions", assumptions},
-          {"selection", selection}, {"schema_version", kJsonSchemaVersion}};
+  const bool one = rows.size() == 1;
+  return {{"paper_table2", paper},
+          {"paper_source", paper_source},
+          {"rows", rows},
+          {"min_block", one ? rows[0]["paper"] : nlohmann::json(nullptr)},
+          {"min_seq_per_device", one ? rows[0]["min_seq_per_device"] : nlohmann::json(nullptr)},
+          {"assumptions", assumptions},
+          {"selection", selection},
+          {"schema_version", kJsonSchemaVersion}};
 }
 
 int run(const MinblockFlags& f) {
@@ -57,8 +66,11 @@ int run(const MinblockFlags& f) {
   auto ws = proc::parse_workload(f.w, false);
   const auto cat = proc::load_catalog(hs);
   const auto dtype = ws.dtype;
-  // The workload for the "combined" column: sizes do not matter for a 2-device ring.
-  ws.devices = 2;
+  // The workload for the "combined" column: a ring long enough that its steps
+  // 0 and 1 stand for every step, as in `run` (on 2 devices only step 0
+  // sends, and zigzag's backward needs more there: 4738 tokens on H100 and
+  // NDR, not 4226). 8 ring ranks, times the Ulysses degree for hybrid.
+  ws.devices = 8 * std::max(1, ws.ulysses_degree.value_or(8));
   ws.block = 1024;
   Hardware base;
   base.flops = 1;  // validated below per row
@@ -148,7 +160,10 @@ int run(const MinblockFlags& f) {
   nlohmann::json jpaper = nlohmann::json::array(), jrows = nlohmann::json::array();
   std::string text;
   if (!selected) {
-    text = "Ring Attention Table 2, reproduced with the paper's inputs (c = F/B, min seq = 6c):\n";
+    text =
+        "Ring Attention Table 2, reproduced with the paper's inputs (c = F/B, min seq = 6c; "
+        "decimal "
+        "K = 1000 as the paper prints it):\n";
     text += fmt::format("  {:<16} {:>8} {:>9} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}\n", "host",
                         "F TF/s", "B GB/s", "min block", "published", "diff", "min seq",
                         "published", "diff");
@@ -159,8 +174,9 @@ int run(const MinblockFlags& f) {
                    ds = (s - r.published_min_seq) / r.published_min_seq;
       text += fmt::format(
           "  {:<16} {:>8.0f} {:>9.1f} {:>10} {:>10} {:>+6.1f}% {:>10} {:>10} {:>+6.1f}%\n", r.host,
-          r.flops / 1e12, r.bandwidth / 1e9, human_tokens(c), human_tokens(r.published_min_block),
-          100 * dc, human_tokens(s), human_tokens(r.published_min_seq), 100 * ds);
+          r.flops / 1e12, r.bandwidth / 1e9, decimal_tokens(c),
+          decimal_tokens(r.published_min_block), 100 * dc, decimal_tokens(s),
+          decimal_tokens(r.published_min_seq), 100 * ds);
       jpaper.push_back({{"host", r.host},
                         {"flops", r.flops},
                         {"bandwidth", r.bandwidth},
@@ -172,8 +188,8 @@ int run(const MinblockFlags& f) {
     text += "  (the paper prints 24.5K for A100 InfiniBand, where its own F/B gives 24.96K)\n\n";
   }
   text += fmt::format(
-      "Catalog devices x interconnects, minimum block in tokens; each column drops one "
-      "assumption:\n");
+      "Catalog devices x interconnects, minimum block in tokens (binary K = 1024, as blocks); "
+      "each column drops one assumption:\n");
   text += fmt::format("  {:<11} {:<12} {:>8} {:>8} {:>8} {:>9} {:>10} {:>9}\n", "device", "link",
                       "paper", "gqa", "causal", "backward", "efficiency", "combined");
   const auto rows = minblock_rows(

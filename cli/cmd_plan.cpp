@@ -32,13 +32,15 @@ struct PlanFlags {
   proc::WorkloadFlags w;
   proc::HardwareFlags hw;
   std::string context, gpus, global_batch_tokens, checkpointing = "full", optimizer = "adamw";
-  std::string cp, layout, tp = "1", loss = "eager", hbm, layers, vocab, top = "10", recheck = "0";
+  // TP and PP are searched unless fixed (--tp 1 --pp 1: context parallelism alone).
+  std::string cp, layout, tp = "auto", loss = "eager", hbm, layers, vocab, top = "10",
+                          recheck = "0";
   bool max_context = false, explain = false, json = false, causal = true;
-  std::string pp = "1", pp_virtual = "1", microbatches;  // pipeline (models/plan/pipeline.hpp)
+  std::string pp = "auto", pp_virtual = "1", microbatches;  // pipeline (models/plan/pipeline.hpp)
   // Precision and framework profile (models/plan/precision.hpp, framework.hpp)
   std::string precision = "bf16", attention_precision = "bf16", framework = "pytorch-fsdp";
   // --inference (cli/plan_inference.hpp)
-  bool inference = false, tp_given = false, recheck_given = false;
+  bool inference = false, tp_given = false, pp_given = false, recheck_given = false;
   std::string ttft_target, cached, batch, decode_tokens, price, variant;
   std::string train_tokens;  // training cost (models/plan/cost.hpp); price serves both
   // Execution and calibration (models/plan/execution.hpp, calibration.hpp)
@@ -53,7 +55,7 @@ int run_inference(const PlanFlags& f) {
   if (!f.global_batch_tokens.empty())
     throw InputError("--global-batch-tokens: plans training; not with --inference");
   if (f.recheck_given) throw InputError("--recheck: plans training; not with --inference");
-  if (f.pp != "1") throw InputError("--pp: plans training; not with --inference");
+  if (f.pp_given) throw InputError("--pp: plans training; not with --inference");
   if (f.pp_virtual != "1") throw InputError("--pp-virtual: plans training; not with --inference");
   if (!f.microbatches.empty())
     throw InputError("--microbatches: plans training; not with --inference");
@@ -242,7 +244,7 @@ int run(const PlanFlags& f) {
   }
   if (!f.hbm.empty())
     r.hbm_bytes = static_cast<double>(parse_count("--hbm", f.hbm, 1 << 20, kMaxTokens));
-  // Pipeline parallelism: --pp 1 (default) keeps every layer on every device.
+  // Pipeline parallelism: searched by default (auto); --pp 1 keeps every layer on every device.
   if (f.pp == "auto")
     r.pp_degrees.clear();
   else
@@ -439,12 +441,13 @@ Command plan_command() {
                         "Fix the layout: ring|striped|zigzag|ulysses|allgather|hybrid")
             ->type_name(flag_type::kName);
         sub->add_option("--tp", f->tp,
-                        "Tensor-parallel degree, or auto (powers of two within a node)")
+                        "Tensor-parallel degree, or auto: powers of two within a node that "
+                        "divide the KV heads (the default; --tp 1 keeps TP off)")
             ->capture_default_str()
             ->type_name(flag_type::kIntOrAuto);
         sub->add_option("--pp", f->pp,
-                        "Pipeline stages, or auto (powers of two keeping a layer per stage); "
-                        "placement tp, cp, pp, dp, innermost first")
+                        "Pipeline stages, or auto: powers of two keeping a layer per stage (the "
+                        "default; --pp 1 keeps PP off); placement tp, cp, pp, dp, innermost first")
             ->capture_default_str()
             ->type_name(flag_type::kIntOrAuto);
         sub->add_option("--pp-virtual", f->pp_virtual,
@@ -516,11 +519,13 @@ Command plan_command() {
             ->type_name(flag_type::kPrice);
         sub->add_option(
                "--train-tokens", f->train_tokens,
-               "Tokens of the whole training run (K/M/G/T binary suffix: 15T = 15 x 2^40): "
-               "steps, hours, GPU-hours and, with a price, its cost")
-            ->type_name(flag_type::kTokens);
+               "Tokens of the whole training run, decimal SI as runs are quoted (15T = 15e12; "
+               "K/M/G or B/T = 1e3/1e6/1e9/1e12): steps, hours, GPU-hours and, with a price, "
+               "its cost")
+            ->type_name(flag_type::kDecimalTokens);
         sub->callback([f, code, sub] {
           f->tp_given = sub->get_option("--tp")->count() > 0;
+          f->pp_given = sub->get_option("--pp")->count() > 0;
           f->recheck_given = sub->get_option("--recheck")->count() > 0;
           *code = run(*f);
         });

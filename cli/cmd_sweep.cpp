@@ -117,13 +117,15 @@ int run(const SweepFlags& f) {
     if (!f.plot_series.empty()) {
       axis_of(f.plot_series, "--plot-series");
       o.series = f.plot_series;
-    } else {
-      for (const auto& a : g.axes)
-        if (a.flag != o.x) {
-          o.series = a.flag;
-          break;
-        }
     }
+    // Every other axis splits the series too: one line per combination.
+    for (const auto& a : g.axes)
+      if (a.flag != o.x && a.flag != o.series) {
+        if (o.series.empty())
+          o.series = a.flag;
+        else
+          o.others.push_back(a.flag);
+      }
   }
   std::vector<PathArg> outs{{"--out", o.out}};
   if (!o.csv.empty()) outs.push_back({"--out", o.csv});
@@ -235,7 +237,8 @@ Command sweep_command() {
             sub->add_option("--plot-x", f->plot_x, "Axis on x (default: the first axis)")
                 ->type_name(flag_type::kName);
             sub->add_option("--plot-series", f->plot_series,
-                            "Axis whose values are the series (default: the next axis)")
+                            "Axis named first in each series (default: the next axis); every "
+                            "other axis splits the series too, one line per combination")
                 ->type_name(flag_type::kName);
             sub->add_flag("--json", f->json, "Print one JSON object with every row");
             sub->callback([f, code, sub] {

@@ -4,12 +4,51 @@
 #include <iostream>
 
 #include "cli/command.hpp"
+#include "cli/complete.hpp"
 #include "cli/config_file.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/help_format.hpp"
 #include "models/core/parse.hpp"
+#include "models/core/suggest.hpp"
+#include "proc/unknown_flag.hpp"
 
 namespace ringsim::cli {
+
+namespace {
+
+// CLI11's "arguments were not expected" as one line that names the first
+// unknown flag, its subcommand and the flag it was probably meant to be.
+std::string unknown_flag(const CLI::App& app, const CLI::ExtrasError& e) {
+  const auto subs = app.get_subcommands();
+  const CLI::App* sub = subs.empty() ? nullptr : subs.front();
+  const auto where = sub ? "ringsim " + sub->get_name() : std::string("ringsim");
+  const auto line =
+      proc::unknown_flag_line(sub ? sub->remaining() : app.remaining(), {&app, sub}, where);
+  return line.empty() ? one_line(e.what()) : line;
+}
+
+// `ringsim help [CMD]` as `ringsim [CMD] --help`: the same text, by the same
+// parser. An unknown CMD is bad input (exit 2) with the likely one named.
+bool help_to_flag(std::vector<std::string>& args, std::size_t at,
+                  const std::vector<std::string>& names) {
+  if (args.size() <= at + 1) {
+    args.erase(args.begin() + static_cast<std::ptrdiff_t>(at), args.end());
+    args.push_back("--help");
+    return true;
+  }
+  const auto cmd = args[at + 1];
+  if (std::find(names.begin(), names.end(), cmd) == names.end()) {
+    std::cerr << fmt::format(
+        "ringsim: error: help: '{}' is not a subcommand;{} choose one of: {}\n", cmd,
+        did_you_mean(cmd, names), join(names, ", "));
+    return false;
+  }
+  args.erase(args.begin() + static_cast<std::ptrdiff_t>(at), args.end());
+  args.insert(args.end(), {cmd, "--help"});
+  return true;
+}
+
+}  // namespace
 
 const std::vector<Command>& commands() {
   // The order `ringsim --help` lists them in.
@@ -27,10 +66,11 @@ int run_cli(int argc, const char* const* argv) {
       "`ringsim --devices 256 --block 4096` is `ringsim run --devices 256 --block 4096`.\n"
       "Units, in and out: K, M, G are binary (128K = 131072 tokens, 1M = 1048576, 95G = 95 x "
       "2^30 bytes); memory prints in GiB (2^30 bytes); bandwidth is bytes/s, printed as decimal "
-      "GB/s (1e9 B/s) as datasheets quote it.",
+      "GB/s (1e9 B/s) as datasheets quote it; token totals of a training run and money are "
+      "decimal, as they are quoted (plan --train-tokens 15T = 15e12).",
       "ringsim"};
   use_help_format(app);  // before the subcommands, which copy it
-  app.set_version_flag("--version", std::string("ringsim ") + RINGSIM_VERSION);
+  app.set_version_flag("-V,--version", std::string("ringsim ") + RINGSIM_VERSION);
   app.require_subcommand(0, 1);
   int exit_code = 0;
   std::vector<std::string> names;
@@ -44,6 +84,12 @@ int run_cli(int argc, const char* const* argv) {
   // a subcommand or a top-level flag.
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+  // Shell completion asks for words (cli/complete.hpp); not listed in --help.
+  if (!args.empty() && args[0] == "__complete") {
+    for (const auto& w : completion_words(app, names, {args.begin() + 1, args.end()}))
+      std::cout << w << "\n";
+    return 0;
+  }
   // `--config FILE` goes first, where the root app reads it (cli/config_file.hpp).
   std::size_t first = 0;
   try {
@@ -53,11 +99,21 @@ int run_cli(int argc, const char* const* argv) {
     std::cerr << "ringsim: error: " << one_line(e.what()) << "\n";
     return 2;
   }
+  if (args.size() > first && args[first] == "help" && !help_to_flag(args, first, names)) return 2;
   const bool top_flag = args.size() > first && (args[first] == "--help" || args[first] == "-h" ||
-                                                args[first] == "--version");
-  if (!top_flag &&
-      (args.size() == first || std::find(names.begin(), names.end(), args[first]) == names.end()))
-    args.insert(args.begin() + static_cast<std::ptrdiff_t>(first), "run");
+                                                args[first] == "--version" || args[first] == "-V");
+  const bool named =
+      args.size() > first && std::find(names.begin(), names.end(), args[first]) != names.end();
+  // A first word that is neither a flag nor a subcommand is a mistyped
+  // subcommand (run takes no positional arguments): name the likely one.
+  if (args.size() > first && !named && !top_flag && !args[first].empty() && args[first][0] != '-') {
+    std::cerr << fmt::format(
+        "ringsim: error: '{}' is not a subcommand;{} choose one of: {} (or give run's flags: "
+        "ringsim --help)\n",
+        args[first], did_you_mean(args[first], names), join(names, ", "));
+    return 2;
+  }
+  if (!top_flag && !named) args.insert(args.begin() + static_cast<std::ptrdiff_t>(first), "run");
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
     // The default subcommand's flags are what most people look for.
     std::cout << app.help() << "\n" << app.get_subcommand("run")->help();
@@ -75,6 +131,9 @@ int run_cli(int argc, const char* const* argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    std::cerr << "ringsim: error: " << unknown_flag(app, e) << "\n";
+    return 2;
   } catch (const CLI::ParseError& e) {
     // One line, exit 2, whatever CLI11 would have printed.
     std::cerr << "ringsim: error: " << one_line(e.what()) << "\n";

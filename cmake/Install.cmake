@@ -13,6 +13,16 @@ foreach(t ringsim ringsim-mpi ringsim-mpi-nccl ringsim-gui ringsim-plot)
 endforeach()
 install(TARGETS ${RINGSIM_PROGRAMS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
+# Shell completion for ringsim (cli/completion/: each asks `ringsim __complete`
+# for its words), where bash-completion, zsh and fish look for them.
+install(FILES ${PROJECT_SOURCE_DIR}/cli/completion/ringsim.bash
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME ringsim)
+install(FILES ${PROJECT_SOURCE_DIR}/cli/completion/_ringsim
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
+install(FILES ${PROJECT_SOURCE_DIR}/cli/completion/ringsim.fish
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
+message(STATUS "ringsim: shell completion: bash, zsh, fish -> share/{bash-completion,zsh,fish}")
+
 # Man pages from each program's own --help (so they cannot drift from it),
 # built with the programs (target ringsim_man, part of `all`). ringsim-mpi-nccl
 # has none: its --help needs a CUDA device. The environment lets ringsim-mpi
@@ -43,6 +53,21 @@ elseif(RINGSIM_HELP2MAN)
               $<TARGET_FILE:${t}>
       DEPENDS ${t}
       COMMENT "Man page ${t}.1 (help2man)"
+      VERBATIM)
+    list(APPEND RINGSIM_MAN_PAGES ${page})
+  endforeach()
+  # One page per subcommand, ringsim-plan(1) and so on, from `ringsim CMD
+  # --help` (git's convention: `man ringsim-plan`).
+  foreach(cmd run minblock hardware plan infer sweep verify profile experiment calibrate)
+    set(page ${man_dir}/ringsim-${cmd}.1)
+    add_custom_command(
+      OUTPUT ${page}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${man_dir}
+      COMMAND ${RINGSIM_HELP2MAN} --no-info --no-discard-stderr --version-string=${PROJECT_VERSION}
+              "--help-option=${cmd} --help" "--name=ringsim ${cmd}: see ringsim(1)"
+              --output=${page} $<TARGET_FILE:ringsim>
+      DEPENDS ringsim
+      COMMENT "Man page ringsim-${cmd}.1 (help2man)"
       VERBATIM)
     list(APPEND RINGSIM_MAN_PAGES ${page})
   endforeach()

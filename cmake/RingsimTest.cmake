@@ -10,7 +10,12 @@
 #   GTEST_SKIP shows as skipped, never as passed.
 # ringsim_qtest(<name> [LIBS ...] [DEFINES ...] [DEPENDS ...])
 #   A QTest program (<name>.cpp) run under Qt's offscreen platform, label gui.
+# Every GoogleTest program whose label is not in RINGSIM_SANITIZER_SKIP_LABELS
+# joins the target `sanitizer_tests` (tests/CMakeLists.txt), which the CI's
+# sanitizer stage builds instead of everything.
 include(GoogleTest)
+set(RINGSIM_SANITIZER_SKIP_LABELS experiments nosan gpu bench
+    CACHE STRING "Test labels the sanitizer stage neither builds nor runs (.ci/run)")
 
 function(ringsim_test name)
   cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;LABELS;DEFINES;DEPENDS;ENVIRONMENT" ${ARGN})
@@ -34,6 +39,15 @@ function(ringsim_test name)
     list(APPEND props ENVIRONMENT "${T_ENVIRONMENT}")
   endif()
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${props})
+  set(sanitized ON)
+  foreach(label IN LISTS T_LABELS)
+    if(label IN_LIST RINGSIM_SANITIZER_SKIP_LABELS)
+      set(sanitized OFF)
+    endif()
+  endforeach()
+  if(sanitized)
+    set_property(GLOBAL APPEND PROPERTY RINGSIM_SANITIZER_TESTS ${name})
+  endif()
 endfunction()
 
 function(ringsim_qtest name)

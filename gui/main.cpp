@@ -17,7 +17,9 @@ const char* kUsage =
     "       ringsim-gui --screenshot OUT.png|OUT.svg TRACE.json [--compare TRACE2.json]"
     " [--size WxH] [--view heatmap|lanes]\n"
     "Shows ringsim traces (ringsim run --trace FILE) as a timeline of ring steps.\n"
-    "Set RINGSIM_BIN to the ringsim program if it is not next to ringsim-gui or on PATH.\n";
+    "Set RINGSIM_BIN to the ringsim program if it is not next to ringsim-gui or on PATH.\n"
+    "  -h, --help     this text\n"
+    "  -V, --version  the version\n";
 
 int fail(const QString& message) {
   QTextStream(stderr) << "ringsim-gui: error: " << message << "\n";
@@ -41,7 +43,7 @@ int main(int argc, char** argv) {
     if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
-    } else if (a == "--version") {
+    } else if (a == "--version" || a == "-V") {
       std::printf("ringsim-gui %s\n", RINGSIM_VERSION);
       return 0;
     } else if (a == "--screenshot") {

@@ -169,6 +169,7 @@ ParsedArgs parse_args(int argc, const char* const* argv, const Program& prog) {
   TextFlags t;
   t.dtype = prog.dtypes.front();
   build(app, out.opts, t, prog);
+  app.set_version_flag("-V,--version", prog.name + " " + RINGSIM_VERSION);
   try {
     refuse_empty_values(std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
     app.parse(argc, argv);
@@ -177,6 +178,10 @@ ParsedArgs parse_args(int argc, const char* const* argv, const Program& prog) {
     out.exit_now = true;
     out.exit_code = 0;
     out.message = app.help();
+  } catch (const CLI::CallForVersion&) {
+    out.exit_now = true;
+    out.exit_code = 0;
+    out.message = app.version();
   } catch (const CLI::ParseError& e) {
     out.exit_now = true;
     out.exit_code = 2;

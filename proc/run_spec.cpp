@@ -7,6 +7,7 @@
 #include "models/core/errors.hpp"
 #include "models/core/flag_types.hpp"
 #include "models/core/parse.hpp"
+#include "proc/unknown_flag.hpp"
 
 namespace ringsim::proc {
 
@@ -445,6 +446,9 @@ RunSpec parse_run_args(const std::vector<std::string>& args) {
   std::reverse(rest.begin(), rest.end());  // CLI11 takes the vector form in reverse
   try {
     app.parse(rest);
+  } catch (const CLI::ExtrasError& e) {
+    const auto line = unknown_flag_line(app.remaining(), {&app}, "ringsim run");
+    throw InputError(line.empty() ? e.what() : line);
   } catch (const CLI::ParseError& e) {
     throw InputError(e.what());
   }

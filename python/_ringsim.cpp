@@ -28,6 +28,7 @@
 #include "models/core/errors.hpp"
 #include "proc/child.hpp"
 #include "proc/run_spec.hpp"
+#include "proc/unknown_flag.hpp"
 #ifdef RINGSIM_PY_SWEEP
 #include "sweep/sweep.hpp"
 #endif
@@ -134,6 +135,9 @@ proc::RunFlags base_flags(const std::vector<std::string>& args) {
   std::vector<std::string> rev(args.rbegin(), args.rend());
   try {
     app.parse(rev);
+  } catch (const CLI::ExtrasError& e) {
+    const auto line = proc::unknown_flag_line(app.remaining(), {&app}, "ringsim run");
+    throw InputError(line.empty() ? e.what() : line);
   } catch (const CLI::ParseError& e) {
     throw InputError(e.what());
   }
@@ -187,6 +191,7 @@ PYBIND11_MODULE(_ringsim, m) {
         "Parse `ringsim run ARGS` into the typed RunSpec; returns the flags that reproduce it.");
   m.def("ringsim_bin", &ringsim_bin, "The ringsim program child runs use.");
   m.attr("BUILD_RINGSIM_BIN") = RINGSIM_PY_BIN;
+  m.attr("VERSION") = RINGSIM_VERSION;  // the CLI's --version, ringsim.__version__
 #ifdef RINGSIM_PY_SWEEP
   m.def("sweep", &run_sweep, py::arg("base"), py::arg("axes"), py::arg("jobs") = 1,
         py::arg("out") = "", py::arg("timeout_s") = 0.0,

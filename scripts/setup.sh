@@ -24,6 +24,9 @@ PACKAGES=(
   pybind11-dev python3-dev python3-pytest python3-numpy
   # Man pages from each program's --help (cmake/Install.cmake; optional).
   help2man
+  # A compiler cache outside the clone: rebuilds and CI runs of unchanged
+  # sources skip the compile (cmake/Ccache.cmake; optional).
+  ccache
 )
 
 missing=()
@@ -61,17 +64,32 @@ else
   echo "setup: not installed (not root, or SKIP_INSTALL=1); run $BUILD_DIR/bin/ringsim, or cmake --install $BUILD_DIR --prefix DIR"
 fi
 
-# The Python module: importable by the system python3 without PYTHONPATH through
-# a .pth file naming $BUILD_DIR/python (rewritten each time, so this is
-# idempotent; the last build set up wins).
+# The Python module: importable without PYTHONPATH, with numpy, by the
+# interpreter it was built for: CMake's Python3_EXECUTABLE, the system
+# /usr/bin/python3 unless CMAKE_ARGS chose another, which is also the one the
+# Debian python3-numpy package above installs numpy for. A .pth file naming
+# $BUILD_DIR/python goes into that interpreter's site-packages (rewritten each
+# time, so this is idempotent; the last build set up wins), never into
+# whichever python3 is first on PATH (a pyenv or conda one has no numpy and
+# may have another ABI).
 PY_DIR="$(cd "$BUILD_DIR" && pwd)/python"
+PY=$(sed -n 's/^_*Python3_EXECUTABLE:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null | head -1)
+PY=${PY:-/usr/bin/python3}
 if [ ! -d "$PY_DIR/ringsim" ]; then
   echo "setup: Python module: not built (see the 'ringsim: Python module' line above)"
 elif [ "$(id -u)" -eq 0 ]; then
-  SITE=$(python3 -c 'import site; print(site.getsitepackages()[0])')
+  SITE=$("$PY" -c 'import site; print(site.getsitepackages()[0])')
   mkdir -p "$SITE"
   echo "$PY_DIR" >"$SITE/ringsim.pth"
-  echo "setup: Python module: wrote $SITE/ringsim.pth ($PY_DIR); python3 -c 'import ringsim' works"
+  if "$PY" -c 'import ringsim, numpy' 2>/dev/null; then
+    echo "setup: Python module: wrote $SITE/ringsim.pth ($PY_DIR); $PY -c 'import ringsim, numpy' works"
+  else
+    echo "setup: Python module: wrote $SITE/ringsim.pth, but '$PY -c \"import ringsim, numpy\"' fails" >&2
+  fi
+  ON_PATH=$(command -v python3 || true)
+  if [ -n "$ON_PATH" ] && [ "$(readlink -f "$ON_PATH")" != "$(readlink -f "$PY")" ]; then
+    echo "setup: note: python3 on PATH is $ON_PATH, not $PY (the module's); run $PY, or put /usr/bin first on PATH"
+  fi
 else
-  echo "setup: Python module: not root, so no .pth file; use PYTHONPATH=$PY_DIR"
+  echo "setup: Python module: not root, so no .pth file; use PYTHONPATH=$PY_DIR with $PY"
 fi

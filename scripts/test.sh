@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 BUILD_DIR=${BUILD_DIR:-build}
 # Every test, the documented examples included (those marked `# slow`: full
-# sweeps, `experiment all`, calibrate, about 4 minutes on 2 cores; CTEST_ARGS="-LE docs-slow" skips them).
+# sweeps, `experiment all`, calibrate: 253 s at -j2 on 2 shared cores; CTEST_ARGS="-LE docs-slow" skips them).
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j "${JOBS:-$(nproc)}" ${CTEST_ARGS:-}

@@ -142,7 +142,10 @@ void Recorder::step(std::int64_t d, int layer, int pi, std::int64_t s, const Ste
     }
     if (xfer) comm_events(d, layer, pass, step, bytes, comm, prev, next, kv, kv_next);
     if (waited) {
-      e.phase = Phase::Wait;
+      // A step with nothing to compute (the causal mask skips the block) is
+      // idle, not a stall: its own phase and colour, so the timeline's red
+      // is only for compute held up by a transfer.
+      e.phase = computed ? Phase::Wait : Phase::Idle;
       e.start = us(t.tc);
       e.dur = us(t.te - t.tc);
       // The neighbour whose end of a transfer came last: a late sender, or
@@ -257,6 +260,9 @@ SimResult Recorder::take() {
   // Compute-only: the same schedule with free links, where every device
   // runs its own compute back to back; the slowest device's sum.
   res.compute_only_s = *std::max_element(free_.begin(), free_.end());
+  res.mean_free_s = 0;
+  for (const double x : free_) res.mean_free_s += x / static_cast<double>(free_.size());
+  res.slowed_devices = !o_.faults.stragglers.empty() || o_.faults.jitter_sigma > 0;
   bool any_light = false;
   for (std::size_t k = 0; k < slot_compute_.size(); ++k) {
     const auto pi = (k / steps) % np;

@@ -60,8 +60,10 @@ struct SimOptions {
 };
 
 struct SimResult {
-  double time_s = 0;              // when the last device finished
-  double compute_only_s = 0;      // sum over steps of the slowest device's compute (free links)
+  double time_s = 0;            // when the last device finished
+  double compute_only_s = 0;    // sum over steps of the slowest device's compute (free links)
+  double mean_free_s = 0;       // the devices' mean compute with free links (the verdict's losses)
+  bool slowed_devices = false;  // --straggler or --jitter slowed some device's compute
   double compute_s_per_step = 0;  // slowest device, heaviest step, first pass
   double collective_s = 0;        // all-to-all / gather / reduce-scatter time, busiest device
   double other_s = 0;             // --scope layer: projections + MLP, busiest device

@@ -11,6 +11,7 @@
 #include "experiments/plot_spec.hpp"
 #include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
 #include "proc/child.hpp"
 #include "sweep/sweep.hpp"
 
@@ -78,13 +79,26 @@ std::string param(const Row& r, const std::string& flag) {
   return {};
 }
 
-// One series per value of `series` (in grid order), x = the axis value as a
-// number, y = the metric; rows that failed or lack the metric are left out.
+// The series a row belongs to: its values of the non-x axes ("--devices 64,
+// --layout zigzag"); "" with no other axis.
+std::string series_of(const Row& r, const Options& o) {
+  std::vector<std::string> parts;
+  if (!o.series.empty()) parts.push_back(o.series + " " + param(r, o.series));
+  for (const auto& a : o.others) parts.push_back(a + " " + param(r, a));
+  return join(parts, ", ");
+}
+
+// One series per combination of the non-x axes (in grid order), x = the axis
+// value as a number, y = the metric; rows that failed or lack the metric are
+// left out.
 std::string write_plot(const std::vector<Row>& rows, const Options& o) {
   exp::PlotSpec spec;
   exp::Panel panel;
-  panel.title =
-      fmt::format("{} against {}{}", o.metric, o.x, o.series.empty() ? "" : " by " + o.series);
+  std::vector<std::string> by_axes;
+  if (!o.series.empty()) by_axes.push_back(o.series);
+  by_axes.insert(by_axes.end(), o.others.begin(), o.others.end());
+  panel.title = fmt::format("{} against {}{}", o.metric, o.x,
+                            by_axes.empty() ? "" : " by " + join(by_axes, ", "));
   panel.x = exp::make_axis(o.x, true, 2);
   panel.y = exp::make_axis(o.metric, true, 10);
   std::vector<std::string> order;
@@ -105,11 +119,11 @@ std::string write_plot(const std::vector<Row>& rows, const Options& o) {
       ++missing;
       continue;
     }
-    const auto s = o.series.empty() ? o.metric : param(r, o.series);
+    const auto combo = series_of(r, o);
+    const auto s = combo.empty() ? o.metric : combo;
     if (!by.count(s)) {
       order.push_back(s);
-      by[s] = exp::line_series(o.series.empty() ? s : o.series + " " + s,
-                               exp::color_for(s, order.size() - 1));
+      by[s] = exp::line_series(s, exp::color_for(s, order.size() - 1));
     }
     by[s].points.push_back({x, r.summary[o.metric].get<double>()});
   }

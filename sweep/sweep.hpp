@@ -117,9 +117,12 @@ struct Options {
   bool progress = false;  // bar with ETA on stderr
   std::string ringsim;    // the binary children run ("": proc::ringsim_exe())
   // A plot of `metric` (a summary key, e.g. time_s) against the axis `x`,
-  // one series per value of `series` (another axis; "" = one series);
-  // written as PLOT.json and rendered to PLOT.png when ringsim-plot exists.
+  // one series per combination of the other axes' values (`series` first,
+  // then `others` in grid order; none: one series), so no line joins points
+  // of different configurations; written as PLOT.json and rendered to
+  // PLOT.png when ringsim-plot exists.
   std::string plot, metric = "time_s", x, series;
+  std::vector<std::string> others;
 };
 
 struct Result {

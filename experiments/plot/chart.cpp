@@ -2,6 +2,7 @@
 
 #include <QApplication>
 #include <QBuffer>
+#include <QFontMetricsF>
 #include <QGraphicsScene>
 #include <QPainter>
 #include <QPainterPath>
@@ -92,6 +93,26 @@ QScatterSeries::MarkerShape marker_shape(const std::string& m) {
   return QScatterSeries::MarkerShapeCircle;
 }
 
+// `text` broken at blanks into lines no wider than `width` px in `font`
+// (a word wider than that stays whole on its own line). A chart title wider
+// than its panel is cut by Qt Charts, at both ends when centred.
+QStringList wrap_lines(const QString& text, const QFont& font, double width) {
+  const QFontMetricsF fm(font);
+  QStringList lines;
+  QString line;
+  for (const auto& word : text.split(' ', Qt::SkipEmptyParts)) {
+    const QString next = line.isEmpty() ? word : line + ' ' + word;
+    if (!line.isEmpty() && fm.horizontalAdvance(next) > width) {
+      lines << line;
+      line = word;
+    } else {
+      line = next;
+    }
+  }
+  if (!line.isEmpty()) lines << line;
+  return lines;
+}
+
 QChart* build_panel(const PanelSpec& p, int panel_px) {
   const AxisSpec &x = p.x, &y = p.y;
   auto* chart = new QChart;
@@ -100,8 +121,13 @@ QChart* build_panel(const PanelSpec& p, int panel_px) {
   chart->setBackgroundBrush(Qt::white);
   chart->setBackgroundPen(Qt::NoPen);
   chart->setMargins(QMargins(6, 6, 10, 6));
-  chart->setTitle(QString::fromStdString(p.title));
-  chart->setTitleFont(font_px(15, true));
+  // The title as lines that fit the panel (Qt Charts' title is rich text).
+  const QFont title_font = font_px(15, true);
+  QStringList title_lines;
+  for (const auto& l : wrap_lines(QString::fromStdString(p.title), title_font, panel_px - 24))
+    title_lines << l.toHtmlEscaped();
+  chart->setTitle(title_lines.join("<br>"));
+  chart->setTitleFont(title_font);
   auto* ax = make_axis(x, true, panel_px);
   auto* ay = make_axis(y, false, panel_px);
   chart->addAxis(ax, Qt::AlignBottom);
@@ -325,10 +351,16 @@ void paint_spec(QPainter& painter, const Spec& spec) {
   const QString note = QString::fromStdString(spec.note);
   int top = 8, bottom = height - 6;
   if (!title.isEmpty()) {
+    // Wrapped, never cut: a centred line wider than the figure would lose
+    // both ends.
     painter.setFont(font_px(20, true));
     painter.setPen(Qt::black);
-    painter.drawText(QRect(10, top, width - 20, 32), Qt::AlignHCenter | Qt::AlignVCenter, title);
-    top += 38;
+    const QRect box(10, top, width - 20, height / 4);
+    const QRect need =
+        painter.fontMetrics().boundingRect(box, Qt::AlignHCenter | Qt::TextWordWrap, title);
+    painter.drawText(QRect(10, top, width - 20, std::max(32, need.height())),
+                     Qt::AlignHCenter | Qt::AlignVCenter | Qt::TextWordWrap, title);
+    top += std::max(32, need.height()) + 6;
   }
   if (!note.isEmpty()) {
     painter.setFont(font_px(12));

@@ -25,6 +25,10 @@ void quiet_handler(QtMsgType type, const QMessageLogContext&, const QString& msg
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && (std::string(argv[1]) == "--version" || std::string(argv[1]) == "-V")) {
+    std::cout << "ringsim-plot " << RINGSIM_VERSION << "\n";
+    return 0;
+  }
   if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
     std::cout
         << "usage: ringsim-plot SPEC.json OUT.png [OUT.svg]\n"

@@ -228,6 +228,7 @@ void decide(Summary& s) {
   auto& in = s.verdict_inputs;
   in.time_s = s.time_s;
   in.compute_only_s = s.compute_only_s;
+  in.ideal_s = s.ideal_time_s;
   s.verdict = make_verdict(in);
   s.exposed_comm_s = s.verdict.exposed_comm_s;
   s.overlapped = s.verdict.hidden;
@@ -296,6 +297,7 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
   if (n > 1) reps.push_back(n - 1);
   if (steps == 1 && n > 2) reps.push_back(n / 2);
   std::vector<double> dev_time(reps.size(), 0.0), dev_free(reps.size(), 0.0);
+  std::vector<double> dev_over(reps.size(), 0.0);  // merges, accumulations, launches
   // Where each representative's time beyond its compute went (the verdict's
   // sources, one layer): waits per (pass, step), interference, hop, collectives.
   struct Spent {
@@ -362,6 +364,7 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
         const double t = hw.overlap ? std::max(busy, comm) : c.total() + comm;
         dev_time[r] += t;
         dev_free[r] += c.total();
+        dev_over[r] += c.launch_s + c.merge_s;
         spent[r].interference += busy - c.total();
         if (t > busy) spent[r].waits[bwd ? 1 : 0][st] += t - busy;
       }
@@ -416,7 +419,14 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
                                              dev_time.begin());
   double crit_free = dev_free[crit];
   double layer_time = dev_time[crit];
-  double layer_compute_only = *std::max_element(dev_free.begin(), dev_free.end());
+  const auto busiest = static_cast<std::size_t>(std::max_element(dev_free.begin(), dev_free.end()) -
+                                                dev_free.begin());
+  double layer_compute_only = dev_free[busiest];
+  // The devices' mean compute: a device's history is linear in its index, so
+  // the first and last average to the mean (the middle one joins them for
+  // single-step layouts).
+  double layer_mean_compute = 0;
+  for (const double x : dev_free) layer_mean_compute += x / static_cast<double>(dev_free.size());
   if (w.scope == Scope::Layer) {
     // Projections and MLP run at the device's matmul rate (catalog
     // gemm_efficiency); the attention kernel's rate covers attention only.
@@ -425,6 +435,7 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
     s.other_s = other * w.layers;
     layer_time += other;
     layer_compute_only += other;
+    layer_mean_compute += other;
     crit_free += other;
     layer_ideal += other;
     layer_single += other * static_cast<double>(n);
@@ -465,6 +476,9 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
   vin.diagonal_step0 =
       w.causal && steps > 1 && (w.layout == Layout::Ring || w.layout == Layout::Hybrid);
   vin.collective_name = collective_name(w);
+  vin.mean_compute_s = layer_mean_compute * L;
+  vin.overheads_s = dev_over[busiest] * L;
+  vin.contiguous_causal = vin.diagonal_step0;
   vin.block = w.block;
   vin.overlap = hw.overlap;
   if (vin.lightest_s < 0) vin.lightest_s = 0;

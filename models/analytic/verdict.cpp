@@ -40,6 +40,84 @@ json opt_json(const std::optional<std::int64_t>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
+// What would remove a loss, for this run (the verdict's last clause).
+std::string loss_fix(const std::string& kind, const VerdictInputs& in, const Verdict& v) {
+  if (kind == kLossImbalance) {
+    if (in.contiguous_causal)
+      return "the causal mask leaves devices idle in turn: use zigzag (or striped), which give "
+             "every device the same work";
+    if (in.slowed_devices)
+      return "a slowed device (--straggler, --jitter) holds the ring back: find and replace it";
+    return "devices do unequal work in this layout: zigzag gives every device the same";
+  }
+  if (kind == kLossExposed) {
+    if (v.never_hides) return "no block hides the transfers on this link: a faster link";
+    if (in.overlap && v.min_block && in.block < *v.min_block)
+      return fmt::format("use a block of at least {} tokens per device (min block)", *v.min_block);
+    const auto by = [&](const char* k) {
+      const auto it = v.exposed_by_source.find(k);
+      return it == v.exposed_by_source.end() ? 0.0 : it->second;
+    };
+    if (by(kSourceCollectives) >= by(kSourceFinalHop) &&
+        by(kSourceCollectives) >= by(kSourceTransferWaits) && by(kSourceCollectives) > 0)
+      return "the " + in.collective_name +
+             " runs with no compute beside it: use zigzag, whose ring transfers hide behind "
+             "compute";
+    if (!in.overlap) return "--overlap none: transfers that overlap compute (GPU-direct) hide it";
+    if (by(kSourceFinalHop) >= by(kSourceTransferWaits))
+      return "the final dK/dV hop home, which no block hides: a larger block makes it a smaller "
+             "share";
+    return "a larger block hides more of each transfer";
+  }
+  if (kind == kLossInterference)
+    return "the communication library's SMs and memory traffic slow compute while transfers run: "
+           "a larger block makes the transfers a smaller share";
+  if (kind == kLossOverheads)
+    return "per-step merges and launches: a larger block (fewer steps for the same sequence) "
+           "amortises them";
+  return "the kernel below its best rate (short or masked tiles): a larger block runs nearer its "
+         "peak";
+}
+
+// Splits time - ideal into the losses and names the largest (v.losses,
+// largest_loss, fix). The parts are estimates on one timeline: imbalance
+// from the mean device, the kernel's rate from what is left.
+void rank_losses(const VerdictInputs& in, Verdict& v) {
+  const auto src = [&](const char* k) {
+    const auto it = v.exposed_by_source.find(k);
+    return it == v.exposed_by_source.end() ? 0.0 : it->second;
+  };
+  const double interference = src(kSourceInterference);
+  v.losses = {{kLossImbalance, std::max(0.0, in.compute_only_s - in.mean_compute_s)},
+              {kLossExposed, std::max(0.0, v.exposed_comm_s - interference)},
+              {kLossInterference, interference},
+              {kLossOverheads, in.overheads_s},
+              {kLossKernelRate, std::max(0.0, in.mean_compute_s - in.overheads_s - in.ideal_s)}};
+  double best = v.tolerance_s;
+  for (const auto& [k, x] : v.losses)
+    if (x > best) {
+      best = x;
+      v.largest_loss = k;
+    }
+  if (!v.largest_loss.empty()) v.fix = loss_fix(v.largest_loss, in, v);
+}
+
+const char* loss_words(const std::string& kind) {
+  if (kind == kLossImbalance) return "imbalance";
+  if (kind == kLossExposed) return "exposed communication";
+  if (kind == kLossInterference) return "interference";
+  if (kind == kLossOverheads) return "merge and launch overheads";
+  return "the kernel's rate";
+}
+
+// "; largest loss: imbalance 12.3 ms (41% of the time): use zigzag ..."
+std::string largest_loss_text(const Verdict& v, double time_s) {
+  if (v.largest_loss.empty()) return "";
+  const double x = v.losses.at(v.largest_loss);
+  return fmt::format("; largest loss: {} {} ({:.0f}% of the time): {}", loss_words(v.largest_loss),
+                     human_seconds(x), time_s > 0 ? 100 * x / time_s : 0.0, v.fix);
+}
+
 }  // namespace
 
 Verdict make_verdict(const VerdictInputs& in) {
@@ -109,10 +187,12 @@ Verdict make_verdict(const VerdictInputs& in) {
   // Hidden exactly when nothing is exposed beyond the tolerance; stalled
   // steps can only be listed then, since their waits are part of it.
   v.hidden = v.exposed_comm_s <= v.tolerance_s;
+  rank_losses(in, v);
 
   if (v.hidden) {
     v.text = "communication hidden: no step waited on a transfer and nothing else was exposed";
     if (v.min_block) v.text += fmt::format(" (block {} >= min block {})", in.block, *v.min_block);
+    v.text += largest_loss_text(v, in.time_s);
     return v;
   }
   // Each source above the tolerance, largest first.
@@ -172,6 +252,7 @@ Verdict make_verdict(const VerdictInputs& in) {
       why.push_back(fmt::format("block {} < min block {} for {}", in.block, *m, pass_name(p)));
   }
   if (!why.empty()) v.text += " (" + join(why, "; ") + ")";
+  v.text += largest_loss_text(v, in.time_s);
   return v;
 }
 
@@ -215,6 +296,9 @@ json Verdict::to_json() const {
           {"heaviest_step_compute_s", heaviest_step_compute_s},
           {"lightest_step", {{"pass", pass_name(lightest_pass)}, {"step", lightest_step}}},
           {"heaviest_step", {{"pass", pass_name(heaviest_pass)}, {"step", heaviest_step}}},
+          {"losses", losses},
+          {"largest_loss", largest_loss.empty() ? json(nullptr) : json(largest_loss)},
+          {"fix", fix.empty() ? json(nullptr) : json(fix)},
           {"text", text}};
 }
 
@@ -280,6 +364,18 @@ Verdict Verdict::from_json(const json& j, const std::string& origin) {
       at(j, "heaviest_step_compute_s", "heaviest_step_compute_s", num, "a number").get<double>();
   step_of("lightest_step", v.lightest_pass, v.lightest_step);
   step_of("heaviest_step", v.heaviest_pass, v.heaviest_step);
+  for (const auto& [k, x] : at(j, "losses", "losses", obj, "an object").items()) {
+    if (!x.is_number()) throw bad("losses." + k, "a number");
+    v.losses[k] = x.get<double>();
+  }
+  auto opt_str = [&](const char* key) {
+    const auto& x = at(
+        j, key, key, [](const json& e) { return e.is_null() || e.is_string(); },
+        "a string or null");
+    return x.is_null() ? std::string() : x.get<std::string>();
+  };
+  v.largest_loss = opt_str("largest_loss");
+  v.fix = opt_str("fix");
   v.text = at(
                j, "text", "text", [](const json& x) { return x.is_string(); }, "a string")
                .get<std::string>();

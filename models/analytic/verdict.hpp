@@ -24,6 +24,14 @@ inline constexpr const char* kSourceTp = "tp_collectives";          // --tp's co
 inline constexpr const char* kSourceInterference = "interference";  // per-step costs slowed
 inline constexpr const char* kSourceUnattributed = "unattributed";  // rounding of the timeline
 
+// Where the time beyond the ideal goes (keys of Verdict::losses), the largest
+// named in the verdict with what would remove it.
+inline constexpr const char* kLossImbalance = "imbalance";        // busiest device above the mean
+inline constexpr const char* kLossExposed = "exposed_comm";       // exposed, less interference
+inline constexpr const char* kLossInterference = "interference";  // compute slowed by transfers
+inline constexpr const char* kLossOverheads = "merge_launch";     // per-step merges and launches
+inline constexpr const char* kLossKernelRate = "kernel_rate";     // the kernel below its best rate
+
 // What one engine measured on the device whose finish sets the time (one
 // layer's worth times the layers, all passes).
 struct VerdictInputs {
@@ -47,6 +55,11 @@ struct VerdictInputs {
   int lightest_pass = 0, heaviest_pass = 0;
   std::int64_t lightest_step = 0, heaviest_step = 0;
   std::string collective_name = "collectives";  // "all-to-all", "all-gather", ...
+  // The losses (below): the ideal time, the devices' mean own compute with
+  // free links, the busiest device's merges, accumulations and launches.
+  double ideal_s = 0, mean_compute_s = 0, overheads_s = 0;
+  bool contiguous_causal = false;  // a causal ring (or hybrid) whose devices idle in turn
+  bool slowed_devices = false;     // --straggler or --jitter: imbalance of their making
 };
 
 struct Verdict {
@@ -62,6 +75,12 @@ struct Verdict {
   double lightest_step_compute_s = 0, heaviest_step_compute_s = 0;
   int lightest_pass = 0, heaviest_pass = 0;
   std::int64_t lightest_step = 0, heaviest_step = 0;
+  // time - ideal, split: imbalance (busiest device's compute above the mean),
+  // exposed communication (less interference), interference, merge and launch
+  // overheads, the kernel below its best rate; seconds, all >= 0.
+  std::map<std::string, double> losses;
+  std::string largest_loss;  // a key of losses ("" when nothing is lost)
+  std::string fix;           // what would remove it, in words
   std::string text;
 
   nlohmann::json to_json() const;

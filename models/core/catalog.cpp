@@ -11,6 +11,7 @@
 #include "models/core/input_file.hpp"
 #include "models/core/json_reader.hpp"
 #include "models/core/parse.hpp"
+#include "models/core/suggest.hpp"
 
 namespace ringsim {
 namespace embedded {
@@ -96,8 +97,8 @@ const T& find(const std::vector<T>& items, const std::string& name, const char* 
     if (it.name == name) return it;
     names.push_back(it.name);
   }
-  throw InputError(
-      fmt::format("{}: unknown {} '{}'; choose one of: {}", flag, what, name, join(names, ", ")));
+  throw InputError(fmt::format("{}: unknown {} '{}';{} choose one of: {}", flag, what, name,
+                               did_you_mean(name, names), join(names, ", ")));
 }
 
 template <typename T>

@@ -8,6 +8,9 @@ namespace ringsim::flag_type {
 
 // Counts with binary suffixes: K = 2^10, M = 2^20, G = 2^30 (parse_count).
 inline constexpr const char* kTokens = "TOKENS (K/M binary)";
+// Token totals of a training run: decimal SI, as they are quoted (15T = 15e12;
+// parse_decimal_count).
+inline constexpr const char* kDecimalTokens = "TOKENS (K/M/B/T decimal)";
 inline constexpr const char* kInt = "INT";
 inline constexpr const char* kIntOrAuto = "INT|auto";
 inline constexpr const char* kFloat = "FLOAT";
@@ -28,7 +31,8 @@ inline constexpr const char* kDims = "DIMS";
 inline constexpr const char* kDeviceFactor = "DEVICE:FACTOR";
 inline constexpr const char* kLinkFactor = "LINK:FACTOR";
 inline constexpr const char* kArg = "ARG";
-inline constexpr const char* kPrice = "PRICE";
+// Money: plain decimal numbers in the user's currency.
+inline constexpr const char* kPrice = "PRICE (currency)";
 // Shown after `--causal,--no-causal` (models/core/help_format.hpp drops
 // CLI11's `{false}`, which is what --no-causal stores, not the default).
 inline constexpr const char* kCausalDefault = "(default: --causal)";

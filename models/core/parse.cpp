@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
 #include "models/core/errors.hpp"
+#include "models/core/suggest.hpp"
 
 namespace ringsim {
 
@@ -14,8 +16,8 @@ std::int64_t parse_count(const std::string& flag, const std::string& text, std::
                          std::int64_t max) {
   auto fail = [&] {
     return InputError(
-        fmt::format("{}: expected an integer in [{}, {}] (suffix K/M/G/T allowed), got '{}'", flag,
-                    min, max, text));
+        fmt::format("{}: expected an integer in [{}, {}] (binary suffix K/M/G/T allowed), got '{}'",
+                    flag, min, max, text));
   };
   if (text.empty() || text.size() > 24) throw fail();
   std::string digits = text;
@@ -36,6 +38,67 @@ std::int64_t parse_count(const std::string& flag, const std::string& text, std::
   if (__builtin_mul_overflow(v, static_cast<unsigned long long>(mult), &r)) throw fail();
   if (r > static_cast<unsigned long long>(max) || static_cast<long long>(r) < min) throw fail();
   return static_cast<std::int64_t>(r);
+}
+
+namespace {
+// The multiplier of a decimal SI suffix, 1 for none.
+std::int64_t decimal_suffix(char c) {
+  switch (c) {
+    case 'K':
+    case 'k':
+      return 1'000;
+    case 'M':
+    case 'm':
+      return 1'000'000;
+    case 'G':
+    case 'g':
+    case 'B':
+    case 'b':
+      return 1'000'000'000;
+    case 'T':
+    case 't':
+      return 1'000'000'000'000;
+    default:
+      return 1;
+  }
+}
+}  // namespace
+
+std::int64_t parse_decimal_count(const std::string& flag, const std::string& text, std::int64_t min,
+                                 std::int64_t max) {
+  auto fail = [&] {
+    return InputError(fmt::format(
+        "{}: expected a whole number in [{}, {}] with an optional decimal suffix K = 1e3, M = "
+        "1e6, G or B = 1e9, T = 1e12 (15T = 15e12), got '{}'",
+        flag, min, max, text));
+  };
+  if (text.empty() || text.size() > 24) throw fail();
+  std::string digits = text;
+  const std::int64_t m = decimal_suffix(digits.back());
+  if (m != 1) digits.pop_back();
+  // Digits with at most one point, nothing else (no sign, no exponent).
+  const auto point = digits.find('.');
+  const std::string whole = digits.substr(0, point),
+                    frac = point == std::string::npos ? "" : digits.substr(point + 1);
+  const auto is_digits = [](const std::string& t) {
+    return std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if ((whole.empty() && frac.empty()) || !is_digits(whole) || !is_digits(frac) ||
+      whole.size() > 18 || frac.size() > 12)
+    throw fail();
+  std::int64_t scale = 1;
+  for (std::size_t i = 0; i < frac.size(); ++i) scale *= 10;
+  const std::int64_t w = whole.empty() ? 0 : std::stoll(whole),
+                     f = frac.empty() ? 0 : std::stoll(frac);
+  std::int64_t r = 0;
+  if (__builtin_mul_overflow(w, m, &r)) throw fail();
+  // Exact in integers, so 1.5T is 1500000000000; the fraction must give whole
+  // tokens (1.5 or 1.0005K do not).
+  const auto fm = static_cast<__int128>(f) * m;
+  if (fm % scale != 0) throw fail();
+  if (__builtin_add_overflow(r, static_cast<std::int64_t>(fm / scale), &r)) throw fail();
+  if (r < min || r > max) throw fail();
+  return r;
 }
 
 double parse_real(const std::string& flag, const std::string& text, double min, double max) {
@@ -61,8 +124,8 @@ std::string parse_choice(const std::string& flag, const std::string& text,
                          const std::vector<std::string>& choices) {
   for (const auto& c : choices)
     if (c == text) return c;
-  throw InputError(
-      fmt::format("{}: unknown value '{}'; choose one of: {}", flag, text, join(choices, ", ")));
+  throw InputError(fmt::format("{}: unknown value '{}';{} choose one of: {}", flag, text,
+                               did_you_mean(text, choices), join(choices, ", ")));
 }
 
 std::string join(const std::vector<std::string>& items, const std::string& sep) {
@@ -85,6 +148,14 @@ std::string human_tokens(double t) {
     if (v == std::floor(v)) return fmt::format("{:.0f}{}", v, kNames[i]);
     return fmt::format("{:.1f}{}", v, kNames[i]);
   }
+  return fmt::format("{:.0f}", t);
+}
+
+std::string decimal_tokens(double t) {
+  constexpr double kUnits[] = {1e12, 1e9, 1e6, 1e3};
+  constexpr const char* kNames[] = {"T", "G", "M", "K"};
+  for (int i = 0; i < 4; ++i)
+    if (t >= kUnits[i]) return fmt::format("{:.1f}{}", t / kUnits[i], kNames[i]);
   return fmt::format("{:.0f}", t);
 }
 

@@ -12,6 +12,13 @@ namespace ringsim {
 std::int64_t parse_count(const std::string& flag, const std::string& text, std::int64_t min,
                          std::int64_t max);
 
+// A count in decimal SI, as token totals of training runs and money are quoted:
+// "15T" = 15e12, "1.5T", "300B" or "300G" = 3e11, "2M" = 2e6, "500K" = 5e5,
+// or plain digits; the value must be a whole number in [min, max]. Not the
+// binary K/M/G/T of parse_count: a training run of "1T tokens" is 1e12, not 2^40.
+std::int64_t parse_decimal_count(const std::string& flag, const std::string& text, std::int64_t min,
+                                 std::int64_t max);
+
 // Finite real number in [min, max]; accepts 1e15, 0.5, 2.5e-6.
 double parse_real(const std::string& flag, const std::string& text, double min, double max);
 
@@ -32,6 +39,10 @@ void refuse_empty_values(const std::vector<std::string>& args);
 // Token counts: "512", "128K" (131072), "1M" (1048576), "1.5M", "6.5K" (6663):
 // a whole multiple of the unit prints without decimals, any other count with one.
 std::string human_tokens(double tokens);
+// Decimal K/M/G/T with one decimal, as papers print token counts (Ring
+// Attention Table 2: 24.5K = 24500, 149.5K): "1.0K", "24.5K", "1.2M"; plain
+// below 1000.
+std::string decimal_tokens(double tokens);
 // "12.30 GiB", "512.00 MiB", "100 B": the unit chosen by size.
 std::string human_bytes(double bytes);
 // "12.3 GiB" always in GiB, for tables whose rows compare memory.

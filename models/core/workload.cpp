@@ -7,6 +7,7 @@
 
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
+#include "models/core/suggest.hpp"
 #include "models/core/torus.hpp"
 
 namespace ringsim {
@@ -96,9 +97,9 @@ const ModelShape& find_model(const std::string& flag, const std::string& name) {
     names.push_back(m.name);
   }
   throw InputError(
-      fmt::format("{}: unknown model '{}'; choose one of: {} (or give --d-model --heads --kv-heads "
-                  "--head-dim --ffn)",
-                  flag, name, join(names, ", ")));
+      fmt::format("{}: unknown model '{}';{} choose one of: {} (or give --d-model --heads "
+                  "--kv-heads --head-dim --ffn)",
+                  flag, name, did_you_mean(name, names), join(names, ", ")));
 }
 
 std::int64_t Workload::ulysses() const {

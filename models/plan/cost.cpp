@@ -11,7 +11,7 @@
 namespace ringsim {
 
 namespace {
-constexpr std::int64_t kMaxTrainTokens = std::int64_t{1} << 50;  // 1024T: beyond any run planned
+constexpr std::int64_t kMaxTrainTokens = 1'000'000'000'000'000;  // 1000T: beyond any run planned
 constexpr double kMaxPrice = 1e6;
 constexpr double kSecondsPerHour = 3600;
 }  // namespace
@@ -30,7 +30,7 @@ double parse_price_per_gpu_hour(const std::string& flag, const std::string& text
 }
 
 std::int64_t parse_train_tokens(const std::string& flag, const std::string& text) {
-  return parse_count(flag, text, 1, kMaxTrainTokens);
+  return parse_decimal_count(flag, text, 1, kMaxTrainTokens);
 }
 
 PlanCost plan_cost(const PlanConfig& c, std::int64_t gpus, const CostRequest& q) {

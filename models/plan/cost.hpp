@@ -35,8 +35,8 @@ struct PlanCost {
 // "--price-per-gpu-hour": a positive number up to 1e6; anything else throws
 // InputError naming the flag.
 double parse_price_per_gpu_hour(const std::string& flag, const std::string& text);
-// "--train-tokens": an integer with the binary K/M/G/T suffixes of the other
-// token flags (15T = 15 x 2^40), 1 .. 2^50.
+// "--train-tokens": decimal SI, as training runs are quoted (15T = 15e12, 1.5T,
+// 300B), not the binary K/M/G/T of the other token flags; 1 .. 1e15.
 std::int64_t parse_train_tokens(const std::string& flag, const std::string& text);
 
 // The cost of a feasible config on `gpus` devices (throws std::logic_error

@@ -251,12 +251,21 @@ std::string table(const std::vector<PlanConfig>& cs, int top) {
       const std::string reason = c.why.text();
       if (!c.why.hint.empty() && std::find(hints.begin(), hints.end(), c.why.hint) == hints.end())
         hints.push_back(c.why.hint);
+      // Same degrees (the label after its layout: cp, tp, pp) and reason; each
+      // layout named once ("ring/zigzag cp 16 tp 8 pp 4", never "ulysses/ulysses").
+      const auto degrees = [](const PlanConfig& p) {
+        const auto l = p.label();
+        return l.substr(l.find(' '));
+      };
       bool merged = false;
       for (size_t i = 0; i < rows.size(); ++i) {
-        if (rows[i].second == reason && firsts[i]->cp == c.cp && firsts[i]->tp == c.tp &&
-            c.cp > 1 && c.layout != Layout::Hybrid && firsts[i]->layout != Layout::Hybrid) {
+        if (rows[i].second == reason && degrees(*firsts[i]) == degrees(c) && c.cp > 1 &&
+            c.layout != Layout::Hybrid && firsts[i]->layout != Layout::Hybrid) {
           const auto sp = rows[i].first.find(' ');
-          rows[i].first.insert(sp, "/" + to_string(c.layout));
+          const auto names = "/" + rows[i].first.substr(0, sp) + "/";
+          const auto name = to_string(c.layout);
+          if (names.find("/" + name + "/") == std::string::npos)
+            rows[i].first.insert(sp, "/" + name);
           merged = true;
           break;
         }
@@ -266,11 +275,17 @@ std::string table(const std::vector<PlanConfig>& cs, int top) {
         firsts.push_back(&c);
       }
     }
+    // The closest misses first (the search's order); with TP and PP searched
+    // there can be a hundred lines, so as many as --top (at least 12), the
+    // rest counted.
+    const size_t shown_rows = std::min(rows.size(), static_cast<size_t>(std::max(12, top)));
     size_t width = 24;
-    for (const auto& r : rows) width = std::max(width, r.first.size() + 2);
+    for (size_t i = 0; i < shown_rows; ++i) width = std::max(width, rows[i].first.size() + 2);
     out += "\ninfeasible:\n";
-    for (const auto& [label, reason] : rows)
-      out += fmt::format("  {:<{}}{}\n", label, width, reason);
+    for (size_t i = 0; i < shown_rows; ++i)
+      out += fmt::format("  {:<{}}{}\n", rows[i].first, width, rows[i].second);
+    if (rows.size() > shown_rows)
+      out += fmt::format("  ... {} more infeasible (--json for all)\n", rows.size() - shown_rows);
     for (const auto& h : hints) out += fmt::format("  (where it applies: {})\n", h);
   }
   return out;

@@ -18,6 +18,7 @@ because SimGrid allows one engine per process. Children use this build's
 
 import json
 import os
+import re
 import tempfile
 
 from . import _ringsim
@@ -31,8 +32,10 @@ InputError.__doc__ = "Bad input: the message is the ringsim CLI's one-line error
 # from python3 its other guesses (this program, its siblings) would miss.
 os.environ.setdefault("RINGSIM_BIN", _ringsim.BUILD_RINGSIM_BIN)
 
+__version__ = _ringsim.VERSION  # `ringsim --version`'s number
+
 __all__ = ["InputError", "catalog", "run", "minblock", "plan", "infer", "verify", "sweep",
-           "records"]
+           "records", "__version__"]
 
 # Flags that name a file the command writes: "-" (standard output) would
 # redirect this process's own stdout in an in-process command, so it is refused.
@@ -222,12 +225,28 @@ def _axis_text(values):
     return _text(values)
 
 
+_BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _typed(text):
+    """A swept flag's value as the CLI reads it: "8" -> 8, "2K" -> 2048 (binary, as
+    ``--block`` takes it), "1e15" -> 1e15, "zigzag" -> "zigzag"."""
+    m = re.fullmatch(r"(\d+)([KMGTkmgt]?)", text)
+    if m:
+        return int(m.group(1)) * _BINARY.get(m.group(2).upper(), 1)
+    if re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", text):
+        return float(text)
+    return text
+
+
 def records(rows):
-    """Sweep rows flattened: one dict per point with each swept flag (``devices``, ...),
-    ``status``, ``error`` and every scalar of the run summary (``time_s``, ...)."""
+    """Sweep rows flattened: one dict per point with each swept flag (``devices``, ...)
+    typed as the CLI reads it (``block`` "2K" is the int 2048), ``status``, ``error`` and
+    every scalar of the run summary (``time_s``, ...)."""
     out = []
     for row in rows:
-        rec = {flag.lstrip("-").replace("-", "_"): value for flag, value in row["params"].items()}
+        rec = {flag.lstrip("-").replace("-", "_"): _typed(value)
+               for flag, value in row["params"].items()}
         rec["status"] = row["status"]
         rec["error"] = row.get("error", "")
         for key, value in row.get("summary", {}).items():

@@ -46,6 +46,10 @@ void device(long i) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && (std::string(argv[1]) == "--version" || std::string(argv[1]) == "-V")) {
+    std::printf("ringsim-bare-ring %s\n", RINGSIM_VERSION);
+    return 0;
+  }
   if (argc != 7) {
     std::fprintf(stderr, "usage: %s N FULL_S DIAG_S BYTES BW LAT\n", argv[0]);
     return 2;

@@ -1,9 +1,10 @@
 // Simulation speed of `ringsim` against the barest SimGrid program doing the
 // same work (ringsim-bare-ring), measured in the same run, interleaved, each
 // in its own process (one SimGrid engine per process). Workload: llama3-8b,
-// block 4096, causal ring, forward, one layer, H100 roofline, on a flat ring
-// of NVLink4 links (the platform the bare program can build in ten lines);
-// --nodes adds ringsim on its default cluster (8-GPU nodes + rail IB).
+// block 4096, causal ring, forward, one layer, H100 roofline (--kernel
+// roofline), on a flat ring of NVLink4 links (the platform the bare program
+// can build in ten lines); --nodes adds ringsim on its default cluster
+// (8-GPU nodes + rail IB).
 //
 // usage: ringsim-bench-sim [--devices 256,1024] [--reps 3] [--nodes] [--ringsim PATH] [--bare PATH]
 // Prints a markdown table: median wall and CPU seconds, peak memory, and the
@@ -54,6 +55,11 @@ std::vector<std::string> ringsim_args(long n, bool flat) {
   spec.workload.devices = n;
   spec.workload.block = 4096;
   if (flat) spec.hardware.platform = ringsim::Platform::Flat;
+  // The bare program computes at the roofline (peak x the catalog's attention
+  // efficiency, no merges, launches or interference): so must ringsim, or the
+  // two simulate different work (the device's default kernel model is cuDNN's
+  // curves with an eager merge).
+  spec.hardware.kernel = "roofline";
   spec.sim.max_memory = std::uint64_t{64} << 30;
   spec.json = true;
   return ringsim::proc::to_args(spec);
@@ -70,7 +76,17 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-    if (a == "--devices") {
+    if (a == "--version" || a == "-V") {
+      std::printf("ringsim-bench-sim %s\n", RINGSIM_VERSION);
+      return 0;
+    } else if (a == "--help" || a == "-h") {
+      std::printf(
+          "usage: %s [--devices 256,1024] [--reps 3] [--nodes] [--ringsim PATH] [--bare PATH]\n"
+          "Times ringsim against ringsim-bare-ring (the barest SimGrid ring) on the same work "
+          "(docs/sim.md).\n",
+          argv[0]);
+      return 0;
+    } else if (a == "--devices") {
       sizes.clear();
       std::stringstream s(next());
       for (std::string x; std::getline(s, x, ',');) sizes.push_back(std::stol(x));

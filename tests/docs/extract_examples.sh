@@ -5,17 +5,22 @@
 # ringsim, ringsim-*, mpirun, python3, scripts/..., build/bin/... (or printf
 # and echo, which write an input file for the next example); the ```python
 # blocks of a doc together, as one python3 session; its
-# trailing comment may carry markers (parse_markers below). Run by ctest itself (tests/docs/CMakeLists.txt,
+# trailing comment may carry markers (parse_markers below). The lines after a
+# `$ CMD` line, up to the next `$ ` line or the block's end, are the output the
+# doc shows: written beside the command (cmd/*.expected) and compared with what
+# it prints by check_output.py (tesh-like: `...` skips, numbers match to the
+# digits shown or within a `# tolerance N%` marker). Run by ctest itself (tests/docs/CMakeLists.txt,
 # TEST_INCLUDE_FILES), so an edited doc is picked up on the next ctest without
 # a rebuild.
 #
 # usage: extract_examples.sh SRC_DIR OUT_DIR RUNNER BUILD_DIR BIN_DIR PY_DIR TIMEOUT SLOW_TIMEOUT PYTHON
 # writes OUT_DIR/examples.cmake (add_test lines for ctest) and OUT_DIR/cmd/*.sh
-# (each example's command, exactly as the doc writes it).
+# (each example's command, exactly as the doc writes it) and OUT_DIR/cmd/*.expected
+# (the output a transcript shows).
 set -uf  # -f: a doc's [--flag] is text, not a glob
 src=$1 out=$2 runner=$3 build=$4 bin=$5 pydir=$6 timeout=$7 slow_timeout=$8 python=${9:-}
 mkdir -p "$out/cmd"
-rm -f "$out"/cmd/*.sh
+find "$out/cmd" -maxdepth 1 -type f \( -name '*.sh' -o -name '*.expected' \) -delete
 cm="$out/examples.cmake.new"
 : >"$cm"
 
@@ -72,11 +77,12 @@ comment_of() {
 #   needs a display         skipped unless $DISPLAY or $WAYLAND_DISPLAY is set
 #   needs a cluster ...     always skipped (a hostfile of other machines)
 #   not run: REASON         always skipped, with REASON
+#   tolerance N%            the shown output's numbers may differ by N% (machine-dependent)
 # Any other part that starts with "needs" is an error, so no example is
 # skipped by a marker the runner does not understand.
-expect=0 needs="" slow=0
+expect=0 needs="" slow=0 tol=0
 parse_markers() {
-  expect=0 needs="" slow=0
+  expect=0 needs="" slow=0 tol=0
   local c=$1 part low IFS=';'
   for part in $c; do
     part=${part#"${part%%[![:space:]]*}"}
@@ -84,6 +90,7 @@ parse_markers() {
     low=${part,,}
     if [[ $low =~ ^exits?\ ([0-9]+)$ ]]; then expect=${BASH_REMATCH[1]}
     elif [[ $low == slow* ]]; then slow=1
+    elif [[ $low =~ ^tolerance\ ([0-9.]+)%$ ]]; then tol=$(awk -v p="${BASH_REMATCH[1]}" 'BEGIN { print p / 100 }')
     elif [[ $low =~ ^not\ run:\ *(.*)$ ]]; then needs+="never:${part#*:} "
     elif [[ $low == needs* ]]; then
       if [[ $low == *cluster* ]]; then needs+="cluster "
@@ -106,7 +113,7 @@ emit() {  # doc line command
   parse_markers "$COMMENT"
   if [[ $slow == 1 ]]; then labels=docs-slow to=$slow_timeout; fi
   q "$name" "$runner" "$src" "$build" "$bin" "$pydir" "$out/scratch/$doc_id" "$file" "$expect" \
-    "${needs:-none}"
+    "${needs:-none}" "$tol"
   printf 'add_test(%s bash %s run %s)\n' "${QA[0]}" "${QA[1]}" "${QA[*]:2}" >>"$cm"
   q "$name" "docs-$doc_id" "RINGSIM_DOCS_PYTHON=$python"
   local qn=${QA[0]} qf=${QA[1]} qe=${QA[2]}
@@ -122,6 +129,7 @@ emit() {  # doc line command
   printf ')\n' >>"$cm"
   printf -v "$prev_var" '%s' "$name"
   count=$((count + 1))
+  LAST_FILE=$file
 }
 
 setup_doc() {  # doc: the fixture that makes the doc's scratch dir
@@ -140,13 +148,16 @@ docs=(README.md docs/*.md */README.md */*/README.md)
 set -f
 for doc in "${docs[@]}"; do
   [[ -f $doc ]] || continue
+  # docs/json.md's commands are run by its own tests (json:SECTION, json_keys.py),
+  # which read their JSON; running them here too would only double the time.
+  [[ $doc == docs/json.md ]] && continue
   setup_written=0
-  fence="" in_block=0 n=0 pending="" pending_line=0 skipping=0 py="" py_line=0
+  fence="" in_block=0 n=0 pending="" pending_line=0 skipping=0 py="" py_line=0 expected=""
   while IFS= read -r raw || [[ -n $raw ]]; do
     n=$((n + 1))
     if [[ $raw =~ ^[[:space:]]*\`\`\`(.*)$ ]]; then
       if [[ $in_block == 0 ]]; then in_block=1 fence=${BASH_REMATCH[1]}; else in_block=0 fence=""; fi
-      pending="" skipping=0
+      pending="" skipping=0 expected=""
       continue
     fi
     [[ $in_block == 1 ]] || continue
@@ -170,7 +181,12 @@ for doc in "${docs[@]}"; do
       case "$fence" in
         sh | bash | shell) line=${line#"${line%%[![:space:]]*}"} ;;
         *)
-          [[ $line == '$ '* ]] || continue
+          if [[ $line != '$ '* ]]; then
+            # What the last `$ CMD` printed, as the doc shows it.
+            [[ -n $expected ]] && printf '%s\n' "$raw" >>"$expected"
+            continue
+          fi
+          expected=""
           line=${line#\$ }
           ;;
       esac
@@ -184,6 +200,7 @@ for doc in "${docs[@]}"; do
     if [[ $setup_written == 0 ]]; then setup_doc "$doc"; setup_written=1; fi
     emit "$doc" "$pending_line" "$pending"
     pending=""
+    case "$fence" in sh | bash | shell) ;; *) expected=${LAST_FILE%.sh}.expected ;; esac
   done <"$doc"
   if [[ -n $py ]]; then
     if [[ $setup_written == 0 ]]; then setup_doc "$doc"; setup_written=1; fi

@@ -17,6 +17,18 @@ elsewhere=$(mktemp -d)
 trap 'rm -rf "$elsewhere"' EXIT
 (cd "$elsewhere" && env -u RINGSIM_BIN PATH=/usr/bin:/bin "$prefix/bin/ringsim" --devices 8 --block 1024) ||
   { echo "FAILED: installed ringsim from $elsewhere"; exit 1; }
+# Shell completion: the three scripts where their shells look, each asking the
+# installed ringsim for its words.
+for f in share/bash-completion/completions/ringsim share/zsh/site-functions/_ringsim \
+  share/fish/vendor_completions.d/ringsim.fish; do
+  [[ -s $prefix/$f ]] || { echo "FAILED: $prefix/$f (shell completion) not installed"; exit 1; }
+done
+words=$(PATH=$prefix/bin:/usr/bin:/bin bash -c "source '$prefix/share/bash-completion/completions/ringsim'
+  COMP_WORDS=(ringsim pl); COMP_CWORD=1; _ringsim; echo \"\${COMPREPLY[*]}\"")
+[[ $words == plan ]] || { echo "FAILED: bash completion of 'ringsim pl' gave '$words', not 'plan'"; exit 1; }
+words=$(PATH=$prefix/bin:/usr/bin:/bin bash -c "source '$prefix/share/bash-completion/completions/ringsim'
+  COMP_WORDS=(ringsim plan --gpu h1); COMP_CWORD=3; _ringsim; echo \"\${COMPREPLY[*]}\"")
+[[ $words == h100-sxm ]] || { echo "FAILED: bash completion of '--gpu h1' gave '$words'"; exit 1; }
 if [[ $have_man != ON ]]; then
   echo "SKIPPED: man pages: help2man was not found at configure time (Debian: help2man)"
   exit 77
@@ -27,4 +39,9 @@ for p in "$@"; do
   [[ -s $page ]] || { echo "FAILED: $page missing"; exit 1; }
   grep -q '^\.TH' "$page" || { echo "FAILED: $page is not a man page"; exit 1; }
 done
-echo "installed: $* and their man pages under $prefix"
+for cmd in run minblock hardware plan infer sweep verify profile experiment calibrate; do
+  page=$prefix/share/man/man1/ringsim-$cmd.1
+  [[ -s $page ]] || { echo "FAILED: $page (the $cmd subcommand's man page) missing"; exit 1; }
+  grep -q -- '\\-\\-help' "$page" || { echo "FAILED: $page lists no flags"; exit 1; }
+done
+echo "installed: $*, their man pages, one per ringsim subcommand and the shell completion under $prefix"

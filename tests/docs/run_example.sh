@@ -7,12 +7,16 @@
 #     dirs), so an example that writes `experiments/results` or `docs/images`
 #     writes into the copy, never into the source; `build` points at this build,
 #     so `build/bin/ringsim` is the program under test.
-#   run_example.sh run SRC BUILD BIN PYDIR SCRATCH CMDFILE EXPECT NEEDS
+#   run_example.sh run SRC BUILD BIN PYDIR SCRATCH CMDFILE EXPECT NEEDS [TOLERANCE]
 #     Runs CMDFILE with bash in SCRATCH, BIN first on PATH and PYDIR on
-#     PYTHONPATH; passes when it exits EXPECT. Exit 77 (ctest: skipped) with a
+#     PYTHONPATH; passes when it exits EXPECT and, where the doc shows its
+#     output (CMDFILE's .expected beside it), prints that output
+#     (check_output.py; TOLERANCE: relative, for numbers that depend on the
+#     machine). Exit 77 (ctest: skipped) with a
 #     `SKIPPED: reason` line when NEEDS names hardware this machine lacks or a
 #     part this build left out.
 set -u
+here=$(cd "$(dirname "$0")" && pwd)
 mode=$1
 shift
 
@@ -30,7 +34,7 @@ if [[ $mode == setup ]]; then
   exit 0
 fi
 
-src=$1 build=$2 bin=$3 pydir=$4 scratch=$5 cmdfile=$6 expect=$7 needs=$8
+src=$1 build=$2 bin=$3 pydir=$4 scratch=$5 cmdfile=$6 expect=$7 needs=$8 tol=${9:-0}
 cmd=$(cat "$cmdfile")
 echo "example: $cmd"
 skip() {
@@ -83,11 +87,27 @@ py_dir=""
 [[ -n ${RINGSIM_DOCS_PYTHON:-} ]] && py_dir="$(dirname "$RINGSIM_DOCS_PYTHON"):"
 export PATH="$bin:$py_dir$PATH" PYTHONPATH="$pydir${PYTHONPATH:+:$PYTHONPATH}"
 cd "$scratch" || exit 1
-bash -c "$cmd" </dev/null
-rc=$?
-if [[ $rc == "$expect" ]]; then
-  echo "exit $rc, as documented"
-  exit 0
+expected=${cmdfile%.sh}.expected
+if [[ ! -f $expected ]]; then
+  bash -c "$cmd" </dev/null
+  rc=$?
+else
+  # The doc shows the output: keep stdout and stderr apart (JSON is read from
+  # stdout), show both in the log, then compare.
+  got=$(mktemp -d)
+  trap 'rm -rf "$got"' EXIT
+  bash -c "$cmd" </dev/null >"$got/out" 2>"$got/err"
+  rc=$?
+  cat "$got/out"
+  cat "$got/err" >&2
 fi
-echo "FAILED: exit $rc, the doc says $expect ($cmdfile)"
-exit 1
+if [[ $rc != "$expect" ]]; then
+  echo "FAILED: exit $rc, the doc says $expect ($cmdfile)"
+  exit 1
+fi
+echo "exit $rc, as documented"
+if [[ -f $expected ]]; then
+  "${RINGSIM_DOCS_PYTHON:-python3}" "$here/check_output.py" "$expected" "$got/out" \
+    "$got/err" "$tol" || { echo "($expected; tests/docs/check_output.py has the rules)"; exit 1; }
+fi
+exit 0

@@ -360,7 +360,7 @@ TEST(InferVerifyCli, BadInputsExitTwoWithOneLine) {
       {{"--mode", "train", "--variant", "pass-kv"}, "--variant: applies to --mode prefill"},
       {{"--mode", "decode", "--variant", "pass-q"}, "--variant: applies to --mode prefill"},
       {{"--mode", "prefill", "--variant", "pass-o"},
-       "--variant: unknown value 'pass-o'; choose one of: pass-kv, pass-q"},
+       "--variant: unknown value 'pass-o'; did you mean 'pass-q'? choose one of: pass-kv, pass-q"},
       {{"--mode", "prefill", "--layout", "ulysses"}, "--layout:"},
       {{"--mode", "decode", "--layout", "allgather"}, "--layout:"},
       {{"--mode", "serve"}, "--mode: unknown value 'serve'; choose one of: train, prefill, decode"},

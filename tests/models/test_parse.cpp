@@ -5,6 +5,8 @@
 
 using namespace ringsim;
 
+constexpr std::int64_t kMax = std::int64_t{1} << 62;
+
 TEST(Parse, CountAcceptsPlainAndBinarySuffixes) {
   EXPECT_EQ(parse_count("--x", "4096", 1, 1 << 30), 4096);
   EXPECT_EQ(parse_count("--x", "128K", 1, 1 << 30), 131072);
@@ -29,7 +31,7 @@ TEST(Parse, ErrorNamesFlagAndRange) {
   } catch (const InputError& e) {
     EXPECT_STREQ(
         e.what(),
-        "--devices: expected an integer in [1, 1048576] (suffix K/M/G/T allowed), got '0'");
+        "--devices: expected an integer in [1, 1048576] (binary suffix K/M/G/T allowed), got '0'");
   }
 }
 
@@ -56,4 +58,34 @@ TEST(Parse, HumanTokensUsesTheBinaryKThatParseCountReads) {
   EXPECT_EQ(human_tokens(131072), "128K");  // whole multiples print without decimals
   EXPECT_EQ(human_tokens(2097152), "2M");   // 2 x 2^20
   EXPECT_EQ(human_tokens(512), "512");
+}
+
+TEST(Parse, DecimalTokensPrintAsThePaperPrintsTable2) {
+  EXPECT_EQ(decimal_tokens(24500), "24.5K");  // the paper's A100 InfiniBand row
+  EXPECT_EQ(decimal_tokens(24960), "25.0K");  // its own F/B, 312e12 / 12.5e9
+  EXPECT_EQ(decimal_tokens(1040), "1.0K");
+  EXPECT_EQ(decimal_tokens(149500), "149.5K");
+  EXPECT_EQ(decimal_tokens(1.2e6), "1.2M");
+  EXPECT_EQ(decimal_tokens(15e12), "15.0T");
+  EXPECT_EQ(decimal_tokens(999), "999");
+}
+
+TEST(Parse, DecimalCountReadsTokenTotalsAsQuoted) {
+  EXPECT_EQ(parse_decimal_count("--t", "15T", 1, kMax), 15'000'000'000'000);
+  EXPECT_EQ(parse_decimal_count("--t", "1.5T", 1, kMax), 1'500'000'000'000);
+  EXPECT_EQ(parse_decimal_count("--t", "300B", 1, kMax), 300'000'000'000);
+  EXPECT_EQ(parse_decimal_count("--t", "300G", 1, kMax), 300'000'000'000);
+  EXPECT_EQ(parse_decimal_count("--t", "2M", 1, kMax), 2'000'000);
+  EXPECT_EQ(parse_decimal_count("--t", "0.5k", 1, kMax), 500);
+  EXPECT_EQ(parse_decimal_count("--t", "123", 1, kMax), 123);
+  for (const char* bad : {"", "T", ".", ".T", "1.5", "1.0005K", "1e12", "-1T", "+1T", "1..5T",
+                          "1.5.T", "15X", " 15T", "0", "2000T"}) {
+    try {
+      parse_decimal_count("--t", bad, 1, 1'000'000'000'000'000);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("--t: expected a whole number in [1, ", 0), 0u)
+          << e.what();
+    }
+  }
 }

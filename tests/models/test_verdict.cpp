@@ -165,6 +165,49 @@ TEST(Verdict, NeverHidesWinsOverAnyBlock) {
   EXPECT_NE(v.text.find("no block hides the bwd transfers"), std::string::npos) << v.text;
 }
 
+TEST(Verdict, NamesTheLargestLossAndWhatRemovesIt) {
+  // The exposed run above (10 s, compute 8 s, exposed 2 s of which 0.2 s
+  // interference) on devices whose mean compute is 5 s (a causal ring's last
+  // device does 8): imbalance 3 s > exposed 1.8 s > merges 0.5 s; the kernel's
+  // rate: 5 - 0.5 - 4 (ideal) = 0.5 s.
+  auto in = exposed_run();
+  in.ideal_s = 4;
+  in.mean_compute_s = 5;
+  in.overheads_s = 0.5;
+  in.contiguous_causal = true;
+  auto v = make_verdict(in);
+  EXPECT_DOUBLE_EQ(v.losses.at(kLossImbalance), 3);
+  EXPECT_NEAR(v.losses.at(kLossExposed), 1.8, 1e-12);
+  EXPECT_NEAR(v.losses.at(kLossInterference), 0.2, 1e-12);
+  EXPECT_DOUBLE_EQ(v.losses.at(kLossOverheads), 0.5);
+  EXPECT_DOUBLE_EQ(v.losses.at(kLossKernelRate), 0.5);
+  EXPECT_EQ(v.largest_loss, kLossImbalance);
+  EXPECT_NE(v.fix.find("use zigzag"), std::string::npos) << v.fix;
+  EXPECT_NE(v.text.find("largest loss: imbalance 3.000 s (30% of the time)"), std::string::npos)
+      << v.text;
+  // Balanced devices at nearly the ideal rate (ideal 7 s: the kernel loses
+  // 8 - 0.5 - 7 = 0.5 s): the exposed transfers lead, the block is the fix.
+  in.mean_compute_s = 8;
+  in.ideal_s = 7;
+  v = make_verdict(in);
+  EXPECT_EQ(v.largest_loss, kLossExposed);
+  EXPECT_NE(v.fix.find("at least 7964 tokens"), std::string::npos) << v.fix;
+  // A slowed device, not the mask, behind the imbalance.
+  in.mean_compute_s = 5;
+  in.ideal_s = 4;
+  in.contiguous_causal = false;
+  in.slowed_devices = true;
+  v = make_verdict(in);
+  EXPECT_NE(v.fix.find("--straggler"), std::string::npos) << v.fix;
+  // Nothing lost beyond the tolerance: no largest loss, no clause.
+  VerdictInputs ideal;
+  ideal.time_s = ideal.compute_only_s = ideal.device_time_s = ideal.device_free_s = 1;
+  ideal.ideal_s = ideal.mean_compute_s = 1;
+  v = make_verdict(ideal);
+  EXPECT_EQ(v.largest_loss, "");
+  EXPECT_EQ(v.text.find("largest loss"), std::string::npos) << v.text;
+}
+
 TEST(Verdict, ReadsBackWhatItWritesAndRefusesAMissingKey) {
   const auto v = make_verdict(exposed_run());
   const auto j = v.to_json();

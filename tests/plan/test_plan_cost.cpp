@@ -103,12 +103,17 @@ TEST(PlanCost, FlagsParseAndRefuse) {
       EXPECT_EQ(std::string(e.what()).rfind("--price-per-gpu-hour: ", 0), 0u) << e.what();
     }
   }
-  // Binary suffixes, as --context: 15T = 15 x 2^40, 1G = 2^30.
-  EXPECT_EQ(parse_train_tokens("--train-tokens", "15T"), 16492674416640);
-  EXPECT_EQ(parse_train_tokens("--train-tokens", "1G"), 1073741824);
+  // Decimal SI, as training runs are quoted (not --context's binary K/M/G/T):
+  // 15T = 15e12, 1G = 1B = 1e9, 1.5T = 1.5e12 exactly.
+  EXPECT_EQ(parse_train_tokens("--train-tokens", "15T"), 15000000000000);
+  EXPECT_EQ(parse_train_tokens("--train-tokens", "1G"), 1000000000);
+  EXPECT_EQ(parse_train_tokens("--train-tokens", "300B"), 300000000000);
+  EXPECT_EQ(parse_train_tokens("--train-tokens", "1.5T"), 1500000000000);
+  EXPECT_EQ(parse_train_tokens("--train-tokens", "2.5K"), 2500);
   EXPECT_EQ(parse_train_tokens("--train-tokens", "15000000000000"), 15000000000000);
-  // 0, signs, fractions, exponents; 2000T > 2^50 = 1024T.
-  for (const char* bad : {"0", "-5", "1.5T", "1e12", "2000T", "T", "15X"})
+  // 0, signs, exponents, fractions of a token; 2000T > 1000T.
+  for (const char* bad :
+       {"0", "-5", "1e12", "2000T", "T", ".", "15X", "1.5", "1.0005K", "1..5T", "1.5.T"})
     EXPECT_THROW(parse_train_tokens("--train-tokens", bad), InputError) << bad;
 }
 
@@ -142,9 +147,9 @@ TEST(PlanCostCli, JsonCostOnEveryFeasibleConfigMatchesItsStep) {
     EXPECT_NEAR(k.at("per_step").get<double>(), 64 * step / 3600 * 2.5, 1e-9);
     EXPECT_NEAR(k.at("per_billion_tokens").get<double>(), 64 * step / 3600 * 2.5 * 1e9 / tokens,
                 1e-6);
-    // 1T = 2^40 tokens in whole steps.
-    const auto steps = static_cast<std::int64_t>(std::ceil(std::ldexp(1.0, 40) / tokens));
-    EXPECT_EQ(k.at("train_tokens"), std::int64_t{1} << 40);
+    // 1T = 1e12 tokens (decimal, as runs are quoted) in whole steps.
+    const auto steps = static_cast<std::int64_t>(std::ceil(1e12 / tokens));
+    EXPECT_EQ(k.at("train_tokens"), std::int64_t{1000000000000});
     EXPECT_EQ(k.at("run_steps").get<std::int64_t>(), steps);
     EXPECT_NEAR(k.at("run_hours").get<double>(), steps * step / 3600, 1e-6);
     EXPECT_NEAR(k.at("run_gpu_hours").get<double>(), steps * step / 3600 * 64, 1e-4);
@@ -165,7 +170,7 @@ TEST(PlanCostCli, TrainTokensAloneGivesStepsHoursAndGpuHours) {
   EXPECT_FALSE(k.contains("run_cost"));
   const auto t = run_cli(with(kPlan, {"--train-tokens", "1T"}));
   ASSERT_EQ(t.code, 0) << t.err;
-  EXPECT_NE(t.out.find("run of 1,099,511,627,776 tokens"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("run of 1,000,000,000,000 tokens"), std::string::npos) << t.out;
   EXPECT_EQ(t.out.find("per billion tokens"), std::string::npos) << t.out;
 }
 
@@ -189,8 +194,8 @@ TEST(PlanCostCli, BadInputIsOneLineExitTwo) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
       {{"--price-per-gpu-hour", "0"}, "--price-per-gpu-hour: expected a positive number"},
       {{"--price-per-gpu-hour=-2"}, "--price-per-gpu-hour: expected a positive number"},
-      {{"--train-tokens", "0"}, "--train-tokens: expected an integer"},
-      {{"--train-tokens", "1.5T"}, "--train-tokens: expected an integer"},
+      {{"--train-tokens", "0"}, "--train-tokens: expected a whole number"},
+      {{"--train-tokens", "1.5"}, "--train-tokens: expected a whole number"},
       {{"--inference", "--train-tokens", "1T"},
        "--train-tokens: plans training; not with --inference"}};
   for (const auto& [extra, prefix] : cases) {

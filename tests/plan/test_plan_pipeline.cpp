@@ -252,7 +252,9 @@ TEST(PlanPipeline, BadPipelineFlagsAreOneLineAndExit2) {
       {{"plan", "--gpus", "16", "--context", "128K", "--pp", "4", "--pp-virtual", "2",
         "--microbatches", "6"},
        "--pp-virtual: interleaved"},
-      {{"plan", "--gpus", "16", "--context", "128K", "--pp-virtual", "2"}, "--pp-virtual:"},
+      // PP is searched by default; with it fixed off, interleaving has no stages.
+      {{"plan", "--gpus", "16", "--context", "128K", "--pp", "1", "--pp-virtual", "2"},
+       "--pp-virtual:"},
       {{"plan", "--gpus", "16", "--context", "128K", "--microbatches", "0"}, "--microbatches:"},
   };
   for (const auto& [args, prefix] : cases) {

@@ -205,7 +205,10 @@ def test_sweep_rows_and_records():
     one = ringsim.run(engine="analytic", devices=16, layout="zigzag", block=2048)
     assert rows[3]["summary"]["time_s"] == one["time_s"]
     recs = ringsim.records(rows)
-    assert recs[0]["devices"] == "8" and recs[0]["layout"] == "ring" and "time_s" in recs[0]
+    # Typed as the CLI reads them: numbers, not the strings the journal keeps.
+    assert recs[0]["devices"] == 8 and recs[0]["layout"] == "ring" and "time_s" in recs[0]
+    assert ringsim._typed("2K") == 2048 and ringsim._typed("1e15") == 1e15
+    assert ringsim._typed("0.5") == 0.5 and ringsim._typed("fa3") == "fa3"
     # A point the CLI refuses is a failed row with its message; the others still run.
     bad = ringsim.sweep({"devices": [0, 8]}, engine="analytic", frame=False)
     assert bad[0]["status"] == "failed" and bad[0]["error"].startswith("--devices:")
@@ -219,4 +222,11 @@ def test_sweep_dataframe_when_pandas_imports():
                                  "sweep() then returns a list of row dicts (tested above)")
     df = ringsim.sweep({"block": "1K..4K:x2"}, engine="analytic", devices=8)
     assert isinstance(df, pandas.DataFrame)
-    assert list(df["block"]) == ["1K", "2K", "4K"] and "time_s" in df.columns
+    assert list(df["block"]) == [1024, 2048, 4096] and "time_s" in df.columns
+    assert df["block"].dtype.kind == "i" and df["time_s"].dtype.kind == "f"
+
+
+def test_version_is_the_cli_version():
+    r = subprocess.run([BIN, "--version"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip() == "ringsim " + ringsim.__version__
+    assert ringsim.__version__.count(".") == 2

@@ -448,12 +448,92 @@ TEST(SimCli, MinblockSelectionAndOneJsonShape) {
   // c = F/B = 989e12 / 50e9 = 19780 tokens.
   EXPECT_DOUBLE_EQ(jp.at("rows").at(0).at("paper").get<double>(), 19780.0);
   EXPECT_EQ(jp.at("selection").at("by_hand"), true);
+  // One row: its minimum at the top too, as the README shows; several: null.
+  EXPECT_DOUBLE_EQ(jp.at("min_block").get<double>(), 19780.0);
+  EXPECT_DOUBLE_EQ(jp.at("min_seq_per_device").get<double>(), 6 * 19780.0);
+  EXPECT_EQ(js.at("min_block"), js.at("rows").at(0).at("paper"));
+  EXPECT_TRUE(ja.at("min_block").is_null());
+  EXPECT_TRUE(ja.at("min_seq_per_device").is_null());
   // The text: the chosen row only.
   const auto t = run({"minblock", "--gpu", "a100-80gb", "--inter", "ib-hdr"});
   ASSERT_EQ(t.exit_code, 0) << t.err;
   EXPECT_EQ(t.out.find("Table 2"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("a100-80gb   ib-hdr"), std::string::npos) << t.out;
   EXPECT_EQ(t.out.find("h100-sxm"), std::string::npos) << t.out;
+}
+
+TEST(SimCli, MinblockFwdbwdIsTheLargerPassAsRunSays) {
+  // zigzag's backward needs a larger block than its forward on this pair;
+  // minblock's combined column for fwdbwd is the run's verdict (both passes).
+  const std::vector<std::string> pair = {"--flops",   "989e12", "--bandwidth",  "50e9",
+                                         "--latency", "3e-6",   "--efficiency", "0.6",
+                                         "--layout",  "zigzag"};
+  auto with = [&](std::vector<std::string> head, std::vector<std::string> tail) {
+    head.insert(head.end(), pair.begin(), pair.end());
+    head.insert(head.end(), tail.begin(), tail.end());
+    return run(head);
+  };
+  const auto m = with({"minblock"}, {"--pass", "fwdbwd", "--json"});
+  const auto f = with({"minblock"}, {"--pass", "fwd", "--json"});
+  const auto r = with({"--devices", "64", "--platform", "flat"},
+                      {"--pass", "fwdbwd", "--engine", "analytic", "--json"});
+  for (const auto* c : {&m, &f, &r}) ASSERT_EQ(c->exit_code, 0) << c->err;
+  const auto jm = nlohmann::json::parse(m.out), jf = nlohmann::json::parse(f.out),
+             jr = nlohmann::json::parse(r.out);
+  const auto verdict = jr.at("verdict");
+  const auto fwd = verdict.at("min_block_by_pass").at("fwd").get<std::int64_t>(),
+             bwd = verdict.at("min_block_by_pass").at("bwd").get<std::int64_t>();
+  ASSERT_GT(bwd, fwd) << "this pair no longer tells the passes apart";
+  EXPECT_EQ(jm.at("rows").at(0).at("combined").get<std::int64_t>(), bwd);
+  EXPECT_EQ(jf.at("rows").at(0).at("combined").get<std::int64_t>(), fwd);
+}
+
+TEST(SimCli, VerdictNamesCausalImbalanceAndZigzagInBothEngines) {
+  // 8 H100 x 4K, causal contiguous ring: the last device computes every step
+  // while the first idles, so imbalance is the largest loss and zigzag the fix.
+  const auto r = run({"--devices", "8", "--block", "4096", "--layout", "ring", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto v = nlohmann::json::parse(r.out).at("verdict");
+  EXPECT_EQ(v.at("largest_loss"), "imbalance") << v.dump(1);
+  EXPECT_NE(v.at("fix").get<std::string>().find("use zigzag"), std::string::npos);
+  const auto a = run(
+      {"--devices", "8", "--block", "4096", "--layout", "ring", "--engine", "analytic", "--json"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(nlohmann::json::parse(a.out).at("verdict").at("largest_loss"), "imbalance");
+  // Zigzag removes it: whatever leads now, it is not imbalance.
+  const auto z = run({"--devices", "8", "--block", "4096", "--layout", "zigzag", "--engine",
+                      "analytic", "--json"});
+  ASSERT_EQ(z.exit_code, 0) << z.err;
+  EXPECT_NE(nlohmann::json::parse(z.out).at("verdict").at("largest_loss"), "imbalance");
+}
+
+TEST(SimCli, TheAnalyticColumnSaysItLeavesOutFaults) {
+  const auto f = run({"--devices", "8", "--block", "4096", "--straggler", "3:2"});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_NE(f.out.find("analytic (no faults)"), std::string::npos) << f.out;
+  EXPECT_NE(f.out.find("(the analytic column leaves out the faults)"), std::string::npos);
+  const auto n = run({"--devices", "8", "--block", "4096"});
+  ASSERT_EQ(n.exit_code, 0) << n.err;
+  EXPECT_EQ(n.out.find("no faults"), std::string::npos) << n.out;
+}
+
+TEST(SimCli, LongSimulatedCellsKeepTheirDistanceFromTheAnalyticOne) {
+  // "fwd 0-14; bwd 0-14" fills the simulated column's 18 characters: it used
+  // to run into the analytic cell ("... bwd 11-62none"); two blanks now.
+  const auto r = run({"--devices", "16", "--block", "2048", "--layout", "zigzag", "--pass",
+                      "fwdbwd", "--degrade", "3-4:2", "--kernel", "roofline"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("  stalled steps", 0) != 0) continue;
+    const auto sim = line.substr(28);  // after the 2 + 26 columns of the label
+    const auto gap = sim.find("  ");
+    ASSERT_NE(gap, std::string::npos) << line;
+    EXPECT_GE(gap, 18u) << "this case no longer fills the column: " << line;
+    EXPECT_NE(sim.find_first_not_of(' ', gap), std::string::npos) << line;
+    return;
+  }
+  ADD_FAILURE() << "no stalled steps row:\n" << r.out;
 }
 
 }  // namespace

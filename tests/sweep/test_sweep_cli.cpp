@@ -131,6 +131,22 @@ TEST(SweepCli, PlotSpecHasOneSeriesPerValue) {
   EXPECT_EQ(spec["panels"][0]["series"][0]["points"].size(), 3u);
 }
 
+TEST(SweepCli, ThreeAxesDrawOneSeriesPerCombination) {
+  // x = --block; --devices x --layout = 4 combinations, so 4 lines of 2
+  // points each, and no line goes back in x (it would join configurations).
+  const auto out = tmp("combo.jsonl"), plot = tmp("combo");
+  run_ok({RINGSIM_BIN, "sweep", "--devices", "8,16", "--block", "1K,2K", "--layout", "ring,zigzag",
+          "--engine", "analytic", "--out", out, "--plot", plot, "--plot-x", "--block", "--json"});
+  const auto spec = nlohmann::json::parse(slurp(plot + ".json"));
+  const auto& series = spec["panels"][0]["series"];
+  ASSERT_EQ(series.size(), 4u) << spec.dump(1);
+  EXPECT_EQ(series[0]["name"], "--devices 8, --layout ring");
+  for (const auto& s : series) {
+    ASSERT_EQ(s["points"].size(), 2u) << s.dump();
+    EXPECT_LT(s["points"][0][0].get<double>(), s["points"][1][0].get<double>()) << s.dump();
+  }
+}
+
 TEST(SweepCli, MpiRanksWriteTheSameRowsAsOneJob) {
   const std::string mpirun = RINGSIM_MPIRUN;
   if (mpirun.empty()) GTEST_SKIP() << "SKIPPED: no mpirun found at configure time (openmpi-bin)";

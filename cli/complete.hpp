@@ -1,0 +1,17 @@
+#pragma once
+// Shell completion's one source of words: `ringsim __complete [CMD [FLAG]]`
+// prints the subcommands, CMD's flags, or FLAG's values (catalog names and
+// fixed choices), one per line. The bash, zsh and fish scripts in
+// cli/completion/ ask it, so they cannot drift from the program.
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace ringsim::cli {
+
+// The words for `ringsim __complete ARGS...` (ARGS after __complete).
+std::vector<std::string> completion_words(const CLI::App& app,
+                                          const std::vector<std::string>& names,
+                                          const std::vector<std::string>& args);
+
+}  // namespace ringsim::cli
