@@ -72,6 +72,7 @@ int run(const InferFlags& f) {
   const bool simgrid = parse_choice("--engine", f.engine, {"simgrid", "analytic"}) == "simgrid";
   if (!simgrid && !f.trace.empty())
     throw InputError("--trace: needs --engine simgrid (the closed forms have no timeline)");
+  const auto budget = sim::budget_from_flags(f.max_activities, f.max_memory);
 
   InferRequest r;
   r.shape = proc::resolve_shape(proc::parse_workload(f.w, false));
@@ -105,13 +106,6 @@ int run(const InferFlags& f) {
     o.decode_head_s = head_seconds(r, hw, r.batch);
     o.record_events = !f.trace.empty();
     o.progress = f.progress;
-    auto budget = sim::default_budget();
-    if (!f.max_activities.empty())
-      budget.max_activities = static_cast<std::uint64_t>(
-          parse_count("--max-activities", f.max_activities, 1, std::int64_t{1} << 50));
-    if (!f.max_memory.empty())
-      budget.max_memory_bytes = static_cast<std::uint64_t>(
-          parse_count("--max-memory", f.max_memory, 1 << 20, std::int64_t{1} << 50));
     sim::check_budget(sim::estimate_infer_size(o), budget);
     s = sim::simulate_infer(o);
     if (s->interrupted) {

@@ -9,6 +9,7 @@
 #include "models/core/calls.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
+#include "models/infer/size_guard.hpp"
 #include "models/kernel/implementation.hpp"
 #include "models/plan/basics.hpp"
 
@@ -319,6 +320,7 @@ VariantChoice choose(const InferRequest& r, const Hardware& hw, const InferLayer
 
 InferResult infer(const InferRequest& r, const Hardware& hw, const Implementation& im) {
   check_request(r);
+  check_closed_form_size(r);  // before any [rank][step] table is allocated
   InferResult res;
   // Each variant's layer once: its O(cp^2) rank-steps are the costly part.
   const InferLayer layers[2] = {infer_layer(r, hw, im, InferVariant::PassKv, false),
