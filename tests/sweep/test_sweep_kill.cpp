@@ -89,7 +89,9 @@ std::string reference(double* seconds, const std::string& blocks = "256,512") {
 // whoever wrote it) and compared byte for byte.
 void resume_and_compare(const std::string& path, const std::string& expected,
                         const std::string& where, const std::string& blocks = "256,512") {
-  const auto r = proc::run(sweep(path, blocks), 120);
+  auto argv = sweep(path, blocks);
+  argv.insert(argv.end(), {"-j", "2"});  // the same bytes whatever -j, in half the time
+  const auto r = proc::run(argv, 120);
   ASSERT_TRUE(r.ok()) << where << ": the resume failed: " << r.failure() << "\n" << r.err;
   EXPECT_EQ(slurp(path), expected) << where;
 }
