@@ -28,11 +28,6 @@
 namespace ringsim::cli {
 namespace {
 
-struct JournalHeaderInput {
-  std::map<std::string, std::string> base;
-  std::string config;
-};
-
 struct SweepFlags {
   proc::RunFlags run;
   std::string grid, out, jobs = "1", timeout = "0", plot, metric = "time_s", plot_x, plot_series;
@@ -47,13 +42,13 @@ const std::set<std::string> kSweepOnly = {"--grid", "--out",         "--jobs",  
                                           "--plot", "--plot-metric", "--plot-x",  "--plot-series",
                                           "--json", "--force-new",   "--progress"};
 
-// What the journal's header holds: the flags given (command line, --config)
-// and those a grid file set, but not the axes.
-JournalHeaderInput header_input(const SweepFlags& f, const sweep::Grid& g) {
+// The base flags the journal's header holds: those given (command line,
+// --config) and those a grid file set, but not the axes.
+std::map<std::string, std::string> header_base(const SweepFlags& f, const sweep::Grid& g) {
   auto base = f.base;
   for (const auto& [k, v] : g.file_base) base.emplace(k, v);
   for (const auto& a : g.axes) base.erase(a.flag);
-  return {base, f.config};
+  return base;
 }
 
 bool is_list(const std::string& text) {
@@ -99,8 +94,7 @@ int run(const SweepFlags& f) {
   const auto pts = sweep::points(g);
 
   sweep::Options o;
-  const auto hin = header_input(f, g);
-  o.header = sweep::make_header(hin.base, hin.config);
+  o.header = sweep::make_header(header_base(f, g), f.config);
   o.force_new = f.force_new;
   o.jobs = static_cast<int>(parse_count("--jobs", f.jobs, 1, 1024));
   o.timeout_s = parse_real("--timeout", f.timeout, 0, 1e7);
