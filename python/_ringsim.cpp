@@ -189,7 +189,12 @@ std::vector<std::string> run_sweep(const std::vector<std::string>& base,
   o.jobs = jobs;
   o.timeout_s = timeout_s;
   o.ringsim = ringsim_bin();
-  if (!out.empty()) check_outputs({{"--out", out}}, {{"--catalog", g.base.hw.catalog}});
+  if (!out.empty()) {
+    // The journal itself (the CLI's FILE.csv form has no Python equivalent).
+    if (out.size() <= 6 || out.compare(out.size() - 6, 6, ".jsonl") != 0)
+      throw InputError("--out " + out + ": name a .jsonl file (the journal)");
+    check_outputs({{"--out", out}}, {{"--catalog", g.base.hw.catalog}});
+  }
   sweep::Result res;
   CallSignals signals;
   {
