@@ -263,17 +263,21 @@ Grid parse_grid(const std::string& text, const std::string& path, const std::str
   if (j.contains("base")) {
     if (!j["base"].is_object())
       throw InputError(fmt::format("{} {}: 'base' must be an object of flags", flag, path));
-    for (const auto& [k, v] : j["base"].items()) {
+    // Plain names, not structured bindings: lambdas capture them (clang 14).
+    for (const auto& item : j["base"].items()) {
+      const std::string k = item.key();
       known(k);
       if (std::find(given.begin(), given.end(), k) != given.end()) continue;
-      const auto text = text_of(v, k);
-      in_file([&] { set_flag(g.base, k, text); });
-      g.file_base[k] = text;
+      const auto value = text_of(item.value(), k);
+      in_file([&] { set_flag(g.base, k, value); });
+      g.file_base[k] = value;
     }
   }
   // nlohmann's object is sorted by key; the axes' order is the file's.
   const auto ordered = nlohmann::ordered_json::parse(text);
-  for (const auto& [k, v] : ordered["axes"].items()) {
+  for (const auto& item : ordered["axes"].items()) {
+    const std::string k = item.key();
+    const auto& v = item.value();
     known(k);
     Axis a{k, {}};
     if (v.is_array()) {
@@ -281,7 +285,8 @@ Grid parse_grid(const std::string& text, const std::string& path, const std::str
       if (a.values.empty())
         throw InputError(fmt::format("{} {}: axis '{}' is empty", flag, path, k));
     } else {
-      a.values = in_file([&] { return expand(k, text_of(nlohmann::json(v), k)); });
+      const auto value = text_of(nlohmann::json(v), k);
+      a.values = in_file([&] { return expand(k, value); });
     }
     g.axes.push_back(std::move(a));
   }
