@@ -33,7 +33,11 @@ nlohmann::json list_json() {
 }
 
 int run(const ExperimentFlags& f) {
+  // Judged before --list too: a bad value is refused, never ignored.
+  parse_choice("--engine", f.engine, {"auto", "simgrid", "analytic"});
+  parse_count("--jobs", f.jobs, 1, 64);
   if (f.list) {
+    if (!f.out.empty()) throw InputError("--out: --list writes nothing; leave --out out");
     if (f.json) {
       std::cout << nlohmann::json{{"schema_version", kJsonSchemaVersion},
                                   {"experiments", list_json()}}

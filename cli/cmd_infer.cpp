@@ -73,6 +73,7 @@ int run(const InferFlags& f) {
   const bool simgrid = parse_choice("--engine", f.engine, {"simgrid", "analytic"}) == "simgrid";
   if (!simgrid && !f.trace.empty())
     throw InputError("--trace: needs --engine simgrid (the closed forms have no timeline)");
+  const auto budget = sim::budget_from_flags(f.max_activities, f.max_memory);
 
   InferRequest r;
   r.shape = proc::resolve_shape(proc::parse_workload(f.w, false));
@@ -118,13 +119,6 @@ int run(const InferFlags& f) {
     o.decode_head_s = head_seconds(r, hw, r.batch);
     o.record_events = !f.trace.empty();
     o.progress = f.progress;
-    auto budget = sim::default_budget();
-    if (!f.max_activities.empty())
-      budget.max_activities = static_cast<std::uint64_t>(
-          parse_count("--max-activities", f.max_activities, 1, std::int64_t{1} << 50));
-    if (!f.max_memory.empty())
-      budget.max_memory_bytes = static_cast<std::uint64_t>(
-          parse_count("--max-memory", f.max_memory, 1 << 20, std::int64_t{1} << 50));
     sim::check_budget(sim::estimate_infer_size(o), budget);
     s = sim::simulate_infer(o);
     if (s->interrupted) {
@@ -163,12 +157,14 @@ int run(const InferFlags& f) {
                    {"dense_s", a.dense_s},
                    {"pointwise_s", a.pointwise_s},
                    {"tp_comm_s", a.tp_s},
+                   {"launch_s", a.launch_s},
                    {"head_s", a.head_s},
                    {"decode_s_per_token", a.decode_s_per_token},
                    {"decode_attention_s", a.decode_attention_s},
                    {"decode_dense_s", a.decode_dense_s},
                    {"decode_cp_comm_s", a.decode_comm_s},
                    {"decode_tp_comm_s", a.decode_tp_s},
+                   {"decode_launch_s", a.decode_launch_s},
                    {"tokens_per_s", a.tokens_per_s},
                    {"generation_s", a.generation_s},
                    {"prefill_mfu", a.mfu}};
@@ -247,6 +243,7 @@ int run(const InferFlags& f) {
   row("  partial-output all-to-all", a.return_s, sg(s ? s->prefill.return_s : 0));
   row("  merge of returned partials", a.merge_s, sg(s ? s->prefill.merge_s : 0));
   row("  projections + MLP (GEMMs)", a.dense_s, std::nullopt);
+  row("    of which kernel launch", a.launch_s, std::nullopt);
   row("  norms, RoPE, residuals", a.pointwise_s, std::nullopt);
   if (s)
     out += fmt::format("  {:<34}{:>19} {:>12}\n", "  dense work (the two above)", "",
@@ -259,11 +256,18 @@ int run(const InferFlags& f) {
                      r.batch, r.context);
   out += fmt::format("  {:<34}{:>12}{}\n", "time per token", secs(a.decode_s_per_token),
                      s ? fmt::format("        {:>12} (simgrid)", secs(sim_decode)) : "");
-  out +=
-      fmt::format("  {:<34}{:>12}\n", "  attention over the KV shard", secs(a.decode_attention_s));
+  out += fmt::format("  {:<34}{:>12}\n", "  attention (+ pass-Q SendRecvs)",
+                     secs(a.decode_attention_s));
   out += fmt::format("  {:<34}{:>12}\n", "  weights, MLP, head", secs(a.decode_dense_s));
-  out += fmt::format("  {:<34}{:>12}\n", "  CP gather + merge + send back", secs(a.decode_comm_s));
-  out += fmt::format("  {:<34}{:>12}\n", "  TP all-reduces", secs(a.decode_tp_s));
+  out +=
+      fmt::format("  {:<34}{:>12}  ({})\n", "    of which kernel launch", secs(a.decode_launch_s),
+                  r.cuda_graphs ? "CUDA graphs: device gaps" : "eager: host dispatch");
+  out += fmt::format("  {:<34}{:>12}\n", "  CP pass-Q: all-to-all + merge", secs(a.decode_comm_s));
+  out += fmt::format("  {:<34}{:>12}  (NCCL {} on the TP group{})\n", "  TP all-reduces",
+                     secs(a.decode_tp_s), r.tp > 1 ? "ring/tree" : "none",
+                     r.tp > hw.gpus_per_node && hw.platform == Platform::Nodes
+                         ? ", across hosts on the NICs"
+                         : "");
   out += fmt::format("  {:<34}{:>12.1f}{}\n", "tokens/s (all sequences)", a.tokens_per_s,
                      s && sim_decode > 0 ? fmt::format("        {:>12.1f} (simgrid)",
                                                        static_cast<double>(r.batch) / sim_decode)

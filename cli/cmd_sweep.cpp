@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -18,6 +19,7 @@
 #include "models/core/parse.hpp"
 #include "proc/run_spec.hpp"
 #include "sim/progress.hpp"
+#include "sweep/header.hpp"
 #include "sweep/sweep.hpp"
 #ifdef RINGSIM_HAVE_MPI_SWEEP
 #include "mpi/sweep/sweep_mpi.hpp"
@@ -29,9 +31,25 @@ namespace {
 struct SweepFlags {
   proc::RunFlags run;
   std::string grid, out, jobs = "1", timeout = "0", plot, metric = "time_s", plot_x, plot_series;
-  bool json = false;
+  bool json = false, force_new = false;
   std::vector<std::pair<std::string, std::string>> given;  // (flag, text) in command-line order
+  std::map<std::string, std::string> base;  // the flags under the axes, for the journal's header
+  std::string config;                       // --config FILE ("": none)
 };
+
+// The sweep's own flags: how it runs and what it writes, not what a row holds.
+const std::set<std::string> kSweepOnly = {"--grid", "--out",         "--jobs",    "--timeout",
+                                          "--plot", "--plot-metric", "--plot-x",  "--plot-series",
+                                          "--json", "--force-new",   "--progress"};
+
+// The base flags the journal's header holds: those given (command line,
+// --config) and those a grid file set, but not the axes.
+std::map<std::string, std::string> header_base(const SweepFlags& f, const sweep::Grid& g) {
+  auto base = f.base;
+  for (const auto& [k, v] : g.file_base) base.emplace(k, v);
+  for (const auto& a : g.axes) base.erase(a.flag);
+  return base;
+}
 
 bool is_list(const std::string& text) {
   return text.find(',') != std::string::npos || text.find("..") != std::string::npos;
@@ -76,6 +94,8 @@ int run(const SweepFlags& f) {
   const auto pts = sweep::points(g);
 
   sweep::Options o;
+  o.header = sweep::make_header(header_base(f, g), f.config);
+  o.force_new = f.force_new;
   o.jobs = static_cast<int>(parse_count("--jobs", f.jobs, 1, 1024));
   o.timeout_s = parse_real("--timeout", f.timeout, 0, 1e7);
   // run's --progress; a sweep shows its bar whenever stderr is a terminal.
@@ -93,6 +113,13 @@ int run(const SweepFlags& f) {
       throw InputError(fmt::format("--out {}: name a .jsonl or a .csv file", f.out));
     }
   }
+  if (f.plot.empty())
+    for (const auto& [flag, text] : f.given)
+      if (flag == "--plot-metric" || flag == "--plot-x" || flag == "--plot-series")
+        throw InputError(
+            fmt::format("{}: applies to --plot PREFIX (the sweep's plot); give --plot "
+                        "or leave {} out",
+                        flag, flag));
   if (!f.plot.empty()) {
     if (f.out.empty()) throw InputError("--plot: needs --out (the plot is written with the data)");
     o.plot = f.plot;
@@ -140,7 +167,7 @@ int run(const SweepFlags& f) {
   if (sweep::launched_by_mpi()) {
 #ifdef RINGSIM_HAVE_MPI_SWEEP
     auto m = sweep::run_mpi(pts, o);
-    if (m.worker) return 0;
+    if (m.worker) return sim::interrupt_requested() ? 130 : 0;
     res = std::move(m.result);
     ranks = m.ranks;
 #else
@@ -194,9 +221,9 @@ int run(const SweepFlags& f) {
   }
   if (res.interrupted) {
     std::cerr << fmt::format(
-        "ringsim sweep: interrupted; {} row(s) journalled in {}; rerun the same command to "
+        "ringsim sweep: interrupted; {} rows journalled in {}; rerun the same command to "
         "finish\n",
-        res.rows.size(), o.out.empty() ? "(nothing: no --out)" : o.out);
+        o.out.empty() ? 0 : res.rows.size(), o.out.empty() ? "(nothing: no --out)" : o.out);
     return 130;
   }
   return 0;
@@ -241,6 +268,9 @@ Command sweep_command() {
                             "other axis splits the series too, one line per combination")
                 ->type_name(flag_type::kName);
             sub->add_flag("--json", f->json, "Print one JSON object with every row");
+            sub->add_flag("--force-new", f->force_new,
+                          "Start a new journal even if --out holds one (computed under other "
+                          "flags, data or version); the old one is kept beside it as FILE.N.jsonl");
             sub->callback([f, code, sub] {
               // The flags given, in command-line order: the axes' order.
               f->given.clear();
@@ -250,6 +280,9 @@ Command sweep_command() {
                 const auto flag = "--" + opt->get_lnames().front();
                 for (const auto& v : opt->results()) f->given.emplace_back(flag, v);
               }
+              f->base = sweep::flags_given(*sub, kSweepOnly);
+              const auto* config = sub->get_parent()->get_config_ptr();
+              f->config = config && config->count() > 0 ? config->as<std::string>() : "";
               *code = run(*f);
             });
             return sub;

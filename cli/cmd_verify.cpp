@@ -512,6 +512,8 @@ int run_infer(const VerifyFlags& f, InferMode mode) {
 
 int run(const VerifyFlags& f) {
   const auto mode = parse_choice("--mode", f.mode, {"train", "prefill", "decode"});
+  // Judged whether or not files are given: a bad value is refused, never ignored.
+  parse_count("--max-input", f.max_input, 1, std::int64_t{1} << 40);
   if (mode != "train") return run_infer(f, parse_infer_mode("--mode", mode));
   if (f.variant_given)
     throw InputError(

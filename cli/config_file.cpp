@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <set>
 
 #include "models/core/errors.hpp"
 #include "models/core/input_file.hpp"
@@ -17,6 +18,38 @@ constexpr std::uintmax_t kMaxConfigBytes = 1u << 20;
 // CLI11's TOML reader, with every key moved under the subcommand that was
 // chosen: CLI11 reads the config file on the root app only, and a key without a
 // section would otherwise look for the flag on the root (which has none).
+// A key or value from the file as a message can show it: a NUL byte would
+// end the message where it stands (what() is a C string), and other control
+// bytes would reach the terminal.
+std::string shown(const std::string& text) {
+  return one_line(text).substr(0, 80);
+}
+
+// What CLI11's lenient reader lets through but a flag cannot take: a
+// fragment of bad syntax (`devices = = 8`, an unterminated string), an array
+// for a flag that takes one value, a word for a switch. Named by file and key,
+// not reported later as a command-line error that never was on the line.
+void check_values(const std::string& file, const CLI::ConfigItem& item, const CLI::Option& op) {
+  for (const auto& v : item.inputs) {
+    if (!v.empty() && (v.front() == '=' || v.front() == '"' || v.front() == '\''))
+      throw InputError(
+          fmt::format("--config {}: key '{}': '{}' is not a TOML value (a stray '=' "
+                      "or an unterminated string)",
+                      file, shown(item.name), shown(v)));
+  }
+  if (op.get_expected_min() == 0) {  // a switch: --causal / --no-causal
+    static const std::set<std::string> yes_no = {"true", "false", "on", "off", "1", "0"};
+    if (item.inputs.size() != 1 || !yes_no.count(item.inputs.front()))
+      throw InputError(fmt::format("--config {}: key '{}' is a switch: true or false, got '{}'",
+                                   file, shown(item.name), shown(join(item.inputs, ", "))));
+    return;
+  }
+  if (op.get_items_expected_max() == 1 && item.inputs.size() > 1)
+    throw InputError(fmt::format(
+        "--config {}: key '{}' has {} values (an array, or the key given twice); it takes one",
+        file, shown(item.name), item.inputs.size()));
+}
+
 class SubcommandToml : public CLI::ConfigTOML {
  public:
   explicit SubcommandToml(const CLI::App* root) : root_(root) {}
@@ -39,6 +72,7 @@ class SubcommandToml : public CLI::ConfigTOML {
     }
     const std::string command = "ringsim " + join(path, " ");
     std::vector<CLI::ConfigItem> out;
+    std::set<std::string> seen;
     // Sections (CLI11 marks them with "++"/"--" items) and dotted keys: flags
     // are top-level keys. Name the first key inside one.
     for (const auto& item : items) {
@@ -46,7 +80,7 @@ class SubcommandToml : public CLI::ConfigTOML {
       if (!item.parents.empty() && !marker)
         throw InputError(
             fmt::format("--config {}: key '{}' is in a section; write each flag as a top-level key",
-                        file, item.fullname()));
+                        file, shown(item.fullname())));
     }
     for (auto& item : items) {
       if (!item.parents.empty() || item.name == "++" || item.name == "--")
@@ -59,7 +93,11 @@ class SubcommandToml : public CLI::ConfigTOML {
         throw InputError(fmt::format(
             "--config {}: unknown key '{}' for '{}'; a key is one of its long flags without "
             "the dashes (see '{} --help')",
-            file, item.name, command, command));
+            file, shown(item.name), command, command));
+      check_values(file, item, *op);
+      if (!seen.insert(item.name).second)
+        throw InputError(fmt::format("--config {}: key '{}' is given twice; give it once", file,
+                                     shown(item.name)));
       item.parents = path;
       out.push_back(std::move(item));
     }

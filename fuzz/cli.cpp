@@ -1,10 +1,7 @@
 // Fuzz target: the command line (ringsim::cli::run_cli). The input is split
-// into argv tokens at '\n' and NUL. The contract checked on every run:
-//   exit 2 -> stderr is exactly one line "ringsim: error: ...", stdout empty;
-//   exit 0 (or 1 from verify) -> stdout holds no NaN/Inf, and --json prints
-//   one JSON object;
-//   anything else (an internal error, exit 3, a crash, a sanitizer report) is
-//   a finding.
+// into argv tokens at '\n' and NUL; every run must keep the command line's
+// contract (fuzz/cli_contract.hpp: one error line and exit 2, or finite
+// results), and a crash or a sanitizer report is a finding.
 //
 // Fuzz-only limits, so every input finishes in milliseconds and the process
 // can run millions of them (they live here, not in ringsim):
@@ -33,6 +30,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "fuzz/cli_contract.hpp"
 #include "fuzz/target.hpp"
 #include "kernels/npy.hpp"
 
@@ -116,16 +114,6 @@ long long count_value(std::string t) {
   return std::stoll(t) * mult;
 }
 
-bool has_word(const std::string& text, const std::string& word) {
-  for (auto p = text.find(word); p != std::string::npos; p = text.find(word, p + 1)) {
-    const bool left = p == 0 || !std::isalpha(static_cast<unsigned char>(text[p - 1]));
-    const auto e = p + word.size();
-    const bool right = e == text.size() || !std::isalpha(static_cast<unsigned char>(text[e]));
-    if (left && right) return true;
-  }
-  return false;
-}
-
 std::string sandbox_path(const std::string& name) {
   make_sandbox();
   return sandbox() + "/" + name;
@@ -190,47 +178,7 @@ int cli(const std::uint8_t* data, std::size_t size) {
     kept.push_back("analytic");
   }
 
-  std::vector<const char*> argv{"ringsim"};
-  for (const auto& t : kept) argv.push_back(t.c_str());
-  std::ostringstream out, err;
-  auto* old_out = std::cout.rdbuf(out.rdbuf());
-  auto* old_err = std::cerr.rdbuf(err.rdbuf());
-  const int rc = cli::run_cli(static_cast<int>(argv.size()), argv.data());
-  std::cout.rdbuf(old_out);
-  std::cerr.rdbuf(old_err);
-
-  const std::string o = out.str(), e = err.str();
-  std::string shown;
-  for (const auto& t : kept) shown += " '" + t + "'";
-  if (rc == 2) {
-    if (e.rfind("ringsim: error: ", 0) != 0 || e.size() <= 17 || e.back() != '\n' ||
-        e.find('\n') != e.size() - 1)
-      finding("cli: exit 2 without exactly one 'ringsim: error:' line:" + shown + "\n" + e);
-    if (!o.empty()) finding("cli: exit 2 but stdout not empty:" + shown + "\n" + o);
-    return 0;
-  }
-  if (rc != 0 && !(rc == 1 && sub == "verify"))
-    finding("cli: exit " + std::to_string(rc) + ":" + shown + "\n" + e);
-  // Help (also as a short-flag cluster such as "-hx") and --version print text,
-  // not results.
-  const bool help = o.find("Usage: ") != std::string::npos ||
-                    std::any_of(kept.begin(), kept.end(), [](const std::string& t) {
-                      return t == "--help-all" || t == "--version";
-                    });
-  // fmt, printf and to_string print non-finite numbers as lowercase inf/nan
-  // (JSON output turns them into null, caught by the readers of --json).
-  if (!help && (has_word(o, "nan") || has_word(o, "inf")))
-    finding("cli: NaN/Inf printed:" + shown + "\n" + o);
-  if (!help && std::find(kept.begin(), kept.end(), "--json") != kept.end()) {
-    const auto j = nlohmann::json::parse(o, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
-      finding("cli: --json did not print one object:" + shown);
-    // nlohmann prints NaN/Inf as null: the run summary's times must be numbers.
-    if (sub == "run")
-      for (const char* k : {"time_s", "ideal_time_s", "efficiency", "compute_s_per_step"})
-        if (j.contains(k) && !j[k].is_number())
-          finding(std::string("cli: run --json: '") + k + "' is not a number:" + shown);
-  }
+  check_cli_contract("cli", run_captured(kept), kept, sub);
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +23,8 @@
 #include <sstream>
 #include <thread>
 
+#include "sim/interrupt.hpp"
+
 extern char** environ;
 
 namespace ringsim::proc {
@@ -30,36 +33,20 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+constexpr const char* kParentPidVar = "RINGSIM_PARENT_PID";
+
 // Children alive right now, for the signal handler: a fixed table of atomics,
 // since a handler may only touch lock-free state.
 constexpr std::size_t kMaxLive = 256;
 std::array<std::atomic<pid_t>, kMaxLive> g_live{};
 
-void forward(int sig) {
+// Passes a stop signal on to every child alive (its whole process group);
+// called by the one stop-signal handler (sim/interrupt.hpp), so only kill().
+void forward_to_children(int sig) {
   for (auto& slot : g_live) {
     const pid_t p = slot.load();
-    if (p > 0) ::kill(-p, sig);  // the child's whole process group
+    if (p > 0) ::kill(-p, sig);
   }
-  // Then end as the signal would have ended us.
-  ::signal(sig, SIG_DFL);
-  ::raise(sig);
-}
-
-// Installed once, the first time a child starts; signals that were ignored
-// (nohup) stay ignored.
-void install_forwarding() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-      struct sigaction old {};
-      ::sigaction(sig, nullptr, &old);
-      if (old.sa_handler == SIG_IGN) continue;
-      struct sigaction sa {};
-      sa.sa_handler = forward;
-      sigemptyset(&sa.sa_mask);
-      ::sigaction(sig, &sa, nullptr);
-    }
-  });
 }
 
 std::size_t track(pid_t pid) {
@@ -107,6 +94,16 @@ double seconds(const timeval& t) {
 
 }  // namespace
 
+void stop_with_parent() {
+  const char* v = std::getenv(kParentPidVar);
+  if (!v) return;
+  const long parent = std::strtol(v, nullptr, 10);
+  // Not passed on: a grandchild (mpirun's ranks) has another parent.
+  ::unsetenv(kParentPidVar);
+  // SIGTERM, not SIGKILL: the child stops as on a `kill` (no partial files).
+  if (parent > 0 && ::getppid() == parent) ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+}
+
 std::string Result::failure() const {
   if (!error.empty()) return error;
   if (timed_out) return "timed out";
@@ -125,7 +122,11 @@ Result run(const Command& c) {
     r.error = "empty command";
     return r;
   }
-  install_forwarding();
+  static std::once_flag registered;
+  std::call_once(registered, [] { sim::set_forwarder(forward_to_children); });
+  // While this child lives, SIGINT/SIGTERM/SIGHUP reach it too; what this
+  // process then does is its own guard's (or the default) business.
+  sim::ForwardScope forwarding;
   Pipe out, err;
   if (!out.open() || !err.open()) {
     r.error = std::string("pipe: ") + std::strerror(errno);
@@ -143,7 +144,11 @@ Result run(const Command& c) {
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
   posix_spawnattr_setpgroup(&attr, 0);
-  const auto env = merged_env(c.env);
+  // A ringsim child ends with this process even if it is killed outright
+  // (stop_with_parent); other programs ignore the variable.
+  auto extra = c.env;
+  extra.push_back(fmt::format("{}={}", kParentPidVar, static_cast<long>(::getpid())));
+  const auto env = merged_env(extra);
   std::vector<char*> args, envp;
   for (const auto& a : c.argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -160,8 +165,12 @@ Result run(const Command& c) {
   posix_spawnattr_setsigmask(&attr, &old);
   pid_t pid = -1;
   const auto start = Clock::now();
+  const auto signals_before = sim::stop_signal_count();
   const int rc = ::posix_spawnp(&pid, args[0], &fa, &attr, args.data(), envp.data());
   const std::size_t slot = rc == 0 ? track(pid) : kMaxLive;
+  // A stop signal another thread took while this child was not yet tracked
+  // is passed on now, so no child misses the Ctrl-C that stopped its siblings.
+  if (rc == 0 && sim::stop_signal_count() != signals_before) ::kill(-pid, sim::last_stop_signal());
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);

@@ -4,7 +4,8 @@
 // is captured through pipes (poll, EINTR-safe), a deadline stops a child with
 // SIGTERM then SIGKILL, each child leads its own process group (so a timeout
 // takes mpirun's ranks down with it), and SIGINT/SIGTERM/SIGHUP reaching this
-// process are passed on to the children still running before it ends.
+// process are passed on to the children still running; whether this process
+// then stops cleanly or ends is its guard's business (sim/interrupt.hpp).
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -50,6 +51,12 @@ Result run(std::vector<std::string> argv, double timeout_s = 0);
 // (a progress bar's tick).
 std::vector<Result> run_many(const std::vector<Command>& commands, int jobs,
                              const std::function<void()>& on_done = {});
+
+// In a ringsim started by run(): end (SIGTERM) when the parent does, even if
+// it is killed outright (SIGKILL, the OOM killer, an MPI rank torn down), so
+// no point runs on as an orphan. Does nothing in a program started otherwise.
+// Call first thing in main.
+void stop_with_parent();
 
 // Absolute path of the running program, "" if the system does not say.
 std::string self_exe();

@@ -18,6 +18,7 @@
 #include <pybind11/stl.h>
 
 #include <csignal>
+#include <cstdint>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -29,7 +30,9 @@
 #include "proc/child.hpp"
 #include "proc/run_spec.hpp"
 #include "proc/unknown_flag.hpp"
+#include "sim/interrupt.hpp"
 #ifdef RINGSIM_PY_SWEEP
+#include "models/core/atomic_file.hpp"
 #include "sweep/sweep.hpp"
 #endif
 
@@ -38,27 +41,37 @@ using namespace ringsim;
 
 namespace {
 
-// proc::run installs, once per process, handlers that pass SIGINT/SIGTERM/
-// SIGHUP on to the children and then end this process as the signal would.
-// Right for the ringsim program; in Python it would turn every later Ctrl-C
-// into the interpreter's death instead of KeyboardInterrupt. So Python's
-// handlers are put back after each call (a Ctrl-C during a child run is seen
-// by Python when the call returns; the children themselves lead their own
-// process groups and finish or reach their deadline).
-class KeepSignals {
+// Stop signals during a call (docs/python.md, "Ctrl-C"): the call holds an
+// InterruptGuard (sim/interrupt.hpp) while it runs, so SIGINT/SIGTERM/SIGHUP
+// stop its children and its work cleanly (a sweep's journal stays whole),
+// and Python's own SIGINT handler is called too. Once the last call in any
+// thread returns, the process's handlers are again exactly Python's, so a
+// later Ctrl-C is plain Python's KeyboardInterrupt.
+class CallSignals {
  public:
-  KeepSignals() {
-    for (int i = 0; i < 3; ++i) ::sigaction(kSignals[i], nullptr, &saved_[i]);
+  CallSignals() : before_(sim::stop_signal_count()) {}
+  // With the GIL, after the guard is gone: raises what the signal means in
+  // Python when one reached this process during the call.
+  void raise_if_stopped() const {
+    if (sim::stop_signal_count() == before_) return;
+    // Python's handlers run here (main thread): KeyboardInterrupt, or the
+    // program's own handler's exception.
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    // A signal Python leaves at its default action (SIGTERM, SIGHUP) ends
+    // the interpreter as it would have, now that the children have stopped.
+    const int sig = sim::last_stop_signal();
+    struct sigaction now {};
+    if (sig > 0 && ::sigaction(sig, nullptr, &now) == 0 && !(now.sa_flags & SA_SIGINFO) &&
+        now.sa_handler == SIG_DFL)
+      ::raise(sig);
+    // Another thread (Python runs handlers on the main thread only): this
+    // call was stopped all the same.
+    PyErr_SetString(PyExc_KeyboardInterrupt, "ringsim: interrupted");
+    throw py::error_already_set();
   }
-  ~KeepSignals() {
-    for (int i = 0; i < 3; ++i) ::sigaction(kSignals[i], &saved_[i], nullptr);
-  }
-  KeepSignals(const KeepSignals&) = delete;
-  KeepSignals& operator=(const KeepSignals&) = delete;
 
  private:
-  static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
-  struct sigaction saved_[3]{};
+  std::uint64_t before_;
 };
 
 // Restores std::cout and std::cerr even when the command throws.
@@ -91,12 +104,19 @@ std::string ringsim_bin() {
 std::tuple<int, std::string, std::string> run_in_process(const std::vector<std::string>& args) {
   std::vector<const char*> argv{"ringsim"};
   for (const auto& a : args) argv.push_back(a.c_str());
-  KeepSignals keep;
+  CallSignals signals;
   int code = 0;
-  Capture cap;
-  code = cli::run_cli(static_cast<int>(argv.size()), argv.data());
-  std::cout.flush();
-  return {code, cap.out(), cap.err()};
+  std::string out, err;
+  {
+    sim::InterruptGuard guard;
+    Capture cap;
+    code = cli::run_cli(static_cast<int>(argv.size()), argv.data());
+    std::cout.flush();
+    out = cap.out();
+    err = cap.err();
+  }
+  signals.raise_if_stopped();
+  return {code, out, err};
 }
 
 // `ringsim args...` as a child: (exit code, stdout, stderr, failure line).
@@ -110,11 +130,13 @@ std::tuple<int, std::string, std::string, std::string> run_child(
   // SIGINT lets a timed-out ringsim stop cleanly (it exits 130, nothing written).
   c.stop_signal = SIGINT;
   proc::Result r;
+  CallSignals signals;
   {
     py::gil_scoped_release release;
-    KeepSignals keep;
+    sim::InterruptGuard guard;
     r = proc::run(c);
   }
+  signals.raise_if_stopped();
   return {r.exit_code, r.out, r.err, r.failure()};
 }
 
@@ -126,12 +148,17 @@ std::vector<std::string> run_args(const std::vector<std::string>& args) {
 
 #ifdef RINGSIM_PY_SWEEP
 // The base flags of a sweep (`ringsim run` flags, text) into RunFlags, by the
-// same CLI11 declarations the CLI uses; each point is then parsed whole by
-// sweep::points, so a base that only a swept value completes is fine.
-proc::RunFlags base_flags(const std::vector<std::string>& args) {
-  proc::RunFlags f;
+// same CLI11 declarations the CLI uses, and the journal header they make;
+// each point is then parsed whole by sweep::points, so a base that only a
+// swept value completes is fine.
+struct Base {
+  proc::RunFlags flags;
+  sweep::JournalHeader header;
+};
+Base base_flags(const std::vector<std::string>& args) {
+  Base b;
   CLI::App app{"ringsim run", "run"};
-  proc::add_run_flags(&app, f);
+  proc::add_run_flags(&app, b.flags);
   std::vector<std::string> rev(args.rbegin(), args.rend());
   try {
     app.parse(rev);
@@ -141,29 +168,46 @@ proc::RunFlags base_flags(const std::vector<std::string>& args) {
   } catch (const CLI::ParseError& e) {
     throw InputError(e.what());
   }
-  return f;
+  b.header = sweep::make_header(sweep::flags_given(app, {"--json", "--progress"}), "");
+  return b;
 }
 
 // Rows of a sweep as JSON text (sweep::to_json), grid order; the Python side
 // turns them into dicts or a DataFrame.
 std::vector<std::string> run_sweep(const std::vector<std::string>& base,
                                    const std::vector<std::pair<std::string, std::string>>& axes,
-                                   int jobs, const std::string& out, double timeout_s) {
+                                   int jobs, const std::string& out, double timeout_s,
+                                   bool force_new) {
   sweep::Grid g;
-  g.base = base_flags(base);
-  for (const auto& [flag, text] : axes) g.axes.push_back({flag, sweep::expand(flag, text)});
+  auto b = base_flags(base);
+  g.base = b.flags;
+  for (const auto& [flag, text] : axes) {
+    g.axes.push_back({flag, sweep::expand(flag, text)});
+    b.header.base.erase(flag);
+  }
   const auto pts = sweep::points(g);
   sweep::Options o;
   o.out = out;
+  o.header = b.header;
+  o.force_new = force_new;
   o.jobs = jobs;
   o.timeout_s = timeout_s;
   o.ringsim = ringsim_bin();
+  if (!out.empty()) {
+    // The journal itself (the CLI's FILE.csv form has no Python equivalent).
+    if (out.size() <= 6 || out.compare(out.size() - 6, 6, ".jsonl") != 0)
+      throw InputError("--out " + out + ": name a .jsonl file (the journal)");
+    check_outputs({{"--out", out}}, {{"--catalog", g.base.hw.catalog}});
+  }
   sweep::Result res;
+  CallSignals signals;
   {
     py::gil_scoped_release release;
-    KeepSignals keep;
+    sim::InterruptGuard guard;
     res = sweep::run_local(pts, o);
   }
+  // Interrupted: every finished row is in the journal, for the rerun.
+  signals.raise_if_stopped();
   std::vector<std::string> rows;
   for (const auto& r : res.rows) rows.push_back(sweep::to_json(r).dump());
   return rows;
@@ -194,7 +238,7 @@ PYBIND11_MODULE(_ringsim, m) {
   m.attr("VERSION") = RINGSIM_VERSION;  // the CLI's --version, ringsim.__version__
 #ifdef RINGSIM_PY_SWEEP
   m.def("sweep", &run_sweep, py::arg("base"), py::arg("axes"), py::arg("jobs") = 1,
-        py::arg("out") = "", py::arg("timeout_s") = 0.0,
+        py::arg("out") = "", py::arg("timeout_s") = 0.0, py::arg("force_new") = false,
         "Run a sweep grid (sweep/sweep.hpp); returns one JSON text per row, grid order.");
   m.attr("HAVE_SWEEP") = true;
 #else

@@ -19,6 +19,8 @@ PACKAGES=(
   # bench_kernels' practical peak: the best single-thread GEMM this machine's packages offer.
   libopenblas-dev
   libopenmpi-dev openmpi-bin
+  # Sweep journals: SHA-256 of the catalog/profile/config files and of each row (libcrypto).
+  libssl-dev
   clang clang-format libclang-rt-14-dev
   # The Python module (python/, docs/python.md) and its tests.
   pybind11-dev python3-dev python3-pytest python3-numpy

@@ -138,6 +138,17 @@ Budget default_budget() {
   return b;
 }
 
+Budget budget_from_flags(const std::string& max_activities, const std::string& max_memory) {
+  auto b = default_budget();
+  if (!max_activities.empty())
+    b.max_activities = static_cast<std::uint64_t>(
+        parse_count("--max-activities", max_activities, 1, std::int64_t{1} << 50));
+  if (!max_memory.empty())
+    b.max_memory_bytes = static_cast<std::uint64_t>(
+        parse_count("--max-memory", max_memory, 1 << 20, std::int64_t{1} << 50));
+  return b;
+}
+
 void check_budget(const SizeEstimate& e, const Budget& b) {
   if (e.activities <= b.max_activities && e.memory_bytes <= b.max_memory_bytes) return;
   const bool acts = e.activities > b.max_activities;

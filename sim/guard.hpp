@@ -27,6 +27,10 @@ SizeEstimate estimate_size(const Workload& w, const TopologyOptions& t, bool tra
 // Activities: 2^29 (about 16K devices x 16K steps; hours here). Memory: 80% of
 // this machine's physical memory.
 Budget default_budget();
+// The default budget with --max-activities and --max-memory applied ("": the
+// default); throws InputError naming the flag for a bad value. Judged whether
+// or not a simulation follows, so a bad value is never silently ignored.
+Budget budget_from_flags(const std::string& max_activities, const std::string& max_memory);
 // Throws InputError with the estimate, the budget and the alternatives.
 void check_budget(const SizeEstimate& e, const Budget& b);
 

@@ -5,24 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 
 namespace ringsim::sim {
-
-namespace {
-volatile std::sig_atomic_t g_interrupt = 0;
-bool g_guard_alive = false;
-// Ctrl-C, `kill` (SIGTERM) and a closed terminal (SIGHUP) all ask the run to
-// stop cleanly: no partial output, temporary files removed.
-constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
-void (*g_previous[3])(int) = {SIG_DFL, SIG_DFL, SIG_DFL};
-
-extern "C" void on_stop_signal(int sig) {
-  g_interrupt = 1;
-  std::signal(sig, SIG_DFL);  // a second one ends the process at once
-}
-}  // namespace
 
 std::string duration_text(double s) {
   // Whole seconds first, so 59.6 s reads "1m00s", never "0m60s".
@@ -47,30 +32,6 @@ std::string progress_text(const std::string& label, std::uint64_t done, std::uin
                      std::string(static_cast<std::size_t>(width - fill), ' '), 100 * frac,
                      duration_text(elapsed_s),
                      duration_text(eta_seconds(std::min(done, total), total, elapsed_s)));
-}
-
-InterruptGuard::InterruptGuard() {
-  g_interrupt = 0;
-  for (int i = 0; i < 3; ++i) g_previous[i] = std::signal(kStopSignals[i], on_stop_signal);
-  g_guard_alive = true;
-}
-
-InterruptGuard::~InterruptGuard() {
-  g_guard_alive = false;
-  for (int i = 0; i < 3; ++i)
-    std::signal(kStopSignals[i], g_previous[i] == SIG_ERR ? SIG_DFL : g_previous[i]);
-}
-
-void reinstall_interrupt_handler() {
-  if (!g_guard_alive || g_interrupt) return;
-  for (int sig : kStopSignals) std::signal(sig, on_stop_signal);
-}
-
-bool interrupt_requested() {
-  return g_interrupt != 0;
-}
-void set_interrupt_requested(bool on) {
-  g_interrupt = on ? 1 : 0;
 }
 
 bool progress_wanted(bool flag) {

@@ -1,29 +1,14 @@
 #pragma once
-// Progress on stderr for long simulations, and Ctrl-C as a request to stop.
-// Neither touches the simulation's results: the bar reads the wall clock only
-// to decide when to redraw, and an interrupt makes the run stop and report
-// itself interrupted instead of writing anything.
+// Progress on stderr for long simulations (Ctrl-C as a request to stop is
+// sim/interrupt.hpp). The bar reads the wall clock only to decide when to
+// redraw, never to change a result.
 #include <chrono>
 #include <cstdint>
 #include <string>
 
-namespace ringsim::sim {
+#include "sim/interrupt.hpp"  // Ctrl-C: InterruptGuard, interrupt_requested
 
-// While alive, SIGINT, SIGTERM and SIGHUP set a flag instead of killing the
-// process; a second one kills it (the default action is restored after the first).
-class InterruptGuard {
- public:
-  InterruptGuard();
-  ~InterruptGuard();
-  InterruptGuard(const InterruptGuard&) = delete;
-  InterruptGuard& operator=(const InterruptGuard&) = delete;
-};
-bool interrupt_requested();
-// SimGrid's engine installs its own SIGINT handler (print and exit(1)); call
-// after creating the engine to put ours back while a guard is alive.
-void reinstall_interrupt_handler();
-// For tests: behave as if SIGINT had arrived (or clear it).
-void set_interrupt_requested(bool on);
+namespace ringsim::sim {
 
 // A bar with percentage and ETA, redrawn at most a few times a second and only
 // once the run has taken `delay_s` (short runs print nothing).

@@ -1,6 +1,7 @@
 // A sweep's files once its points are done: the journal rewritten in grid
-// order, the CSV of every row, and the plot of one metric over two axes. Each
-// file is written whole or not at all (models/core/atomic_file.hpp).
+// order (sweep/journal.hpp), the CSV of every row, and the plot of one metric
+// over two axes. Each file is written whole or not at all
+// (models/core/atomic_file.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 #include "proc/child.hpp"
+#include "sweep/journal.hpp"
 #include "sweep/sweep.hpp"
 
 namespace ringsim::sweep {
@@ -146,7 +148,7 @@ std::string write_plot(const std::vector<Row>& rows, const Options& o) {
 }  // namespace
 
 void finish_outputs(const std::vector<Point>& pts, const std::map<std::string, Row>& rows,
-                    const Options& o, Result& res) {
+                    const Options& o, Journal& journal, Result& res) {
   res.rows.clear();
   for (const auto& p : pts) {
     const auto it = rows.find(p.key);
@@ -160,11 +162,7 @@ void finish_outputs(const std::vector<Point>& pts, const std::map<std::string, R
   // Interrupted: the journal stays as appended, for the rerun to resume from.
   if (res.interrupted) return;
   if (!o.out.empty()) {
-    std::string text;
-    for (const auto& r : res.rows) text += to_json(r).dump() + "\n";
-    AtomicFile f(o.out, "--out");
-    f.write(text);
-    commit_all({&f});
+    journal.rewrite(res.rows);
     if (rows.size() > res.rows.size())
       std::cerr << fmt::format(
           "ringsim sweep: {} row(s) of {} belong to another grid and were left out of it\n",

@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
+#include <iostream>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -17,7 +20,9 @@
 #include "models/core/input_file.hpp"
 #include "models/core/parse.hpp"
 #include "proc/child.hpp"
+#include "proc/resolve.hpp"
 #include "sim/progress.hpp"
+#include "sweep/journal.hpp"
 
 namespace ringsim::sweep {
 
@@ -90,6 +95,35 @@ void set_flag(proc::RunFlags& f, const std::string& flag, const std::string& val
     if (value != "none") v.push_back(value);
   } else if (flag == "--causal") {
     f.w.causal = parse_choice("--causal", value, {"on", "off"}) == "on";
+  }
+}
+
+// The first checks a point's child would make (names against the catalog,
+// shape rules, flags the platform lacks), made here so that a point they
+// refuse is a failed row without a child, and a grid they refuse whole (a
+// bad base flag) is refused before anything runs. The same functions as
+// `ringsim run`'s, so nothing the child would accept is refused here.
+void refuse_unresolvable(std::vector<Point>& pts) {
+  std::optional<Catalog> cat;
+  std::string cat_error;
+  for (auto& p : pts) {
+    if (!p.spec) continue;
+    try {
+      if (!cat && cat_error.empty()) {
+        try {
+          cat = proc::load_catalog(p.spec->hardware);  // not sweepable: one for every point
+        } catch (const InputError& e) {
+          cat_error = e.what();
+        }
+      }
+      if (!cat) throw InputError(cat_error);
+      const auto hw = proc::resolve_hardware(p.spec->hardware, *cat, p.spec->workload.dtype);
+      proc::refuse_flags_not_on(p.spec->hardware, hw.platform);
+      (void)proc::resolve_workload(p.spec->workload, hw);
+    } catch (const InputError& e) {
+      p.spec.reset();
+      p.error = e.what();
+    }
   }
 }
 
@@ -187,7 +221,11 @@ std::vector<std::string> expand(const std::string& flag, const std::string& text
 
 Grid read_grid_file(const std::string& path, const std::string& flag, const proc::RunFlags& base,
                     const std::vector<std::string>& given) {
-  const auto text = read_input_file(flag, path, 1 << 20);
+  return parse_grid(read_input_file(flag, path, 1 << 20), path, flag, base, given);
+}
+
+Grid parse_grid(const std::string& text, const std::string& path, const std::string& flag,
+                const proc::RunFlags& base, const std::vector<std::string>& given) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
@@ -208,6 +246,14 @@ Grid read_grid_file(const std::string& path, const std::string& flag, const proc
     if (v.is_boolean()) return std::string(v.get<bool>() ? "on" : "off");
     throw InputError(fmt::format("{} {}: '{}' must be a string or a number", flag, path, key));
   };
+  // A value's own error, said of the file it is in.
+  auto in_file = [&](const auto& f) {
+    try {
+      return f();
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{} {}: {}", flag, path, e.what()));
+    }
+  };
   auto known = [&](const std::string& key) {
     const auto& f = sweepable_flags();
     if (std::find(f.begin(), f.end(), key) == f.end())
@@ -217,15 +263,21 @@ Grid read_grid_file(const std::string& path, const std::string& flag, const proc
   if (j.contains("base")) {
     if (!j["base"].is_object())
       throw InputError(fmt::format("{} {}: 'base' must be an object of flags", flag, path));
-    for (const auto& [k, v] : j["base"].items()) {
+    // Plain names, not structured bindings: lambdas capture them (clang 14).
+    for (const auto& item : j["base"].items()) {
+      const std::string k = item.key();
       known(k);
-      if (std::find(given.begin(), given.end(), k) == given.end())
-        set_flag(g.base, k, text_of(v, k));
+      if (std::find(given.begin(), given.end(), k) != given.end()) continue;
+      const auto value = text_of(item.value(), k);
+      in_file([&] { set_flag(g.base, k, value); });
+      g.file_base[k] = value;
     }
   }
   // nlohmann's object is sorted by key; the axes' order is the file's.
   const auto ordered = nlohmann::ordered_json::parse(text);
-  for (const auto& [k, v] : ordered["axes"].items()) {
+  for (const auto& item : ordered["axes"].items()) {
+    const std::string k = item.key();
+    const auto& v = item.value();
     known(k);
     Axis a{k, {}};
     if (v.is_array()) {
@@ -233,7 +285,8 @@ Grid read_grid_file(const std::string& path, const std::string& flag, const proc
       if (a.values.empty())
         throw InputError(fmt::format("{} {}: axis '{}' is empty", flag, path, k));
     } else {
-      a.values = expand(k, text_of(nlohmann::json(v), k));
+      const auto value = text_of(nlohmann::json(v), k);
+      a.values = in_file([&] { return expand(k, value); });
     }
     g.axes.push_back(std::move(a));
   }
@@ -284,6 +337,11 @@ std::vector<Point> points(const Grid& g) {
       at[a] = 0;
     }
   }
+  refuse_unresolvable(pts);
+  // A sweep of nothing but refusals is bad input, not a table of failures:
+  // the first point's line says why (a bad base flag refuses every point).
+  if (std::none_of(pts.begin(), pts.end(), [](const Point& p) { return p.spec.has_value(); }))
+    throw InputError(fmt::format("{} (every point of the sweep is refused)", pts.front().error));
   return pts;
 }
 
@@ -349,86 +407,65 @@ Row run_point(const Point& p, const std::string& ringsim, double timeout_s) {
   return r;
 }
 
-std::map<std::string, Row> read_journal(const std::string& path) {
-  std::map<std::string, Row> rows;
-  std::ifstream in(path);
-  if (!in) return rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    try {
-      auto r = row_from_json(nlohmann::json::parse(line));
-      rows[r.key] = std::move(r);
-    } catch (const std::exception&) {
-      // A torn line (killed mid-write) or a foreign one: that point runs again.
-    }
-  }
-  return rows;
-}
-
-Journal::Journal(const std::string& path) {
-  if (path.empty()) return;
-  out_.open(path, std::ios::app);
-  if (!out_) throw InputError(fmt::format("--out {}: cannot append to it", path));
-}
-
-void Journal::append(const Row& r) {
-  if (!out_.is_open()) return;
-  out_ << to_json(r).dump() << "\n";
-  out_.flush();
-}
-
 bool launched_by_mpi() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
     if (std::getenv(v)) return true;
   return false;
 }
 
-Resume resume(const std::vector<Point>& pts, const std::string& journal) {
-  Resume r;
-  if (!journal.empty()) r.done = read_journal(journal);
+std::vector<const Point*> pending(const std::vector<Point>& pts,
+                                  const std::map<std::string, Row>& done) {
+  std::vector<const Point*> out;
   for (const auto& p : pts)
-    if (!r.done.count(p.key)) r.pending.push_back(&p);
-  return r;
+    if (!done.count(p.key)) out.push_back(&p);
+  return out;
 }
 
 Result run_local(const std::vector<Point>& pts, const Options& o) {
   Result res;
-  // Plain references, not a structured binding: lambdas capture them (clang 14).
-  auto start = resume(pts, o.out);
-  auto& done = start.done;
-  const auto& pending = start.pending;
-  res.skipped = pts.size() - pending.size();
   std::string ringsim = o.ringsim;
   if (ringsim.empty()) {
     std::string why;
     ringsim = proc::ringsim_exe(&why);
     if (ringsim.empty()) throw InputError("ringsim sweep: cannot find the ringsim binary: " + why);
   }
-  Journal journal(o.out);
-  sim::Progress bar(o.progress, pending.size(), "ringsim: sweeping", 0.5);
+  Journal journal(o.out, o.header, o.force_new);
+  for (const auto& note : journal.notes()) std::cerr << "ringsim sweep: " << note << "\n";
+  auto done = journal.rows();
+  const auto todo = pending(pts, done);
+  res.skipped = pts.size() - todo.size();
+  sim::Progress bar(o.progress, todo.size(), "ringsim: sweeping", 0.5);
   std::mutex mu;
+  std::exception_ptr failure;  // a journal that cannot be written stops every worker
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
-    for (std::size_t i = next++; i < pending.size(); i = next++) {
+    for (std::size_t i = next++; i < todo.size(); i = next++) {
       if (sim::interrupt_requested()) return;
-      auto row = run_point(*pending[i], ringsim, o.timeout_s);
+      auto row = run_point(*todo[i], ringsim, o.timeout_s);
       std::lock_guard<std::mutex> lock(mu);
+      if (failure) return;
       if (sim::interrupt_requested() && !row.ok) return;  // a child stopped by the same Ctrl-C
-      journal.append(row);
+      try {
+        journal.append(row);
+      } catch (...) {
+        failure = std::current_exception();
+        next = todo.size();
+        return;
+      }
       ++res.ran;
       done[row.key] = std::move(row);
       bar.tick();
     }
   };
-  const int n = std::max(1, std::min<int>(o.jobs, static_cast<int>(pending.size())));
+  const int n = std::max(1, std::min<int>(o.jobs, static_cast<int>(todo.size())));
   std::vector<std::thread> threads;
   for (int t = 1; t < n; ++t) threads.emplace_back(worker);
   worker();
   for (auto& t : threads) t.join();
   bar.finish();
+  if (failure) std::rethrow_exception(failure);
   res.interrupted = sim::interrupt_requested();
-  finish_outputs(pts, done, o, res);
+  finish_outputs(pts, done, o, journal, res);
   return res;
 }
 

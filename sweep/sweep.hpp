@@ -2,13 +2,12 @@
 // Capacity planning as a sweep: a grid of `ringsim run` configurations
 // (devices x blocks x layouts x kernels x faults ...), each point run in its
 // own child process (SimGrid allows one engine per process), one row per
-// point with the child's full run summary. Rows are journalled to a JSONL file
-// as points finish, so a killed sweep resumes where it stopped; at the end the
-// file is rewritten in grid order, so the same grid gives the same bytes
-// whatever the order points finished in (-j N, or ranks of an MPI job,
-// mpi/sweep_mpi.hpp).
+// point with the child's full run summary. Rows are journalled as points
+// finish (sweep/journal.hpp: a header, framed and fsync'd rows, a lock), so a
+// killed sweep resumes where it stopped; at the end the journal is rewritten
+// in grid order, so the same grid gives the same bytes whatever the order
+// points finished in (-j N, or ranks of an MPI job, mpi/sweep_mpi.hpp).
 #include <cstdint>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "proc/run_spec.hpp"
+#include "sweep/header.hpp"
 
 namespace ringsim::sweep {
 
@@ -40,6 +40,8 @@ const std::vector<std::string>& sweepable_flags();
 struct Grid {
   proc::RunFlags base;
   std::vector<Axis> axes;
+  // The base flags a grid file set ("--gpu" -> "h100-sxm"), for the journal's header.
+  std::map<std::string, std::string> file_base;
 };
 
 // A grid from a JSON file: {"base": {"--gpu": "h100-sxm", ...},
@@ -49,6 +51,9 @@ struct Grid {
 // InputError naming `flag` and the file.
 Grid read_grid_file(const std::string& path, const std::string& flag, const proc::RunFlags& base,
                     const std::vector<std::string>& given);
+// The same from the file's text (`path` names it in messages; fuzz/grid.cpp).
+Grid parse_grid(const std::string& text, const std::string& path, const std::string& flag,
+                const proc::RunFlags& base, const std::vector<std::string>& given);
 
 struct Point {
   std::size_t index = 0;                                    // position in the grid
@@ -61,7 +66,8 @@ struct Point {
 // Every point of the grid (the cartesian product), each parsed as `ringsim
 // run` would parse its flags; a point the parser refuses keeps its error and
 // becomes a failed row, the rest still run. Throws InputError for a grid
-// that cannot be formed (unknown flag, empty axis, a flag swept twice).
+// that cannot be formed (unknown flag, empty axis, a flag swept twice) and
+// for one whose every point is refused (the first point's line).
 std::vector<Point> points(const Grid& g);
 
 // One finished point. `summary` is the child's `ringsim run --json` object
@@ -81,41 +87,19 @@ Row row_from_json(const nlohmann::json& j);
 // Runs one point as a child `ringsim run --json` (`ringsim`: the binary).
 Row run_point(const Point& p, const std::string& ringsim, double timeout_s);
 
-// The rows already in a journal (a JSONL file; missing file: none). A torn
-// last line (the sweep was killed mid-write) is ignored.
-std::map<std::string, Row> read_journal(const std::string& path);
-
-// What a sweep starts from: the rows its journal already holds (none
-// without a journal) and the points still to run, in grid order.
-struct Resume {
-  std::map<std::string, Row> done;
-  std::vector<const Point*> pending;
-};
-Resume resume(const std::vector<Point>& pts, const std::string& journal);
-
-// The journal rows are appended to as their points finish, one line each,
-// flushed, so a killed sweep loses at most the line being written. An empty
-// path keeps nothing.
-class Journal {
- public:
-  explicit Journal(const std::string& path);  // throws InputError naming --out
-  void append(const Row& r);
-
- private:
-  std::ofstream out_;
-};
-
 // True when an MPI launcher started this process (Open MPI, MPICH/PMI, PMIx
 // or Slurm's environment), whatever the number of ranks; no MPI needed.
 bool launched_by_mpi();
 
 struct Options {
-  std::string out;        // JSONL journal and result ("": rows only returned)
-  std::string csv;        // also write a CSV of every row ("": none)
-  int jobs = 1;           // children at once
-  double timeout_s = 0;   // per point; 0: none
-  bool progress = false;  // bar with ETA on stderr
-  std::string ringsim;    // the binary children run ("": proc::ringsim_exe())
+  std::string out;         // JSONL journal and result ("": rows only returned)
+  JournalHeader header;    // what the rows depend on (make_header), checked on resume
+  bool force_new = false;  // keep a journal that does not match aside and start anew
+  std::string csv;         // also write a CSV of every row ("": none)
+  int jobs = 1;            // children at once
+  double timeout_s = 0;    // per point; 0: none
+  bool progress = false;   // bar with ETA on stderr
+  std::string ringsim;     // the binary children run ("": proc::ringsim_exe())
   // A plot of `metric` (a summary key, e.g. time_s) against the axis `x`,
   // one series per combination of the other axes' values (`series` first,
   // then `others` in grid order; none: one series), so no line joins points
@@ -126,7 +110,7 @@ struct Options {
 };
 
 struct Result {
-  std::vector<Row> rows;  // every point of the grid, in grid order
+  std::vector<Row> rows;  // every point of the grid that has a row, in grid order
   std::size_t ran = 0, skipped = 0, failed = 0;
   std::string plot_status;  // "" when no plot was asked or it was written
   bool interrupted = false;
@@ -136,8 +120,14 @@ struct Result {
 // each row as it finishes; then rewrites the journal (and CSV) in grid order.
 Result run_local(const std::vector<Point>& pts, const Options& o);
 
-// The journal rewritten in grid order, the CSV and the plot, from all rows.
+// The points of `pts` that have no row in `done`, in grid order.
+std::vector<const Point*> pending(const std::vector<Point>& pts,
+                                  const std::map<std::string, Row>& done);
+
+class Journal;
+// The rows in grid order into `res`; unless interrupted, the journal
+// rewritten in that order, the CSV and the plot.
 void finish_outputs(const std::vector<Point>& pts, const std::map<std::string, Row>& rows,
-                    const Options& o, Result& res);
+                    const Options& o, Journal& journal, Result& res);
 
 }  // namespace ringsim::sweep

@@ -71,6 +71,14 @@ proc::Command command(std::vector<std::string> argv, const Tools& t,
   return c;
 }
 
+// A directory or a device given as a program is refused by name now, not
+// after an MPI launch fails on it with a banner.
+void refuse_non_program(const char* flag, const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec) || ::access(path.c_str(), X_OK) != 0)
+    throw InputError(fmt::format("{}: '{}' is not an executable file", flag, path));
+}
+
 Tools find_tools(const CalibrateFlags& f) {
   Tools t;
   t.timeout_s = parse_real("--timeout", f.timeout, 1, 86400);
@@ -79,12 +87,14 @@ Tools find_tools(const CalibrateFlags& f) {
   if (t.ringsim.empty() || !fs::exists(t.ringsim))
     throw InputError(fmt::format("--ringsim: {} not found; give the path of the ringsim program",
                                  t.ringsim.empty() ? why : t.ringsim));
+  refuse_non_program("--ringsim", t.ringsim);
   t.mpi_bin = f.mpi_bin.empty() ? proc::sibling_exe("ringsim-mpi") : f.mpi_bin;
   if (t.mpi_bin.empty() || !fs::exists(t.mpi_bin))
     throw InputError(
         fmt::format("--mpi-bin: {} not found; build ringsim-mpi (CMake finds MPI: RINGSIM_MPI) or "
                     "give its path",
                     t.mpi_bin.empty() ? "ringsim-mpi next to this program" : t.mpi_bin));
+  refuse_non_program("--mpi-bin", t.mpi_bin);
 
   const auto v = proc::run(command({f.mpirun, "--version"}, t));
   if (!v.ok())

@@ -208,7 +208,8 @@ void commit_all(const std::vector<AtomicFile*>& files) {
 void AtomicFile::finish() {
   if (!f_) return;  // already finished
   const int err_before = failed_ ? (write_errno_ ? write_errno_ : EIO) : 0;
-  const bool ok = !failed_ && std::fflush(f_) == 0 && std::ferror(f_) == 0;
+  const bool ok = !failed_ && std::fflush(f_) == 0 && std::ferror(f_) == 0 &&
+                  (!durable_ || target_.kind != OutputKind::Replace || ::fsync(::fileno(f_)) == 0);
   const int e = ok ? 0 : (err_before ? err_before : errno);
   const auto fail = [&](int err) { cannot_write(flag_, path_, std::strerror(err ? err : EIO)); };
   if (target_.kind == OutputKind::Stdout) {

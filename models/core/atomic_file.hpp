@@ -53,6 +53,10 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   void write(std::string_view s);
+  // Forces the data to the disk before the rename (fsync), so a power cut
+  // leaves the old file or the new one, never an empty one: for files that
+  // hold work (a sweep journal), not for every trace.
+  void set_durable() { durable_ = true; }
   // Flushes, closes and renames; throws InputError on any I/O failure.
   void commit();
   // commit() in two halves, for several files committed together
@@ -65,7 +69,7 @@ class AtomicFile {
   OutputTarget target_;
   std::string path_, tmp_, flag_;
   std::FILE* f_ = nullptr;
-  bool failed_ = false, finished_ = false, owns_ = false;
+  bool failed_ = false, finished_ = false, owns_ = false, durable_ = false;
   int write_errno_ = 0;
 };
 

@@ -10,6 +10,7 @@
 #include "models/core/calls.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
+#include "models/infer/size_guard.hpp"
 #include "models/kernel/gemm.hpp"
 #include "models/kernel/implementation.hpp"
 #include "models/plan/basics.hpp"
@@ -241,6 +242,7 @@ InferLayerTimes layer_times(const InferLayer& l, const InferRequest& r, const Ha
   if (l.return_bytes > 0) t.return_s = alltoall_time(l.return_bytes, n, bw, lat);
   t.merge_s = l.merge_s;
   t.dense_s = l.dense_s + l.fixed_s;
+  t.fixed_s = l.fixed_s;
   t.pointwise_s = l.pointwise_s;
   t.tp_s = l.tp_allreduces * l.tp_allreduce_s;
   t.total_s = t.attention_s + t.return_s + t.merge_s + t.dense_s + t.pointwise_s + t.tp_s;
@@ -348,6 +350,7 @@ VariantChoice choose(const InferRequest& r, const Hardware& hw, const InferLayer
 
 InferResult infer(const InferRequest& r, const Hardware& hw, const Implementation& im) {
   check_request(r);
+  check_closed_form_size(r);  // before any [rank][step] table is allocated
   InferResult res;
   // Each variant's layer once: its O(cp^2) rank-steps are the costly part.
   const InferLayer layers[2] = {infer_layer(r, hw, im, InferVariant::PassKv, false),
@@ -364,6 +367,7 @@ InferResult infer(const InferRequest& r, const Hardware& hw, const Implementatio
   res.dense_s = L * p.dense_s;
   res.pointwise_s = L * p.pointwise_s;
   res.tp_s = L * p.tp_s;
+  res.launch_s = L * p.fixed_s;
   res.head_s = head_seconds(r, hw, 1);
 
   const auto dt = layer_times(infer_layer(r, hw, im, v, true), r, hw);
@@ -373,6 +377,7 @@ InferResult infer(const InferRequest& r, const Hardware& hw, const Implementatio
   res.decode_dense_s = L * (dt.dense_s + dt.pointwise_s) + head_seconds(r, hw, r.batch);
   res.decode_comm_s = L * (dt.return_s + dt.merge_s);
   res.decode_tp_s = L * dt.tp_s;
+  res.decode_launch_s = L * dt.fixed_s;
   res.tokens_per_s = static_cast<double>(r.batch) / res.decode_s_per_token;
   res.generation_s = res.ttft_s + static_cast<double>(r.decode_tokens) * res.decode_s_per_token;
   res.memory = infer_memory(r, hw, v);

@@ -85,6 +85,7 @@ struct InferLayerTimes {
   double return_s = 0;        // pass-q all-to-all / decode gather + broadcast
   double merge_s = 0;
   double dense_s = 0, pointwise_s = 0, tp_s = 0;
+  double fixed_s = 0;  // of dense_s: the kernels' gaps and any host-bound wait
   double total_s = 0;
   std::vector<double> step_compute_s, step_comm_s;  // slowest rank per step; transfer per step
 };
@@ -128,10 +129,11 @@ struct InferResult {
   double ttft_s = 0;
   double attention_s = 0, attention_exposed_s = 0, return_s = 0, merge_s = 0;
   double dense_s = 0, pointwise_s = 0, tp_s = 0, head_s = 0;
+  double launch_s = 0;  // of dense_s: kernel gaps and host dispatch beyond the device's work
   InferLayerTimes prefill_layer;
   // Decode (one token per sequence at the full context).
   double decode_s_per_token = 0, decode_attention_s = 0, decode_dense_s = 0, decode_comm_s = 0,
-         decode_tp_s = 0;
+         decode_tp_s = 0, decode_launch_s = 0;
   double tokens_per_s = 0;  // batch / decode_s_per_token
   double generation_s = 0;  // ttft + decode_tokens x decode_s_per_token
   InferLayerTimes decode_layer;

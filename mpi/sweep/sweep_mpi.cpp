@@ -2,14 +2,19 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iostream>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include "models/core/errors.hpp"
 #include "proc/child.hpp"
 #include "sim/progress.hpp"
+#include "sweep/journal.hpp"
 
 namespace ringsim::sweep {
 
@@ -32,9 +37,7 @@ struct Received {
   std::string text;
 };
 
-Received receive_row() {
-  MPI_Status st;
-  MPI_Probe(MPI_ANY_SOURCE, kTagRow, MPI_COMM_WORLD, &st);
+Received receive_from(const MPI_Status& st) {
   int count = 0;
   MPI_Get_count(&st, MPI_CHAR, &count);
   std::string buf(static_cast<std::size_t>(count), '\0');
@@ -46,34 +49,67 @@ Received receive_row() {
   return r;
 }
 
-Result coordinate(const std::vector<Point>& pts, const Options& o, int ranks) {
+// The next worker's message, or none after a millisecond: rank 0 keeps
+// looking at Ctrl-C (a blocking probe would not return until a row came) and
+// leaves the cores to the points.
+std::optional<Received> poll_row() {
+  int flag = 0;
+  MPI_Status st;
+  MPI_Iprobe(MPI_ANY_SOURCE, kTagRow, MPI_COMM_WORLD, &flag, &st);
+  if (!flag) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return std::nullopt;
+  }
+  return receive_from(st);
+}
+
+void answer(int rank, std::int64_t index) {
+  MPI_Send(&index, 1, MPI_INT64_T, rank, kTagWork, MPI_COMM_WORLD);
+}
+
+// Rank 0 could not start (its journal refused): every worker's first request
+// is answered with "stop", so the job ends with rank 0's one-line error.
+void dismiss(int ranks) {
+  for (int left = ranks - 1; left > 0;) {
+    if (auto m = poll_row()) {
+      answer(m->source, -1);
+      --left;
+    }
+  }
+}
+
+Result coordinate(const std::vector<Point>& pts, const Options& o, int ranks, Journal& journal) {
   Result res;
-  auto start = resume(pts, o.out);
-  auto& done = start.done;
-  const auto& pending = start.pending;
-  res.skipped = pts.size() - pending.size();
-  Journal journal(o.out);
-  sim::Progress bar(o.progress, pending.size(), "ringsim: sweeping over MPI", 0.5);
+  for (const auto& note : journal.notes()) std::cerr << "ringsim sweep: " << note << "\n";
+  auto done = journal.rows();
+  const auto todo = pending(pts, done);
+  res.skipped = pts.size() - todo.size();
+  sim::Progress bar(o.progress, todo.size(), "ringsim: sweeping over MPI", 0.5);
   std::size_t next = 0;
-  int active = ranks - 1;
-  while (active > 0) {
-    const auto m = receive_row();
-    if (m.index >= 0) {
-      auto row = row_from_json(nlohmann::json::parse(m.text));
-      journal.append(row);
-      ++res.ran;
-      done[row.key] = std::move(row);
-      bar.tick();
+  // Interrupted, rank 0 stops at once: the workers are stopping too (the
+  // launcher passes the signal on), every finished row is already on disk,
+  // and a point in flight is the most a stop loses.
+  for (int active = ranks - 1; active > 0 && !sim::interrupt_requested();) {
+    const auto m = poll_row();
+    if (!m) continue;
+    if (m->index >= 0) {
+      auto row = row_from_json(nlohmann::json::parse(m->text));
+      if (!(sim::interrupt_requested() && !row.ok)) {  // not a child stopped by the same signal
+        journal.append(row);
+        ++res.ran;
+        done[row.key] = std::move(row);
+        bar.tick();
+      }
     }
     std::int64_t give = -1;
-    if (next < pending.size() && !sim::interrupt_requested())
-      give = static_cast<std::int64_t>(pending[next++]->index);
+    if (next < todo.size() && !sim::interrupt_requested())
+      give = static_cast<std::int64_t>(todo[next++]->index);
     if (give < 0) --active;
-    MPI_Send(&give, 1, MPI_INT64_T, m.source, kTagWork, MPI_COMM_WORLD);
+    answer(m->source, give);
   }
   bar.finish();
-  res.interrupted = next < pending.size();
-  finish_outputs(pts, done, o, res);
+  res.interrupted = sim::interrupt_requested();
+  finish_outputs(pts, done, o, journal, res);
   return res;
 }
 
@@ -86,6 +122,7 @@ void work(const std::vector<Point>& pts, const Options& o) {
     MPI_Recv(&index, 1, MPI_INT64_T, 0, kTagWork, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     if (index < 0) return;
     const auto row = run_point(pts[static_cast<std::size_t>(index)], ringsim, o.timeout_s);
+    if (sim::interrupt_requested()) return;  // rank 0 has stopped listening
     send_row(index, to_json(row).dump());
   }
 }
@@ -99,11 +136,19 @@ MpiResult run_mpi(const std::vector<Point>& pts, const Options& o) {
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   MpiResult r;
   r.ranks = ranks;
+  std::exception_ptr refused;
   try {
     if (ranks == 1) {
       r.result = run_local(pts, o);
     } else if (rank == 0) {
-      r.result = coordinate(pts, o, ranks);
+      std::optional<Journal> journal;
+      try {
+        journal.emplace(o.out, o.header, o.force_new);
+      } catch (const InputError&) {
+        refused = std::current_exception();
+        dismiss(ranks);
+      }
+      if (journal) r.result = coordinate(pts, o, ranks, *journal);
     } else {
       r.worker = true;
       work(pts, o);
@@ -113,7 +158,11 @@ MpiResult run_mpi(const std::vector<Point>& pts, const Options& o) {
     // waiting for a point forever.
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
-  MPI_Finalize();
+  // Interrupted, the other ranks may be busy or stopping: waiting for them in
+  // MPI_Finalize could hang, and every row is already on disk, so this rank
+  // leaves at once (the launcher ends the job).
+  if (!sim::interrupt_requested()) MPI_Finalize();
+  if (refused) std::rethrow_exception(refused);
   return r;
 }
 

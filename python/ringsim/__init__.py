@@ -256,14 +256,17 @@ def records(rows):
     return out
 
 
-def sweep(axes, jobs=1, out=None, timeout_s=None, frame=None, **base_flags):
+def sweep(axes, jobs=1, out=None, timeout_s=None, frame=None, force_new=False, **base_flags):
     """A grid of ``ringsim run`` configurations, one child process per point.
 
     ``axes``: {flag: values}, flags as keyword names or ``--flags`` (``{"devices":
     "8,64,512", "layout": ["ring", "zigzag"]}``; ranges as ``ringsim sweep`` takes them:
     ``"2K..32K:x2"``, ``"1..8"``), first axis slowest. ``base_flags``: every other flag of
     ``ringsim run``. ``jobs``: children at once; ``out``: a JSONL journal (a rerun
-    resumes from it); ``timeout_s``: per point.
+    resumes from it; one computed under other base flags, catalog, profile or version is
+    refused with :class:`InputError`, unless ``force_new=True`` keeps it aside as
+    ``FILE.N.jsonl`` and starts anew); ``timeout_s``: per point. Ctrl-C stops the points
+    in flight and raises ``KeyboardInterrupt``; the rows finished so far stay in ``out``.
 
     Returns a pandas DataFrame of :func:`records` when pandas imports (and ``frame`` is
     not False), else the list of row dicts (``index``, ``key``, ``params``, ``status``,
@@ -277,7 +280,8 @@ def sweep(axes, jobs=1, out=None, timeout_s=None, frame=None, **base_flags):
         axis_list.append((name, _axis_text(values)))
     base = _flag_args(base_flags)
     rows = [json.loads(t) for t in
-            _ringsim.sweep(base, axis_list, int(jobs), out or "", float(timeout_s or 0))]
+            _ringsim.sweep(base, axis_list, int(jobs), out or "", float(timeout_s or 0),
+                           bool(force_new))]
     if frame is False:
         return rows
     try:

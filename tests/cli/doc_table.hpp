@@ -2,12 +2,13 @@
 // Reads the tables of docs/bad-input.md, so every row of the doc is a test and
 // the doc cannot drift from what ringsim prints.
 //
-// A table is any markdown table whose header names the columns `kind`,
-// `command` and `exit` (the `stderr` column is optional). Cells:
+// A table is any markdown table whose header names the columns `kind` (or
+// `probe`), `command` and `exit` (the `stderr` column is optional). Cells:
 //   command  `ringsim ARG ...`: words split at spaces; 'single quotes' keep
 //            spaces (and '' is an empty argument)
 //   exit     the exit code, a number
 //   stderr   `the exact line`; a final `...` makes it a prefix; `\|` is `|`
+#include <algorithm>
 #include <fstream>
 #include <ostream>
 #include <string>
@@ -85,8 +86,11 @@ inline std::vector<std::string> split_args(const std::string& cmd) {
 }  // namespace detail
 
 // Every row of every matching table; a malformed row comes back with
-// exit_code -1 so the test fails on it instead of skipping it.
-inline std::vector<DocRow> read_doc_rows(const std::string& path) {
+// exit_code -1 so the test fails on it instead of skipping it. `kind_column`:
+// the header of the first column ("kind" for the tables of bad inputs run as
+// children, "probe" for the probe table run in-process).
+inline std::vector<DocRow> read_doc_rows(const std::string& path,
+                                         const std::string& kind_column = "kind") {
   std::vector<DocRow> rows;
   std::ifstream in(path);
   std::string line;
@@ -103,7 +107,7 @@ inline std::vector<DocRow> read_doc_rows(const std::string& path) {
     if (!in_table) {  // header row
       in_table = true;
       for (int i = 0; i < static_cast<int>(cs.size()); ++i) {
-        if (cs[i] == "kind") c_kind = i;
+        if (cs[i] == kind_column) c_kind = i;
         if (cs[i] == "command") c_cmd = i;
         if (cs[i] == "exit") c_exit = i;
         if (cs[i].rfind("stderr", 0) == 0) c_err = i;
@@ -111,7 +115,9 @@ inline std::vector<DocRow> read_doc_rows(const std::string& path) {
       continue;
     }
     if (c_cmd < 0 || c_exit < 0 || c_kind < 0) continue;  // another kind of table
-    if (line.rfind("|-", 0) == 0 || line.rfind("| -", 0) == 0 || line.rfind("|:", 0) == 0) continue;
+    // The separator under the header: nothing but pipes, dashes, colons and
+    // spaces (a row may start with "| --flag").
+    if (line.find_first_not_of("|-: ") == std::string::npos) continue;
     DocRow r;
     r.line = n;
     if (static_cast<int>(cs.size()) <= std::max({c_kind, c_cmd, c_exit, c_err})) {

@@ -18,6 +18,9 @@ int npy(const std::uint8_t*, std::size_t);
 int trace(const std::uint8_t*, std::size_t);
 int cli(const std::uint8_t*, std::size_t);
 int plot(const std::uint8_t*, std::size_t);
+int journal(const std::uint8_t*, std::size_t);
+int grid(const std::uint8_t*, std::size_t);
+int config(const std::uint8_t*, std::size_t);
 }  // namespace ringsim::fuzz
 
 namespace {
@@ -59,13 +62,13 @@ TEST_P(Replay, CorpusAndRegressions) {
   std::cout << c.name << ": " << seeds << " corpus inputs, " << found << " regression inputs\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Targets, Replay,
-                         ::testing::Values(Case{"catalog", ringsim::fuzz::catalog},
-                                           Case{"profile", ringsim::fuzz::profile},
-                                           Case{"npy", ringsim::fuzz::npy},
-                                           Case{"trace", ringsim::fuzz::trace},
-                                           Case{"cli", ringsim::fuzz::cli},
-                                           Case{"plot", ringsim::fuzz::plot}),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    Targets, Replay,
+    ::testing::Values(Case{"catalog", ringsim::fuzz::catalog},
+                      Case{"profile", ringsim::fuzz::profile}, Case{"npy", ringsim::fuzz::npy},
+                      Case{"trace", ringsim::fuzz::trace}, Case{"cli", ringsim::fuzz::cli},
+                      Case{"plot", ringsim::fuzz::plot}, Case{"journal", ringsim::fuzz::journal},
+                      Case{"grid", ringsim::fuzz::grid}, Case{"config", ringsim::fuzz::config}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -34,6 +34,9 @@ constexpr double kRel = 1e-12;
 //           flops = 294.912 ms at 1 MFLOP/s (weights: 36992 x 2 B in 74 us).
 //   pointwise: 4 x (20 D + 4 d (H + kvh) + 6 F) = 4 x 2432 B / 1 GB/s = 9.728 us.
 //   head: 2 D V = 128000 flops = 128 ms (its weights read in 128 us).
+//   fixed: 16 kernels + 2 attention calls, a 0.9 us device gap each =
+//           16.2 us, charged with the dense phase (the host's 10 us
+//           dispatch per kernel hides behind 295 ms of work).
 TEST(InferHand, PrefillPassKvAndPassQ) {
   Roofline rf;
   const auto hw = slow_flat();
@@ -50,12 +53,12 @@ TEST(InferHand, PrefillPassKvAndPassQ) {
   EXPECT_EQ(kv.prefill_layer.step_comm_s[1], 0);
   EXPECT_NEAR(kv.attention_s, 9.216e-3, 9.216e-3 * kRel);
   EXPECT_NEAR(kv.attention_exposed_s, 2.56e-3, 1e-14);
-  EXPECT_NEAR(kv.dense_s, 0.294912, 0.294912 * kRel);
+  EXPECT_NEAR(kv.dense_s, 0.294912 + 16.2e-6, 0.294912 * kRel);
   EXPECT_NEAR(kv.pointwise_s, 9.728e-6, 9.728e-6 * kRel);
   EXPECT_NEAR(kv.head_s, 0.128, 0.128 * kRel);
   EXPECT_EQ(kv.return_s, 0);
   EXPECT_EQ(kv.tp_s, 0);
-  const double ttft_kv = 9.216e-3 + 0.294912 + 9.728e-6 + 0.128;
+  const double ttft_kv = 9.216e-3 + 0.294912 + 16.2e-6 + 9.728e-6 + 0.128;
   EXPECT_NEAR(kv.ttft_s, ttft_kv, ttft_kv * kRel);
 
   EXPECT_NEAR(q.attention_s, 9.216e-3, 9.216e-3 * kRel);
@@ -69,30 +72,68 @@ TEST(InferHand, PrefillPassKvAndPassQ) {
 }
 
 // Decode at the same 8 tokens (all cached now), one query token at position 8,
-// whose K/V joins rank 0 (round-robin):
-//   rank 0: 1 query x (4 cached + 1 own) keys x 4 heads = 20 pairs: 1.28 ms of
-//           compute (its 5 keys' K/V, 640 B, read in 0.64 us); rank 1: 16 pairs.
-//   gather: rank 1's partial, 4 heads x (16 x 2 + 4) = 144 B: 1.44 ms;
-//   send back: O, 4 x 16 x 2 = 128 B: 1.28 ms.
-//   dense: 73728 flops = 73.728 ms; pointwise 2.432 us; head 128 ms.
+// whose K/V joins rank 0 (round-robin), as Meta's pass-Q decode: the query,
+// padded to the 2 ranks, travels the ring, so each rank attends every
+// rank's query over its own shard (2 calls), then the partials go home.
+//   rank 0's call: 1 query x (4 cached + 1 own) keys x 4 heads = 20 pairs:
+//           1.28 ms of compute (its 5 keys' K/V, 640 B, read in 0.64 us);
+//           rank 1's: 16 pairs, 1.024 ms; the slowest rank sets each step.
+//   Q after step 0: 2 padded rows x 4 heads x 16 x 2 B = 256 B: 2.56 ms at
+//           100 kB/s, longer than the call: attention = 2.56 + 1.28 = 3.84 ms.
+//   all-to-all of partials: 2 rows x 4 heads x (16 x 2 + 4) B = 288 B held,
+//           144 B to the other rank: 1.44 ms.
+//   dense: 73728 flops = 73.728 ms; pointwise 2.432 us; head 128 ms;
+//   fixed: 16 kernels + 2 calls x 0.9 us = 16.2 us (CUDA graphs: no dispatch).
 TEST(InferHand, DecodeOverShardedCache) {
   Roofline rf;
   const auto r = tiny_request(2, 8, 0);
   const auto a = infer(r, slow_flat(), rf.im);
-  EXPECT_NEAR(a.decode_layer.attention_s, 1.28e-3, 1e-15);
-  EXPECT_NEAR(a.decode_layer.return_s, 1.44e-3 + 1.28e-3, 1e-15);
-  const double expect = 1.28e-3 + 2.72e-3 + 73.728e-3 + 2.432e-6 + 0.128;
+  EXPECT_NEAR(a.decode_layer.attention_s, 3.84e-3, 1e-15);
+  EXPECT_NEAR(a.decode_layer.return_s, 1.44e-3, 1e-15);
+  const double expect = 3.84e-3 + 1.44e-3 + 73.728e-3 + 16.2e-6 + 2.432e-6 + 0.128;
   EXPECT_NEAR(a.decode_s_per_token, expect, expect * kRel);
   EXPECT_NEAR(a.tokens_per_s, 1 / expect, 1 / expect * kRel);
 }
 
+TEST(InferHand, DecodeWithoutCudaGraphsPaysTheHostsDispatch) {
+  // One rank, no CP: the layer's 17 kernels (16 + one attention call) cost
+  // the host 170 us, against 73.728 ms of device work: hidden.
+  Roofline rf;
+  auto r = tiny_request(1, 8, 0);
+  const auto graphs = infer(r, slow_flat(), rf.im);
+  r.cuda_graphs = false;
+  const auto eager = infer(r, slow_flat(), rf.im);
+  EXPECT_DOUBLE_EQ(graphs.decode_s_per_token, eager.decode_s_per_token);
+  // 1000x faster device: dense 73.728 us, attention (36 pairs x 64 flops)
+  // 2.304 us, pointwise 2.432 us: 78.464 us of device work under 170 us of
+  // dispatch, so eager decode waits 91.536 us more per layer.
+  Hardware fast = slow_flat();
+  fast.flops = 1e9;
+  const auto g2 = infer(tiny_request(1, 8, 0), fast, rf.im);
+  const auto e2 = infer(r, fast, rf.im);
+  EXPECT_NEAR(e2.decode_s_per_token - g2.decode_s_per_token, 91.536e-6, 1e-12);
+}
+
+TEST(InferHand, Fp8MlpWeightsTakeOneBytePerWeight) {
+  // --precision fp8: the MLP's 3 D F weights per layer at 1 byte instead of 2.
+  Roofline rf;
+  auto r = tiny_request(2, 8, 0);
+  const auto bf = infer_memory(r, slow_flat(), InferVariant::PassKv);
+  r.fp8_mlp = true;
+  const auto f8 = infer_memory(r, slow_flat(), InferVariant::PassKv);
+  const double mlp = 3.0 * r.shape.d_model * r.shape.ffn * r.shape.layers;
+  EXPECT_DOUBLE_EQ(bf.weights - f8.weights, mlp / static_cast<double>(r.tp));
+  EXPECT_DOUBLE_EQ(bf.total - f8.total, mlp / static_cast<double>(r.tp));
+}
+
 TEST(InferHand, TensorParallelAllReduce) {
   // 4 GPUs of one node, 1 MB per GPU: reduce-scatter + all-gather, 2 x 3
-  // rounds of 250 kB at 1e11 B/s + 1 us = 6 x 3.5 us = 21 us.
+  // rounds of 250 kB at 1e11 B/s + 1 us = 6 x 3.5 us = 21 us, plus NCCL's
+  // base latency per call, 8.4 us (models/analytic/collectives.hpp) = 29.4 us.
   Hardware hw = slow_flat(1e11, 1e-6);
   hw.platform = Platform::Nodes;
   hw.gpus_per_node = 4;
-  EXPECT_NEAR(tp_allreduce_seconds(1000000, 4, hw), 21e-6, 1e-18);
+  EXPECT_NEAR(tp_allreduce_seconds(1000000, 4, hw), 29.4e-6, 1e-18);
   EXPECT_EQ(tp_allreduce_seconds(1000000, 1, hw), 0);
 }
 

@@ -39,15 +39,16 @@ sim::InferSimOptions options(const InferRequest& r, const Hardware& hw, const Im
 TEST(InferSim, HandCasePassQ) {
   RINGSIM_ONE_ENGINE();
   // test_infer_model.cpp's PrefillPassKvAndPassQ and DecodeOverShardedCache:
-  // TTFT = 9.216 ms ring + 5.76 ms return + 294.912 ms dense + 9.728 us
-  // pointwise + 128 ms head; decode 1.28 + 2.72 + 73.728 ms + 2.432 us + 128 ms.
+  // TTFT = 9.216 ms ring + 5.76 ms return + 294.912 ms dense + 16.2 us kernel
+  // gaps + 9.728 us pointwise + 128 ms head; decode (pass-Q) 3.84 ms ring +
+  // 1.44 ms all-to-all + 73.728 ms + 16.2 us + 2.432 us + 128 ms.
   Roofline rf;
   const auto hw = slow_flat();
   const auto r = tiny_request(2, 8, 0);
   const auto s = sim::simulate_infer(options(r, hw, rf.im, InferVariant::PassQ));
-  const double ttft = 9.216e-3 + 5.76e-3 + 0.294912 + 9.728e-6 + 0.128;
+  const double ttft = 9.216e-3 + 5.76e-3 + 0.294912 + 16.2e-6 + 9.728e-6 + 0.128;
   EXPECT_NEAR(s.ttft_s, ttft, ttft * kRel);
-  const double decode = 1.28e-3 + 2.72e-3 + 73.728e-3 + 2.432e-6 + 0.128;
+  const double decode = 3.84e-3 + 1.44e-3 + 73.728e-3 + 16.2e-6 + 2.432e-6 + 0.128;
   EXPECT_NEAR(s.decode_s, decode, decode * kRel);
   EXPECT_NEAR(s.prefill.return_s, 5.76e-3, 5.76e-3 * kRel);
 }

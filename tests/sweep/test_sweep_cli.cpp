@@ -1,8 +1,15 @@
 // `ringsim sweep` as users run it (the real binary, child processes): the
 // same rows whatever -j, resume after an interruption and after a torn
-// journal line, a refused point recorded in its row, CSV and plot, and the
-// same bytes from `mpirun -n 4` as from `-j 1`.
+// journal line, a resume under other flags refused (and --force-new), a
+// journal that is a FIFO or locked by another sweep refused, a refused point
+// recorded in its row, CSV and plot, and the same bytes from `mpirun -n 4` as
+// from `-j 1`.
+#include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -27,7 +34,8 @@ std::string slurp(const std::string& path) {
 }
 
 std::string tmp(const std::string& name) {
-  const auto p = ::testing::TempDir() + "ringsim-sweep-" + name;
+  // The pid keeps worktrees and parallel test runs on one machine apart.
+  const auto p = ::testing::TempDir() + "ringsim-sweep-" + std::to_string(::getpid()) + "-" + name;
   fs::remove(p);
   fs::remove(p + ".jsonl");
   return p;
@@ -38,6 +46,17 @@ std::vector<std::string> grid(const std::string& out, const std::string& jobs) {
   return {RINGSIM_BIN, "sweep",       "--devices", "2,4",       "--layout", "ring,zigzag,striped",
           "--block",   "256..512:x2", "--model",   "llama3-8b", "--engine", "simgrid",
           "--out",     out,           "-j",        jobs,        "--json"};
+}
+
+// As tests/mpi/mpirun.hpp: root in CI containers, no single-copy transfers.
+// Under the sanitizer build LeakSanitizer reports OpenMPI's own allocations
+// (ompi_op_base_op_select, hwloc bitmaps, never freed by MPI_Finalize) as
+// leaks and aborts the ranks; tests/mpi turns leak detection off the same
+// way. Every other sanitizer check stays on.
+std::vector<std::string> mpi_env() {
+  return {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+          "OMPI_MCA_btl_vader_single_copy_mechanism=none",
+          "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1"};
 }
 
 nlohmann::json run_ok(const std::vector<std::string>& argv, double timeout = 240) {
@@ -54,9 +73,12 @@ TEST(SweepCli, SameRowsWhateverTheJobs) {
   EXPECT_EQ(ja["ran"], 12);
   EXPECT_EQ(ja["failed"], 0);
   EXPECT_EQ(slurp(a), slurp(b));
-  // One row per line, in grid order, each with the run's full summary.
+  // The journal's header, then one row per line, in grid order, each with
+  // the run's full summary.
   std::istringstream in(slurp(a));
   std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(nlohmann::json::parse(line)["journal"], "ringsim-sweep-journal-1");
   int i = 0;
   while (std::getline(in, line)) {
     const auto row = nlohmann::json::parse(line);
@@ -71,19 +93,98 @@ TEST(SweepCli, SameRowsWhateverTheJobs) {
 TEST(SweepCli, ResumesAfterATornJournal) {
   const auto full = tmp("full.jsonl"), part = tmp("part.jsonl");
   run_ok(grid(full, "2"));
-  // What a kill leaves: five whole rows (out of order) and half of a sixth.
+  // What a kill leaves: the header, five whole rows (out of order) and half
+  // of a sixth.
   std::vector<std::string> lines;
   std::istringstream in(slurp(full));
   for (std::string l; std::getline(in, l);) lines.push_back(l);
   {
     std::ofstream out(part);
-    for (int k : {4, 0, 7, 2, 9}) out << lines[static_cast<std::size_t>(k)] << "\n";
-    out << lines[5].substr(0, lines[5].size() / 2);
+    for (int k : {0, 5, 1, 8, 3, 10}) out << lines[static_cast<std::size_t>(k)] << "\n";
+    out << lines[6].substr(0, lines[6].size() / 2);
   }
-  const auto j = run_ok(grid(part, "2"));
+  const auto r = proc::run(grid(part, "2"), 240);
+  ASSERT_TRUE(r.ok()) << r.failure() << "\n" << r.err;
+  const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["from_journal"], 5);
   EXPECT_EQ(j["ran"], 7);
   EXPECT_EQ(slurp(part), slurp(full));
+  // The torn line was cut off, and the user was told.
+  EXPECT_NE(r.err.find(fmt::format("cut {} byte(s) of a torn last line", lines[6].size() / 2)),
+            std::string::npos)
+      << r.err;
+}
+
+// The analytic grid the refusals below use: quick, no SimGrid.
+std::vector<std::string> quick(const std::string& out, std::vector<std::string> more = {}) {
+  std::vector<std::string> a{RINGSIM_BIN, "sweep",    "--devices", "2,4",   "--block",
+                             "256",       "--engine", "analytic",  "--out", out};
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
+TEST(SweepCli, ResumeUnderOtherFlagsIsRefusedAndForceNewKeepsTheOld) {
+  const auto out = tmp("flags.jsonl");
+  const auto kept = tmp("flags.1.jsonl");
+  run_ok(quick(out, {"--gpu", "h100-sxm", "--json"}));
+  const auto h100 = slurp(out);
+  // The rows were computed on H100s: an A100 sweep must not get them back.
+  const auto r = proc::run(quick(out, {"--gpu", "a100-80gb", "--json"}), 60);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "ringsim: error: --out " + out +
+                       ": its rows were computed under other settings (--gpu: h100-sxm in the "
+                       "journal, a100-80gb now); rerun with those, or add --force-new to keep it "
+                       "and start a new journal beside it\n");
+  EXPECT_EQ(slurp(out), h100);
+  // --force-new: a new journal, the old one kept beside it.
+  const auto j = run_ok(quick(out, {"--gpu", "a100-80gb", "--force-new", "--json"}));
+  EXPECT_EQ(j["ran"], 2);
+  EXPECT_EQ(slurp(kept), h100);
+  EXPECT_NE(j["rows"][0]["summary"]["hardware"].get<std::string>().find("a100"), std::string::npos)
+      << j["rows"][0]["summary"]["hardware"];
+}
+
+TEST(SweepCli, JournalThatIsNotARegularFileIsRefused) {
+  const auto fifo = tmp("fifo.jsonl");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto r = proc::run(quick(fifo), 60);  // used to wait for a writer forever
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "ringsim: error: --out " + fifo +
+                       ": a journal must be a regular file, this is a FIFO; give a file path\n");
+}
+
+// A journal some process holds (flock): a second sweep, local or under
+// mpirun, is refused with one line instead of appending to it.
+TEST(SweepCli, SecondSweepOnOneJournalIsRefusedLocallyAndUnderMpirun) {
+  const auto out = tmp("locked.jsonl");
+  run_ok(quick(out, {"--json"}));
+  const int fd = ::open(out.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  const std::string line = "ringsim: error: --out " + out +
+                           ": another sweep is writing this journal (it holds its lock); let it "
+                           "finish, or give another --out";
+  const auto local = proc::run(quick(out), 60);
+  EXPECT_EQ(local.exit_code, 2);
+  EXPECT_EQ(local.err, line + "\n");
+  const std::string mpirun = RINGSIM_MPIRUN;
+  if (!mpirun.empty()) {
+    auto argv = quick(out);
+    argv.insert(argv.begin(), {mpirun, "-n", "3", "--oversubscribe"});
+    proc::Command c;
+    c.argv = argv;
+    c.timeout_s = 120;
+    c.env = mpi_env();
+    const auto m = proc::run(c);
+    EXPECT_FALSE(m.timed_out) << "the workers were left waiting";
+    if (m.err.find("built without MPI") == std::string::npos) {
+      EXPECT_EQ(m.exit_code, 2) << m.err;
+      EXPECT_NE(m.err.find(line), std::string::npos) << m.err;
+    }
+  }
+  ::close(fd);
 }
 
 TEST(SweepCli, InterruptedThenRerunCompletesOnlyTheMissing) {
@@ -94,10 +195,12 @@ TEST(SweepCli, InterruptedThenRerunCompletesOnlyTheMissing) {
   c.timeout_s = 0.8;  // SIGINT part-way (how far depends on this machine's speed)
   c.stop_signal = 2;
   const auto first = proc::run(c);
-  // Ctrl-C reaches the point's child too (proc::run forwards it) and ends the
-  // sweep as the signal does; or the sweep had already finished.
-  EXPECT_TRUE(first.signal == 2 || first.exit_code == 130 || first.exit_code == 0)
-      << first.failure() << first.err;
+  // Ctrl-C reaches the point's child too (proc::run forwards it); the sweep
+  // says what it kept and exits 130, or it had already finished.
+  EXPECT_TRUE(first.exit_code == 130 || first.exit_code == 0) << first.failure() << first.err;
+  if (first.exit_code == 130) {
+    EXPECT_NE(first.err.find("ringsim sweep: interrupted; "), std::string::npos) << first.err;
+  }
   const auto j = run_ok(grid(cut, "1"));
   EXPECT_EQ(j["ran"].get<int>() + j["from_journal"].get<int>(), 12);
   EXPECT_EQ(slurp(cut), slurp(full));
@@ -157,14 +260,7 @@ TEST(SweepCli, MpiRanksWriteTheSameRowsAsOneJob) {
   proc::Command c;
   c.argv = argv;
   c.timeout_s = 240;
-  // As tests/mpi/mpirun.hpp: root in CI containers, no single-copy transfers.
-  // Under the sanitizer build LeakSanitizer reports OpenMPI's own allocations
-  // (ompi_op_base_op_select, hwloc bitmaps, never freed by MPI_Finalize) as
-  // leaks and aborts the ranks; tests/mpi turns leak detection off the same
-  // way. Every other sanitizer check stays on.
-  c.env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-           "OMPI_MCA_btl_vader_single_copy_mechanism=none",
-           "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1"};
+  c.env = mpi_env();
   const auto r = proc::run(c);
   if (r.err.find("built without MPI") != std::string::npos)
     GTEST_SKIP() << "SKIPPED: this ringsim was built without MPI (RINGSIM_MPI=OFF)";

@@ -1,0 +1,84 @@
+// GEMMs by shape and hardware as deployed, worked out by hand
+// (models/kernel/gemm.hpp, models/core/catalog.hpp PowerModel).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "models/core/catalog.hpp"
+#include "models/kernel/gemm.hpp"
+
+namespace ringsim {
+namespace {
+
+// 1e15 FLOP/s over 132 SMs, one 128 x 128 tile shape, no memory floor.
+GemmRates rates(double hbm = 0) {
+  GemmRates r;
+  r.peak = 1e15;
+  r.efficiency = 1;
+  r.sms = 132;
+  r.tiles = {{128, 128}};
+  r.hbm = hbm;
+  return r;
+}
+
+TEST(GemmByShape, OneFullWave) {
+  // 1536 x 1408 = 12 x 11 = 132 tiles: one wave. A tile: 2 x 128 x 128 x 4096
+  // = 134,217,728 FLOPs at 1e15 / 132 per SM = 17.716740096 us.
+  const auto t = gemm_time({1536, 1408, 4096}, rates());
+  EXPECT_EQ(t.tiles, 132);
+  EXPECT_EQ(t.waves, 1);
+  EXPECT_NEAR(t.seconds, 17.716740096e-6, 1e-18);
+  // ... which is the FLOP roofline: the tiles fill the wave exactly.
+  EXPECT_NEAR(t.seconds, 2.0 * 1536 * 1408 * 4096 / 1e15, 1e-18);
+}
+
+TEST(GemmByShape, OneRowMoreCostsASecondWave) {
+  // 1537 rows: 13 x 11 = 143 tiles, 2 waves: twice the time for 0.07% more work.
+  const auto t = gemm_time({1537, 1408, 4096}, rates());
+  EXPECT_EQ(t.tiles, 143);
+  EXPECT_EQ(t.waves, 2);
+  EXPECT_NEAR(t.seconds, 2 * 17.716740096e-6, 1e-18);
+}
+
+TEST(GemmByShape, ADecodeRowIsBoundByReadingTheWeights) {
+  // m = 1, 4096 x 4096 bf16 weights: (4096 + 4096^2) x 2 B read + 4096 x 2 B
+  // written = 33,570,816 B at 1e12 B/s = 33.570816 us, against one wave of
+  // compute (17.7 us).
+  const auto t = gemm_time({1, 4096, 4096}, rates(1e12));
+  EXPECT_TRUE(t.memory_bound());
+  EXPECT_NEAR(t.seconds, 33.570816e-6, 1e-18);
+  EXPECT_NEAR(t.compute_s, 17.716740096e-6, 1e-18);
+}
+
+TEST(GemmByShape, BackwardShapes) {
+  const auto [dx, dw] = backward_gemms({16384, 4096, 1024});
+  EXPECT_EQ(dx.m, 16384);
+  EXPECT_EQ(dx.n, 1024);
+  EXPECT_EQ(dx.k, 4096);
+  EXPECT_EQ(dw.m, 1024);
+  EXPECT_EQ(dw.n, 4096);
+  EXPECT_EQ(dw.k, 16384);
+}
+
+TEST(PowerLimit, ClockFollowsTheCubeRootOfDynamicPower) {
+  // H100: 700 W TDP, 275 W static: at 500 W the clock is (225 / 425)^(1/3) =
+  // 0.80873 of full, so the 989 TF/s bf16 peak becomes 799.8 TF/s, Meta's
+  // "800 TF/s at 500 W" that the static power was derived from.
+  PowerModel p;
+  p.tdp_w = 700;
+  p.static_w = 275;
+  EXPECT_NEAR(p.clock_scale(500), std::cbrt(225.0 / 425.0), 1e-15);
+  EXPECT_NEAR(989e12 * p.clock_scale(500), 800e12, 0.001 * 800e12);
+  EXPECT_DOUBLE_EQ(p.clock_scale(700), 1.0);
+  EXPECT_DOUBLE_EQ(p.clock_scale(900), 1.0);
+}
+
+TEST(PowerLimit, CatalogGrandTetonRunsAt500W) {
+  const auto& d = Catalog::embedded().device("h100-sxm-96gb");
+  EXPECT_DOUBLE_EQ(d.default_power_w, 500);
+  EXPECT_TRUE(d.power.present());
+  EXPECT_EQ(d.same_compute_as, "h100-sxm");
+}
+
+}  // namespace
+}  // namespace ringsim

@@ -1,0 +1,45 @@
+// Frameworks as they execute (models/plan/execution.hpp), by hand: compute
+// beside an overlapped collective, and a layer too small for its kernels'
+// dispatch (host-bound), through `ringsim plan --json`.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "helpers.hpp"
+#include "models/plan/execution.hpp"
+
+namespace ringsim {
+namespace {
+
+using plan_testing::run_cli;
+
+TEST(Execution, CollectiveCtasSlowTheComputeBesideThem) {
+  // 10 ms of compute beside 2 ms of collective holding 16 of 132 SMs: the
+  // 2 ms run at 116/132 speed, so 2 x 16/132 = 0.2424 ms more.
+  EXPECT_NEAR(overlapped_compute(10e-3, 2e-3, 132, 16), 10e-3 + 2e-3 * 16.0 / 132, 1e-15);
+  // A collective that outlasts the compute: all of it at 116/132 speed.
+  EXPECT_NEAR(overlapped_compute(10e-3, 50e-3, 132, 16), 10e-3 * 132 / 116, 1e-15);
+  EXPECT_DOUBLE_EQ(overlapped_compute(10e-3, 0, 132, 16), 10e-3);
+}
+
+TEST(Execution, ATinyLayerIsHostBound) {
+  // A 2-layer model of width 256 on one H100, eager PyTorch: each layer
+  // issues 38 + 80 = 118 kernels at 10 us of host dispatch = 1.18 ms, far
+  // more than its microseconds of device work. The step is at least
+  // 2 x 1.18 ms, and the host-bound time is charged.
+  const auto r = run_cli({"plan", "--d-model",     "256",      "--heads",   "4",   "--kv-heads",
+                          "4",    "--head-dim",    "64",       "--ffn",     "512", "--layers",
+                          "2",    "--vocab",       "1024",     "--context", "1K",  "--gpus",
+                          "1",    "--gpu",         "h100-sxm", "--tp",      "1",   "--pp",
+                          "1",    "--calibration", "none",     "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& c = j.at("configs").at(0);
+  ASSERT_TRUE(c.at("feasible").get<bool>());
+  EXPECT_GE(c.at("step_time_s").get<double>(), 2 * 118 * 10e-6);
+  EXPECT_GT(c.at("time_breakdown").at("host_bound_s").get<double>(), 0);
+  EXPECT_NEAR(c.at("time_breakdown").at("launch_s").get<double>(), 2 * 118 * 0.9e-6, 1e-12);
+}
+
+}  // namespace
+}  // namespace ringsim
