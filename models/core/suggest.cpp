@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <vector>
 
 namespace ringsim {
 
@@ -34,15 +35,21 @@ int edit_distance(const std::string& a0, const std::string& b0) {
 std::string closest_choice(const std::string& word, const std::vector<std::string>& choices) {
   if (word.empty()) return "";
   const auto w = lower(word);
-  // A unique prefix: the start of a longer name.
-  std::string prefix_of;
-  int prefixes = 0;
+  // The start of a longer name: the one name it starts, or the shortest of
+  // several when the others extend it (h100 -> h100-sxm, not h100-sxm-96gb).
+  std::vector<std::string> starts;
   for (const auto& c : choices)
-    if (w.size() >= 2 && c.size() > w.size() && lower(c).compare(0, w.size(), w) == 0) {
-      prefix_of = c;
-      ++prefixes;
-    }
-  if (prefixes == 1) return prefix_of;
+    if (w.size() >= 2 && c.size() > w.size() && lower(c).compare(0, w.size(), w) == 0)
+      starts.push_back(c);
+  if (!starts.empty()) {
+    const auto shortest =
+        *std::min_element(starts.begin(), starts.end(),
+                          [](const auto& a, const auto& b) { return a.size() < b.size(); });
+    const bool extended = std::all_of(starts.begin(), starts.end(), [&](const std::string& c) {
+      return c.compare(0, shortest.size(), shortest) == 0;
+    });
+    if (extended) return shortest;
+  }
   std::string best;
   int best_d = 3;  // at most 2 edits
   for (const auto& c : choices) {

@@ -27,8 +27,8 @@ words=$(PATH=$prefix/bin:/usr/bin:/bin bash -c "source '$prefix/share/bash-compl
   COMP_WORDS=(ringsim pl); COMP_CWORD=1; _ringsim; echo \"\${COMPREPLY[*]}\"")
 [[ $words == plan ]] || { echo "FAILED: bash completion of 'ringsim pl' gave '$words', not 'plan'"; exit 1; }
 words=$(PATH=$prefix/bin:/usr/bin:/bin bash -c "source '$prefix/share/bash-completion/completions/ringsim'
-  COMP_WORDS=(ringsim plan --gpu h1); COMP_CWORD=3; _ringsim; echo \"\${COMPREPLY[*]}\"")
-[[ $words == h100-sxm ]] || { echo "FAILED: bash completion of '--gpu h1' gave '$words'"; exit 1; }
+  COMP_WORDS=(ringsim plan --gpu mi); COMP_CWORD=3; _ringsim; echo \"\${COMPREPLY[*]}\"")
+[[ $words == mi300x ]] || { echo "FAILED: bash completion of '--gpu mi' gave '$words'"; exit 1; }
 if [[ $have_man != ON ]]; then
   echo "SKIPPED: man pages: help2man was not found at configure time (Debian: help2man)"
   exit 77
