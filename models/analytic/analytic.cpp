@@ -185,7 +185,8 @@ StepSlot step_slot(const Workload& w, const Hardware& hw, const Implementation& 
 }
 
 namespace {
-Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& im);
+Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& im,
+                   bool with_min_block = true);
 }  // namespace
 
 std::string hardware_text(const Hardware& hw, const Implementation& im) {
@@ -234,6 +235,13 @@ void decide(Summary& s) {
   s.overlapped = s.verdict.hidden;
 }
 
+double analyze_time(const Workload& w, const Hardware& hw, const Implementation& im) {
+  if (w.tp <= 1) return analyze_cp(w, hw, im, false).time_s;
+  const double passes = w.pass == Pass::FwdBwd ? 2 : 1;
+  return analyze_cp(tp_rank_workload(w), group_hardware(hw, w.tp), im, false).time_s +
+         passes * tp_pass_seconds(w, hw) * w.layers;
+}
+
 Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im) {
   if (w.tp <= 1) {
     auto s = analyze_cp(w, hw, im);
@@ -266,7 +274,8 @@ Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im)
 
 namespace {
 
-Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& im) {
+Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& im,
+                   bool with_min_block) {
   Summary s;
   s.workload = w;
   s.hardware = hardware_text(hw, im);
@@ -457,7 +466,7 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
   // largest of them for the run (min_block_for's rule).
   s.min_block = 0;
   for (bool bwd : passes) {
-    const auto m = hw.overlap ? min_block_for_pass(w, hw, im, bwd) : 0;
+    const auto m = hw.overlap && with_min_block ? min_block_for_pass(w, hw, im, bwd) : 0;
     vin.min_block[bwd ? 1 : 0] = m;
     if (s.min_block >= 0) s.min_block = m < 0 ? m : std::max(s.min_block, m);
   }

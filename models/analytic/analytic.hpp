@@ -126,6 +126,9 @@ std::string hardware_text(const Hardware& hw, const Implementation& im);
 std::string collective_name(const Workload& w);
 
 Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im);
+// analyze(...).time_s without the minimum block and the verdict (the
+// planner's inner loop times thousands of configurations).
+double analyze_time(const Workload& w, const Hardware& hw, const Implementation& im);
 Summary analyze(const Workload& w, const Hardware& hw, const ComputeModel& cm);  // bare model
 Summary analyze(const Workload& w, const Hardware& hw);                          // roofline
 

@@ -115,10 +115,10 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
     attn_fwdbwd = attention->fwdbwd_layer_s * L;
     T.engine = attention->engine;
   } else {
-    attn_fwdbwd = analyze(w, g, cm).time_s;
+    attn_fwdbwd = analyze_time(w, g, cm);
     auto wf = w;
     wf.pass = Pass::Fwd;
-    attn_fwd = analyze(wf, g, cm).time_s;
+    attn_fwd = analyze_time(wf, g, cm);
   }
   const double a_f = attn_fwd / L * m, a_b = (attn_fwdbwd - attn_fwd) / L * m;
 
