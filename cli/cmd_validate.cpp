@@ -118,13 +118,8 @@ Summary summarise(const std::vector<ValidationRow>& rows) {
     f.push_back(std::fabs(r.first_principles / r.c->published - 1));
     if (!r.within()) ++s.out;
   }
-  auto med = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const auto n = v.size();
-    return n == 0 ? 0.0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  };
-  s.median_abs = med(e);
-  s.median_abs_first = med(f);
+  s.median_abs = median(e);
+  s.median_abs_first = median(f);
   s.max_abs = e.empty() ? 0 : *std::max_element(e.begin(), e.end());
   return s;
 }

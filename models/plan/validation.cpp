@@ -21,13 +21,6 @@ namespace {
 const char* const kMetrics[] = {"tokens_per_s_per_gpu", "model_tflops_per_gpu", "step_time_s",
                                 "ttft_s", "decode_s_per_token"};
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 double geomean(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += std::log(x);
@@ -35,6 +28,13 @@ double geomean(const std::vector<double>& v) {
 }
 
 }  // namespace
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
 bool known_metric(const std::string& metric) {
   return std::find(std::begin(kMetrics), std::end(kMetrics), metric) != std::end(kMetrics);

@@ -33,6 +33,9 @@ const ValidationSet& embedded_validation();
 // Parses a validation file's text; throws InputError naming `origin` and the case.
 ValidationSet parse_validation(const std::string& text, const std::string& origin);
 
+// The median of `v` (0 when empty): the summary's and the leave-one-out's.
+double median(std::vector<double> v);
+
 // Metrics a case may name, and whether more is faster (throughput) or slower (time).
 bool metric_is_time(const std::string& metric);
 bool known_metric(const std::string& metric);
