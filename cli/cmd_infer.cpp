@@ -11,12 +11,14 @@
 #include <optional>
 
 #include "cli/command.hpp"
+#include "cli/plan_inference.hpp"
 #include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/flag_types.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/schema.hpp"
 #include "models/infer/infer.hpp"
+#include "models/infer/search.hpp"
 #include "models/kernel/implementation.hpp"
 #include "models/plan/basics.hpp"
 #include "proc/resolve.hpp"
@@ -93,17 +95,7 @@ int run(const InferFlags& f) {
   if (!r.auto_variant) r.variant = parse_infer_variant("--variant", v);
   r.decode_tokens = parse_count("--decode-tokens", f.decode_tokens, 0, kMaxTokens);
   r.batch = parse_count("--batch", f.batch, 1, 1 << 20);
-  if (parse_choice("--precision", f.precision, {"bf16", "fp8"}) == "fp8") {
-    const auto& device = cat.device(hw.gpu_name);
-    if (device.peak_fp8 <= 0)
-      throw InputError(fmt::format(
-          "--precision: fp8 needs FP8 tensor cores; {} has none (catalog peak_flops.fp8 = 0); use "
-          "bf16",
-          device.name));
-    r.fp8_mlp = true;
-    r.fp8_flops = device.peak_fp8 * hw.clock_scale;  // at the power limit, like hw.flops
-    r.fp8_gemm_efficiency = device.fp8_gemm_efficiency;
-  }
+  set_infer_precision(r, f.precision, cat, hw);
   r.cuda_graphs = parse_choice("--cuda-graphs", f.cuda_graphs, {"on", "off"}) == "on";
   check_request(r);
 
@@ -138,6 +130,7 @@ int run(const InferFlags& f) {
   j["gpus"] = r.gpus;
   j["tp"] = r.tp;
   j["cp"] = r.cp;
+  j["tp_nodes"] = tp_nodes(r.tp, hw.gpus_per_node);
   j["layout"] = to_string(r.layout);
   j["batch"] = r.batch;
   j["decode_tokens"] = r.decode_tokens;
@@ -223,8 +216,9 @@ int run(const InferFlags& f) {
       r.shape.name, static_cast<double>(total_params(r.shape)) / 1e9, r.shape.layers, r.shape.heads,
       r.shape.kv_heads, r.context, human_tokens(static_cast<double>(r.context)), r.cached,
       r.context - r.cached);
-  out += fmt::format("  cluster  {} GPUs = TP {} (inside a node) x CP {} ({} layout); {}\n", r.gpus,
-                     r.tp, r.cp, to_string(r.layout), hw.describe());
+  out +=
+      fmt::format("  cluster  {} GPUs = TP {} ({}) x CP {} ({} layout); {}\n", r.gpus, r.tp,
+                  tp_placement(r.tp, hw.gpus_per_node), r.cp, to_string(r.layout), hw.describe());
   out += fmt::format("  compute  {}\n", im->name());
   out += fmt::format("  variant  {} ({}): {}\n", to_string(a.choice.variant),
                      a.choice.automatic ? "auto" : "--variant", a.choice.reason);
@@ -312,7 +306,9 @@ Command infer_command() {
             sub->add_option("--gpus", f->gpus, "GPUs serving one model replica (= tp x cp)")
                 ->type_name(flag_type::kInt);
             proc::add_hardware_flags(sub, f->hw);
-            sub->add_option("--tp", f->tp, "Tensor-parallel degree (inside a node)")
+            sub->add_option(
+                   "--tp", f->tp,
+                   "Tensor-parallel degree (may span nodes: its all-reduces then cross the NICs)")
                 ->capture_default_str()
                 ->type_name(flag_type::kInt);
             sub->add_option("--cp", f->cp, "Context-parallel degree (default: gpus / tp)")

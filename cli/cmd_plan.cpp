@@ -59,7 +59,6 @@ int run_inference(const PlanFlags& f) {
   if (f.pp_virtual != "1") throw InputError("--pp-virtual: plans training; not with --inference");
   if (!f.microbatches.empty())
     throw InputError("--microbatches: plans training; not with --inference");
-  if (f.precision != "bf16") throw InputError("--precision: plans training; not with --inference");
   if (f.attention_precision != "bf16")
     throw InputError("--attention-precision: plans training; not with --inference");
   if (f.framework != "pytorch-fsdp")
@@ -82,6 +81,7 @@ int run_inference(const PlanFlags& f) {
   g.decode_tokens = f.decode_tokens;
   g.price = f.price;
   g.variant = f.variant;
+  g.precision = f.precision;
   g.json = f.json;
   return plan_inference(g);
 }
@@ -419,7 +419,8 @@ Command plan_command() {
             ->capture_default_str()
             ->type_name(flag_type::kName);
         sub->add_option("--precision", f->precision,
-                        "bf16 | fp8 (Float8 projections and MLP; the output head stays bf16)")
+                        "bf16 | fp8 (Float8 projections and MLP; the output head stays bf16; with "
+                        "--inference, the MLP's weights and GEMMs in FP8, as infer --precision)")
             ->capture_default_str()
             ->type_name(flag_type::kName);
         sub->add_option("--attention-precision", f->attention_precision,

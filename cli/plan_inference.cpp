@@ -16,6 +16,68 @@
 
 namespace ringsim::cli {
 
+namespace {
+
+// "ok", or what the split misses by; either way, TP that spans nodes says so.
+std::string status(const InferOption& o, int gpus_per_node) {
+  std::string s = o.why.empty() ? "ok" : o.why;
+  if (tp_nodes(o.request.tp, gpus_per_node) > 1)
+    s += "; TP " + tp_placement(o.request.tp, gpus_per_node);
+  return s;
+}
+
+// What would make a split usable, tried in the order a team would reach for
+// it: FP8 MLP weights (what Meta served 405B with), then 2x and 4x the GPUs.
+std::string fit_hint(const InferRequest& r, const Hardware& hw, const Implementation& im,
+                     double target, const std::vector<std::int64_t>& tps,
+                     const std::vector<std::int64_t>& cps, const Catalog& cat) {
+  auto best = [&](const InferRequest& q) -> std::string {
+    try {
+      for (const auto& o : search_inference(q, hw, im, target, tps, cps))
+        if (o.fits && o.meets_target)
+          return fmt::format("tp {} ({}) x cp {} ({} GPUs): TTFT {}, {} of {} per GPU",
+                             o.request.tp, tp_placement(o.request.tp, hw.gpus_per_node),
+                             o.request.cp, o.request.gpus, seconds(o.result.ttft_s),
+                             human_bytes(o.result.memory.total), human_bytes(o.result.memory.hbm));
+    } catch (const InputError&) {
+    }
+    return "";
+  };
+  std::string out;
+  if (!r.fp8_mlp && cat.device(hw.gpu_name).peak_fp8 > 0) {
+    auto q = r;
+    set_infer_precision(q, "fp8", cat, hw);
+    if (const auto b = best(q); !b.empty()) out += "  with --precision fp8: " + b + "\n";
+  }
+  for (const std::int64_t k : {2, 4}) {
+    auto q = r;
+    q.gpus = r.gpus * k;
+    if (const auto b = best(q); !b.empty()) {
+      out += fmt::format("  with --gpus {}: {}\n", q.gpus, b);
+      break;
+    }
+  }
+  return out.empty() ? "  nothing tried makes one fit (--precision fp8 where the device has FP8, "
+                       "up to 4x the GPUs); a larger-memory GPU or a shorter context might\n"
+                     : "what would make one fit:\n" + out;
+}
+
+}  // namespace
+
+void set_infer_precision(InferRequest& r, const std::string& precision, const Catalog& cat,
+                         const Hardware& hw) {
+  r.fp8_mlp = parse_choice("--precision", precision, {"bf16", "fp8"}) == "fp8";
+  if (!r.fp8_mlp) return;
+  const auto& device = cat.device(hw.gpu_name);
+  if (device.peak_fp8 <= 0)
+    throw InputError(fmt::format(
+        "--precision: fp8 needs FP8 tensor cores; {} has none (catalog peak_flops.fp8 = 0); use "
+        "bf16",
+        device.name));
+  r.fp8_flops = device.peak_fp8 * hw.clock_scale;  // at the power limit, like hw.flops
+  r.fp8_gemm_efficiency = device.fp8_gemm_efficiency;
+}
+
 int plan_inference(const InferencePlanFlags& f) {
   const auto hs = proc::parse_hardware(f.hw);
   const auto cat = proc::load_catalog(hs);
@@ -31,6 +93,7 @@ int plan_inference(const InferencePlanFlags& f) {
   if (!f.cached.empty()) r.cached = parse_count("--cached", f.cached, 0, kMaxTokens);
   if (f.gpus.empty()) throw InputError("--gpus: required (the most GPUs one replica may use)");
   r.gpus = parse_count("--gpus", f.gpus, 1, 1 << 20);
+  set_infer_precision(r, f.precision, cat, hw);
   if (!f.layout.empty()) r.layout = parse_layout("--layout", f.layout);
   if (!f.batch.empty()) r.batch = parse_count("--batch", f.batch, 1, 1 << 20);
   if (!f.decode_tokens.empty())
@@ -58,6 +121,7 @@ int plan_inference(const InferencePlanFlags& f) {
     j["context"] = r.context;
     j["cached"] = r.cached;
     j["max_gpus"] = r.gpus;
+    j["precision"] = r.fp8_mlp ? "fp8" : "bf16";
     j["ttft_target_s"] = target > 0 ? nlohmann::json(target) : nlohmann::json(nullptr);
     j["price_per_gpu_hour"] = price > 0 ? nlohmann::json(price) : nlohmann::json(nullptr);
     j["hardware"] = hw.describe();
@@ -69,6 +133,7 @@ int plan_inference(const InferencePlanFlags& f) {
       nlohmann::json c{{"rank", ++rank},
                        {"tp", o.request.tp},
                        {"cp", o.request.cp},
+                       {"tp_nodes", tp_nodes(o.request.tp, hw.gpus_per_node)},
                        {"gpus", o.request.gpus},
                        {"layout", to_string(o.request.layout)},
                        {"variant", to_string(a.choice.variant)},
@@ -109,7 +174,7 @@ int plan_inference(const InferencePlanFlags& f) {
         o.request.tp, o.request.cp, o.request.gpus, to_string(a.choice.variant), seconds(a.ttft_s),
         seconds(a.decode_s_per_token), a.tokens_per_s, human_bytes(a.memory.total),
         price > 0 ? fmt::format("{:.4f}", cost(o)) : fmt::format("{:.1f}", o.gpu_seconds),
-        o.why.empty() ? "ok" : o.why);
+        status(o, hw.gpus_per_node));
   }
   const InferOption* cheapest = nullptr;
   for (const auto& o : opts)
@@ -117,17 +182,19 @@ int plan_inference(const InferencePlanFlags& f) {
       cheapest = &o;
   if (!opts.empty() && opts.front().fits && opts.front().meets_target) {
     const auto& b = opts.front();
-    out +=
-        fmt::format("\nfastest: tp {} x cp {} ({} GPUs), TTFT {}; {}\n", b.request.tp, b.request.cp,
-                    b.request.gpus, seconds(b.result.ttft_s), b.result.choice.reason);
+    out += fmt::format("\nfastest: tp {} ({}) x cp {} ({} GPUs), TTFT {}; {}\n", b.request.tp,
+                       tp_placement(b.request.tp, hw.gpus_per_node), b.request.cp, b.request.gpus,
+                       seconds(b.result.ttft_s), b.result.choice.reason);
   } else {
     out += "\nno split fits in HBM and meets the target; the rows say what each misses by\n";
+    out += fit_hint(r, hw, *im, target, tps, cps, cat);
   }
   if (cheapest)
-    out +=
-        fmt::format("cheapest meeting the target: tp {} x cp {} ({} GPUs), TTFT {}, {:.1f} GPU-s\n",
-                    cheapest->request.tp, cheapest->request.cp, cheapest->request.gpus,
-                    seconds(cheapest->result.ttft_s), cheapest->gpu_seconds);
+    out += fmt::format(
+        "cheapest meeting the target: tp {} ({}) x cp {} ({} GPUs), TTFT {}, {:.1f} GPU-s\n",
+        cheapest->request.tp, tp_placement(cheapest->request.tp, hw.gpus_per_node),
+        cheapest->request.cp, cheapest->request.gpus, seconds(cheapest->result.ttft_s),
+        cheapest->gpu_seconds);
   std::cout << out;
   return 0;
 }

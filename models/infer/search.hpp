@@ -21,12 +21,20 @@ struct InferOption {
 };
 
 // `base`: the request with gpus = the most GPUs to use; tp and cp are
-// searched (tp: powers of two up to the node that the heads allow; cp:
+// searched (tp: powers of two up to --gpus that the heads allow, across
+// nodes too, since a model too big for one node's TP may need it; cp:
 // powers of two the context divides into, at most kMaxAutoCp = 1024). `ttft_target` 0: no target.
 // Throws InputError when no split can even be formed.
 std::vector<InferOption> search_inference(const InferRequest& base, const Hardware& hw,
                                           const Implementation& im, double ttft_target,
                                           const std::vector<std::int64_t>& tp_degrees = {},
                                           const std::vector<std::int64_t>& cp_degrees = {});
+
+// Where a TP group of `tp` GPUs sits on nodes of `gpus_per_node`: "inside a
+// node", or "across N nodes" when it spans them (its all-reduces then cross
+// the NICs: models/analytic/collectives.hpp).
+std::string tp_placement(std::int64_t tp, int gpus_per_node);
+// Nodes one TP group spans (1 inside a node).
+std::int64_t tp_nodes(std::int64_t tp, int gpus_per_node);
 
 }  // namespace ringsim

@@ -70,5 +70,24 @@ TEST(InferCli, PlanInferenceRanksByTtftThenCost) {
   EXPECT_TRUE(c[0]["fits"].get<bool>());
 }
 
+// Llama 3 405B in bf16 at 1M tokens on 128 H100s fits only with TP past the
+// 8-GPU node (its weights alone need 95 GiB per GPU at TP 8): the search
+// must look there, and say the group spans nodes.
+TEST(InferCli, PlanInferenceSearchesTpAcrossNodes) {
+  const auto j = run_json(
+      {"plan", "--inference", "--model", "llama3-405b", "--context", "1M", "--gpus", "128"});
+  const auto& best = j["configs"][0];
+  EXPECT_TRUE(best["fits"].get<bool>());
+  EXPECT_EQ(best["tp"].get<int>(), 16);
+  EXPECT_EQ(best["cp"].get<int>(), 8);
+  EXPECT_EQ(best["tp_nodes"].get<int>(), 2);
+  EXPECT_EQ(j["precision"], "bf16");
+  // TP 8 (one node) is still searched and ranked as not fitting.
+  bool tp8 = false;
+  for (const auto& c : j["configs"])
+    if (c["tp"] == 8 && c["cp"] == 16) tp8 = !c["fits"].get<bool>() && c["tp_nodes"] == 1;
+  EXPECT_TRUE(tp8);
+}
+
 }  // namespace
 }  // namespace ringsim
