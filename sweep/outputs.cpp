@@ -84,10 +84,10 @@ std::string param(const Row& r, const std::string& flag) {
 // The series a row belongs to: its values of the non-x axes ("--devices 64,
 // --layout zigzag"); "" with no other axis.
 std::string series_of(const Row& r, const Options& o) {
-  std::vector<std::string> parts;
-  if (!o.series.empty()) parts.push_back(o.series + " " + param(r, o.series));
-  for (const auto& a : o.others) parts.push_back(a + " " + param(r, a));
-  return join(parts, ", ");
+  std::vector<std::pair<std::string, std::string>> values;
+  if (!o.series.empty()) values.emplace_back(o.series, param(r, o.series));
+  for (const auto& a : o.others) values.emplace_back(a, param(r, a));
+  return group_name(values);
 }
 
 // One series per combination of the non-x axes (in grid order), x = the axis
@@ -170,6 +170,12 @@ void finish_outputs(const std::vector<Point>& pts, const std::map<std::string, R
   }
   if (!o.csv.empty()) write_csv(res.rows, o.csv);
   if (!o.plot.empty()) res.plot_status = write_plot(res.rows, o);
+}
+
+std::string group_name(const std::vector<std::pair<std::string, std::string>>& values) {
+  std::vector<std::string> parts;
+  for (const auto& [flag, v] : values) parts.push_back(fmt::format("{} {}", flag, v));
+  return join(parts, ", ");
 }
 
 }  // namespace ringsim::sweep

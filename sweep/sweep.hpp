@@ -124,6 +124,12 @@ Result run_local(const std::vector<Point>& pts, const Options& o);
 std::vector<const Point*> pending(const std::vector<Point>& pts,
                                   const std::map<std::string, Row>& done);
 
+// The name of one plotted series: the values of the axes other than x
+// ("--devices 64, --layout zigzag"; "" for none). Sweeps and experiments
+// both draw one series per such combination, so no line joins points of
+// different configurations.
+std::string group_name(const std::vector<std::pair<std::string, std::string>>& values);
+
 class Journal;
 // The rows in grid order into `res`; unless interrupted, the journal
 // rewritten in that order, the CSV and the plot.

@@ -290,8 +290,8 @@ TEST(ExperimentQuick, LayoutsSideBySide) {
 TEST(ExperimentQuick, OverlapKneeAtMinimumBlock) {
   const auto q = run_quick("overlap-knee");
   const auto& v = q.csv;
-  expect_columns(v, {"link", "block", "engine", "time_s", "exposed_share", "min_block"});
-  std::map<std::string, std::map<std::string, double>> by;  // link/eff/block -> engine -> time
+  expect_columns(v, {"config", "link", "block", "engine", "time_s", "exposed_share", "min_block"});
+  std::map<std::string, std::map<std::string, double>> by;  // config/block -> engine -> time
   int below = 0, above = 0;
   for (std::size_t i = 0; i < v.rows.size(); ++i) {
     const double c = v.num(i, "block"), mb = v.num(i, "min_block"),
@@ -305,8 +305,7 @@ TEST(ExperimentQuick, OverlapKneeAtMinimumBlock) {
       EXPECT_GT(share, 1e-3) << v.str(i, "link") << " c=" << c;
       ++below;
     }
-    by[v.str(i, "link") + v.str(i, "efficiency_override") + v.str(i, "block")][v.str(i, "engine")] =
-        v.num(i, "time_s");
+    by[v.str(i, "config") + v.str(i, "block")][v.str(i, "engine")] = v.num(i, "time_s");
   }
   EXPECT_GT(below, 0) << "the sweep has points below the knee";
   EXPECT_GT(above, 0) << "the sweep has points above the knee";

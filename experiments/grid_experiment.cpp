@@ -1,0 +1,340 @@
+#include "experiments/grid_experiment.hpp"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <ostream>
+#include <set>
+
+#include "experiments/markdown.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
+#include "proc/child.hpp"
+#include "proc/run_spec.hpp"
+#include "sweep/sweep.hpp"
+
+namespace ringsim::exp {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Flags as text into the run flags a grid starts from, by the CLI's own
+// declarations (a wrong flag in a declaration is an error, not a silent run).
+proc::RunFlags run_flags(const std::vector<std::pair<std::string, std::string>>& flags) {
+  proc::RunFlags f;
+  CLI::App app{"ringsim run", "run"};
+  proc::add_run_flags(&app, f);
+  std::vector<std::string> args;
+  for (const auto& [k, v] : flags) {
+    args.push_back(k);
+    if (!v.empty()) args.push_back(v);
+  }
+  std::vector<std::string> rev(args.rbegin(), args.rend());
+  try {
+    app.parse(rev);
+  } catch (const CLI::ParseError& e) {
+    throw std::logic_error("experiment declaration: " + std::string(e.what()));
+  }
+  return f;
+}
+
+const std::vector<Config>& configs_of(const GridExperiment& g, bool quick) {
+  return quick && !g.quick_configs.empty() ? g.quick_configs : g.configs;
+}
+
+// Every point: per configuration, its flags as one-value axes (so they are
+// part of each point's journal key), then the engines, then the swept axes.
+std::vector<sweep::Point> grid_points(const GridExperiment& g, const Context& ctx,
+                                      std::vector<const Config*>& owner) {
+  std::vector<sweep::Point> all;
+  for (const auto& c : configs_of(g, ctx.quick)) {
+    sweep::Grid grid;
+    auto base = g.base;
+    if (!g.both_engines) base.push_back({"--engine", ctx.engine});
+    grid.base = run_flags(base);
+    for (const auto& [flag, value] : c.flags) grid.axes.push_back({flag, {value}});
+    if (g.both_engines) {
+      std::vector<std::string> engines{"analytic"};
+      if (ctx.engine == "simgrid") engines.push_back("simgrid");
+      grid.axes.push_back({"--engine", engines});
+    }
+    for (const auto& a : g.axes)
+      grid.axes.push_back({a.flag, sweep::expand(a.flag, ctx.quick ? a.quick : a.full)});
+    for (auto& p : sweep::points(grid)) {
+      p.index = all.size();
+      all.push_back(std::move(p));
+      owner.push_back(&c);
+    }
+  }
+  return all;
+}
+
+std::string value_text(double v) {
+  if (std::isnan(v)) return "";
+  return fmt::format("{:.10g}", v);
+}
+
+// data.csv: the configuration's name and facts, the swept values, the engine,
+// status, then each measure.
+void write_data(const GridExperiment& g, const std::vector<GridPoint>& pts, Output& out) {
+  std::vector<std::string> facts;
+  for (const auto& p : pts)
+    for (const auto& [k, v] : p.config->facts)
+      if (std::find(facts.begin(), facts.end(), k) == facts.end()) facts.push_back(k);
+  std::vector<std::string> cols{"config"};
+  cols.insert(cols.end(), facts.begin(), facts.end());
+  for (const auto& a : g.axes) cols.push_back(a.flag.substr(2));
+  cols.insert(cols.end(), {"engine", "status"});
+  for (const auto& m : g.measures) cols.push_back(m.column);
+  out.data.set_columns(cols);
+  for (const auto& p : pts) {
+    auto row = out.data.add_row();
+    row.set("config", p.config->name);
+    for (const auto& f : facts) {
+      const auto it = p.config->facts.find(f);
+      row.set(f, it == p.config->facts.end() ? std::string() : it->second);
+    }
+    for (const auto& a : g.axes) row.set(a.flag.substr(2), p.axes.at(a.flag));
+    row.set("engine", p.engine).set("status", p.ok ? std::string("ok") : p.error);
+    if (!p.ok) continue;
+    for (const auto& m : g.measures) {
+      double v = p.value(m.key);
+      if (!m.over.empty()) v /= p.value(m.over);
+      row.set(m.column, value_text(v));
+    }
+  }
+}
+
+double measure_of(const GridExperiment& g, const GridPoint& p, const std::string& column) {
+  for (const auto& m : g.measures)
+    if (m.column == column) {
+      const double v = p.value(m.key);
+      return m.over.empty() ? v : v / p.value(m.over);
+    }
+  throw std::logic_error("experiment declaration: no measure named " + column);
+}
+
+// One panel: a series per configuration, per combination of the swept axes
+// other than x and per engine (sweep::group_key, the one grouping rule
+// sweeps and experiments share), in grid order.
+Panel panel_of(const GridExperiment& g, const PanelDecl& d, const std::vector<GridPoint>& pts) {
+  Panel panel;
+  panel.title = d.title;
+  panel.x = d.x_axis;
+  panel.y = d.y_axis;
+  std::vector<std::string> order;
+  std::map<std::string, Series> by;
+  std::map<std::string, std::size_t> colour_of;  // configuration -> palette index
+  for (const auto& p : pts) {
+    if (!p.ok) continue;
+    const auto panel_fact = p.config->facts.find("panel");
+    const std::string in = panel_fact == p.config->facts.end() ? "" : panel_fact->second;
+    if (!d.panel.empty() && in != d.panel) continue;
+    std::vector<std::pair<std::string, std::string>> others;
+    for (const auto& a : g.axes)
+      if (a.flag != d.x) others.emplace_back(a.flag, p.axes.at(a.flag));
+    const auto group = sweep::group_name(others);
+    const bool sim = p.engine == "simgrid";
+    const std::string name = p.config->name + (group.empty() ? "" : ", " + group) +
+                             (g.both_engines ? (sim ? ": simulated" : ": analytic") : "");
+    if (!by.count(name)) {
+      if (!colour_of.count(p.config->name)) colour_of[p.config->name] = colour_of.size();
+      const auto colour = palette_color(colour_of[p.config->name]);
+      if (sim) {
+        by[name] = scatter_series(name, colour, "circle");
+        by[name].hollow = true;
+      } else {
+        by[name] = line_series(name, colour);
+        by[name].markers = !g.both_engines;
+      }
+      order.push_back(name);
+    }
+    by[name].points.push_back({p.axis(d.x), measure_of(g, p, d.measure)});
+  }
+  for (const auto& n : order) panel.series.push_back(by[n]);
+  return panel;
+}
+
+// The report's table: one row per point that ran, the swept values and measures.
+std::string results_table(const GridExperiment& g, const std::vector<GridPoint>& pts) {
+  std::vector<std::string> head{"config"};
+  for (const auto& a : g.axes) head.push_back(a.flag.substr(2));
+  if (g.both_engines) head.push_back("engine");
+  for (const auto& m : g.measures) head.push_back(m.column);
+  MdTable t(head);
+  for (const auto& p : pts) {
+    if (!p.ok) continue;
+    std::vector<std::string> cells{p.config->name};
+    for (const auto& a : g.axes) cells.push_back(p.axes.at(a.flag));
+    if (g.both_engines) cells.push_back(p.engine);
+    for (const auto& m : g.measures) cells.push_back(sig(measure_of(g, p, m.column), 4));
+    t.add(cells);
+  }
+  return t.str();
+}
+
+// The values of every axis, first axis slowest (as sweep::points orders them).
+std::vector<std::map<std::string, std::string>> combinations(const GridExperiment& g, bool quick) {
+  std::vector<std::map<std::string, std::string>> all{{}};
+  for (const auto& a : g.axes) {
+    std::vector<std::map<std::string, std::string>> next;
+    for (const auto& c : all)
+      for (const auto& v : sweep::expand(a.flag, quick ? a.quick : a.full)) {
+        auto d = c;
+        d[a.flag] = v;
+        next.push_back(std::move(d));
+      }
+    all = std::move(next);
+  }
+  return all;
+}
+
+// Closed-form points, in this process: microseconds each, so no journal.
+std::vector<GridPoint> evaluate_points(const GridExperiment& g, const Context& ctx) {
+  std::vector<GridPoint> rows;
+  for (const auto& c : configs_of(g, ctx.quick))
+    for (const auto& axes : combinations(g, ctx.quick)) {
+      GridPoint p;
+      p.config = &c;
+      p.axes = axes;
+      p.engine = "analytic";
+      try {
+        p.summary = g.evaluate(c, axes);
+        p.ok = true;
+      } catch (const InputError& e) {
+        p.error = e.what();
+      }
+      rows.push_back(std::move(p));
+    }
+  return rows;
+}
+
+// Simulated points through the sweep engine: one child each, journalled; the
+// journal goes once every point has a row (data.csv then holds them), so a
+// rerun recomputes and a stopped one resumes.
+std::vector<GridPoint> child_points(const GridExperiment& g, const Context& ctx, Output& out) {
+  std::vector<const Config*> owner;
+  const auto pts = grid_points(g, ctx, owner);
+  std::set<std::string> keys;
+  for (const auto& p : pts)
+    if (!keys.insert(p.key).second)
+      throw std::logic_error("experiment declaration: two points run the same flags: " + p.key);
+  sweep::Options o;
+  o.out = (fs::path(ctx.out_dir) / g.name / "rows.jsonl").string();
+  o.header =
+      sweep::make_header({{"experiment", g.name}, {"mode", ctx.quick ? "quick" : "full"}}, "");
+  o.force_new = true;  // a journal of another mode or version is set aside, not mixed in
+  o.jobs = ctx.jobs;
+  o.timeout_s = g.timeout_s;
+  o.ringsim = ctx.ringsim;
+  if (ctx.log)
+    *ctx.log << fmt::format("  {} point(s), journal {} (a rerun resumes)\n", pts.size(), o.out);
+  const auto res = sweep::run_local(pts, o);
+  if (res.interrupted) throw InputError("interrupted: the finished points are in " + o.out);
+  std::vector<GridPoint> rows;
+  for (const auto& r : res.rows) {
+    GridPoint p;
+    p.config = owner.at(r.index);
+    for (const auto& [k, v] : r.params) p.axes[k] = v;
+    p.engine = p.axes.count("--engine") ? p.axes["--engine"] : ctx.engine;
+    p.ok = r.ok;
+    p.error = r.error;
+    p.summary = r.summary;
+    rows.push_back(std::move(p));
+  }
+  if (!pts.empty() && pts.front().spec) {
+    auto spec = *pts.front().spec;
+    spec.json = true;
+    auto argv = proc::to_args(spec);
+    argv.insert(argv.begin(), "ringsim");
+    out.child_examples.push_back(proc::shell_line(argv));
+  }
+  std::error_code ec;
+  fs::remove(o.out, ec);
+  return rows;
+}
+
+void run_grid(const GridExperiment& g, const Context& ctx, Output& out) {
+  auto rows = g.evaluate ? evaluate_points(g, ctx) : child_points(g, ctx, out);
+  for (const auto& p : rows) {
+    ++out.points;
+    if (p.ok) continue;
+    ++out.failed_points;
+    if (ctx.log) *ctx.log << "  failed: " << p.config->name << "\n    " << p.error << "\n";
+  }
+  write_data(g, rows, out);
+  // A panel with nothing to draw (a --quick run leaves a configuration out) is left out.
+  for (const auto& d : g.panels)
+    if (auto p = panel_of(g, d, rows); !p.series.empty()) out.plot.panels.push_back(std::move(p));
+  out.plot.title = g.plot_title;
+  out.plot.note = g.plot_note;
+  out.plot.columns =
+      std::min(g.plot_columns, std::max(1, static_cast<int>(out.plot.panels.size())));
+  out.plot.width = g.plot_width;
+  out.plot.height = g.plot_height;
+  out.report += g.caption + "\n\n";
+  for (const auto& a : g.analyses) a(rows, ctx, out);
+  out.report += "\n## Every point\n\n" + results_table(g, rows);
+}
+
+}  // namespace
+
+double GridPoint::value(const std::string& key) const {
+  if (!ok) return std::numeric_limits<double>::quiet_NaN();
+  const json* j = &summary;
+  std::size_t from = 0;
+  while (true) {
+    const auto dot = key.find('.', from);
+    const auto part = key.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
+    const auto it = j->find(part);
+    if (it == j->end() || it->is_null()) return std::numeric_limits<double>::quiet_NaN();
+    j = &*it;
+    if (dot == std::string::npos) break;
+    from = dot + 1;
+  }
+  return j->is_number() ? j->get<double>() : std::numeric_limits<double>::quiet_NaN();
+}
+
+double GridPoint::axis(const std::string& flag) const {
+  return static_cast<double>(parse_count(flag, axes.at(flag), 0, std::int64_t{1} << 50));
+}
+
+Experiment declare(GridExperiment g) {
+  Experiment e{g.name, g.title, g.summary, nullptr};
+  e.run = [g = std::move(g)](const Context& ctx, Output& out) { run_grid(g, ctx, out); };
+  return e;
+}
+
+std::function<void(const std::vector<GridPoint>&, const Context&, Output&)> engines_agree(
+    std::string check_name, std::string key, double tol, std::string why) {
+  return [=](const std::vector<GridPoint>& pts, const Context& ctx, Output& out) {
+    if (ctx.engine != "simgrid") return;  // nothing simulated to compare
+    double worst = 0;
+    std::string bad;
+    std::map<std::string, const GridPoint*> analytic;
+    auto id = [](const GridPoint& p) {
+      std::string s = p.config->name;
+      for (const auto& [k, v] : p.axes)
+        if (k != "--engine") s += " " + k + "=" + v;
+      return s;
+    };
+    for (const auto& p : pts)
+      if (p.ok && p.engine == "analytic") analytic[id(p)] = &p;
+    for (const auto& p : pts) {
+      if (!p.ok || p.engine != "simgrid" || !analytic.count(id(p))) continue;
+      const double a = analytic[id(p)]->value(key), s = p.value(key);
+      const double gap = std::fabs(s - a) / std::fabs(a);
+      worst = std::max(worst, gap);
+      if (gap > tol) bad += fmt::format("{}: {:.2e}; ", id(p), gap);
+    }
+    out.check(check_name, bad.empty(),
+              bad.empty() ? fmt::format("largest relative gap {:.1e} ({})", worst, why) : bad);
+  };
+}
+
+}  // namespace ringsim::exp

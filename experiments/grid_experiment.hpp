@@ -1,0 +1,104 @@
+#pragma once
+// An experiment declared as data, which reads like a figure caption: the runs
+// (the flags every point shares, the configurations compared, the axes swept
+// inside each), what each point measures, the panels (a measure against an
+// axis, one series per configuration and combination of the other axes) and
+// the report's text. Simulated points run through the sweep engine (sweep/,
+// as `ringsim sweep` runs them): one child `ringsim run --json` each,
+// journalled to DIR/NAME/rows.jsonl as they finish, so a stopped experiment
+// resumes where it stopped and --jobs gives the same rows. Closed-form points
+// (the planner, inference, minimum block: microseconds each) are evaluated
+// in this process by the declaration's `evaluate`, over the same grid. What
+// is particular to an experiment (a check on its rows, a reference line, a
+// report table) is an analysis: a function of the finished rows.
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "experiments/experiment.hpp"
+
+namespace ringsim::exp {
+
+// A configuration compared: its name in legends and tables, the run flags
+// that make it, and facts about it for data.csv and the analyses (a
+// published value, which panel it belongs in).
+struct Config {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> flags;
+  std::map<std::string, std::string> facts;
+};
+
+// A flag swept inside every configuration, its values as `ringsim sweep`
+// reads them ("256..131072:x2", "ring,zigzag"), in full and --quick mode. For
+// child runs it is a `ringsim run` flag; for evaluated points, any name the
+// evaluator reads ("--context", "--nodes").
+struct SweptAxis {
+  std::string flag, full, quick;
+};
+
+// A column of data.csv from a point's summary: `key` ("time_s"; dotted for a
+// nested one, "verdict.min_block"), divided by the key `over` when given.
+struct Measure {
+  std::string column, key, over;
+};
+
+// A panel: the measure `measure` against the axis `x` (a swept flag), one
+// series per configuration whose fact "panel" is `panel` ("" = every
+// configuration) and per combination of the other axes; with both engines,
+// analytic points are lines and simulated ones hollow circles.
+struct PanelDecl {
+  std::string title, x, measure, panel;
+  Axis x_axis, y_axis;
+};
+
+// Evaluates one closed-form point in process: the configuration and the
+// point's swept values in, the summary (the JSON the command's --json would
+// print, or the keys the measures name) out. Throws InputError for a point
+// the model refuses (the row then records why).
+using Evaluate =
+    std::function<nlohmann::json(const Config&, const std::map<std::string, std::string>& axes)>;
+
+// One finished point: its configuration, swept values, engine and summary.
+struct GridPoint {
+  const Config* config = nullptr;
+  std::map<std::string, std::string> axes;  // flag -> value as swept
+  std::string engine;
+  bool ok = false;
+  std::string error;
+  nlohmann::json summary;  // the child's `ringsim run --json` when ok
+  // A summary value (dotted key); NaN when the point failed or lacks it.
+  double value(const std::string& key) const;
+  double axis(const std::string& flag) const;  // a swept value as a number
+};
+
+struct GridExperiment {
+  std::string name, title, summary;                       // the experiment list's three lines
+  std::string caption;                                    // the report's first paragraph
+  std::vector<std::pair<std::string, std::string>> base;  // every point's flags
+  std::vector<Config> configs, quick_configs;             // --quick: quick_configs when given
+  std::vector<SweptAxis> axes;
+  bool both_engines = false;  // every point analytic, and simulated when SimGrid runs
+  std::vector<Measure> measures;
+  std::vector<PanelDecl> panels;
+  std::string plot_title, plot_note;
+  int plot_columns = 2, plot_width = 1500, plot_height = 850;
+  double timeout_s = 600;  // per point
+  // Set: points are closed forms evaluated in process (no children, no
+  // engines, no journal); `base` and the configurations' flags are then the
+  // evaluator's to read.
+  Evaluate evaluate;
+  std::vector<std::function<void(const std::vector<GridPoint>&, const Context&, Output&)>> analyses;
+};
+
+// The experiment that runs `g`'s grid and writes its declared outputs.
+Experiment declare(GridExperiment g);
+
+// The analyses every grid experiment can name: engines agree on `key` within
+// `tol` (relative) at every point where both ran.
+std::function<void(const std::vector<GridPoint>&, const Context&, Output&)> engines_agree(
+    std::string check_name, std::string key, double tol, std::string why);
+
+}  // namespace ringsim::exp
