@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -47,6 +48,20 @@ const std::vector<Config>& configs_of(const GridExperiment& g, bool quick) {
   return quick && !g.quick_configs.empty() ? g.quick_configs : g.configs;
 }
 
+// The grid's axes, with the values a configuration gives some of them itself.
+std::vector<SweptAxis> axes_of(const GridExperiment& g, const Config& c) {
+  auto axes = g.axes;
+  for (const auto& own : c.axes) {
+    const auto it = std::find_if(axes.begin(), axes.end(),
+                                 [&](const SweptAxis& a) { return a.flag == own.flag; });
+    if (it == axes.end())
+      throw std::logic_error("experiment declaration: " + c.name + " sweeps " + own.flag +
+                             ", not an axis of the grid");
+    *it = own;
+  }
+  return axes;
+}
+
 // Every point: per configuration, its flags as one-value axes (so they are
 // part of each point's journal key), then the engines, then the swept axes.
 std::vector<sweep::Point> grid_points(const GridExperiment& g, const Context& ctx,
@@ -63,7 +78,7 @@ std::vector<sweep::Point> grid_points(const GridExperiment& g, const Context& ct
       if (ctx.engine == "simgrid") engines.push_back("simgrid");
       grid.axes.push_back({"--engine", engines});
     }
-    for (const auto& a : g.axes)
+    for (const auto& a : axes_of(g, c))
       grid.axes.push_back({a.flag, sweep::expand(a.flag, ctx.quick ? a.quick : a.full)});
     for (auto& p : sweep::points(grid)) {
       p.index = all.size();
@@ -103,6 +118,10 @@ void write_data(const GridExperiment& g, const std::vector<GridPoint>& pts, Outp
     row.set("engine", p.engine).set("status", p.ok ? std::string("ok") : p.error);
     if (!p.ok) continue;
     for (const auto& m : g.measures) {
+      if (const auto t = p.text(m.key); !t.empty()) {
+        row.set(m.column, t);
+        continue;
+      }
       double v = p.value(m.key);
       if (!m.over.empty()) v /= p.value(m.over);
       row.set(m.column, value_text(v));
@@ -119,25 +138,71 @@ double measure_of(const GridExperiment& g, const GridPoint& p, const std::string
   throw std::logic_error("experiment declaration: no measure named " + column);
 }
 
+std::string fact_or(const Config& c, const std::string& key, const std::string& otherwise) {
+  const auto it = c.facts.find(key);
+  return it == c.facts.end() ? otherwise : it->second;
+}
+
+// A categorical panel: one category per point of a configuration in the
+// panel (failed ones too, so positions do not shift), one series per
+// declared measure; a point without the measure is left out of its series.
+Panel categorical_panel(const GridExperiment& g, const PanelDecl& d,
+                        const std::vector<GridPoint>& pts) {
+  Panel panel;
+  panel.title = d.title;
+  panel.x = d.x_axis;
+  panel.y = d.y_axis;
+  for (std::size_t i = 0; i < d.series.size(); ++i) {
+    const auto& m = d.series[i];
+    Series s = scatter_series(m.name, m.color.empty() ? palette_color(i) : m.color, m.marker);
+    s.hollow = m.hollow;
+    panel.series.push_back(std::move(s));
+  }
+  double x = 0;
+  for (const auto& p : pts) {
+    if (!d.panel.empty() && fact_or(*p.config, "panel", "") != d.panel) continue;
+    panel.x.categories.push_back(fact_or(*p.config, "category", p.config->name));
+    for (std::size_t i = 0; i < d.series.size(); ++i)
+      if (const double v = measure_of(g, p, d.series[i].measure); !std::isnan(v))
+        panel.series[i].points.push_back({x, v});
+    x += 1;
+  }
+  return panel;
+}
+
 // One panel: a series per configuration, per combination of the swept axes
 // other than x and per engine (sweep::group_key, the one grouping rule
 // sweeps and experiments share), in grid order.
 Panel panel_of(const GridExperiment& g, const PanelDecl& d, const std::vector<GridPoint>& pts) {
+  if (!d.series.empty()) {
+    auto p = categorical_panel(g, d, pts);
+    if (!d.legend.empty()) p.legend = d.legend;
+    return p;
+  }
   Panel panel;
+  if (!d.legend.empty()) panel.legend = d.legend;
   panel.title = d.title;
   panel.x = d.x_axis;
   panel.y = d.y_axis;
   std::vector<std::string> order;
   std::map<std::string, Series> by;
   std::map<std::string, std::size_t> colour_of;  // configuration -> palette index
+  auto in_panel = [&](const GridPoint& p) {
+    return p.ok && (d.panel.empty() || fact_or(*p.config, "panel", "") == d.panel);
+  };
+  // An axis with one value among the panel's points names no series (a
+  // configuration that holds it fixed while another sweeps it).
+  std::map<std::string, std::set<std::string>> seen;
+  for (const auto& p : pts)
+    if (in_panel(p))
+      for (const auto& [flag, v] : p.axes) seen[flag].insert(v);
   for (const auto& p : pts) {
-    if (!p.ok) continue;
-    const auto panel_fact = p.config->facts.find("panel");
-    const std::string in = panel_fact == p.config->facts.end() ? "" : panel_fact->second;
-    if (!d.panel.empty() && in != d.panel) continue;
+    if (!in_panel(p)) continue;
+    const double y = measure_of(g, p, d.measure);
+    if (std::isnan(y)) continue;  // the point lacks the measure (nothing fits)
     std::vector<std::pair<std::string, std::string>> others;
     for (const auto& a : g.axes)
-      if (a.flag != d.x) others.emplace_back(a.flag, p.axes.at(a.flag));
+      if (a.flag != d.x && seen[a.flag].size() > 1) others.emplace_back(a.flag, p.axes.at(a.flag));
     const auto group = sweep::group_name(others);
     const bool sim = p.engine == "simgrid";
     const std::string name = p.config->name + (group.empty() ? "" : ", " + group) +
@@ -154,7 +219,7 @@ Panel panel_of(const GridExperiment& g, const PanelDecl& d, const std::vector<Gr
       }
       order.push_back(name);
     }
-    by[name].points.push_back({p.axis(d.x), measure_of(g, p, d.measure)});
+    by[name].points.push_back({p.axis(d.x), y});
   }
   for (const auto& n : order) panel.series.push_back(by[n]);
   return panel;
@@ -172,16 +237,21 @@ std::string results_table(const GridExperiment& g, const std::vector<GridPoint>&
     std::vector<std::string> cells{p.config->name};
     for (const auto& a : g.axes) cells.push_back(p.axes.at(a.flag));
     if (g.both_engines) cells.push_back(p.engine);
-    for (const auto& m : g.measures) cells.push_back(sig(measure_of(g, p, m.column), 4));
+    for (const auto& m : g.measures) {
+      const auto t = p.text(m.key);
+      const double v = measure_of(g, p, m.column);
+      cells.push_back(!t.empty() ? t : std::isnan(v) ? "-" : sig(v, 4));
+    }
     t.add(cells);
   }
   return t.str();
 }
 
 // The values of every axis, first axis slowest (as sweep::points orders them).
-std::vector<std::map<std::string, std::string>> combinations(const GridExperiment& g, bool quick) {
+std::vector<std::map<std::string, std::string>> combinations(const GridExperiment& g,
+                                                             const Config& c, bool quick) {
   std::vector<std::map<std::string, std::string>> all{{}};
-  for (const auto& a : g.axes) {
+  for (const auto& a : axes_of(g, c)) {
     std::vector<std::map<std::string, std::string>> next;
     for (const auto& c : all)
       for (const auto& v : sweep::expand(a.flag, quick ? a.quick : a.full)) {
@@ -198,7 +268,7 @@ std::vector<std::map<std::string, std::string>> combinations(const GridExperimen
 std::vector<GridPoint> evaluate_points(const GridExperiment& g, const Context& ctx) {
   std::vector<GridPoint> rows;
   for (const auto& c : configs_of(g, ctx.quick))
-    for (const auto& axes : combinations(g, ctx.quick)) {
+    for (const auto& axes : combinations(g, c, ctx.quick)) {
       GridPoint p;
       p.config = &c;
       p.axes = axes;
@@ -270,7 +340,9 @@ void run_grid(const GridExperiment& g, const Context& ctx, Output& out) {
   write_data(g, rows, out);
   // A panel with nothing to draw (a --quick run leaves a configuration out) is left out.
   for (const auto& d : g.panels)
-    if (auto p = panel_of(g, d, rows); !p.series.empty()) out.plot.panels.push_back(std::move(p));
+    if (auto p = panel_of(g, d, rows); std::any_of(
+            p.series.begin(), p.series.end(), [](const Series& s) { return !s.points.empty(); }))
+      out.plot.panels.push_back(std::move(p));
   out.plot.title = g.plot_title;
   out.plot.note = g.plot_note;
   out.plot.columns =
@@ -300,8 +372,27 @@ double GridPoint::value(const std::string& key) const {
   return j->is_number() ? j->get<double>() : std::numeric_limits<double>::quiet_NaN();
 }
 
+std::string GridPoint::text(const std::string& key) const {
+  if (!ok) return "";
+  const json* j = &summary;
+  std::size_t from = 0;
+  while (true) {
+    const auto dot = key.find('.', from);
+    const auto it = j->find(key.substr(from, dot == std::string::npos ? dot : dot - from));
+    if (it == j->end()) return "";
+    j = &*it;
+    if (dot == std::string::npos) break;
+    from = dot + 1;
+  }
+  return j->is_string() ? j->get<std::string>() : "";
+}
+
 double GridPoint::axis(const std::string& flag) const {
-  return static_cast<double>(parse_count(flag, axes.at(flag), 0, std::int64_t{1} << 50));
+  const auto& v = axes.at(flag);
+  // A count as the CLI reads it ("128K"), or a plain number for an evaluated
+  // axis that is not one (a cached share in percent, "97.5").
+  if (v.find('.') != std::string::npos) return parse_real(flag, v, -1e300, 1e300);
+  return static_cast<double>(parse_count(flag, v, 0, std::int64_t{1} << 50));
 }
 
 Experiment declare(GridExperiment g) {

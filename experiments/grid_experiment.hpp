@@ -22,15 +22,6 @@
 
 namespace ringsim::exp {
 
-// A configuration compared: its name in legends and tables, the run flags
-// that make it, and facts about it for data.csv and the analyses (a
-// published value, which panel it belongs in).
-struct Config {
-  std::string name;
-  std::vector<std::pair<std::string, std::string>> flags;
-  std::map<std::string, std::string> facts;
-};
-
 // A flag swept inside every configuration, its values as `ringsim sweep`
 // reads them ("256..131072:x2", "ring,zigzag"), in full and --quick mode. For
 // child runs it is a `ringsim run` flag; for evaluated points, any name the
@@ -39,8 +30,23 @@ struct SweptAxis {
   std::string flag, full, quick;
 };
 
+// A configuration compared: its name in legends and tables, the run flags
+// that make it, and facts about it for data.csv and the analyses (a
+// published value, which panel it belongs in).
+struct Config {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> flags;
+  std::map<std::string, std::string> facts;
+  // Optional: this configuration's own values of some of the grid's axes
+  // (same flags), for experiments whose configurations sweep differently
+  // (one sweeps the node count at no cached share, another the cached share
+  // at one node count). Every axis still has a value at every point.
+  std::vector<SweptAxis> axes = {};
+};
+
 // A column of data.csv from a point's summary: `key` ("time_s"; dotted for a
-// nested one, "verdict.min_block"), divided by the key `over` when given.
+// nested one, "verdict.min_block"), divided by the key `over` when given. A
+// key whose value is text (a configuration's label) is written as it is.
 struct Measure {
   std::string column, key, over;
 };
@@ -49,9 +55,23 @@ struct Measure {
 // series per configuration whose fact "panel" is `panel` ("" = every
 // configuration) and per combination of the other axes; with both engines,
 // analytic points are lines and simulated ones hollow circles.
+// One series of a categorical panel: a measure across the configurations.
+struct MeasureSeries {
+  std::string measure, name;  // a measure's column; the legend's name
+  std::string color;          // "" = the palette, by the series' order
+  std::string marker = "circle";
+  bool hollow = false;  // a large outline (a published value around ours)
+};
+
 struct PanelDecl {
   std::string title, x, measure, panel;
   Axis x_axis, y_axis;
+  // Optional, for a table's rows side by side (no axis to sweep, e.g. one
+  // configuration per device): when given, x is one category per
+  // configuration in the panel (its fact "category", else its name) and each
+  // entry is one scatter series of a measure; `x` and `measure` are unused.
+  std::vector<MeasureSeries> series = {};
+  std::string legend = {};  // "" = the plot's default (bottom)
 };
 
 // Evaluates one closed-form point in process: the configuration and the
@@ -71,7 +91,8 @@ struct GridPoint {
   nlohmann::json summary;  // the child's `ringsim run --json` when ok
   // A summary value (dotted key); NaN when the point failed or lacks it.
   double value(const std::string& key) const;
-  double axis(const std::string& flag) const;  // a swept value as a number
+  std::string text(const std::string& key) const;  // a text value; "" when not text
+  double axis(const std::string& flag) const;      // a swept value as a number
 };
 
 struct GridExperiment {
@@ -79,7 +100,7 @@ struct GridExperiment {
   std::string caption;                                    // the report's first paragraph
   std::vector<std::pair<std::string, std::string>> base;  // every point's flags
   std::vector<Config> configs, quick_configs;             // --quick: quick_configs when given
-  std::vector<SweptAxis> axes;
+  std::vector<SweptAxis> axes = {};
   bool both_engines = false;  // every point analytic, and simulated when SimGrid runs
   std::vector<Measure> measures;
   std::vector<PanelDecl> panels;
