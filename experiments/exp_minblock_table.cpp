@@ -35,10 +35,18 @@ bool matches_print(double ours, double published) {
   return std::fabs(ours - published) <= std::max(50.0, 0.02 * published);
 }
 
-// "h100-sxm" -> "H100", "tpu-v5p" -> "TPU v5p": short enough for an axis label.
+// "h100-sxm" -> "H100", "a100-40gb" -> "A100 40GB", "tpu-v5p" -> "TPU v5p":
+// short enough for an axis label, and one label per catalog device.
 std::string short_device(const std::string& name) {
   if (name.rfind("tpu-", 0) == 0) return "TPU " + name.substr(4);
-  std::string s = name.substr(0, name.find('-'));
+  std::string s;
+  std::size_t from = 0;
+  while (from <= name.size()) {
+    const auto dash = std::min(name.find('-', from), name.size());
+    const auto part = name.substr(from, dash - from);
+    if (part != "sxm") s += (s.empty() ? "" : " ") + part;
+    from = dash + 1;
+  }
   for (auto& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   return s;
 }
