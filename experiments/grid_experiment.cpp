@@ -240,7 +240,12 @@ std::string results_table(const GridExperiment& g, const std::vector<GridPoint>&
     for (const auto& m : g.measures) {
       const auto t = p.text(m.key);
       const double v = measure_of(g, p, m.column);
-      cells.push_back(!t.empty() ? t : std::isnan(v) ? "-" : sig(v, 4));
+      // A whole number (a count, a block) as it is, not "32.00".
+      const bool whole = std::fabs(v) < 1e15 && v == std::round(v);
+      cells.push_back(!t.empty()      ? t
+                      : std::isnan(v) ? "-"
+                      : whole         ? fmt::format("{:.0f}", v)
+                                      : sig(v, 4));
     }
     t.add(cells);
   }
