@@ -143,9 +143,9 @@ std::string fact_or(const Config& c, const std::string& key, const std::string& 
   return it == c.facts.end() ? otherwise : it->second;
 }
 
-// A categorical panel: one category per point of a configuration in the
-// panel (failed ones too, so positions do not shift), one series per
-// declared measure; a point without the measure is left out of its series.
+// A panel of one series per declared measure: against the axis `x`, or
+// (no `x`) one category per point in the panel (failed ones too, so
+// positions do not shift); a point without the measure is left out.
 Panel categorical_panel(const GridExperiment& g, const PanelDecl& d,
                         const std::vector<GridPoint>& pts) {
   Panel panel;
@@ -154,17 +154,21 @@ Panel categorical_panel(const GridExperiment& g, const PanelDecl& d,
   panel.y = d.y_axis;
   for (std::size_t i = 0; i < d.series.size(); ++i) {
     const auto& m = d.series[i];
-    Series s = scatter_series(m.name, m.color.empty() ? palette_color(i) : m.color, m.marker);
+    const auto colour = m.color.empty() ? palette_color(i) : m.color;
+    Series s = d.x.empty() || m.hollow ? scatter_series(m.name, colour, m.marker)
+                                       : line_series(m.name, colour);
+    s.marker = m.marker;
     s.hollow = m.hollow;
     panel.series.push_back(std::move(s));
   }
   double x = 0;
   for (const auto& p : pts) {
     if (!d.panel.empty() && fact_or(*p.config, "panel", "") != d.panel) continue;
-    panel.x.categories.push_back(fact_or(*p.config, "category", p.config->name));
+    if (!d.x.empty() && !p.ok) continue;
+    if (d.x.empty()) panel.x.categories.push_back(fact_or(*p.config, "category", p.config->name));
     for (std::size_t i = 0; i < d.series.size(); ++i)
       if (const double v = measure_of(g, p, d.series[i].measure); !std::isnan(v))
-        panel.series[i].points.push_back({x, v});
+        panel.series[i].points.push_back({d.x.empty() ? x : p.axis(d.x), v});
     x += 1;
   }
   return panel;

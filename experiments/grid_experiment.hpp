@@ -66,10 +66,12 @@ struct MeasureSeries {
 struct PanelDecl {
   std::string title, x, measure, panel;
   Axis x_axis, y_axis;
-  // Optional, for a table's rows side by side (no axis to sweep, e.g. one
-  // configuration per device): when given, x is one category per
-  // configuration in the panel (its fact "category", else its name) and each
-  // entry is one scatter series of a measure; `x` and `measure` are unused.
+  // Optional: one series per measure rather than per configuration (two
+  // predictions of the same points side by side, or a table's rows). With
+  // `x` an axis, each is a line against it (a hollow one: outlined markers
+  // only); with `x` empty, x is one category per point in the panel (its
+  // configuration's fact "category", else its name) and each is a scatter
+  // series. `measure` is unused.
   std::vector<MeasureSeries> series = {};
   std::string legend = {};  // "" = the plot's default (bottom)
 };

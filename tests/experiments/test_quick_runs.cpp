@@ -355,6 +355,31 @@ TEST(ExperimentQuick, PlanCasesAnswerAllThree) {
   for (const char* m : {"lwm-7b", "llama3-8b", "llama3-70b"}) EXPECT_GT(feasible[m], 0) << m;
 }
 
+TEST(ExperimentQuick, InferenceScalingTtftFallsWithNodes) {
+  const auto q = run_quick("inference-scaling");
+  const auto& v = q.csv;
+  expect_columns(v, {"config", "panel", "nodes", "cached-share", "context", "cached", "variant",
+                     "ttft_s", "ttft_pass_kv_s", "ttft_pass_q_s", "decode_s_per_token"});
+  std::map<std::string, std::vector<std::pair<double, double>>> ttft;  // config -> (nodes, TTFT)
+  std::set<std::string> variants;
+  for (std::size_t i = 0; i < v.rows.size(); ++i) {
+    // Auto's choice is the faster of the two predictions.
+    EXPECT_DOUBLE_EQ(v.num(i, "ttft_s"),
+                     std::min(v.num(i, "ttft_pass_kv_s"), v.num(i, "ttft_pass_q_s")))
+        << "row " << i;
+    if (v.str(i, "panel") == "nodes")
+      ttft[v.str(i, "config")].push_back({v.num(i, "nodes"), v.num(i, "ttft_s")});
+    else
+      variants.insert(v.str(i, "variant"));
+  }
+  EXPECT_EQ(ttft.size(), 2u) << "128K and 1M tokens";
+  for (auto& [k, pts] : ttft) {
+    std::sort(pts.begin(), pts.end());
+    for (std::size_t i = 1; i < pts.size(); ++i) EXPECT_LT(pts[i].second, pts[i - 1].second) << k;
+  }
+  EXPECT_TRUE(variants.count("pass-kv") && variants.count("pass-q")) << "the crossover is swept";
+}
+
 TEST(ExperimentCli, ListAndBadInput) {
   auto r = proc::run({RINGSIM_BIN, "experiment", "--list", "--json"}, 60);
   ASSERT_EQ(r.exit_code, 0) << r.err;
