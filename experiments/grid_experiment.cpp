@@ -360,7 +360,7 @@ void run_grid(const GridExperiment& g, const Context& ctx, Output& out) {
   out.plot.height = g.plot_height;
   out.report += g.caption + "\n\n";
   for (const auto& a : g.analyses) a(rows, ctx, out);
-  out.report += "\n## Every point\n\n" + results_table(g, rows);
+  if (g.list_points) out.report += "\n## Every point\n\n" + results_table(g, rows);
 }
 
 }  // namespace

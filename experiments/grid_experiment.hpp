@@ -109,6 +109,9 @@ struct GridExperiment {
   std::string plot_title, plot_note;
   int plot_columns = 2, plot_width = 1500, plot_height = 850;
   double timeout_s = 600;  // per point
+  // false: the report leaves out the "Every point" table (thousands of
+  // points, an interpolated curve's every length: data.csv holds them).
+  bool list_points = true;
   // Set: points are closed forms evaluated in process (no children, no
   // engines, no journal); `base` and the configurations' flags are then the
   // evaluator's to read.
