@@ -58,7 +58,7 @@ struct Measure {
 // One series of a categorical panel: a measure across the configurations.
 struct MeasureSeries {
   std::string measure, name;  // a measure's column; the legend's name
-  std::string color;          // "" = the palette, by the series' order
+  std::string color = {};     // "" = the palette, by the series' order
   std::string marker = "circle";
   bool hollow = false;  // a large outline (a published value around ours)
 };
