@@ -47,6 +47,14 @@ const std::vector<Config>& configs_of(const GridExperiment& g, bool quick) {
   return quick && !g.quick_configs.empty() ? g.quick_configs : g.configs;
 }
 
+// An axis as configuration `c` sweeps it: its own values when it gives them.
+std::vector<std::string> values_of(const SweptAxis& a, const Config& c, bool quick) {
+  const SweptAxis* use = &a;
+  for (const auto& own : c.axes)
+    if (own.flag == a.flag) use = &own;
+  return sweep::expand(a.flag, quick ? use->quick : use->full);
+}
+
 // Every point: per configuration, its flags as one-value axes (so they are
 // part of each point's journal key), then the engines, then the swept axes.
 std::vector<sweep::Point> grid_points(const GridExperiment& g, const Context& ctx,
@@ -63,9 +71,9 @@ std::vector<sweep::Point> grid_points(const GridExperiment& g, const Context& ct
       if (ctx.engine == "simgrid") engines.push_back("simgrid");
       grid.axes.push_back({"--engine", engines});
     }
-    for (const auto& a : g.axes)
-      grid.axes.push_back({a.flag, sweep::expand(a.flag, ctx.quick ? a.quick : a.full)});
+    for (const auto& a : g.axes) grid.axes.push_back({a.flag, values_of(a, c, ctx.quick)});
     for (auto& p : sweep::points(grid)) {
+      if (g.keep && !g.keep(c, {p.params.begin(), p.params.end()})) continue;
       p.index = all.size();
       all.push_back(std::move(p));
       owner.push_back(&c);
@@ -81,6 +89,13 @@ std::string value_text(double v) {
 
 // data.csv: the configuration's name and facts, the swept values, the engine,
 // status, then each measure.
+double measure_value(const Measure& m, const GridPoint& p, const std::vector<GridPoint>& all) {
+  if (!p.ok) return std::numeric_limits<double>::quiet_NaN();
+  if (m.compute) return m.compute(p, all);
+  const double v = p.value(m.key);
+  return m.over.empty() ? v : v / p.value(m.over);
+}
+
 void write_data(const GridExperiment& g, const std::vector<GridPoint>& pts, Output& out) {
   std::vector<std::string> facts;
   for (const auto& p : pts)
@@ -102,20 +117,14 @@ void write_data(const GridExperiment& g, const std::vector<GridPoint>& pts, Outp
     for (const auto& a : g.axes) row.set(a.flag.substr(2), p.axes.at(a.flag));
     row.set("engine", p.engine).set("status", p.ok ? std::string("ok") : p.error);
     if (!p.ok) continue;
-    for (const auto& m : g.measures) {
-      double v = p.value(m.key);
-      if (!m.over.empty()) v /= p.value(m.over);
-      row.set(m.column, value_text(v));
-    }
+    for (const auto& m : g.measures) row.set(m.column, value_text(measure_value(m, p, pts)));
   }
 }
 
-double measure_of(const GridExperiment& g, const GridPoint& p, const std::string& column) {
+double measure_of(const GridExperiment& g, const GridPoint& p, const std::string& column,
+                  const std::vector<GridPoint>& all) {
   for (const auto& m : g.measures)
-    if (m.column == column) {
-      const double v = p.value(m.key);
-      return m.over.empty() ? v : v / p.value(m.over);
-    }
+    if (m.column == column) return measure_value(m, p, all);
   throw std::logic_error("experiment declaration: no measure named " + column);
 }
 
@@ -135,14 +144,23 @@ Panel panel_of(const GridExperiment& g, const PanelDecl& d, const std::vector<Gr
     const auto panel_fact = p.config->facts.find("panel");
     const std::string in = panel_fact == p.config->facts.end() ? "" : panel_fact->second;
     if (!d.panel.empty() && in != d.panel) continue;
-    std::vector<std::pair<std::string, std::string>> others;
-    for (const auto& a : g.axes)
-      if (a.flag != d.x) others.emplace_back(a.flag, p.axes.at(a.flag));
-    const auto group = sweep::group_name(others);
     const bool sim = p.engine == "simgrid";
-    const std::string name = p.config->name + (group.empty() ? "" : ", " + group) +
-                             (g.both_engines ? (sim ? ": simulated" : ": analytic") : "");
-    if (!by.count(name)) {
+    std::string name;
+    if (d.series) {
+      name = d.series(p);
+      if (name.empty()) continue;
+    } else {
+      std::vector<std::pair<std::string, std::string>> others;
+      for (const auto& a : g.axes)
+        if (a.flag != d.x) others.emplace_back(a.flag, p.axes.at(a.flag));
+      const auto group = sweep::group_name(others);
+      name = p.config->name + (group.empty() ? "" : ", " + group) +
+             (g.both_engines ? (sim ? ": simulated" : ": analytic") : "");
+    }
+    if (!by.count(name) && d.make) {
+      by[name] = d.make(name, p);
+      order.push_back(name);
+    } else if (!by.count(name)) {
       if (!colour_of.count(p.config->name)) colour_of[p.config->name] = colour_of.size();
       const auto colour = palette_color(colour_of[p.config->name]);
       if (sim) {
@@ -154,7 +172,8 @@ Panel panel_of(const GridExperiment& g, const PanelDecl& d, const std::vector<Gr
       }
       order.push_back(name);
     }
-    by[name].points.push_back({p.axis(d.x), measure_of(g, p, d.measure)});
+    const double x = d.x_measure.empty() ? p.axis(d.x) : measure_of(g, p, d.x_measure, pts);
+    by[name].points.push_back({x, measure_of(g, p, d.measure, pts)});
   }
   for (const auto& n : order) panel.series.push_back(by[n]);
   return panel;
@@ -172,19 +191,20 @@ std::string results_table(const GridExperiment& g, const std::vector<GridPoint>&
     std::vector<std::string> cells{p.config->name};
     for (const auto& a : g.axes) cells.push_back(p.axes.at(a.flag));
     if (g.both_engines) cells.push_back(p.engine);
-    for (const auto& m : g.measures) cells.push_back(sig(measure_of(g, p, m.column), 4));
+    for (const auto& m : g.measures) cells.push_back(sig(measure_value(m, p, pts), 4));
     t.add(cells);
   }
   return t.str();
 }
 
 // The values of every axis, first axis slowest (as sweep::points orders them).
-std::vector<std::map<std::string, std::string>> combinations(const GridExperiment& g, bool quick) {
+std::vector<std::map<std::string, std::string>> combinations(const GridExperiment& g,
+                                                             const Config& config, bool quick) {
   std::vector<std::map<std::string, std::string>> all{{}};
   for (const auto& a : g.axes) {
     std::vector<std::map<std::string, std::string>> next;
     for (const auto& c : all)
-      for (const auto& v : sweep::expand(a.flag, quick ? a.quick : a.full)) {
+      for (const auto& v : values_of(a, config, quick)) {
         auto d = c;
         d[a.flag] = v;
         next.push_back(std::move(d));
@@ -198,7 +218,8 @@ std::vector<std::map<std::string, std::string>> combinations(const GridExperimen
 std::vector<GridPoint> evaluate_points(const GridExperiment& g, const Context& ctx) {
   std::vector<GridPoint> rows;
   for (const auto& c : configs_of(g, ctx.quick))
-    for (const auto& axes : combinations(g, ctx.quick)) {
+    for (const auto& axes : combinations(g, c, ctx.quick)) {
+      if (g.keep && !g.keep(c, axes)) continue;
       GridPoint p;
       p.config = &c;
       p.axes = axes;
@@ -220,10 +241,15 @@ std::vector<GridPoint> evaluate_points(const GridExperiment& g, const Context& c
 std::vector<GridPoint> child_points(const GridExperiment& g, const Context& ctx, Output& out) {
   std::vector<const Config*> owner;
   const auto pts = grid_points(g, ctx, owner);
+  // A point two configurations share (a device sweep's N = 8 is also a
+  // point of the sequence sweep) runs once; each configuration gets its row.
+  std::vector<sweep::Point> unique;
   std::set<std::string> keys;
   for (const auto& p : pts)
-    if (!keys.insert(p.key).second)
-      throw std::logic_error("experiment declaration: two points run the same flags: " + p.key);
+    if (keys.insert(p.key).second) {
+      unique.push_back(p);
+      unique.back().index = unique.size() - 1;
+    }
   sweep::Options o;
   o.out = (fs::path(ctx.out_dir) / g.name / "rows.jsonl").string();
   o.header =
@@ -233,18 +259,24 @@ std::vector<GridPoint> child_points(const GridExperiment& g, const Context& ctx,
   o.timeout_s = g.timeout_s;
   o.ringsim = ctx.ringsim;
   if (ctx.log)
-    *ctx.log << fmt::format("  {} point(s), journal {} (a rerun resumes)\n", pts.size(), o.out);
-  const auto res = sweep::run_local(pts, o);
+    *ctx.log << fmt::format("  {} point(s), journal {} (a rerun resumes)\n", unique.size(), o.out);
+  const auto res = sweep::run_local(unique, o);
   if (res.interrupted) throw InputError("interrupted: the finished points are in " + o.out);
+  std::map<std::string, const sweep::Row*> by_key;
+  for (const auto& r : res.rows) by_key[r.key] = &r;
   std::vector<GridPoint> rows;
-  for (const auto& r : res.rows) {
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const auto it = by_key.find(pts[i].key);
+    if (it == by_key.end()) continue;
+    const auto& r = *it->second;
     GridPoint p;
-    p.config = owner.at(r.index);
+    p.config = owner.at(i);
     for (const auto& [k, v] : r.params) p.axes[k] = v;
     p.engine = p.axes.count("--engine") ? p.axes["--engine"] : ctx.engine;
     p.ok = r.ok;
     p.error = r.error;
     p.summary = r.summary;
+    p.wall_s = r.wall_s;
     rows.push_back(std::move(p));
   }
   if (!pts.empty() && pts.front().spec) {
@@ -298,6 +330,20 @@ double GridPoint::value(const std::string& key) const {
     from = dot + 1;
   }
   return j->is_number() ? j->get<double>() : std::numeric_limits<double>::quiet_NaN();
+}
+
+const GridPoint* sibling(const std::vector<GridPoint>& all, const GridPoint& p,
+                         const std::string& flag, const std::string& value) {
+  for (const auto& q : all) {
+    if (!q.ok || q.config != p.config || q.engine != p.engine) continue;
+    const auto it = q.axes.find(flag);
+    if (it == q.axes.end() || it->second != value) continue;
+    bool same = true;
+    for (const auto& [k, v] : p.axes)
+      if (k != flag && (!q.axes.count(k) || q.axes.at(k) != v)) same = false;
+    if (same) return &q;
+  }
+  return nullptr;
 }
 
 double GridPoint::axis(const std::string& flag) const {

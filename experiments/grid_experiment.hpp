@@ -22,15 +22,6 @@
 
 namespace ringsim::exp {
 
-// A configuration compared: its name in legends and tables, the run flags
-// that make it, and facts about it for data.csv and the analyses (a
-// published value, which panel it belongs in).
-struct Config {
-  std::string name;
-  std::vector<std::pair<std::string, std::string>> flags;
-  std::map<std::string, std::string> facts;
-};
-
 // A flag swept inside every configuration, its values as `ringsim sweep`
 // reads them ("256..131072:x2", "ring,zigzag"), in full and --quick mode. For
 // child runs it is a `ringsim run` flag; for evaluated points, any name the
@@ -39,10 +30,33 @@ struct SweptAxis {
   std::string flag, full, quick;
 };
 
+// A configuration compared: its name in legends and tables, the run flags
+// that make it, and facts about it for data.csv and the analyses (a
+// published value, which panel it belongs in).
+struct Config {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> flags;
+  std::map<std::string, std::string> facts;
+  // Optional: this configuration's own values of some of the grid's swept
+  // axes (same flag), where a grid is not one product for all: each setting
+  // its own sequence lengths, Ulysses only where its degree divides the KV
+  // heads.
+  std::vector<SweptAxis> axes = {};
+};
+
+struct GridPoint;
+// A measure computed from the point and every point of the grid.
+using Compute = std::function<double(const GridPoint&, const std::vector<GridPoint>&)>;
+
 // A column of data.csv from a point's summary: `key` ("time_s"; dotted for a
 // nested one, "verdict.min_block"), divided by the key `over` when given.
 struct Measure {
   std::string column, key, over;
+  // Optional: the value is computed instead (from several keys, from a
+  // neighbouring point found with `sibling`: the ring's time beside each
+  // layout's, or from what is not in the summary, the child's wall time);
+  // `key` and `over` are then unused.
+  Compute compute = {};
 };
 
 // A panel: the measure `measure` against the axis `x` (a swept flag), one
@@ -52,6 +66,14 @@ struct Measure {
 struct PanelDecl {
   std::string title, x, measure, panel;
   Axis x_axis, y_axis;
+  // Optional, for panels whose series are not one per configuration:
+  // x_measure: plot this measure as x (the sequence, devices x block, while
+  // `x` names the axis swept along it); series: the series a point belongs
+  // to ("" leaves the point out; a colour per layout across settings); make:
+  // the series a name starts, from its first point (colour, marker, dash).
+  std::string x_measure = {};
+  std::function<std::string(const GridPoint&)> series = {};
+  std::function<Series(const std::string& name, const GridPoint& first)> make = {};
 };
 
 // Evaluates one closed-form point in process: the configuration and the
@@ -69,6 +91,7 @@ struct GridPoint {
   bool ok = false;
   std::string error;
   nlohmann::json summary;  // the child's `ringsim run --json` when ok
+  double wall_s = 0;       // the child's wall time, start to exit (0: evaluated in process)
   // A summary value (dotted key); NaN when the point failed or lacks it.
   double value(const std::string& key) const;
   double axis(const std::string& flag) const;  // a swept value as a number
@@ -86,12 +109,22 @@ struct GridExperiment {
   std::string plot_title, plot_note;
   int plot_columns = 2, plot_width = 1500, plot_height = 850;
   double timeout_s = 600;  // per point
+  // Optional: the points of the product to run (false leaves one out: Ulysses
+  // where its degree does not divide the KV heads), from its configuration
+  // and every flag of the point (the configuration's and the swept ones).
+  std::function<bool(const Config&, const std::map<std::string, std::string>& point)> keep = {};
   // Set: points are closed forms evaluated in process (no children, no
   // engines, no journal); `base` and the configurations' flags are then the
   // evaluator's to read.
   Evaluate evaluate;
   std::vector<std::function<void(const std::vector<GridPoint>&, const Context&, Output&)>> analyses;
 };
+
+// The point that differs from `p` only in the swept (or configuration) flag
+// `flag`, which is `value` there: same configuration, engine and other
+// values; nullptr when there is none or it failed.
+const GridPoint* sibling(const std::vector<GridPoint>& all, const GridPoint& p,
+                         const std::string& flag, const std::string& value);
 
 // The experiment that runs `g`'s grid and writes its declared outputs.
 Experiment declare(GridExperiment g);
