@@ -160,6 +160,51 @@ void plot_text(const std::vector<GridPoint>& pts, const Context&, Output& out) {
       std::max(worst_gap(pts), 1e-16));
 }
 
+// Wall times (s) of one kind of point, "" when none ran: "a to b s".
+std::string wall_range(const std::vector<GridPoint>& pts,
+                       const std::function<bool(const GridPoint&)>& of) {
+  double lo = 0, hi = 0;
+  for (const auto& p : pts)
+    if (p.ok && p.wall_s > 0 && of(p)) {
+      lo = lo == 0 ? p.wall_s : std::min(lo, p.wall_s);
+      hi = std::max(hi, p.wall_s);
+    }
+  return hi > 0 ? fmt::format("{:.2f} to {:.2f} s", lo, hi) : "";
+}
+
+// What the prediction cost, from the rows' wall times (this machine, its load).
+std::string costs(const Index& x, const std::vector<GridPoint>& pts) {
+  const auto n_of = [](const GridPoint& p) { return fact(p, "devices"); };
+  std::int64_t full_n = 0, sym_n = 0;
+  for (const auto& p : pts)
+    if (p.ok && p.engine == "simgrid")
+      (symmetric(p) ? sym_n : full_n) = std::max(symmetric(p) ? sym_n : full_n, n_of(p));
+  const auto analytic = wall_range(pts, [](const GridPoint& p) { return p.engine == "analytic"; });
+  std::string s = fmt::format(
+      "- The analytic model answers in {} per point up to {} devices (one child process each, "
+      "mostly start-up; its cost is N x N step entries of closed-form arithmetic).",
+      analytic.empty() ? "-" : analytic, x.ns.back());
+  if (full_n > 0)
+    s += fmt::format(
+        " The full simulation replays every transfer and block as an event, about N^2 "
+        "activities: {} devices took {} here.",
+        full_n, wall_range(pts, [&](const GridPoint& p) {
+          return p.engine == "simgrid" && !symmetric(p) && n_of(p) == full_n;
+        }));
+  if (sym_n > 0)
+    s += fmt::format(
+        " Past that `--symmetry auto` simulates one period of the uniform zigzag ring (one "
+        "node's 8 GPUs for all N steps; sim/symmetry.hpp, checked against the full simulation in "
+        "tests/sim), so {} devices took {}; the \"devices simulated\" column says which rows used "
+        "it.",
+        sym_n,
+        wall_range(pts, [&](const GridPoint& p) { return symmetric(p) && n_of(p) == sym_n; }));
+  return s +
+         " These runs use `--kernel roofline`: a kernel model gives zigzag's two chunk shapes "
+         "different costs, so its devices are no longer alike and the full ring must be simulated "
+         "(4096 devices: about 8 minutes).\n";
+}
+
 void results(const std::vector<GridPoint>& pts, const Context&, Output& out) {
   const auto x = index(pts);
   MdTable tab({"sequence", "N", "block", "predicted time", "efficiency", "memory/device",
@@ -210,18 +255,14 @@ void results(const std::vector<GridPoint>& pts, const Context&, Output& out) {
       "adding devices stops helping. Efficiency at {} devices: {}.\n",
       min_block_seen > 0 ? human_tokens(min_block_seen) : std::string("-"), x.ns.back(), eff_last);
   rep +=
-      R"(- Memory per device is the attention working set of one block (query, fp32 accumulator, two K/V buffers) and
-  falls as 1/N at a fixed sequence: the sequence, not the device, carries the cost.
-- The analytic model answers in well under a second even at 4096 devices (its cost is N x N step entries of
-  closed-form arithmetic). The full simulation replays every transfer and block as an event, about N^2
-  activities: 1024 devices take tens of seconds here. Past 1024 devices `--symmetry auto` simulates one period
-  of the uniform zigzag ring (one node's 8 GPUs for all N steps; sim/symmetry.hpp, checked against the full
-  simulation in tests/sim), so 4096 devices cost well under a second; the "devices simulated" column says which
-  rows used it. These runs use `--kernel roofline`: a kernel model gives zigzag's two chunk shapes different
-  costs, so its devices are no longer alike and the full ring must be simulated (4096 devices: about 8 minutes).
-- On these rings, which share no link, the simulation lands on the analytic answer to rounding; the analytic
-  model is the tool for sweeps at this scale, and the simulation for topologies where flows share links.
-)";
+      "- Memory per device is the attention working set of one block (query, fp32 accumulator, two "
+      "K/V buffers) and falls as 1/N at a fixed sequence: the sequence, not the device, carries "
+      "the cost.\n";
+  rep += costs(x, pts);
+  rep +=
+      "- On these rings, which share no link, the simulation lands on the analytic answer to "
+      "rounding; the analytic model is the tool for sweeps at this scale, and the simulation for "
+      "topologies where flows share links.\n";
 }
 
 double nan_unless(bool ok, double v) {
