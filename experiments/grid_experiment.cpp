@@ -87,8 +87,7 @@ std::string value_text(double v) {
   return fmt::format("{:.10g}", v);
 }
 
-// data.csv: the configuration's name and facts, the swept values, the engine,
-// status, then each measure.
+// A measure at one point (NaN where it failed).
 double measure_value(const Measure& m, const GridPoint& p, const std::vector<GridPoint>& all) {
   if (!p.ok) return std::numeric_limits<double>::quiet_NaN();
   if (m.compute) return m.compute(p, all);
@@ -96,6 +95,8 @@ double measure_value(const Measure& m, const GridPoint& p, const std::vector<Gri
   return m.over.empty() ? v : v / p.value(m.over);
 }
 
+// data.csv: the configuration's name and facts, the swept values, the engine,
+// status, then each measure.
 void write_data(const GridExperiment& g, const std::vector<GridPoint>& pts, Output& out) {
   std::vector<std::string> facts;
   for (const auto& p : pts)

@@ -111,7 +111,7 @@ struct GridExperiment {
   double timeout_s = 600;  // per point
   // Optional: the points of the product to run (false leaves one out: Ulysses
   // where its degree does not divide the KV heads), from its configuration
-  // and every flag of the point (the configuration's and the swept ones).
+  // and the point's flags (for child runs the configuration's flags too).
   std::function<bool(const Config&, const std::map<std::string, std::string>& point)> keep = {};
   // Set: points are closed forms evaluated in process (no children, no
   // engines, no journal); `base` and the configurations' flags are then the
