@@ -1,16 +1,21 @@
 // layouts: ring, zigzag, striped, Ulysses, all-gather and hybrid side by side:
 // efficiency against the ideal (total work / devices, free links) and exposed
 // communication, across device counts and interconnects, for an MHA model
-// (Llama 2 7B, 32 KV heads) and a GQA model (Llama 3 8B, 8 KV heads).
+// (Llama 2 7B, 32 KV heads) and a GQA model (Llama 3 8B, 8 KV heads). Each
+// point also runs under the roofline (closed forms), for "what moved".
+// Declared as data (grid_experiment.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
+#include "experiments/grid_experiment.hpp"
 #include "experiments/list.hpp"
 #include "experiments/markdown.hpp"
-#include "experiments/runner.hpp"
+#include "models/analytic/report.hpp"
+#include "models/core/catalog.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/workload.hpp"
 
@@ -18,193 +23,141 @@ namespace ringsim::exp {
 
 namespace {
 
+constexpr std::int64_t kBlock = 8192;  // tokens per device
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+
 struct Fabric {
   std::string cluster, label;
 };
 
-struct Point {
-  std::string model, cluster, layout;
-  std::int64_t n;
-};
+const std::vector<Fabric>& all_fabrics() {
+  static const std::vector<Fabric> f{{"dgx-a100", "A100: NVLink 3 + IB HDR"},
+                                     {"dgx-h100", "H100: NVLink 4 + IB NDR"},
+                                     {"tpu-v5p-pod", "TPU v5p: ICI 3D torus"}};
+  return f;
+}
 
-const std::vector<std::string> kLayouts{"ring",    "striped",   "zigzag",
-                                        "ulysses", "allgather", "hybrid"};
-constexpr std::int64_t kBlock = 8192;  // tokens per device
+// Per model and fabric: the device's default implementation (the plotted
+// configurations for the MHA model), and its roofline twin, closed forms
+// only, for "what moved".
+std::vector<Config> configs(const std::vector<std::string>& models,
+                            const std::vector<Fabric>& fabrics) {
+  const auto& cat = Catalog::embedded();
+  std::vector<Config> now, roof;
+  for (const auto& m : models)
+    for (const auto& f : fabrics) {
+      const std::string name = m + " on " + f.cluster;
+      std::map<std::string, std::string> facts{
+          {"model", m},
+          {"kv_heads", std::to_string(find_model("--model", m).kv_heads)},
+          {"cluster", f.cluster},
+          {"label", f.label},
+          {"kernel", cat.device(cat.cluster(f.cluster).gpu).default_kernel}};
+      if (m == models.front()) facts["panel"] = f.cluster;
+      now.push_back({name, {{"--model", m}, {"--cluster", f.cluster}}, facts});
+      facts.erase("panel");
+      facts["kernel"] = "roofline";
+      facts["roofline_of"] = name;
+      roof.push_back({name + ", roofline",
+                      {{"--model", m},
+                       {"--cluster", f.cluster},
+                       {"--kernel", "roofline"},
+                       {"--engine", "analytic"}},
+                      facts});
+    }
+  now.insert(now.end(), roof.begin(), roof.end());
+  return now;
+}
 
-void run(const Context& ctx, Output& out) {
-  std::vector<Fabric> fabrics{{"dgx-h100", "H100: NVLink 4 + IB NDR"}};
-  if (!ctx.quick)
-    fabrics = {{"dgx-a100", "A100: NVLink 3 + IB HDR"},
-               {"dgx-h100", "H100: NVLink 4 + IB NDR"},
-               {"tpu-v5p-pod", "TPU v5p: ICI 3D torus"}};
-  const std::vector<std::string> models = ctx.quick
-                                              ? std::vector<std::string>{"llama2-7b"}
-                                              : std::vector<std::string>{"llama2-7b", "llama3-8b"};
-  const std::vector<std::int64_t> ns = ctx.quick
-                                           ? std::vector<std::int64_t>{4, 16}
-                                           : std::vector<std::int64_t>{2, 4, 8, 16, 32, 64, 128};
-  std::vector<Point> points;
-  std::vector<proc::RunSpec> specs;
-  for (const auto& m : models) {
-    const auto& shape = find_model("--model", m);
-    for (const auto& f : fabrics)
-      for (auto n : ns)
-        for (const auto& l : kLayouts) {
-          // Ulysses splits heads: its degree must divide the KV heads.
-          if (l == "ulysses" && (n > shape.kv_heads || shape.kv_heads % n != 0)) continue;
-          points.push_back({m, f.cluster, l, n});
-          proc::RunSpec s;
-          s.hardware.cluster = f.cluster;
-          s.workload.devices = n;
-          s.workload.block = kBlock;
-          s.workload.layout = parse_layout("layout", l);
-          s.workload.model = m;
-          s.workload.causal = true;
-          s.workload.pass = Pass::FwdBwd;
-          s.sim.engine = engine_of(ctx.engine);
-          // The same point under the roofline (the model before kernel
-          // implementations), closed forms only, for "what moved".
-          auto r = s;
-          r.hardware.kernel = "roofline";
-          r.sim.engine = proc::Engine::Analytic;
-          specs.push_back(std::move(s));
-          specs.push_back(std::move(r));
-        }
-  }
-  const auto all = run_points(ctx, out, specs, 600);
-  std::vector<PointRun> runs, roof;
-  for (std::size_t i = 0; i < all.size(); i += 2) {
-    runs.push_back(all[i]);
-    roof.push_back(all[i + 1]);
-  }
+// Ulysses splits heads: its degree must divide the KV heads.
+bool runs(const Config& c, const std::map<std::string, std::string>& point) {
+  if (point.at("--layout") != "ulysses") return true;
+  const auto n = std::stoll(point.at("--devices")), kv = std::stoll(c.facts.at("kv_heads"));
+  return n <= kv && kv % n == 0;
+}
 
-  out.data.set_columns({"model",
-                        "kv_heads",
-                        "cluster",
-                        "devices",
-                        "block",
-                        "seq_len",
-                        "layout",
-                        "engine",
-                        "time_s",
-                        "ideal_time_s",
-                        "efficiency",
-                        "exposed_comm_s",
-                        "exposed_share",
-                        "collective_s",
-                        "ulysses_degree",
-                        "memory_gb_per_device",
-                        "analytic_time_s",
-                        "sim_vs_analytic",
-                        "kernel",
-                        "roofline_time_s",
-                        "roofline_efficiency"});
-  // results[model][cluster][n][layout] = summary
-  std::map<std::string,
-           std::map<std::string, std::map<std::int64_t, std::map<std::string, RunSummary>>>>
-      res, roofres;
-  bool eff_ok = true, balance_ok = true;
-  std::pair<double, std::string> worst_gap{0.0, ""};
+bool is_roofline(const GridPoint& p) {
+  return p.config->facts.count("roofline_of") > 0;
+}
+
+// The same point under the roofline.
+const GridPoint* roofline_twin(const GridPoint& p, const std::vector<GridPoint>& all) {
+  for (const auto& q : all)
+    if (q.ok && is_roofline(q) && q.config->facts.at("roofline_of") == p.config->name &&
+        q.axes.at("--devices") == p.axes.at("--devices") &&
+        q.axes.at("--layout") == p.axes.at("--layout"))
+      return &q;
+  return nullptr;
+}
+
+Compute twin(const char* key) {
+  return [key](const GridPoint& p, const std::vector<GridPoint>& all) {
+    if (is_roofline(p)) return kNan;
+    const auto* r = roofline_twin(p, all);
+    return r ? r->value(key) : kNan;
+  };
+}
+
+Compute sim_only(const char* key) {
+  return [key](const GridPoint& p, const std::vector<GridPoint>&) {
+    return p.engine == "simgrid" ? p.value(key) : kNan;
+  };
+}
+
+double sim_gap(const GridPoint& p) {
+  return p.value("time_s") / p.value("analytic_time_s") - 1;
+}
+
+std::string layout_of(const GridPoint& p) {
+  return p.axes.at("--layout");
+}
+
+// The one style table (plot_spec.hpp): colour, marker and dash per layout; a
+// layout that hides another is named in the legend by ringsim-plot, from the data.
+Series layout_series(const std::string& name, const GridPoint&) {
+  Series s = styled_line(name, name);
+  s.width = 2.2;
+  return s;
+}
+
+void checks(const std::vector<GridPoint>& pts, const Context&, Output& out) {
   std::string eff_detail, bal_detail;
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const auto& p = points[i];
-    if (!runs[i].ok) continue;
-    const auto& j = runs[i].s;
-    const double t = j.time_s, exposed = j.exposed_comm_s, eff = j.efficiency;
-    auto row = out.data.add_row();
-    row.set("model", p.model)
-        .set("kv_heads", find_model("--model", p.model).kv_heads)
-        .set("cluster", p.cluster)
-        .set("devices", p.n)
-        .set("block", kBlock)
-        .set("seq_len", p.n * kBlock)
-        .set("layout", p.layout)
-        .set("engine", j.engine)
-        .set("time_s", t)
-        .set("ideal_time_s", j.ideal_time_s)
-        .set("efficiency", eff)
-        .set("exposed_comm_s", exposed)
-        .set("exposed_share", t > 0 ? exposed / t : 0)
-        .set("collective_s", j.collective_s)
-        .set("ulysses_degree", j.ulysses_degree.value_or(0))
-        .set("memory_gb_per_device", static_cast<double>(j.memory_bytes_per_device) / 1e9)
-        .set("kernel", j.kernel);
-    if (roof[i].ok) {
-      row.set("roofline_time_s", roof[i].s.time_s).set("roofline_efficiency", roof[i].s.efficiency);
-      roofres[p.model][p.cluster][p.n][p.layout] = roof[i].s;
-    }
-    if (j.sim && j.sim->analytic_time_s > 0) {
-      // The simulation also reports the closed form for the same point.
-      const double g = t / j.sim->analytic_time_s - 1;
-      row.set("analytic_time_s", j.sim->analytic_time_s).set("sim_vs_analytic", g);
-      if (std::fabs(g) > std::fabs(worst_gap.first))
-        worst_gap = {g, fmt::format("{} on {}, N = {}, {}", p.model, p.cluster, p.n, p.layout)};
-    }
+  for (const auto& p : pts) {
+    if (!p.ok || is_roofline(p)) continue;
+    const double eff = p.value("efficiency"), exposed = p.value("exposed_comm_s");
     // 1e-9: rounding of summed step times.
-    if (eff > 1 + 1e-9 || exposed < -1e-12) {
-      eff_ok = false;
-      eff_detail += fmt::format("{} {} N={} {}: eff {:.4f} exposed {:.3g}; ", p.model, p.cluster,
-                                p.n, p.layout, eff, exposed);
-    }
-    res[p.model][p.cluster][p.n][p.layout] = j;
+    if (eff > 1 + 1e-9 || exposed < -1e-12)
+      eff_detail += fmt::format("{} {} N={} {}: eff {:.4f} exposed {:.3g}; ",
+                                p.config->facts.at("model"), p.config->facts.at("cluster"),
+                                p.axes.at("--devices"), layout_of(p), eff, exposed);
+    // Causal balance can only help: a zigzag/striped step does at most what a
+    // ring step does and moves the same bytes, so it is never slower.
+    if (layout_of(p) == "zigzag" || layout_of(p) == "striped")
+      if (const auto* r = sibling(pts, p, "--layout", "ring");
+          r && p.value("time_s") > r->value("time_s") * (1 + 1e-9))
+        bal_detail +=
+            fmt::format("{} {} N={} {}; ", p.config->facts.at("model"),
+                        p.config->facts.at("cluster"), p.axes.at("--devices"), layout_of(p));
   }
-  // Causal balance can only help: a zigzag/striped step does at most what a
-  // ring step does and moves the same bytes, so it is never slower.
-  for (auto& [m, byc] : res)
-    for (auto& [c, byn] : byc)
-      for (auto& [n, byl] : byn) {
-        if (!byl.count("ring")) continue;
-        const double tr = byl["ring"].time_s;
-        for (const std::string l : {"zigzag", "striped"})
-          if (byl.count(l) && byl[l].time_s > tr * (1 + 1e-9)) {
-            balance_ok = false;
-            bal_detail += fmt::format("{} {} N={} {}; ", m, c, n, l);
-          }
-      }
-  out.check("efficiency <= 1 and exposed communication >= 0", eff_ok,
-            eff_ok ? "every point" : eff_detail);
-  out.check("zigzag and striped never slower than the causal ring", balance_ok,
-            balance_ok ? "every model, fabric and device count" : bal_detail);
+  out.check("efficiency <= 1 and exposed communication >= 0", eff_detail.empty(),
+            eff_detail.empty() ? "every point" : eff_detail);
+  out.check("zigzag and striped never slower than the causal ring", bal_detail.empty(),
+            bal_detail.empty() ? "every model, fabric and device count" : bal_detail);
+}
 
-  // Plot: rows = efficiency, exposed share; columns = fabrics; MHA model.
-  const std::string pm = models.front();
-  std::vector<Panel> top, bottom;
-  for (const auto& f : fabrics) {
-    Panel e, x;
-    e.title = f.label + ": efficiency vs ideal";
-    x.title = f.label + ": exposed communication";
-    e.x = x.x = unit_axis("devices N (count)", "", true, 2);
-    e.y = unit_axis("efficiency = ideal / predicted time (%)", "%", false, 10);
-    e.y.min = 0.0;
-    e.y.max = 105.0;
-    x.y = unit_axis("exposed communication / step time (%)", "%", false, 10);
-    x.y.min = 0.0;
-    x.y.max = 100.0;
-    e.legend = x.legend = "bottom";
-    for (const auto& l : kLayouts) {
-      // The one style table (plot_spec.hpp): colour, marker and dash per
-      // layout; a layout that hides another is named in the legend by
-      // ringsim-plot, from the data.
-      Series se = styled_line(l, l), sx = styled_line(l, l);
-      se.width = sx.width = 2.2;
-      for (auto n : ns) {
-        const auto it = res[pm][f.cluster][n].find(l);
-        if (it == res[pm][f.cluster][n].end()) continue;
-        const double t = it->second.time_s;
-        se.points.push_back({static_cast<double>(n), 100 * it->second.efficiency});
-        sx.points.push_back(
-            {static_cast<double>(n), t > 0 ? 100 * it->second.exposed_comm_s / t : 0});
-      }
-      e.series.push_back(se);
-      x.series.push_back(sx);
-    }
-    top.push_back(e);
-    bottom.push_back(x);
-  }
-  out.plot.panels = top;
-  out.plot.panels.insert(out.plot.panels.end(), bottom.begin(), bottom.end());
-  out.plot.columns = static_cast<int>(fabrics.size());
-  out.plot.width = 700 * static_cast<int>(fabrics.size());
+// The fabrics, models and device counts that ran, in grid order.
+template <class T>
+void add_once(std::vector<T>& v, const T& x) {
+  if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+}
+
+void plot_text(const std::vector<GridPoint>& pts, const Context& ctx, Output& out) {
+  std::string pm;
+  for (const auto& p : pts)
+    if (p.config->facts.count("panel")) pm = p.config->facts.at("model");
+  const int columns = std::max<int>(1, static_cast<int>(out.plot.panels.size()) / 2);
+  out.plot.columns = columns;
+  out.plot.width = 700 * columns;
   out.plot.height = 1150;
   out.plot.title = fmt::format(
       "Layouts side by side: {} (MHA, 32 KV heads), causal, forward + backward, {} tokens "
@@ -212,15 +165,40 @@ void run(const Context& ctx, Output& out) {
       pm, kBlock);
   out.plot.note = fmt::format(
       "Engine: {}. Ideal = total attention work / N with free links. Ulysses is shown only where "
-      "its degree N "
-      "divides the 32 KV heads; hybrid uses USP's default Ulysses degree (largest power of two "
-      "dividing N and the KV "
-      "heads within a node) with a zigzag ring across groups. Llama 3 8B (GQA) is in data.csv and "
-      "report.md. Each layout keeps its colour and marker in every experiment (Okabe-Ito); "
-      "\"(\u2248 B here)\" in a legend marks a layout drawn under layout B, within 1% of the axis.",
+      "its degree N divides the 32 KV heads; hybrid uses USP's default Ulysses degree (largest "
+      "power of two dividing N and the KV heads within a node) with a zigzag ring across groups. "
+      "Llama 3 8B (GQA) is in data.csv and report.md. Each layout keeps its colour and marker in "
+      "every experiment (Okabe-Ito); \"(\u2248 B here)\" in a legend marks a layout drawn under "
+      "layout B, within 1% of the axis.",
       ctx.engine);
+}
 
-  // Where Ulysses beats the balanced ring (zigzag), and the best layout per point.
+// The tables and the reading, from the summaries by model, fabric, N and layout.
+void tables(const std::vector<GridPoint>& pts, const Context& ctx, Output& out) {
+  std::vector<std::string> models;
+  std::vector<Fabric> fabrics;
+  std::vector<std::int64_t> ns;
+  std::map<std::string,
+           std::map<std::string, std::map<std::int64_t, std::map<std::string, RunSummary>>>>
+      res, roofres;
+  std::pair<double, std::string> worst_gap{0.0, ""};
+  for (const auto& p : pts) {
+    const auto& m = p.config->facts.at("model");
+    const auto& c = p.config->facts.at("cluster");
+    const std::int64_t n = std::stoll(p.axes.at("--devices"));
+    add_once(models, m);
+    if (std::none_of(fabrics.begin(), fabrics.end(),
+                     [&](const Fabric& f) { return f.cluster == c; }))
+      fabrics.push_back({c, p.config->facts.at("label")});
+    add_once(ns, n);
+    if (!p.ok) continue;
+    (is_roofline(p) ? roofres : res)[m][c][n][layout_of(p)] =
+        RunSummary::from_json(p.summary, "layouts");
+    if (p.engine == "simgrid" && p.value("analytic_time_s") > 0 &&
+        std::fabs(sim_gap(p)) > std::fabs(worst_gap.first))
+      worst_gap = {sim_gap(p), fmt::format("{} on {}, N = {}, {}", m, c, n, layout_of(p))};
+  }
+  std::sort(ns.begin(), ns.end());
   MdTable wins({"model (KV heads)", "fabric", "N", "ring", "zigzag", "ulysses", "allgather",
                 "hybrid", "best", "ulysses / zigzag time"});
   int ulysses_wins = 0, ulysses_points = 0;
@@ -420,16 +398,78 @@ constant: compare times.
         node_lo, node_hi);
 }
 
+GridExperiment declaration() {
+  GridExperiment g;
+  g.name = "layouts";
+  g.title = "Ring, zigzag, striped, Ulysses, all-gather and hybrid side by side";
+  g.summary =
+      "Efficiency against the ideal and exposed communication of the six layouts across device "
+      "counts and interconnects (A100 + IB HDR, H100 + IB NDR, TPU v5p ICI), for an MHA and a GQA "
+      "model; where Ulysses beats the ring and why.";
+  g.caption = fmt::format(
+      "Each point is one `ringsim run` of one layer's attention, causal, forward + backward, "
+      "{} tokens per device, on DGX A100 or DGX H100 nodes or a TPU v5p pod (`--cluster`), for "
+      "Llama 2 7B (MHA, 32 KV heads) and Llama 3 8B (GQA, 8 KV heads), with each device's default "
+      "implementation, and again under `--kernel roofline` with the closed forms (`--engine "
+      "analytic`). Measured: the predicted time against the ideal (total attention work / N with "
+      "free links) and the exposed communication, against the device count N.",
+      kBlock);
+  g.base = {{"--block", std::to_string(kBlock)}, {"--pass", "fwdbwd"}};
+  g.configs = configs({"llama2-7b", "llama3-8b"}, all_fabrics());
+  g.quick_configs = configs({"llama2-7b"}, {all_fabrics()[1]});
+  g.axes = {{"--devices", "2,4,8,16,32,64,128", "4,16"},
+            {"--layout", "ring,striped,zigzag,ulysses,allgather,hybrid",
+             "ring,striped,zigzag,ulysses,allgather,hybrid"}};
+  g.keep = runs;
+  g.measures = {{"seq_len", "seq_len", ""},
+                {"time_s", "time_s", ""},
+                {"ideal_time_s", "ideal_time_s", ""},
+                {"efficiency", "efficiency", ""},
+                {"exposed_comm_s", "exposed_comm_s", ""},
+                {"exposed_share", "exposed_comm_s", "time_s"},
+                {"efficiency_percent", "", "",
+                 [](const GridPoint& p, const std::vector<GridPoint>&) {
+                   return 100 * p.value("efficiency");
+                 }},
+                {"exposed_percent", "", "",
+                 [](const GridPoint& p, const std::vector<GridPoint>&) {
+                   return 100 * p.value("exposed_comm_s") / p.value("time_s");
+                 }},
+                {"collective_s", "collective_s", ""},
+                {"ulysses_degree", "ulysses_degree", ""},
+                {"memory_gb_per_device", "", "",
+                 [](const GridPoint& p, const std::vector<GridPoint>&) {
+                   return p.value("memory_bytes_per_device") / 1e9;
+                 }},
+                {"analytic_time_s", "", "", sim_only("analytic_time_s")},
+                {"sim_vs_analytic", "", "",
+                 [](const GridPoint& p, const std::vector<GridPoint>&) {
+                   return p.engine == "simgrid" ? sim_gap(p) : kNan;
+                 }},
+                {"roofline_time_s", "", "", twin("time_s")},
+                {"roofline_efficiency", "", "", twin("efficiency")}};
+  // Rows: efficiency, exposed share; columns: fabrics; the MHA model.
+  const auto x = unit_axis("devices N (count)", "", true, 2);
+  auto ye = unit_axis("efficiency = ideal / predicted time (%)", "%", false, 10);
+  ye.min = 0.0;
+  ye.max = 105.0;
+  auto yx = unit_axis("exposed communication / step time (%)", "%", false, 10);
+  yx.min = 0.0;
+  yx.max = 100.0;
+  for (const auto& [measure, y, what] :
+       {std::tuple{"efficiency_percent", ye, ": efficiency vs ideal"},
+        std::tuple{"exposed_percent", yx, ": exposed communication"}})
+    for (const auto& f : all_fabrics())
+      g.panels.push_back(
+          {f.label + what, "--devices", measure, f.cluster, x, y, "", layout_of, layout_series});
+  g.analyses = {checks, plot_text, tables};
+  return g;
+}
+
 }  // namespace
 
 Experiment layouts_experiment() {
-  return {"layouts", "Ring, zigzag, striped, Ulysses, all-gather and hybrid side by side",
-          "Efficiency against the ideal and exposed communication of the six layouts across device "
-          "counts and "
-          "interconnects (A100 + IB HDR, H100 + IB NDR, TPU v5p ICI), for an MHA and a GQA model; "
-          "where Ulysses beats "
-          "the ring and why.",
-          run};
+  return declare(declaration());
 }
 
 }  // namespace ringsim::exp

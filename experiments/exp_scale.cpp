@@ -3,256 +3,340 @@
 // the analytic model and of the SimGrid simulation, each point its own
 // process). Up to 1024 devices the simulation replays every device; past
 // that `--symmetry auto` simulates one period of the uniform zigzag ring
-// (sim/symmetry.hpp), which the report states.
+// (sim/symmetry.hpp), which the report states. Declared as data
+// (grid_experiment.hpp): the block is the sequence over N, so each (sequence,
+// N) pair is a configuration, not a point of one product.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
+#include "experiments/grid_experiment.hpp"
 #include "experiments/list.hpp"
 #include "experiments/markdown.hpp"
-#include "experiments/runner.hpp"
 #include "models/core/parse.hpp"
 
 namespace ringsim::exp {
 
 namespace {
 
-constexpr const char* kCluster = "dgx-h100";
-constexpr const char* kModel = "llama3-8b";
-constexpr const char* kLayout = "zigzag";
-constexpr double kSimTimeout = 600;  // seconds per simulated point
+constexpr std::int64_t K = 1024, M = K * K;
+constexpr const char* kSym = "simgrid, one period of a symmetric ring (--symmetry auto)";
 
-struct Pt {
-  std::int64_t n, seq;
-  std::string engine;
+// One configuration per (sequence, N): the block is seq / N.
+std::vector<Config> cases(const std::vector<std::int64_t>& seqs,
+                          const std::vector<std::int64_t>& ns) {
+  std::vector<Config> c;
+  for (auto seq : seqs)
+    for (auto n : ns)
+      c.push_back({fmt::format("{} tokens, N = {}", tokens_k(seq), n),
+                   {{"--devices", std::to_string(n)}, {"--block", std::to_string(seq / n)}},
+                   {{"devices", std::to_string(n)},
+                    {"seq_len", std::to_string(seq)},
+                    {"block", std::to_string(seq / n)}}});
+  return c;
+}
+
+std::int64_t fact(const GridPoint& p, const std::string& k) {
+  return std::stoll(p.config->facts.at(k));
+}
+
+// A series colour per sequence length, the same in full and --quick mode.
+std::string seq_color(std::int64_t seq) {
+  const std::vector<std::int64_t> order{1 * M, 4 * M, 16 * M, 256 * K};
+  const auto it = std::find(order.begin(), order.end(), seq);
+  return palette_color(static_cast<std::size_t>(it - order.begin()));
+}
+
+bool symmetric(const GridPoint& p) {
+  const double sim = p.value("simulated_devices");
+  return p.engine == "simgrid" && sim > 0 && sim < static_cast<double>(fact(p, "devices"));
+}
+
+// Time and memory: the analytic model (the simulation lands on it where it ran: a check).
+std::string analytic_by_seq(const GridPoint& p) {
+  return p.engine == "analytic" ? tokens_k(fact(p, "seq_len")) + " tokens" : "";
+}
+
+std::string wall_series(const GridPoint& p) {
+  if (symmetric(p)) return kSym;
+  return tokens_k(fact(p, "seq_len")) +
+         (p.engine == "analytic" ? ": analytic" : ": simgrid, every device");
+}
+
+Series wall_make(const std::string& name, const GridPoint& p) {
+  if (name == kSym) {
+    Series s = scatter_series(name, palette_color(6), "square");
+    s.hollow = true;
+    return s;
+  }
+  const bool analytic = p.engine == "analytic";
+  Series s = line_series(name, seq_color(fact(p, "seq_len")), analytic);
+  s.markers = true;
+  return s;
+}
+
+Series seq_make(const std::string& name, const GridPoint& p) {
+  return line_series(name, seq_color(fact(p, "seq_len")));
+}
+
+// Analytic points by (sequence, N), and the simulated ones.
+struct Index {
+  std::vector<std::int64_t> seqs, ns;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::string, const GridPoint*>> by;
 };
 
-void run(const Context& ctx, Output& out) {
-  constexpr std::int64_t K = 1024, M = K * K;
-  const std::vector<std::int64_t> ns =
-      ctx.quick ? std::vector<std::int64_t>{8, 64}
-                : std::vector<std::int64_t>{8, 32, 128, 512, 1024, 2048, 4096};
-  const std::vector<std::int64_t> seqs = ctx.quick
-                                             ? std::vector<std::int64_t>{256 * K, 1 * M}
-                                             : std::vector<std::int64_t>{1 * M, 4 * M, 16 * M};
-  std::vector<Pt> pts;
-  std::vector<proc::RunSpec> specs;
-  for (auto seq : seqs)
-    for (auto n : ns) {
-      std::vector<std::string> engines{"analytic"};
-      if (ctx.engine == "simgrid") engines.push_back("simgrid");
-      for (const auto& e : engines) {
-        pts.push_back({n, seq, e});
-        proc::RunSpec s;
-        s.hardware.cluster = kCluster;
-        // The simulator's scale on a uniform ring: under a kernel model
-        // zigzag's two chunk shapes cost differently per device, which rules
-        // out simulating one period (sim/symmetry.hpp); the roofline keeps
-        // every device alike.
-        s.hardware.kernel = "roofline";
-        s.workload.devices = n;
-        s.workload.block = seq / n;
-        s.workload.layout = parse_layout("layout", kLayout);
-        s.workload.model = kModel;
-        s.workload.causal = true;
-        s.workload.pass = Pass::Fwd;
-        s.sim.engine = engine_of(e);
-        specs.push_back(std::move(s));
-      }
-    }
-  if (ctx.log)
-    *ctx.log << fmt::format("  {} run(s); the largest simulations take minutes\n", specs.size());
-  const auto runs = run_points(ctx, out, specs, kSimTimeout);
-
-  out.data.set_columns({"devices", "seq_len", "block", "engine", "status", "time_s",
-                        "analytic_time_s", "sim_vs_analytic", "efficiency", "exposed_comm_s",
-                        "memory_gb_per_device", "activities", "simulated_devices", "wall_s"});
-  std::map<std::pair<std::int64_t, std::int64_t>, std::map<std::string, const PointRun*>> by;
-  for (std::size_t i = 0; i < pts.size(); ++i) {
-    const auto& p = pts[i];
-    const auto& r = runs[i];
-    auto row = out.data.add_row();
-    row.set("devices", p.n)
-        .set("seq_len", p.seq)
-        .set("block", p.seq / p.n)
-        .set("engine", p.engine)
-        .set("wall_s", r.wall_s);
-    if (!r.ok) {
-      row.set("status", r.error);
-      continue;
-    }
-    row.set("status", "ok")
-        .set("time_s", r.s.time_s)
-        .set("efficiency", r.s.efficiency)
-        .set("exposed_comm_s", r.s.exposed_comm_s)
-        .set("memory_gb_per_device", static_cast<double>(r.s.memory_bytes_per_device) / 1e9);
-    if (r.s.sim) {
-      const double a = r.s.sim->analytic_time_s;
-      row.set("analytic_time_s", a)
-          .set("sim_vs_analytic", a > 0 ? r.s.time_s / a - 1 : 0)
-          .set("activities", static_cast<std::int64_t>(r.s.sim->activities))
-          .set("simulated_devices", r.s.sim->simulated_devices);
-    }
-    by[{p.seq, p.n}][p.engine] = &r;
+Index index(const std::vector<GridPoint>& pts) {
+  Index x;
+  for (const auto& p : pts) {
+    const auto seq = fact(p, "seq_len"), n = fact(p, "devices");
+    if (std::find(x.seqs.begin(), x.seqs.end(), seq) == x.seqs.end()) x.seqs.push_back(seq);
+    if (std::find(x.ns.begin(), x.ns.end(), n) == x.ns.end()) x.ns.push_back(n);
+    if (p.ok) x.by[{seq, n}][p.engine] = &p;
   }
+  return x;
+}
 
-  Panel pt, pm, pw;
-  pt.title = "Predicted time of one attention layer (forward)";
-  pm.title = "Memory per device (attention buffers)";
-  pw.title = "Cost of the prediction: wall time per point";
-  pt.x = pm.x = pw.x = unit_axis("devices N (count)", "", true, 2);
-  pt.y = unit_axis("predicted time (s)", "s", true, 10);
-  pm.y = unit_axis("memory per device (bytes, binary units)", "bytes", true, 2);
-  pw.y = unit_axis("wall time of `ringsim run` (s)", "s", true, 10);
-  pt.legend = pm.legend = pw.legend = "bottom";
-  bool mem_ok = true, sim_close = true;
-  std::string mem_detail, close_detail;
-  double worst_gap = 0;
-  double min_block_seen = 0;
-  std::string eff_last;
+void memory_check(const std::vector<GridPoint>& pts, const Context&, Output& out) {
+  const auto x = index(pts);
+  bool ok = true;
+  std::string detail;
+  for (auto seq : x.seqs) {
+    double prev = 0;
+    for (auto n : x.ns) {
+      const auto it = x.by.find({seq, n});
+      if (it == x.by.end() || !it->second.count("analytic")) continue;
+      const double mem = it->second.at("analytic")->value("memory_bytes_per_device");
+      if (prev > 0 && mem >= prev) {
+        ok = false;
+        detail += fmt::format("{} N={}; ", tokens_k(seq), n);
+      }
+      prev = mem;
+    }
+  }
+  out.check("memory per device falls as N grows", ok,
+            ok ? "at every sequence length (the block shrinks as 1/N)" : detail);
+}
+
+// The largest |simulated / analytic - 1| over the simulated points.
+double worst_gap(const std::vector<GridPoint>& pts) {
+  double worst = 0;
+  for (const auto& p : pts)
+    if (p.ok && p.engine == "simgrid")
+      worst = std::max(worst, std::fabs(p.value("time_s") / p.value("analytic_time_s") - 1));
+  return worst;
+}
+
+void sim_check(const std::vector<GridPoint>& pts, const Context& ctx, Output& out) {
+  if (ctx.engine != "simgrid") return;
+  std::string detail;
+  for (const auto& p : pts) {
+    if (!p.ok || p.engine != "simgrid") continue;
+    const double g = p.value("time_s") / p.value("analytic_time_s") - 1;
+    // The ring crosses each NIC once and shares no link, so the simulation
+    // must land on the closed form; 1e-6 is summation order.
+    if (std::fabs(g) > 1e-6)
+      detail +=
+          fmt::format("{} N={}: {:+.2e}; ", tokens_k(fact(p, "seq_len")), fact(p, "devices"), g);
+  }
+  out.check("simulated = analytic where both ran", detail.empty(),
+            detail.empty() ? fmt::format("largest relative gap {:.1e}", worst_gap(pts)) : detail);
+}
+
+void plot_text(const std::vector<GridPoint>& pts, const Context&, Output& out) {
+  const auto x = index(pts);
+  out.plot.title = fmt::format(
+      "Scale: llama3-8b causal forward, zigzag on dgx-h100 nodes, up to {} devices "
+      "and {} tokens",
+      x.ns.back(), tokens_k(x.seqs.back()));
+  out.plot.note = fmt::format(
+      "Time and memory from the analytic model (the simulation agrees to {:.0e} where it ran). "
+      "Wall time: one `ringsim run` child process per point on this machine (2 shared cores, 2 "
+      "children at a time), so it includes process start-up. The full simulation's cost grows "
+      "about as N^2 activities; past 1024 devices the simulator runs one period of the symmetric "
+      "ring (--symmetry auto).",
+      std::max(worst_gap(pts), 1e-16));
+}
+
+// Wall times (s) of one kind of point, "" when none ran: "a to b s".
+std::string wall_range(const std::vector<GridPoint>& pts,
+                       const std::function<bool(const GridPoint&)>& of) {
+  double lo = 0, hi = 0;
+  for (const auto& p : pts)
+    if (p.ok && p.wall_s > 0 && of(p)) {
+      lo = lo == 0 ? p.wall_s : std::min(lo, p.wall_s);
+      hi = std::max(hi, p.wall_s);
+    }
+  return hi > 0 ? fmt::format("{:.2f} to {:.2f} s", lo, hi) : "";
+}
+
+// What the prediction cost, from the rows' wall times (this machine, its load).
+std::string costs(const Index& x, const std::vector<GridPoint>& pts) {
+  const auto n_of = [](const GridPoint& p) { return fact(p, "devices"); };
+  std::int64_t full_n = 0, sym_n = 0;
+  for (const auto& p : pts)
+    if (p.ok && p.engine == "simgrid")
+      (symmetric(p) ? sym_n : full_n) = std::max(symmetric(p) ? sym_n : full_n, n_of(p));
+  const auto analytic = wall_range(pts, [](const GridPoint& p) { return p.engine == "analytic"; });
+  std::string s = fmt::format(
+      "- The analytic model answers in {} per point up to {} devices (one child process each, "
+      "mostly start-up; its cost is N x N step entries of closed-form arithmetic).",
+      analytic.empty() ? "-" : analytic, x.ns.back());
+  if (full_n > 0)
+    s += fmt::format(
+        " The full simulation replays every transfer and block as an event, about N^2 "
+        "activities: {} devices took {} here.",
+        full_n, wall_range(pts, [&](const GridPoint& p) {
+          return p.engine == "simgrid" && !symmetric(p) && n_of(p) == full_n;
+        }));
+  if (sym_n > 0)
+    s += fmt::format(
+        " Past that `--symmetry auto` simulates one period of the uniform zigzag ring (one "
+        "node's 8 GPUs for all N steps; sim/symmetry.hpp, checked against the full simulation in "
+        "tests/sim), so {} devices took {}; the \"devices simulated\" column says which rows used "
+        "it.",
+        sym_n,
+        wall_range(pts, [&](const GridPoint& p) { return symmetric(p) && n_of(p) == sym_n; }));
+  return s +
+         " These runs use `--kernel roofline`: a kernel model gives zigzag's two chunk shapes "
+         "different costs, so its devices are no longer alike and the full ring must be simulated "
+         "(4096 devices: about 8 minutes).\n";
+}
+
+void results(const std::vector<GridPoint>& pts, const Context&, Output& out) {
+  const auto x = index(pts);
   MdTable tab({"sequence", "N", "block", "predicted time", "efficiency", "memory/device",
                "analytic wall", "simulated time", "sim / analytic - 1", "simulation wall",
                "activities (devices simulated)"});
-  std::size_t si = 0;
-  Series sym = scatter_series("simgrid, one period of a symmetric ring (--symmetry auto)",
-                              palette_color(6), "square");
-  sym.hollow = true;
-  for (auto seq : seqs) {
-    const std::string c = palette_color(si++);
-    Series st = line_series(tokens_k(seq) + " tokens", c),
-           sm = line_series(tokens_k(seq) + " tokens", c);
-    Series wa = line_series(tokens_k(seq) + ": analytic", c, true),
-           ws = line_series(tokens_k(seq) + ": simgrid, every device", c);
-    wa.markers = true;
-    double prev_mem = 0;
-    for (auto n : ns) {
-      auto& m = by[{seq, n}];
-      const PointRun* a = m.count("analytic") ? m["analytic"] : nullptr;
-      const PointRun* s = m.count("simgrid") ? m["simgrid"] : nullptr;
-      const double x = static_cast<double>(n);
+  double min_block_seen = 0;
+  std::string eff_last;
+  for (auto seq : x.seqs)
+    for (auto n : x.ns) {
+      const auto it = x.by.find({seq, n});
+      if (it == x.by.end() || !it->second.count("analytic")) continue;
+      const GridPoint& a = *it->second.at("analytic");
+      const GridPoint* s = it->second.count("simgrid") ? it->second.at("simgrid") : nullptr;
       std::string sim_time = "-", gap = "-", sim_wall = "-", acts = "-";
-      const auto* best = s ? s : a;
-      if (best) {
-        st.points.push_back({x, best->s.time_s});
-        sm.points.push_back({x, static_cast<double>(best->s.memory_bytes_per_device)});
-      }
-      if (a) {
-        wa.points.push_back({x, a->wall_s});
-        const double mem = static_cast<double>(a->s.memory_bytes_per_device);
-        if (prev_mem > 0 && mem >= prev_mem) {
-          mem_ok = false;
-          mem_detail += fmt::format("{} N={}; ", tokens_k(seq), n);
-        }
-        prev_mem = mem;
-      }
       if (s) {
-        const auto& sim = *s->s.sim;
-        const auto period = sim.simulated_devices;
-        if (period > 0 && period < n)
-          sym.points.push_back({x, s->wall_s});
-        else
-          ws.points.push_back({x, s->wall_s});
-        const double g = s->s.time_s / sim.analytic_time_s - 1;
-        worst_gap = std::max(worst_gap, std::fabs(g));
-        // The ring crosses each NIC once and shares no link, so the
-        // simulation must land on the closed form; 1e-6 is summation order.
-        if (std::fabs(g) > 1e-6) {
-          sim_close = false;
-          close_detail += fmt::format("{} N={}: {:+.2e}; ", tokens_k(seq), n, g);
-        }
-        sim_time = human_seconds(s->s.time_s);
-        gap = fmt::format("{:+.1e}", g);
+        sim_time = human_seconds(s->value("time_s"));
+        gap = fmt::format("{:+.1e}", s->value("time_s") / s->value("analytic_time_s") - 1);
         sim_wall = fmt::format("{:.2f} s", s->wall_s);
-        const auto simulated = sim.simulated_devices;
+        const auto simulated = static_cast<std::int64_t>(s->value("simulated_devices"));
         acts = fmt::format(
-            "{} ({})", sim.activities,
+            "{:.0f} ({})", s->value("activities"),
             simulated > 0 && simulated < n ? fmt::format("one period of {}", simulated) : "all");
       }
-      if (a && n == ns.back())
+      if (n == x.ns.back())
         eff_last += fmt::format("{}{} tokens {:.2f} (block {})", eff_last.empty() ? "" : ", ",
-                                tokens_k(seq), a->s.efficiency, seq / n);
-      if (a && n > 8)
-        min_block_seen = std::max(min_block_seen, static_cast<double>(a->s.min_block.value_or(0)));
-      if (a)
-        tab.add({tokens_k(seq), std::to_string(n), std::to_string(seq / n),
-                 human_seconds(a->s.time_s), fmt::format("{:.2f}", a->s.efficiency),
-                 human_bytes(static_cast<double>(a->s.memory_bytes_per_device)),
-                 fmt::format("{:.2f} s", a->wall_s), sim_time, gap, sim_wall, acts});
+                                tokens_k(seq), a.value("efficiency"), seq / n);
+      if (n > 8 && !std::isnan(a.value("min_block")))
+        min_block_seen = std::max(min_block_seen, a.value("min_block"));
+      tab.add({tokens_k(seq), std::to_string(n), std::to_string(seq / n),
+               human_seconds(a.value("time_s")), fmt::format("{:.2f}", a.value("efficiency")),
+               human_bytes(a.value("memory_bytes_per_device")), fmt::format("{:.2f} s", a.wall_s),
+               sim_time, gap, sim_wall, acts});
     }
-    pt.series.push_back(st);
-    pm.series.push_back(sm);
-    pw.series.push_back(wa);
-    if (!ws.points.empty()) pw.series.push_back(ws);
-    if (si == seqs.size() && !sym.points.empty()) pw.series.push_back(sym);
-  }
-  out.check("memory per device falls as N grows", mem_ok,
-            mem_ok ? "at every sequence length (the block shrinks as 1/N)" : mem_detail);
-  if (ctx.engine == "simgrid")
-    out.check("simulated = analytic where both ran", sim_close,
-              sim_close ? fmt::format("largest relative gap {:.1e}", worst_gap) : close_detail);
-
-  out.plot.title =
-      fmt::format("Scale: {} causal forward, {} on {} nodes, up to {} devices and {} tokens",
-                  kModel, kLayout, kCluster, ns.back(), tokens_k(seqs.back()));
-  out.plot.columns = 3;
-  out.plot.width = 2100;
-  out.plot.height = 800;
-  out.plot.panels = {pt, pm, pw};
-  out.plot.note = fmt::format(
-      "Time and memory from the simulation where it ran, else the analytic model (they agree to "
-      "{:.0e} where both "
-      "ran). Wall time: one `ringsim run` child process per point on this machine (2 shared cores, "
-      "2 children at a "
-      "time), so it includes process start-up. The full simulation's cost grows about as N^2 "
-      "activities; past 1024 "
-      "devices the simulator runs one period of the symmetric ring (--symmetry auto).",
-      std::max(worst_gap, 1e-16));
-
   auto& rep = out.report;
   rep += "## Comparison with published values\n\n";
   rep +=
       "No published value: no paper this project compares with reports attention step times or "
       "simulator costs at these scales. The inputs are the catalog's H100 (989 TF bf16 x 0.67 "
-      "attention efficiency) "
-      "on DGX H100 "
-      "nodes (NVLink 4 inside, InfiniBand NDR between) and the Llama 3 8B shape.\n\n";
+      "attention efficiency) on DGX H100 nodes (NVLink 4 inside, InfiniBand NDR between) and the "
+      "Llama 3 8B shape.\n\n";
   rep += "## Results\n\n";
   rep += tab.str();
   rep += "\n## Reading\n\n";
   rep += fmt::format(
       "- At a fixed sequence length the predicted time falls with N until the block per device "
-      "drops below the "
-      "minimum block of the inter-node link ({} tokens for this GQA model, causal, on IB NDR; see "
-      "minblock-table); from there each step waits for its transfer and adding devices stops "
-      "helping. "
-      "Efficiency at {} devices: {}.\n",
-      min_block_seen > 0 ? human_tokens(min_block_seen) : std::string("-"), ns.back(), eff_last);
+      "drops below the minimum block of the inter-node link ({} tokens for this GQA model, "
+      "causal, on IB NDR; see minblock-table); from there each step waits for its transfer and "
+      "adding devices stops helping. Efficiency at {} devices: {}.\n",
+      min_block_seen > 0 ? human_tokens(min_block_seen) : std::string("-"), x.ns.back(), eff_last);
   rep +=
-      R"(- Memory per device is the attention working set of one block (query, fp32 accumulator, two K/V buffers) and
-  falls as 1/N at a fixed sequence: the sequence, not the device, carries the cost.
-- The analytic model answers in well under a second even at 4096 devices (its cost is N x N step entries of
-  closed-form arithmetic). The full simulation replays every transfer and block as an event, about N^2
-  activities: 1024 devices take tens of seconds here. Past 1024 devices `--symmetry auto` simulates one period
-  of the uniform zigzag ring (one node's 8 GPUs for all N steps; sim/symmetry.hpp, checked against the full
-  simulation in tests/sim), so 4096 devices cost well under a second; the "devices simulated" column says which
-  rows used it. These runs use `--kernel roofline`: a kernel model gives zigzag's two chunk shapes different
-  costs, so its devices are no longer alike and the full ring must be simulated (4096 devices: about 8 minutes).
-- On these rings, which share no link, the simulation lands on the analytic answer to rounding; the analytic
-  model is the tool for sweeps at this scale, and the simulation for topologies where flows share links.
-)";
+      "- Memory per device is the attention working set of one block (query, fp32 accumulator, two "
+      "K/V buffers) and falls as 1/N at a fixed sequence: the sequence, not the device, carries "
+      "the cost.\n";
+  rep += costs(x, pts);
+  rep +=
+      "- On these rings, which share no link, the simulation lands on the analytic answer to "
+      "rounding; the analytic model is the tool for sweeps at this scale, and the simulation for "
+      "topologies where flows share links.\n";
+}
+
+double nan_unless(bool ok, double v) {
+  return ok ? v : std::numeric_limits<double>::quiet_NaN();
+}
+
+GridExperiment declaration() {
+  GridExperiment g;
+  g.name = "scale";
+  g.title = "Scale: 8 to 4096 devices, sequences up to 16M tokens";
+  g.summary =
+      "Predicted time and memory per device of a zigzag causal ring on DGX H100 nodes from 8 to "
+      "4096 devices and 1M to 16M tokens, with the wall time the analytic model and the SimGrid "
+      "simulation take per point.";
+  g.caption =
+      "Each point is one `ringsim run` of Llama 3 8B's attention (GQA), causal, forward, zigzag, "
+      "on DGX H100 nodes (`--cluster dgx-h100`), at the block = sequence / N, analytic and, when "
+      "SimGrid runs, simulated. The simulator's scale on a uniform ring: under a kernel model "
+      "zigzag's two chunk shapes cost differently per device, which rules out simulating one "
+      "period (sim/symmetry.hpp); `--kernel roofline` keeps every device alike. Measured: the "
+      "predicted time, memory per device, and the wall time of each child process.";
+  g.base = {{"--cluster", "dgx-h100"},
+            {"--kernel", "roofline"},
+            {"--layout", "zigzag"},
+            {"--model", "llama3-8b"},
+            {"--pass", "fwd"}};
+  g.configs = cases({1 * M, 4 * M, 16 * M}, {8, 32, 128, 512, 1024, 2048, 4096});
+  g.quick_configs = cases({256 * K, 1 * M}, {8, 64});
+  g.both_engines = true;
+  g.timeout_s = 600;  // per simulated point
+  const auto sim_only = [](const char* key) {
+    return [key](const GridPoint& p, const std::vector<GridPoint>&) {
+      return nan_unless(p.engine == "simgrid", p.value(key));
+    };
+  };
+  g.measures = {{"time_s", "time_s", ""},
+                {"analytic_time_s", "", "", sim_only("analytic_time_s")},
+                {"sim_vs_analytic", "", "",
+                 [](const GridPoint& p, const std::vector<GridPoint>&) {
+                   return nan_unless(p.engine == "simgrid",
+                                     p.value("time_s") / p.value("analytic_time_s") - 1);
+                 }},
+                {"efficiency", "efficiency", ""},
+                {"exposed_comm_s", "exposed_comm_s", ""},
+                {"memory_bytes_per_device", "memory_bytes_per_device", ""},
+                {"memory_gb_per_device", "", "",
+                 [](const GridPoint& p, const std::vector<GridPoint>&) {
+                   return p.value("memory_bytes_per_device") / 1e9;
+                 }},
+                {"activities", "", "", sim_only("activities")},
+                {"simulated_devices", "", "", sim_only("simulated_devices")},
+                {"wall_s", "", "", [](const GridPoint& p, const std::vector<GridPoint>&) {
+                   return nan_unless(p.wall_s > 0, p.wall_s);  // 0: a row read back on resume
+                 }}};
+  const auto x = unit_axis("devices N (count)", "", true, 2);
+  g.panels = {
+      {"Predicted time of one attention layer (forward)", "--devices", "time_s", "", x,
+       unit_axis("predicted time (s)", "s", true, 10), "", analytic_by_seq, seq_make},
+      {"Memory per device (attention buffers)", "--devices", "memory_bytes_per_device", "", x,
+       unit_axis("memory per device (bytes, binary units)", "bytes", true, 2), "", analytic_by_seq,
+       seq_make},
+      {"Cost of the prediction: wall time per point", "--devices", "wall_s", "", x,
+       unit_axis("wall time of `ringsim run` (s)", "s", true, 10), "", wall_series, wall_make}};
+  g.plot_columns = 3;
+  g.plot_width = 2100;
+  g.plot_height = 800;
+  g.analyses = {memory_check, sim_check, plot_text, results};
+  return g;
 }
 
 }  // namespace
 
 Experiment scale_experiment() {
-  return {"scale", "Scale: 8 to 4096 devices, sequences up to 16M tokens",
-          "Predicted time and memory per device of a zigzag causal ring on DGX H100 nodes from 8 "
-          "to 4096 devices and "
-          "1M to 16M tokens, with the wall time the analytic model and the SimGrid simulation take "
-          "per point.",
-          run};
+  return declare(declaration());
 }
 
 }  // namespace ringsim::exp

@@ -81,6 +81,7 @@ std::vector<sweep::Point> grid_points(const GridExperiment& g, const Context& ct
     for (const auto& a : axes_of(g, c))
       grid.axes.push_back({a.flag, sweep::expand(a.flag, ctx.quick ? a.quick : a.full)});
     for (auto& p : sweep::points(grid)) {
+      if (g.keep && !g.keep(c, {p.params.begin(), p.params.end()})) continue;
       p.index = all.size();
       all.push_back(std::move(p));
       owner.push_back(&c);
@@ -92,6 +93,14 @@ std::vector<sweep::Point> grid_points(const GridExperiment& g, const Context& ct
 std::string value_text(double v) {
   if (std::isnan(v)) return "";
   return fmt::format("{:.10g}", v);
+}
+
+// A measure at one point (NaN where it failed).
+double measure_value(const Measure& m, const GridPoint& p, const std::vector<GridPoint>& all) {
+  if (!p.ok) return std::numeric_limits<double>::quiet_NaN();
+  if (m.compute) return m.compute(p, all);
+  const double v = p.value(m.key);
+  return m.over.empty() ? v : v / p.value(m.over);
 }
 
 // data.csv: the configuration's name and facts, the swept values, the engine,
@@ -118,23 +127,19 @@ void write_data(const GridExperiment& g, const std::vector<GridPoint>& pts, Outp
     row.set("engine", p.engine).set("status", p.ok ? std::string("ok") : p.error);
     if (!p.ok) continue;
     for (const auto& m : g.measures) {
-      if (const auto t = p.text(m.key); !t.empty()) {
+      if (const auto t = p.text(m.key); !m.compute && !t.empty()) {
         row.set(m.column, t);
         continue;
       }
-      double v = p.value(m.key);
-      if (!m.over.empty()) v /= p.value(m.over);
-      row.set(m.column, value_text(v));
+      row.set(m.column, value_text(measure_value(m, p, pts)));
     }
   }
 }
 
-double measure_of(const GridExperiment& g, const GridPoint& p, const std::string& column) {
+double measure_of(const GridExperiment& g, const GridPoint& p, const std::string& column,
+                  const std::vector<GridPoint>& all) {
   for (const auto& m : g.measures)
-    if (m.column == column) {
-      const double v = p.value(m.key);
-      return m.over.empty() ? v : v / p.value(m.over);
-    }
+    if (m.column == column) return measure_value(m, p, all);
   throw std::logic_error("experiment declaration: no measure named " + column);
 }
 
@@ -167,7 +172,7 @@ Panel categorical_panel(const GridExperiment& g, const PanelDecl& d,
     if (!d.x.empty() && !p.ok) continue;
     if (d.x.empty()) panel.x.categories.push_back(fact_or(*p.config, "category", p.config->name));
     for (std::size_t i = 0; i < d.series.size(); ++i)
-      if (const double v = measure_of(g, p, d.series[i].measure); !std::isnan(v))
+      if (const double v = measure_of(g, p, d.series[i].measure, pts); !std::isnan(v))
         panel.series[i].points.push_back({d.x.empty() ? x : p.axis(d.x), v});
     x += 1;
   }
@@ -202,16 +207,26 @@ Panel panel_of(const GridExperiment& g, const PanelDecl& d, const std::vector<Gr
       for (const auto& [flag, v] : p.axes) seen[flag].insert(v);
   for (const auto& p : pts) {
     if (!in_panel(p)) continue;
-    const double y = measure_of(g, p, d.measure);
+    const double y = measure_of(g, p, d.measure, pts);
     if (std::isnan(y)) continue;  // the point lacks the measure (nothing fits)
-    std::vector<std::pair<std::string, std::string>> others;
-    for (const auto& a : g.axes)
-      if (a.flag != d.x && seen[a.flag].size() > 1) others.emplace_back(a.flag, p.axes.at(a.flag));
-    const auto group = sweep::group_name(others);
     const bool sim = p.engine == "simgrid";
-    const std::string name = p.config->name + (group.empty() ? "" : ", " + group) +
-                             (g.both_engines ? (sim ? ": simulated" : ": analytic") : "");
-    if (!by.count(name)) {
+    std::string name;
+    if (d.series_of) {
+      name = d.series_of(p);
+      if (name.empty()) continue;
+    } else {
+      std::vector<std::pair<std::string, std::string>> others;
+      for (const auto& a : g.axes)
+        if (a.flag != d.x && seen[a.flag].size() > 1)
+          others.emplace_back(a.flag, p.axes.at(a.flag));
+      const auto group = sweep::group_name(others);
+      name = p.config->name + (group.empty() ? "" : ", " + group) +
+             (g.both_engines ? (sim ? ": simulated" : ": analytic") : "");
+    }
+    if (!by.count(name) && d.make) {
+      by[name] = d.make(name, p);
+      order.push_back(name);
+    } else if (!by.count(name)) {
       if (!colour_of.count(p.config->name)) colour_of[p.config->name] = colour_of.size();
       const auto colour = palette_color(colour_of[p.config->name]);
       if (sim) {
@@ -223,7 +238,8 @@ Panel panel_of(const GridExperiment& g, const PanelDecl& d, const std::vector<Gr
       }
       order.push_back(name);
     }
-    by[name].points.push_back({p.axis(d.x), y});
+    const double x = d.x_measure.empty() ? p.axis(d.x) : measure_of(g, p, d.x_measure, pts);
+    by[name].points.push_back({x, y});
   }
   for (const auto& n : order) panel.series.push_back(by[n]);
   return panel;
@@ -242,8 +258,8 @@ std::string results_table(const GridExperiment& g, const std::vector<GridPoint>&
     for (const auto& a : g.axes) cells.push_back(p.axes.at(a.flag));
     if (g.both_engines) cells.push_back(p.engine);
     for (const auto& m : g.measures) {
-      const auto t = p.text(m.key);
-      const double v = measure_of(g, p, m.column);
+      const auto t = m.compute ? std::string() : p.text(m.key);
+      const double v = measure_value(m, p, pts);
       // A whole number (a count, a block) as it is, not "32.00".
       const bool whole = std::fabs(v) < 1e15 && v == std::round(v);
       cells.push_back(!t.empty()      ? t
@@ -278,6 +294,7 @@ std::vector<GridPoint> evaluate_points(const GridExperiment& g, const Context& c
   std::vector<GridPoint> rows;
   for (const auto& c : configs_of(g, ctx.quick))
     for (const auto& axes : combinations(g, c, ctx.quick)) {
+      if (g.keep && !g.keep(c, axes)) continue;
       GridPoint p;
       p.config = &c;
       p.axes = axes;
@@ -299,10 +316,15 @@ std::vector<GridPoint> evaluate_points(const GridExperiment& g, const Context& c
 std::vector<GridPoint> child_points(const GridExperiment& g, const Context& ctx, Output& out) {
   std::vector<const Config*> owner;
   const auto pts = grid_points(g, ctx, owner);
+  // A point two configurations share (a device sweep's N = 8 is also a
+  // point of the sequence sweep) runs once; each configuration gets its row.
+  std::vector<sweep::Point> unique;
   std::set<std::string> keys;
   for (const auto& p : pts)
-    if (!keys.insert(p.key).second)
-      throw std::logic_error("experiment declaration: two points run the same flags: " + p.key);
+    if (keys.insert(p.key).second) {
+      unique.push_back(p);
+      unique.back().index = unique.size() - 1;
+    }
   sweep::Options o;
   o.out = (fs::path(ctx.out_dir) / g.name / "rows.jsonl").string();
   o.header =
@@ -312,18 +334,24 @@ std::vector<GridPoint> child_points(const GridExperiment& g, const Context& ctx,
   o.timeout_s = g.timeout_s;
   o.ringsim = ctx.ringsim;
   if (ctx.log)
-    *ctx.log << fmt::format("  {} point(s), journal {} (a rerun resumes)\n", pts.size(), o.out);
-  const auto res = sweep::run_local(pts, o);
+    *ctx.log << fmt::format("  {} point(s), journal {} (a rerun resumes)\n", unique.size(), o.out);
+  const auto res = sweep::run_local(unique, o);
   if (res.interrupted) throw InputError("interrupted: the finished points are in " + o.out);
+  std::map<std::string, const sweep::Row*> by_key;
+  for (const auto& r : res.rows) by_key[r.key] = &r;
   std::vector<GridPoint> rows;
-  for (const auto& r : res.rows) {
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const auto it = by_key.find(pts[i].key);
+    if (it == by_key.end()) continue;
+    const auto& r = *it->second;
     GridPoint p;
-    p.config = owner.at(r.index);
+    p.config = owner.at(i);
     for (const auto& [k, v] : r.params) p.axes[k] = v;
     p.engine = p.axes.count("--engine") ? p.axes["--engine"] : ctx.engine;
     p.ok = r.ok;
     p.error = r.error;
     p.summary = r.summary;
+    p.wall_s = r.wall_s;
     rows.push_back(std::move(p));
   }
   if (!pts.empty() && pts.front().spec) {
@@ -394,6 +422,20 @@ std::string GridPoint::text(const std::string& key) const {
     from = dot + 1;
   }
   return j->is_string() ? j->get<std::string>() : "";
+}
+
+const GridPoint* sibling(const std::vector<GridPoint>& all, const GridPoint& p,
+                         const std::string& flag, const std::string& value) {
+  for (const auto& q : all) {
+    if (!q.ok || q.config != p.config || q.engine != p.engine) continue;
+    const auto it = q.axes.find(flag);
+    if (it == q.axes.end() || it->second != value) continue;
+    bool same = true;
+    for (const auto& [k, v] : p.axes)
+      if (k != flag && (!q.axes.count(k) || q.axes.at(k) != v)) same = false;
+    if (same) return &q;
+  }
+  return nullptr;
 }
 
 double GridPoint::axis(const std::string& flag) const {

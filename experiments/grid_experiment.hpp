@@ -37,18 +37,27 @@ struct Config {
   std::string name;
   std::vector<std::pair<std::string, std::string>> flags;
   std::map<std::string, std::string> facts;
-  // Optional: this configuration's own values of some of the grid's axes
-  // (same flags), for experiments whose configurations sweep differently
-  // (one sweeps the node count at no cached share, another the cached share
-  // at one node count). Every axis still has a value at every point.
+  // Optional: this configuration's own values of some of the grid's swept
+  // axes (same flag), where a grid is not one product for all: each setting
+  // its own sequence lengths, Ulysses only where its degree divides the KV
+  // heads.
   std::vector<SweptAxis> axes = {};
 };
+
+struct GridPoint;
+// A measure computed from the point and every point of the grid.
+using Compute = std::function<double(const GridPoint&, const std::vector<GridPoint>&)>;
 
 // A column of data.csv from a point's summary: `key` ("time_s"; dotted for a
 // nested one, "verdict.min_block"), divided by the key `over` when given. A
 // key whose value is text (a configuration's label) is written as it is.
 struct Measure {
   std::string column, key, over;
+  // Optional: the value is computed instead (from several keys, from a
+  // neighbouring point found with `sibling`: the ring's time beside each
+  // layout's, or from what is not in the summary, the child's wall time);
+  // `key` and `over` are then unused.
+  Compute compute = {};
 };
 
 // A panel: the measure `measure` against the axis `x` (a swept flag), one
@@ -66,6 +75,14 @@ struct MeasureSeries {
 struct PanelDecl {
   std::string title, x, measure, panel;
   Axis x_axis, y_axis;
+  // Optional, for panels whose series are not one per configuration:
+  // x_measure: plot this measure as x (the sequence, devices x block, while
+  // `x` names the axis swept along it); series_of: the series a point belongs
+  // to ("" leaves the point out; a colour per layout across settings); make:
+  // the series a name starts, from its first point (colour, marker, dash).
+  std::string x_measure = {};
+  std::function<std::string(const GridPoint&)> series_of = {};
+  std::function<Series(const std::string& name, const GridPoint& first)> make = {};
   // Optional: one series per measure rather than per configuration (two
   // predictions of the same points side by side, or a table's rows). With
   // `x` an axis, each is a line against it (a hollow one: outlined markers
@@ -91,6 +108,7 @@ struct GridPoint {
   bool ok = false;
   std::string error;
   nlohmann::json summary;  // the child's `ringsim run --json` when ok
+  double wall_s = 0;       // the child's wall time, start to exit (0: evaluated in process)
   // A summary value (dotted key); NaN when the point failed or lacks it.
   double value(const std::string& key) const;
   std::string text(const std::string& key) const;  // a text value; "" when not text
@@ -112,12 +130,22 @@ struct GridExperiment {
   // false: the report leaves out the "Every point" table (thousands of
   // points, an interpolated curve's every length: data.csv holds them).
   bool list_points = true;
+  // Optional: the points of the product to run (false leaves one out: Ulysses
+  // where its degree does not divide the KV heads), from its configuration
+  // and the point's flags (for child runs the configuration's flags too).
+  std::function<bool(const Config&, const std::map<std::string, std::string>& point)> keep = {};
   // Set: points are closed forms evaluated in process (no children, no
   // engines, no journal); `base` and the configurations' flags are then the
   // evaluator's to read.
   Evaluate evaluate;
   std::vector<std::function<void(const std::vector<GridPoint>&, const Context&, Output&)>> analyses;
 };
+
+// The point that differs from `p` only in the swept (or configuration) flag
+// `flag`, which is `value` there: same configuration, engine and other
+// values; nullptr when there is none or it failed.
+const GridPoint* sibling(const std::vector<GridPoint>& all, const GridPoint& p,
+                         const std::string& flag, const std::string& value);
 
 // The experiment that runs `g`'s grid and writes its declared outputs.
 Experiment declare(GridExperiment g);

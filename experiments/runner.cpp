@@ -1,22 +1,25 @@
 #include "experiments/runner.hpp"
 
-#include <fmt/format.h>
-
 #include <nlohmann/json.hpp>
-#include <ostream>
 
+#include "models/analytic/report.hpp"
 #include "models/core/errors.hpp"
 #include "proc/child.hpp"
+#include "proc/run_spec.hpp"
 
 namespace ringsim::exp {
 
 namespace {
 
-// The summary of one finished child, or why there is none.
-PointRun read_point(const proc::Result& r, std::vector<std::string> argv) {
-  PointRun run;
-  run.argv = std::move(argv);
-  run.wall_s = r.wall_s;
+// The probe child's summary, or why there is none.
+struct Probe {
+  bool ok = false;
+  RunSummary s;
+  std::string error;
+};
+
+Probe read_point(const proc::Result& r) {
+  Probe run;
   if (!r.ok()) {
     run.error = r.failure();
     return run;
@@ -34,42 +37,6 @@ PointRun read_point(const proc::Result& r, std::vector<std::string> argv) {
 
 }  // namespace
 
-proc::Engine engine_of(const std::string& name) {
-  return name == "simgrid" ? proc::Engine::SimGrid : proc::Engine::Analytic;
-}
-
-std::vector<PointRun> run_points(const Context& ctx, Output& out, std::vector<proc::RunSpec> specs,
-                                 double timeout_s) {
-  std::vector<proc::Command> cmds;
-  std::vector<std::vector<std::string>> shown;
-  for (auto& s : specs) {
-    s.json = true;
-    proc::Command c;
-    c.argv = proc::to_args(s);
-    shown.push_back(c.argv);
-    shown.back().insert(shown.back().begin(), "ringsim");
-    c.argv.insert(c.argv.begin(), ctx.ringsim);
-    c.timeout_s = timeout_s;
-    cmds.push_back(std::move(c));
-  }
-  if (ctx.log) *ctx.log << fmt::format("  {} run(s)\n", cmds.size());
-  const auto results = proc::run_many(cmds, ctx.jobs);
-  std::vector<PointRun> runs;
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    runs.push_back(read_point(results[i], shown[i]));
-    ++out.points;
-    if (!runs.back().ok) {
-      ++out.failed_points;
-      if (ctx.log)
-        *ctx.log << "  failed: " << proc::shell_line(shown[i]) << "\n    " << runs.back().error
-                 << "\n";
-    }
-  }
-  if (!runs.empty() && out.child_examples.size() < 4)
-    out.child_examples.push_back(proc::shell_line(runs.front().argv));
-  return runs;
-}
-
 std::pair<std::string, std::string> choose_engine(const std::string& ringsim,
                                                   const std::string& requested) {
   if (requested == "analytic")
@@ -83,7 +50,7 @@ std::pair<std::string, std::string> choose_engine(const std::string& ringsim,
   c.argv = proc::to_args(probe);
   c.argv.insert(c.argv.begin(), ringsim);
   c.timeout_s = 60;
-  const auto p = read_point(proc::run(c), c.argv);
+  const auto p = read_point(proc::run(c));
   std::string why = p.error;
   const bool ok = p.ok && p.s.engine == "simgrid";
   if (p.ok && !ok) why = "the run did not report engine simgrid";

@@ -391,6 +391,7 @@ Row run_point(const Point& p, const std::string& ringsim, double timeout_s) {
   c.argv.insert(c.argv.begin(), ringsim);
   c.timeout_s = timeout_s;
   const auto res = proc::run(c);
+  r.wall_s = res.wall_s;
   if (!res.ok()) {
     r.error = res.failure();
     return r;

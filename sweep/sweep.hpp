@@ -79,6 +79,9 @@ struct Row {
   bool ok = false;
   std::string error;  // one line when !ok
   nlohmann::json summary;
+  // The child's wall time, start to exit; not journalled (the journal stays
+  // byte-identical across runs), so 0 in a row read back on resume.
+  double wall_s = 0;
 };
 nlohmann::json to_json(const Row& r);
 // Throws std::runtime_error for a line that is not a row (resume skips it).
