@@ -254,3 +254,14 @@ TEST(Documents, TileEntriesChargeCutTilesWhole) {
   w.documents = {8};
   EXPECT_EQ(step_tile_entries(w, 0, 0, 4, 4), 48u);  // the causal triangle's three tiles
 }
+
+// The verdict's words for the hand case above: at step 1 the odd devices
+// each compute one full 4096 x 4096 chunk of their document (the even ones
+// nothing), so device 1 holds a quarter of the step's pairs, all in document 0.
+TEST(Documents, ImbalanceNamesTheBusiestDevicesDocuments) {
+  auto w = ringsim::testing::make_workload(8, 8192, Layout::Zigzag, true);
+  w.documents.assign(8, 8192);
+  EXPECT_EQ(documents_imbalance(w, 1),
+            "packed documents: at step 1 device 1 computes 25% of all devices' pairs, from "
+            "document 0 (8192 tokens); --pack document splits every document over all devices");
+}
