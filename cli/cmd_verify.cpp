@@ -18,6 +18,7 @@
 #include "kernels/npy.hpp"
 #include "kernels/verify.hpp"
 #include "models/core/atomic_file.hpp"
+#include "models/core/documents.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/flag_types.hpp"
 #include "models/core/infer_work.hpp"
@@ -34,6 +35,7 @@ struct VerifyFlags {
   std::string devices = "4", block = "8", heads = "1", kv_heads, head_dim = "16";
   std::string layout = "ring", pass = "fwd", seed = "0", ulysses_degree, dtype = "fp32";
   std::string tolerance_factor = "1";
+  std::string documents, pack = "sequence";
   std::string max_input = "1G";  // bytes of each input as float64, checked before it is read
   bool causal = true, json = false;
   std::string q, k, v, out, lse_out;
@@ -177,6 +179,11 @@ Problem load_problem(const VerifyFlags& f, Pass pass) {
   } else if (!f.ulysses_degree.empty()) {
     throw InputError("--ulysses-degree: only applies to --layout hybrid");
   }
+  const auto seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
+  w.pack = parse_pack("--pack", f.pack);
+  if (!f.documents.empty())
+    w.documents = pack_documents("--documents", parse_documents("--documents", f.documents),
+                                 w.devices * w.block, seed);
   kernels::check_emulation(w);
   const double S = static_cast<double>(w.devices * w.block);
   if (S * S > kMaxRefPairs || S * S * w.shape.heads * w.shape.head_dim > kMaxRefWork)
@@ -187,7 +194,6 @@ Problem load_problem(const VerifyFlags& f, Pass pass) {
         w.devices * w.block, w.shape.heads, w.shape.head_dim,
         static_cast<int>(std::sqrt(kMaxRefPairs))));
 
-  const auto seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
   auto rnd = kernels::random_inputs(w, seed, p.storage);
   if (files) {
     p.in.d_o = std::move(rnd.d_o);  // dO stays random: the check holds for any upstream gradient
@@ -196,6 +202,18 @@ Problem load_problem(const VerifyFlags& f, Pass pass) {
     p.source = fmt::format("random normal, seed {}, {}", seed, dtype_name(p.storage));
   }
   return p;
+}
+
+// "Documents: 4 (8, 24, 3, 29), split per document": at most the first 16 lengths.
+std::string documents_line(const Workload& w) {
+  const auto& d = w.documents;
+  std::vector<std::string> shown;
+  for (std::size_t i = 0; i < std::min<std::size_t>(d.size(), 16); ++i)
+    shown.push_back(std::to_string(d[i]));
+  if (d.size() > 16) shown.push_back("...");
+  return fmt::format("Documents: {} ({}), {}\n", d.size(), join(shown, ", "),
+                     w.pack == Pack::Document ? "split per document (--pack document)"
+                                              : "the layout splits the packed sequence");
 }
 
 std::string yes(bool b) {
@@ -276,6 +294,8 @@ int run_train(const VerifyFlags& f) {
                      {"pass", to_string(pass)},
                      {"ulysses_degree", w.ulysses()},
                      {"ring_degree", w.ring_degree()},
+                     {"documents", w.documents},
+                     {"pack", to_string(w.pack)},
                      {"compute", fp64 ? "fp64" : "fp32"},
                      {"inputs", p.source},
                      {"largest_score_block", {rep.result.max_q_rows, rep.result.max_k_cols}},
@@ -300,6 +320,7 @@ int run_train(const VerifyFlags& f) {
         w.shape.kv_heads, w.shape.head_dim, w.causal ? "causal" : "non-causal", to_string(pass),
         fp64 ? "fp64" : "fp32");
     std::cout << fmt::format("Inputs: {}\n", p.source);
+    if (!w.documents.empty()) std::cout << documents_line(w);
     std::cout << fmt::format("Largest score block per device: {}x{}, full matrix: {}x{}\n",
                              rep.result.max_q_rows, rep.result.max_k_cols, S, S);
     print_errors(rep.errors, rep.tolerance, factor, fp64);
@@ -514,6 +535,8 @@ int run(const VerifyFlags& f) {
   const auto mode = parse_choice("--mode", f.mode, {"train", "prefill", "decode"});
   // Judged whether or not files are given: a bad value is refused, never ignored.
   parse_count("--max-input", f.max_input, 1, std::int64_t{1} << 40);
+  if (mode != "train" && !f.documents.empty())
+    throw InputError("--documents: applies to --mode train (the training ring)");
   if (mode != "train") return run_infer(f, parse_infer_mode("--mode", mode));
   if (f.variant_given)
     throw InputError(
@@ -561,7 +584,20 @@ Command verify_command() {
             sub->add_option("--pass", f->pass, "fwd|bwd|fwdbwd (bwd also checks dQ, dK, dV)")
                 ->capture_default_str()
                 ->type_name(flag_type::kName);
-        sub->add_option("--seed", f->seed, "Seed of the random inputs (and of dO)")
+        sub->add_option("--documents", f->documents,
+                        "Packed documents: lengths 8K,2K,512 (repeated), a file with one length "
+                        "per line, fixed:L, uniform:A..B or lognormal:MEAN,SIGMA (drawn with "
+                        "--seed); packed into N x block tokens, the last document cut to fit; "
+                        "attention causal within each document")
+            ->type_name(flag_type::kDocuments);
+        sub->add_option(
+               "--pack", f->pack,
+               "sequence (the layout splits the packed sequence) or document (each "
+               "document split into 2 x N chunks as TransformerEngine's THD does; striped: "
+               "striped per document)")
+            ->capture_default_str()
+            ->type_name(flag_type::kName);
+        sub->add_option("--seed", f->seed, "Seed of the random inputs (and of dO, --documents)")
             ->capture_default_str()
             ->type_name(flag_type::kInt);
         auto* dt = sub->add_option("--dtype", f->dtype,

@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "models/core/documents.hpp"
+
 namespace ringsim::kernels {
 
 namespace {
@@ -31,24 +33,45 @@ enum class Tile { Skip, Full, Masked };
 // Smallest and largest position in each chunk, so a tile is classified in
 // O(1), and whether the chunk's positions ascend (every layout's shards do:
 // ring, striped, both zigzag halves), which lets the mask work on row suffixes.
+// For query chunks also the least and greatest first visible key (the
+// document start of the chunk's lowest and highest query).
 struct ChunkBounds {
-  std::vector<std::int64_t> lo, hi;
+  std::vector<std::int64_t> lo, hi, first_lo, first_hi;
   std::vector<char> ascending;
 };
 
-ChunkBounds chunk_bounds(const std::vector<std::int64_t>& pos, std::int64_t chunk) {
+// The first key position each query may see: its document's start (0
+// without documents). Empty when there are no documents.
+std::vector<std::int64_t> first_visible(const std::vector<std::int64_t>& pos,
+                                        const std::vector<std::int64_t>& starts) {
+  std::vector<std::int64_t> f;
+  if (starts.empty()) return f;
+  f.reserve(pos.size());
+  for (const auto p : pos) f.push_back(starts[static_cast<std::size_t>(document_of(starts, p))]);
+  return f;
+}
+
+ChunkBounds chunk_bounds(const std::vector<std::int64_t>& pos, std::int64_t chunk,
+                         const std::vector<std::int64_t>& first = {}) {
   ChunkBounds b;
   const auto n = static_cast<std::int64_t>(pos.size());
   for (std::int64_t s = 0; s < n; s += chunk) {
     std::int64_t lo = pos[s], hi = pos[s];
+    std::int64_t flo = first.empty() ? 0 : first[s], fhi = flo;
     bool asc = true;
     for (std::int64_t i = s; i < std::min(n, s + chunk); ++i) {
       lo = std::min(lo, pos[i]);
       hi = std::max(hi, pos[i]);
+      if (!first.empty()) {
+        flo = std::min(flo, first[i]);
+        fhi = std::max(fhi, first[i]);
+      }
       if (i > s && pos[i] < pos[i - 1]) asc = false;
     }
     b.lo.push_back(lo);
     b.hi.push_back(hi);
+    b.first_lo.push_back(flo);
+    b.first_hi.push_back(fhi);
     b.ascending.push_back(asc);
   }
   return b;
@@ -56,24 +79,33 @@ ChunkBounds chunk_bounds(const std::vector<std::int64_t>& pos, std::int64_t chun
 
 Tile classify(bool causal, const ChunkBounds& q, std::size_t qi, const ChunkBounds& k,
               std::size_t kj) {
-  if (!causal || k.hi[kj] <= q.lo[qi]) return Tile::Full;
-  if (k.lo[kj] > q.hi[qi]) return Tile::Skip;
+  if (!causal) return Tile::Full;
+  if (k.lo[kj] > q.hi[qi] || k.hi[kj] < q.first_lo[qi]) return Tile::Skip;
+  if (k.hi[kj] <= q.lo[qi] && k.lo[kj] >= q.first_hi[qi]) return Tile::Full;
   return Tile::Masked;
 }
 
-// The causal mask of one tile: for each query row, which keys are visible.
-// With ascending key positions the visible keys of a row are a prefix, found
-// by binary search, and the masked ones a suffix set in one vectorised fill;
-// otherwise (arbitrary positions, tests only) element by element.
+// The causal (or document) mask of one tile: for each query row, which keys
+// are visible. With ascending key positions the visible keys of a row are a
+// range [begin, end) - a prefix without documents - found by binary search,
+// and the masked ones set in vectorised fills; otherwise (arbitrary positions,
+// tests only) element by element. `qf`: each row's first visible position
+// (its document's start), or null without documents.
 class TileMask {
  public:
-  TileMask(const std::int64_t* qp, const std::int64_t* kp, Eigen::Index rows, Eigen::Index cols,
-           bool k_ascending)
-      : qp_(qp), kp_(kp), cols_(cols), ascending_(k_ascending) {
+  TileMask(const std::int64_t* qp, const std::int64_t* qf, const std::int64_t* kp,
+           Eigen::Index rows, Eigen::Index cols, bool k_ascending)
+      : qp_(qp), qf_(qf), kp_(kp), cols_(cols), ascending_(k_ascending) {
     if (!ascending_) return;
+    begin_.assign(static_cast<std::size_t>(rows), 0);
     visible_.resize(static_cast<std::size_t>(rows));
-    for (Eigen::Index r = 0; r < rows; ++r)
+    for (Eigen::Index r = 0; r < rows; ++r) {
       visible_[static_cast<std::size_t>(r)] = std::upper_bound(kp, kp + cols, qp[r]) - kp;
+      if (qf_)
+        begin_[static_cast<std::size_t>(r)] =
+            std::min(visible_[static_cast<std::size_t>(r)],
+                     static_cast<Eigen::Index>(std::lower_bound(kp, kp + cols, qf_[r]) - kp));
+    }
   }
 
   // Sets the masked scores to -inf, so they cannot raise a row's maximum;
@@ -92,8 +124,11 @@ class TileMask {
   void exp_rows(Mat<T>& s, const Shift& shift) const {
     for (Eigen::Index r = 0; r < s.rows(); ++r) {
       if (ascending_) {
+        const auto b = begin_[static_cast<std::size_t>(r)];
         const auto vis = visible_[static_cast<std::size_t>(r)];
-        s.row(r).head(vis).array() = (s.row(r).head(vis).array() - shift(r)).exp();
+        s.row(r).segment(b, vis - b).array() =
+            (s.row(r).segment(b, vis - b).array() - shift(r)).exp();
+        s.row(r).head(b).setZero();
         s.row(r).tail(cols_ - vis).setZero();
       } else {
         s.row(r).array() = (s.row(r).array() - shift(r)).exp();
@@ -108,14 +143,16 @@ class TileMask {
     std::uint64_t kept = 0;
     for (Eigen::Index r = 0; r < s.rows(); ++r) {
       if (ascending_) {
+        const auto b = begin_[static_cast<std::size_t>(r)];
         const auto vis = visible_[static_cast<std::size_t>(r)];
+        s.row(r).head(b).setConstant(value);
         s.row(r).tail(cols_ - vis).setConstant(value);
-        kept += static_cast<std::uint64_t>(vis);
+        kept += static_cast<std::uint64_t>(vis - b);
         continue;
       }
       T* row = s.row(r).data();
       for (Eigen::Index c = 0; c < cols_; ++c) {
-        if (kp_[c] > qp_[r])
+        if (kp_[c] > qp_[r] || (qf_ && kp_[c] < qf_[r]))
           row[c] = value;
         else
           ++kept;
@@ -125,10 +162,11 @@ class TileMask {
   }
 
   const std::int64_t* qp_;
+  const std::int64_t* qf_;
   const std::int64_t* kp_;
   Eigen::Index cols_;
   bool ascending_;
-  std::vector<Eigen::Index> visible_;
+  std::vector<Eigen::Index> begin_, visible_;
 };
 
 void check_shapes(int qh, int kh, int vh, std::int64_t kt, std::int64_t vt, int qd, int kd,
@@ -136,6 +174,14 @@ void check_shapes(int qh, int kh, int vh, std::int64_t kt, std::int64_t vt, int 
   if (kh <= 0 || qh % kh != 0) throw std::invalid_argument("blockwise: kv heads must divide heads");
   if (kh != vh || kt != vt || qd != kd || kd != vd)
     throw std::invalid_argument("blockwise: q, k, v shapes do not match");
+}
+
+// first_visible for the documents opts carries; refuses them without a causal mask.
+std::vector<std::int64_t> documents_first(const BlockOpts& opts,
+                                          const std::vector<std::int64_t>& q_pos) {
+  if (!opts.doc_starts.empty() && !opts.causal)
+    throw std::invalid_argument("blockwise: the document mask needs causal");
+  return first_visible(q_pos, opts.doc_starts);
 }
 
 std::vector<std::int64_t> or_iota(const std::vector<std::int64_t>& p, std::int64_t n) {
@@ -215,7 +261,8 @@ void blockwise_forward_into(const HeadTensor<T>& q, const HeadTensor<T>& k, cons
   const auto qc = std::max<std::int64_t>(1, opts.q_chunk),
              kc = std::max<std::int64_t>(1, opts.k_chunk);
   const auto q_pos = or_iota(q_pos_in, sq), k_pos = or_iota(k_pos_in, sk);
-  const auto qb = chunk_bounds(q_pos, qc), kb = chunk_bounds(k_pos, kc);
+  const auto q_first = documents_first(opts, q_pos);
+  const auto qb = chunk_bounds(q_pos, qc, q_first), kb = chunk_bounds(k_pos, kc);
   const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(d)));
 
   // Every row of O and LSE is written below, so reused storage needs no clearing.
@@ -258,7 +305,8 @@ void blockwise_forward_into(const HeadTensor<T>& q, const HeadTensor<T>& k, cons
         w.s.noalias() = w.qs * K.middleRows(j0, kn).transpose();
         std::optional<TileMask> mask;
         if (tile == Tile::Masked) {
-          mask.emplace(&q_pos[i0], &k_pos[j0], qn, kn, kb.ascending[static_cast<std::size_t>(cj)]);
+          mask.emplace(&q_pos[i0], q_first.empty() ? nullptr : &q_first[i0], &k_pos[j0], qn, kn,
+                       kb.ascending[static_cast<std::size_t>(cj)]);
           kept += mask->mask_scores(w.s);
         } else {
           kept += static_cast<std::uint64_t>(qn * kn);
@@ -345,7 +393,8 @@ std::uint64_t blockwise_backward_accumulate(const HeadTensor<T>& q, const HeadTe
   const auto qc = std::max<std::int64_t>(1, opts.q_chunk),
              kc = std::max<std::int64_t>(1, opts.k_chunk);
   const auto q_pos = or_iota(q_pos_in, sq), k_pos = or_iota(k_pos_in, sk);
-  const auto qb = chunk_bounds(q_pos, qc), kb = chunk_bounds(k_pos, kc);
+  const auto q_first = documents_first(opts, q_pos);
+  const auto qb = chunk_bounds(q_pos, qc, q_first), kb = chunk_bounds(k_pos, kc);
   const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(d)));
 
   // A query whose every key is masked has LSE -inf and all its scores -inf;
@@ -414,7 +463,7 @@ std::uint64_t blockwise_backward_accumulate(const HeadTensor<T>& q, const HeadTe
           p.noalias() = Qs.middleRows(i0, qn) * Kj.transpose();
           std::optional<TileMask> mask;
           if (tile == Tile::Masked) {
-            mask.emplace(&q_pos[i0], &k_pos[j0], qn, kn,
+            mask.emplace(&q_pos[i0], q_first.empty() ? nullptr : &q_first[i0], &k_pos[j0], qn, kn,
                          kb.ascending[static_cast<std::size_t>(cj)]);
             kept += mask->mask_scores(p);
           } else {

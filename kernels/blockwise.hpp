@@ -11,6 +11,13 @@
 // contiguous, mask correctly. A tile whose keys all come after its queries is
 // skipped; a tile whose keys all come at or before its queries runs unmasked;
 // only the tiles in between (the diagonal) are masked element by element.
+//
+// Packed documents (BlockOpts::doc_starts) narrow each query's visible keys to
+// [start of its document, itself]: a tile is skipped when its keys all come
+// after its queries or all before its first query's document; it runs
+// unmasked when every key lies between its last query's document start and its
+// first query; any tile a document boundary cuts is masked (and computed whole,
+// as varlen kernels do: they skip whole tiles only).
 #include <cstdint>
 #include <vector>
 
@@ -35,6 +42,9 @@ struct BlockOpts {
   // the end, so results are bit-identical run to run for a given thread count
   // (dQ's fp32 summation order differs between thread counts).
   int threads = 1;
+  // Start positions of the packed documents, ascending, the first 0 (models/
+  // core/documents.hpp); needs `causal`. Empty: one document.
+  std::vector<std::int64_t> doc_starts = {};
 };
 
 // Query head h uses KV head h / (q.heads / k.heads). Positions empty = 0..n-1.

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "kernels/merge.hpp"
+#include "models/core/documents.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/work.hpp"
 
@@ -50,14 +51,8 @@ Geometry geometry(const Workload& w) {
   geo.u = w.ulysses();
   geo.r = geo.n / geo.u;
   geo.has_ring = w.layout != Layout::Ulysses;
-  for (std::int64_t g = 0; g < geo.r; ++g) {
-    if (w.layout == Layout::Ulysses)
-      geo.group_tokens.push_back(iota_positions(geo.n * geo.c));
-    else if (w.layout == Layout::Hybrid)
-      geo.group_tokens.push_back(device_tokens(Layout::Zigzag, geo.r, geo.u * geo.c, g));
-    else
-      geo.group_tokens.push_back(device_tokens(w.layout, geo.n, geo.c, g));
-  }
+  // The layout's token map, packed documents placed as w.pack says.
+  for (std::int64_t g = 0; g < geo.r; ++g) geo.group_tokens.push_back(workload_tokens(w, g));
   return geo;
 }
 
@@ -166,6 +161,7 @@ EmulatorResult emulate_ring(const Workload& w, const AttnInputs& in, bool backwa
 
   BlockOpts ko = opts;
   ko.causal = w.causal;
+  ko.doc_starts = document_starts(w.documents);
   std::vector<FwdResult<T>> acc(static_cast<std::size_t>(n));
   FwdResult<T> part;  // one step's partial result, reused by every device and step
   for (std::int64_t s = 0; s < r; ++s) {
@@ -174,9 +170,10 @@ EmulatorResult emulate_ring(const Workload& w, const AttnInputs& in, bool backwa
       const auto& qpos = geo.group_tokens[static_cast<std::size_t>(i / u)];
       auto& out = s == 0 ? acc[ii] : part;
       blockwise_forward_into(qh[ii], held[ii].k, held[ii].v, qpos, held[ii].pos, ko, out);
-      // A step whose keys are all masked (causal, contiguous layout) yields
-      // LSE -inf everywhere, whose merge weight is exactly 0: skipping it gives
-      // the same bits and saves a pass over the output.
+      // A step whose keys are all masked (causal, contiguous layout; keys all
+      // in other documents) yields LSE -inf everywhere, whose merge weight is
+      // exactly 0: skipping it gives the same bits and saves a pass over the
+      // output. The kernel itself skipped every tile of it.
       if (s > 0 && out.entries > 0) merge_partial(acc[ii].o, acc[ii].lse, part.o, part.lse);
       auto& rec = res.fwd.steps[ii][static_cast<std::size_t>(s)];
       rec.kv_source = geo.has_ring ? held[ii].owner : -1;
@@ -297,11 +294,12 @@ EmulatorResult emulate_allgather(const Workload& w, const AttnInputs& in, bool b
   res.fwd = empty_pass(n, 1);
   BlockOpts ko = opts;
   ko.causal = w.causal;
+  ko.doc_starts = document_starts(w.documents);
 
   std::vector<std::vector<std::int64_t>> toks;
   std::vector<HeadTensor<T>> qs, ks, vs;
   for (std::int64_t i = 0; i < n; ++i) {
-    toks.push_back(device_tokens(Layout::Allgather, n, c, i));
+    toks.push_back(workload_tokens(w, i));
     qs.push_back(gather_rows<T>(in.q, H, d, toks.back(), 0, H));
     ks.push_back(gather_rows<T>(in.k, Hk, d, toks.back(), 0, Hk));
     vs.push_back(gather_rows<T>(in.v, Hk, d, toks.back(), 0, Hk));
@@ -412,6 +410,7 @@ void check_emulation(const Workload& w) {
           "two, so it must be even",
           w.block * u));
   }
+  check_documents(w);
 }
 
 template <typename T>

@@ -4,6 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "models/core/documents.hpp"
+
 namespace ringsim::kernels {
 
 double AttnShape::scale() const {
@@ -14,11 +16,12 @@ namespace {
 
 struct Positions {
   std::vector<std::int64_t> q, k;
+  std::vector<std::int64_t> q_doc, k_doc;  // document of each position (all 0 without documents)
 };
 
 Positions positions(const AttnShape& s, const std::vector<std::int64_t>& qp,
                     const std::vector<std::int64_t>& kp) {
-  Positions p{qp, kp};
+  Positions p{qp, kp, {}, {}};
   if (p.q.empty())
     for (std::int64_t i = 0; i < s.seq_q; ++i) p.q.push_back(i);
   if (p.k.empty())
@@ -28,6 +31,10 @@ Positions positions(const AttnShape& s, const std::vector<std::int64_t>& qp,
     throw std::invalid_argument("reference: positions do not match the sequence lengths");
   if (s.heads % s.kv_heads != 0)
     throw std::invalid_argument("reference: kv_heads must divide heads");
+  if (!s.doc_starts.empty() && !s.causal)
+    throw std::invalid_argument("reference: the document mask needs causal");
+  for (const auto x : p.q) p.q_doc.push_back(document_of(s.doc_starts, x));
+  for (const auto x : p.k) p.k_doc.push_back(document_of(s.doc_starts, x));
   return p;
 }
 
@@ -43,7 +50,7 @@ void head_probs(const AttnShape& s, const Positions& pos, const std::vector<doub
     double mx = -std::numeric_limits<double>::infinity();
     double* row = &p[static_cast<size_t>(i * s.seq_k)];
     for (std::int64_t j = 0; j < s.seq_k; ++j) {
-      if (s.causal && pos.k[j] > pos.q[i]) {
+      if (s.causal && (pos.k[j] > pos.q[i] || pos.k_doc[j] != pos.q_doc[i])) {
         row[j] = -std::numeric_limits<double>::infinity();
         continue;
       }

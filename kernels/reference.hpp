@@ -10,12 +10,15 @@ namespace ringsim::kernels {
 // Tensors are [tokens, heads, head_dim] row-major (C order, as .npy stores them).
 // Query head h uses KV head h / (heads / kv_heads) (grouped-query attention).
 // With causal, query at absolute position q_pos[i] sees key at k_pos[j] iff
-// k_pos[j] <= q_pos[i]; positions default to 0..n-1.
+// k_pos[j] <= q_pos[i]; positions default to 0..n-1. With packed documents
+// (doc_starts, models/core/documents.hpp) it also needs k_pos[j] in q_pos[i]'s
+// document: causal within each document, nothing across.
 struct AttnShape {
   std::int64_t seq_q = 0, seq_k = 0;
   int heads = 1, kv_heads = 1, head_dim = 1;
   bool causal = false;
-  double scale() const;  // 1/sqrt(head_dim)
+  std::vector<std::int64_t> doc_starts = {};  // ascending, the first 0; empty: one document
+  double scale() const;                       // 1/sqrt(head_dim)
 };
 
 struct ReferenceOut {

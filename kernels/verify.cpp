@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "kernels/reference.hpp"
+#include "models/core/documents.hpp"
 #include "models/core/work.hpp"
 
 namespace ringsim::kernels {
@@ -68,6 +69,7 @@ VerifyReport verify_run(const Workload& w, const AttnInputs& in, bool fp64, bool
   s.kv_heads = w.shape.kv_heads;
   s.head_dim = w.shape.head_dim;
   s.causal = w.causal;
+  s.doc_starts = document_starts(w.documents);
   const double floor = rep.tolerance.floor(tolerance_factor);
   const auto ref = reference_forward(s, in.q, in.k, in.v);
   rep.errors.push_back(compare("O", rep.result.o, ref.o, tau * max_abs_value(in.v), floor));

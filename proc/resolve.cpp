@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "models/core/documents.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 
@@ -228,7 +229,15 @@ Workload resolve_workload(const WorkloadSpec& s, const Hardware& hw) {
     w.ulysses_degree = s.ulysses_degree ? *s.ulysses_degree
                                         : auto_ulysses_degree(w.devices, w.shape.kv_heads / tp,
                                                               std::max(1, hw.gpus_per_node / tp));
+  w.pack = s.pack;
+  if (!s.documents.empty()) {
+    w.documents = pack_documents("--documents", parse_documents("--documents", s.documents),
+                                 w.seq_len(), s.documents_seed);
+    // One document of the whole sequence is the causal mask: the run is today's causal run.
+    if (w.documents.size() == 1) w.documents.clear();
+  }
   validate(w, hw);
+  check_documents(w);
   return w;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "models/core/documents.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/flag_types.hpp"
 #include "models/core/parse.hpp"
@@ -124,6 +125,18 @@ void add_workload_flags(CLI::App* app, WorkloadFlags& f, bool with_sizes) {
                     "on|off: with --tp, all-gathers + reduce-scatters (on) or all-reduces (off)")
         ->capture_default_str()
         ->type_name(flag_type::kOnOff);
+    app->add_option("--documents", f.documents,
+                    "Packed documents: lengths 8K,2K,512 (repeated), a file with one length per "
+                    "line, fixed:L, uniform:A..B or lognormal:MEAN,SIGMA (drawn with --seed); "
+                    "packed into N x block tokens, the last document cut to fit; attention "
+                    "causal within each document")
+        ->type_name(flag_type::kDocuments);
+    app->add_option("--pack", f.pack,
+                    "sequence (the layout splits the packed sequence) or document (each "
+                    "document split into 2 x N chunks as TransformerEngine's THD does; ring: N "
+                    "chunks; striped: striped per document)")
+        ->capture_default_str()
+        ->type_name(flag_type::kName);
   }
 }
 
@@ -216,7 +229,7 @@ void add_sim_flags(CLI::App* app, SimFlags& f) {
       ->type_name(flag_type::kLinkFactor);
   app->add_option("--jitter", f.jitter, "SIGMA: lognormal noise (mean 1) on every compute")
       ->type_name(flag_type::kFloat);
-  app->add_option("--seed", f.seed, "Seed for --jitter")
+  app->add_option("--seed", f.seed, "Seed for --jitter and --documents")
       ->capture_default_str()
       ->type_name(flag_type::kInt);
   app->add_flag("--progress", f.progress,
@@ -274,6 +287,11 @@ WorkloadSpec parse_workload(const WorkloadFlags& f, bool with_sizes) {
     s.tp = static_cast<int>(parse_count("--tp", f.tp, 1, 1024));
     s.sequence_parallel =
         parse_choice("--sequence-parallel", f.sequence_parallel, {"on", "off"}) == "on";
+    if (!f.documents.empty()) {
+      parse_documents("--documents", f.documents);  // refused here, drawn when resolved
+      s.documents = f.documents;
+    }
+    s.pack = parse_pack("--pack", f.pack);
   }
   if (!f.ulysses_degree.empty()) {
     if (s.layout != Layout::Hybrid)
@@ -347,6 +365,7 @@ RunSpec parse_run(const RunFlags& f) {
   s.hardware = parse_hardware(f.hw);
   s.workload = parse_workload(f.w);
   s.sim = parse_sim(f.sim, s.workload.devices);
+  s.workload.documents_seed = s.sim.faults.seed;  // --seed draws --documents too
   s.json = f.json;
   return s;
 }
@@ -373,6 +392,8 @@ std::vector<std::string> to_args(const WorkloadSpec& s) {
   if (s.scope != d.scope) put(a, "--scope", s.scope == Scope::Layer ? "layer" : "attention");
   if (s.tp != d.tp) put(a, "--tp", std::to_string(s.tp));
   if (!s.sequence_parallel) put(a, "--sequence-parallel", "off");
+  if (!s.documents.empty()) put(a, "--documents", s.documents);  // --seed: the SimSpec's
+  if (s.pack != d.pack) put(a, "--pack", to_string(s.pack));
   return a;
 }
 

@@ -41,6 +41,11 @@ struct WorkloadSpec {
   Scope scope = Scope::Attention;
   int tp = 1;                     // --tp: GPUs of one TP group behind each CP rank
   bool sequence_parallel = true;  // --sequence-parallel on|off (with --tp > 1)
+  // --documents as given (models/core/documents.hpp; "" = one document), drawn
+  // with documents_seed (--seed) when resolved, and --pack.
+  std::string documents;
+  std::uint64_t documents_seed = 1;
+  Pack pack = Pack::Sequence;
   bool operator==(const WorkloadSpec&) const = default;
 };
 
@@ -92,6 +97,7 @@ struct WorkloadFlags {
   std::string d_model, layers, heads, kv_heads, head_dim, ffn, ulysses_degree;
   std::string scope = "attention";
   std::string tp = "1", sequence_parallel = "on";
+  std::string documents, pack = "sequence";
 };
 
 struct HardwareFlags {

@@ -55,6 +55,7 @@ bool uniform_cost(const Workload& w, const Implementation& im) {
 
 Period symmetric_period(const Workload& w, const TopologyOptions& t, const Faults& f,
                         bool exact_network, bool outputs, const Implementation* im) {
+  if (!w.documents.empty()) return no("packed documents: each device's work depends on them");
   if (!uniform_work(w))
     return no("devices do different work (only non-causal or zigzag rings are uniform)");
   if (im && !uniform_cost(w, *im))

@@ -12,6 +12,7 @@
 #include "models/analytic/tp_collectives.hpp"
 #include "models/core/calls.hpp"
 #include "models/core/checked.hpp"
+#include "models/core/documents.hpp"
 #include "models/core/profile.hpp"
 #include "models/core/work.hpp"
 #include "models/kernel/implementation.hpp"
@@ -137,6 +138,12 @@ struct Group {
 };
 std::vector<Group> step_groups(const Workload& w, std::int64_t st) {
   const auto n = w.devices;
+  if (!w.documents.empty()) {
+    // Packed documents: each device's calls depend on where they fall.
+    std::vector<Group> each;
+    for (std::int64_t d = 0; d < n; ++d) each.push_back({d, 1});
+    return each;
+  }
   const std::int64_t wrapped = std::min(n, st * (w.layout == Layout::Hybrid ? w.ulysses() : 1));
   std::vector<Group> g;
   if (wrapped > 0) g.push_back({0, wrapped});
@@ -305,6 +312,10 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
   std::vector<std::int64_t> reps{0};
   if (n > 1) reps.push_back(n - 1);
   if (steps == 1 && n > 2) reps.push_back(n / 2);
+  if (!w.documents.empty()) {  // packed documents: no device stands for another
+    reps.clear();
+    for (std::int64_t d = 0; d < n; ++d) reps.push_back(d);
+  }
   std::vector<double> dev_time(reps.size(), 0.0), dev_free(reps.size(), 0.0);
   std::vector<double> dev_over(reps.size(), 0.0);  // merges, accumulations, launches
   // Where each representative's time beyond its compute went (the verdict's
@@ -488,6 +499,7 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
   vin.mean_compute_s = layer_mean_compute * L;
   vin.overheads_s = dev_over[busiest] * L;
   vin.contiguous_causal = vin.diagonal_step0;
+  if (!w.documents.empty()) vin.documents_why = documents_imbalance(w, vin.heaviest_step);
   vin.block = w.block;
   vin.overlap = hw.overlap;
   if (vin.lightest_s < 0) vin.lightest_s = 0;

@@ -43,6 +43,7 @@ json opt_json(const std::optional<std::int64_t>& v) {
 // What would remove a loss, for this run (the verdict's last clause).
 std::string loss_fix(const std::string& kind, const VerdictInputs& in, const Verdict& v) {
   if (kind == kLossImbalance) {
+    if (!in.documents_why.empty()) return in.documents_why;
     if (in.contiguous_causal)
       return "the causal mask leaves devices idle in turn: use zigzag (or striped), which give "
              "every device the same work";

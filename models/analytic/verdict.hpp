@@ -60,6 +60,9 @@ struct VerdictInputs {
   double ideal_s = 0, mean_compute_s = 0, overheads_s = 0;
   bool contiguous_causal = false;  // a causal ring (or hybrid) whose devices idle in turn
   bool slowed_devices = false;     // --straggler or --jitter: imbalance of their making
+  // Packed documents: which documents make the heaviest step's busiest device
+  // slow, in words (documents_imbalance, models/core/documents.hpp); "" without.
+  std::string documents_why;
 };
 
 struct Verdict {

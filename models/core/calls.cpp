@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/core/checked.hpp"
+#include "models/core/documents.hpp"
 #include "models/core/work.hpp"
 
 namespace ringsim {
@@ -126,6 +127,11 @@ std::uint64_t device_query_rows(const Workload& w) {
 }
 
 std::vector<KernelCall> step_calls(const Workload& w, std::int64_t device, std::int64_t step) {
+  if (!w.documents.empty()) {
+    // Packed documents: the varlen kernel's calls, one or more per document.
+    const auto t = step_tokens(w, device, step);
+    return document_calls(t.q, t.k, document_starts(w.documents), t.heads);
+  }
   const auto n = w.devices, c = w.block;
   const auto H = static_cast<std::uint64_t>(w.shape.heads);
   const auto Full = CallMask::Full, Causal = CallMask::Causal;

@@ -27,6 +27,8 @@ inline constexpr const char* kFile = "FILE";
 inline constexpr const char* kDir = "DIR";
 inline constexpr const char* kPrefix = "PREFIX";
 inline constexpr const char* kList = "LIST";
+// --documents: lengths 8K,2K,512, a file, or fixed:L / uniform:A..B / lognormal:MEAN,SIGMA.
+inline constexpr const char* kDocuments = "LENGTHS|FILE|DIST";
 inline constexpr const char* kDims = "DIMS";
 inline constexpr const char* kDeviceFactor = "DEVICE:FACTOR";
 inline constexpr const char* kLinkFactor = "LINK:FACTOR";

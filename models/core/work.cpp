@@ -1,6 +1,8 @@
 #include "models/core/work.hpp"
 
+#include "models/core/calls.hpp"
 #include "models/core/checked.hpp"
+#include "models/core/documents.hpp"
 #include "models/core/errors.hpp"
 
 namespace ringsim {
@@ -98,7 +100,19 @@ std::int64_t kv_source(const Workload& w, std::int64_t device, std::int64_t step
   }
 }
 
+namespace {
+
+// Packed documents: the pairs the document mask keeps between the query
+// tokens and the key tokens this step pairs (models/core/documents.hpp).
+std::uint64_t document_step_entries(const Workload& w, std::int64_t device, std::int64_t step) {
+  const auto t = step_tokens(w, device, step);
+  return mul_checked(masked_pairs(t.q, t.k, document_starts(w.documents)), t.heads, kEntriesWhat);
+}
+
+}  // namespace
+
 std::uint64_t step_entries(const Workload& w, std::int64_t device, std::int64_t step) {
+  if (!w.documents.empty()) return document_step_entries(w, device, step);
   const auto n = w.devices, c = w.block;
   const auto heads = static_cast<std::uint64_t>(w.shape.heads);
   const auto S = static_cast<std::uint64_t>(w.seq_len());
@@ -133,6 +147,12 @@ std::uint64_t step_entries(const Workload& w, std::int64_t device, std::int64_t 
 
 std::uint64_t step_diagonal_entries(const Workload& w, std::int64_t device, std::int64_t step) {
   if (!w.causal) return 0;
+  if (!w.documents.empty()) {  // the causal calls of the varlen kernel (models/core/calls.hpp)
+    std::uint64_t s = 0;
+    for (const auto& c : step_calls(w, device, step))
+      if (c.mask == CallMask::Causal) s = add_checked(s, call_pairs(c), kEntriesWhat);
+    return s;
+  }
   const auto n = w.devices, c = w.block;
   const auto heads = static_cast<std::uint64_t>(w.shape.heads);
   switch (w.layout) {

@@ -40,6 +40,16 @@ const std::vector<std::string>& platform_names() {
   static const std::vector<std::string> n{"flat", "nodes", "torus2d", "torus3d", "fattree"};
   return n;
 }
+const std::vector<std::string>& pack_names() {
+  static const std::vector<std::string> n{"sequence", "document"};
+  return n;
+}
+std::string to_string(Pack p) {
+  return pack_names()[static_cast<int>(p)];
+}
+Pack parse_pack(const std::string& f, const std::string& s) {
+  return parse_enum<Pack>(f, s, pack_names());
+}
 std::string to_string(Layout l) {
   return layout_names()[static_cast<int>(l)];
 }

@@ -19,19 +19,25 @@ enum class Pass { Fwd, Bwd, FwdBwd };
 enum class DType { BF16, FP16, FP32 };
 enum class Platform { Flat, Nodes, Torus2D, Torus3D, FatTree };
 enum class Scope { Attention, Layer };
+// How layouts place packed documents (models/core/documents.hpp): `sequence`
+// splits the packed sequence as one; `document` splits every document.
+enum class Pack { Sequence, Document };
 
 const std::vector<std::string>& layout_names();
 const std::vector<std::string>& pass_names();
 const std::vector<std::string>& dtype_names();
 const std::vector<std::string>& platform_names();
+const std::vector<std::string>& pack_names();
 std::string to_string(Layout l);
 std::string to_string(Pass p);
 std::string to_string(DType d);
 std::string to_string(Platform p);
+std::string to_string(Pack p);
 Layout parse_layout(const std::string& flag, const std::string& s);
 Pass parse_pass(const std::string& flag, const std::string& s);
 DType parse_dtype(const std::string& flag, const std::string& s);
 Platform parse_platform(const std::string& flag, const std::string& s);
+Pack parse_pack(const std::string& flag, const std::string& s);
 int dtype_bytes(DType d);
 
 struct ModelShape {
@@ -57,6 +63,11 @@ struct Workload {
   std::int64_t batch = 1;  // sequences per device batch
   int tp = 1;  // tensor-parallel degree: GPUs of one TP group (inside one node) behind each CP rank
   bool sequence_parallel = true;  // TP with sequence parallelism (AG+RS) rather than all-reduces
+  // Packed documents (models/core/documents.hpp): their lengths in sequence
+  // order, summing to seq_len(); attention is causal within each document and
+  // empty across. Empty: one document of the whole sequence.
+  std::vector<std::int64_t> documents;
+  Pack pack = Pack::Sequence;
 
   std::int64_t seq_len() const { return devices * block; }
   // Head-parallel (Ulysses) degree and sequence-ring degree; their product is devices.

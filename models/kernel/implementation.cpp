@@ -119,7 +119,8 @@ StepCost Implementation::step(const Workload& w, std::int64_t device, std::int64
     c.useful_pairs = add_checked(c.useful_pairs, call_pairs(call), kWhat);
     c.executed_pairs =
         add_checked(c.executed_pairs, rates_->executed_pairs(call, d, backward), kWhat);
-    kernels += backward ? kernels_bwd_ : kernels_fwd_;
+    // Packed documents: one varlen launch covers every document's calls.
+    if (w.documents.empty() || kernels == 0) kernels += backward ? kernels_bwd_ : kernels_fwd_;
   }
   const bool computes = !calls.empty();
   const auto u = call_units(w, calls);

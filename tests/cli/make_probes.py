@@ -71,6 +71,8 @@ BAD = {
     "DIR": ["catalog-good.json"],
     "PREFIX": ["/nonexistent/p"],
     "LIST": ["16,,32", "x,y"],
+    "LENGTHS|FILE|DIST": ["8,x", "8,0", "fixed:0", "uniform:9..3", "lognormal:2K", "gauss:3",
+                          "nope.txt"],
     "DIMS": ["4x", "0x4", "axb"],
     "DEVICE:FACTOR": ["3", "3:0", "x:2", "3:nan"],
     "LINK:FACTOR": ["nic7", "nic7:-1", ":2"],

@@ -30,6 +30,9 @@ RunSpec every_field_set() {
   w.scope = Scope::Layer;
   w.tp = 4;
   w.sequence_parallel = false;
+  w.documents = "uniform:1..9K";
+  w.pack = Pack::Document;
+  w.documents_seed = 42;  // --seed, shared with the jitter's (below)
   auto& h = s.hardware;
   h.gpu = "a100-80gb";
   h.cluster = "dgx-a100";
@@ -86,7 +89,9 @@ TEST(RunSpec, DefaultsLeaveOutWhatIsDefault) {
 TEST(RunSpec, EachFieldAloneRoundTrips) {
   // One field away from the default at a time: no flag may hide behind another.
   const auto full = every_field_set();
-  std::vector<RunSpec> one(13);
+  std::vector<RunSpec> one(15);
+  one[13].workload.documents = "8K,2K,512";
+  one[14].workload.pack = Pack::Document;
   one[0].workload.layout = Layout::Zigzag;
   one[1].workload.causal = false;
   one[2].hardware.bandwidth = 1e9;
