@@ -199,6 +199,8 @@ std::shared_ptr<const Implementation> make_implementation(const HardwareSpec& h,
                                                           const Hardware& hw, DType dtype) {
   ImplementationChoice c;
   c.kernel = h.kernel;
+  c.query_chunk = h.query_chunk.value_or(0);
+  c.key_chunk = h.key_chunk.value_or(0);
   c.roofline_overrides = h.flops.has_value() || h.efficiency.has_value();
   if (!h.profile.empty())
     c.profile = std::make_shared<ProfileModel>(read_profile(h.profile), to_string(dtype),

@@ -196,9 +196,18 @@ void add_hardware_flags(CLI::App* app, HardwareFlags& f) {
       ->type_name(flag_type::kFile);
   app->add_option("--kernel", f.kernel,
                   "Attention implementation from the catalog: fa2, fa3, cudnn, te-cudnn, pallas, "
+                  "ringattention-jax, "
                   "ringsim-cpu, ringsim-cuda, roofline (default: what PyTorch or JAX runs on the "
                   "device; roofline when --flops/--efficiency are given)")
       ->type_name(flag_type::kName);
+  app->add_option("--query-chunk-size", f.query_chunk,
+                  "--kernel ringattention-jax: query rows per chunk of the blockwise scan "
+                  "(blockwise_kwargs query_chunk_size; default 512, the seed README's)")
+      ->type_name(flag_type::kInt);
+  app->add_option("--key-chunk-size", f.key_chunk,
+                  "--kernel ringattention-jax: keys per chunk of the blockwise scan "
+                  "(blockwise_kwargs key_chunk_size; default 512, the seed README's)")
+      ->type_name(flag_type::kInt);
 }
 
 void add_sim_flags(CLI::App* app, SimFlags& f) {
@@ -323,6 +332,8 @@ HardwareSpec parse_hardware(const HardwareFlags& f) {
   s.catalog = f.catalog;
   s.profile = f.profile;
   s.kernel = f.kernel;
+  s.query_chunk = opt_count("--query-chunk-size", f.query_chunk, 1, 1 << 24);
+  s.key_chunk = opt_count("--key-chunk-size", f.key_chunk, 1, 1 << 24);
   return s;
 }
 
@@ -418,6 +429,8 @@ std::vector<std::string> to_args(const HardwareSpec& s) {
   put_text(a, "--catalog", s.catalog);
   put_text(a, "--profile", s.profile);
   put_text(a, "--kernel", s.kernel);
+  put_opt(a, "--query-chunk-size", s.query_chunk);
+  put_opt(a, "--key-chunk-size", s.key_chunk);
   return a;
 }
 

@@ -62,6 +62,8 @@ struct HardwareSpec {
   std::optional<double> oversubscription;
   std::string catalog, profile;  // files; "" = none
   std::string kernel;            // --kernel: an implementation in the catalog; "" = the device's
+  // --query-chunk-size, --key-chunk-size: the JAX chunk scan's (ringattention-jax only).
+  std::optional<int> query_chunk, key_chunk;
   bool operator==(const HardwareSpec&) const = default;
 };
 
@@ -105,6 +107,7 @@ struct HardwareFlags {
   std::string flops, efficiency, bandwidth, latency, power_limit, hbm_bandwidth;
   std::string nics_per_node, nvlink_domain, oversubscription, wraparound;
   std::string catalog, profile, kernel;
+  std::string query_chunk, key_chunk;
 };
 
 struct SimFlags {

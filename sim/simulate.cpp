@@ -109,7 +109,7 @@ struct Run {
         rec(opt, opt.topology.devices, num_steps(opt.workload), std::move(ps)),
         progress(opt.progress, units, "ringsim: simulating") {
     for (int p : passes) {
-      bytes[p] = pass_bytes(w, p == 1, im.grad_bytes());
+      bytes[p] = pass_bytes(w, p == 1, im);
       if (w.scope == Scope::Layer)
         dense_s[p] = other_layer_flops(w, p == 1) / o.hardware.gemm_flops();
     }
@@ -267,10 +267,13 @@ class Device {
       in_ = sg4::Mailbox::by_name(fmt::format("{}>{}", prev_, d));
       slowdown_ = r_.interference(d, next_);
     }
-    if (w_.layout == Layout::Ulysses || w_.layout == Layout::Hybrid) {
-      // Staged all-to-all inside the group of U consecutive devices: in round
-      // r, send to the r-th next member and receive from the r-th previous.
-      const auto u = w_.ulysses(), g0 = d / u * u, k = d - g0;
+    const auto has_a2a = [](const PassBytes& b) { return b.a2a_in > 0 || b.a2a_out > 0; };
+    if (w_.layout == Layout::Ulysses || w_.layout == Layout::Hybrid || has_a2a(r_.bytes[0]) ||
+        has_a2a(r_.bytes[1])) {
+      // Staged all-to-all inside the group of U consecutive devices (a
+      // Ulysses group, or the whole ring for a per-layer layout permutation):
+      // in round r, send to the r-th next member and receive from the r-th previous.
+      const auto u = alltoall_group(w_), g0 = d / u * u, k = d - g0;
       for (std::int64_t r = 1; r < u; ++r) {
         const auto to = g0 + (k + r) % u, from = g0 + (k - r + u) % u;
         a2a_peer_.push_back(to);
@@ -310,7 +313,10 @@ class Device {
               ring_collective(Phase::ReduceScatter, layer, pass, b.scatter_block);
             break;
           default:
+            // A per-layer layout permutation: Q, K, V (dO) in, O (dQ, dK, dV) back.
+            alltoall(layer, pass, b.a2a_in);
             ring_steps(layer, static_cast<int>(pi), pass);
+            alltoall(layer, pass, b.a2a_out);
         }
         if (pass == 0) {
           dense(layer, static_cast<int>(pi), pass);

@@ -66,7 +66,9 @@ std::string* field(proc::RunFlags& f, const std::string& flag) {
       {"--efficiency", &proc::HardwareFlags::efficiency},
       {"--bandwidth", &proc::HardwareFlags::bandwidth},
       {"--latency", &proc::HardwareFlags::latency},
-      {"--kernel", &proc::HardwareFlags::kernel}};
+      {"--kernel", &proc::HardwareFlags::kernel},
+      {"--query-chunk-size", &proc::HardwareFlags::query_chunk},
+      {"--key-chunk-size", &proc::HardwareFlags::key_chunk}};
   static const std::vector<std::pair<std::string, std::string proc::SimFlags::*>> s{
       {"--engine", &proc::SimFlags::engine},
       {"--network-model", &proc::SimFlags::network_model},
@@ -156,6 +158,8 @@ const std::vector<std::string>& sweepable_flags() {
                                "--bandwidth",
                                "--latency",
                                "--kernel",
+                               "--query-chunk-size",
+                               "--key-chunk-size",
                                "--engine",
                                "--network-model",
                                "--inter-topology",

@@ -15,12 +15,16 @@
 #include "models/core/documents.hpp"
 #include "models/core/profile.hpp"
 #include "models/core/work.hpp"
+#include "models/kernel/chunk_scan.hpp"
 #include "models/kernel/implementation.hpp"
 
 namespace ringsim {
 
-PassBytes pass_bytes(const Workload& w, bool backward, int grad_bytes) {
+PassBytes pass_bytes(const Workload& w, bool backward, int grad_bytes, int k_bytes,
+                     bool permute_per_layer) {
   const std::uint64_t b = dtype_bytes(w.dtype);
+  // K and V of one element: both in the dtype, or K as the implementation sends it.
+  const std::uint64_t kv_pair = b + (k_bytes > 0 ? static_cast<std::uint64_t>(k_bytes) : b);
   const std::uint64_t c = w.block, d = w.shape.head_dim;
   const std::uint64_t H = w.shape.heads, kvh = w.shape.kv_heads;
   const auto kv = kv_block_elements(w);  // c * kvh * d
@@ -36,7 +40,7 @@ PassBytes pass_bytes(const Workload& w, bool backward, int grad_bytes) {
       p.a2a_out = backward ? qkv : o;
       break;
     case Layout::Allgather:
-      p.gather_block = mul_checked(2 * kv, b, "gather bytes");
+      p.gather_block = mul_checked(kv, kv_pair, "gather bytes");
       if (backward)
         p.scatter_block =
             mul_checked(2 * kv, static_cast<std::uint64_t>(grad_bytes), "reduce-scatter bytes");
@@ -45,14 +49,29 @@ PassBytes pass_bytes(const Workload& w, bool backward, int grad_bytes) {
       p.a2a_in = backward ? o : qkv;
       p.a2a_out = backward ? qkv : o;
       [[fallthrough]];
+    case Layout::Striped:
+    case Layout::Zigzag:
+      if (permute_per_layer && w.devices > 1) {
+        p.a2a_in = backward ? o : qkv;
+        p.a2a_out = backward ? qkv : o;
+      }
+      [[fallthrough]];
     default:
-      p.ring = mul_checked(2 * kv, b, "ring bytes");
+      p.ring = mul_checked(kv, kv_pair, "ring bytes");
       if (backward) {
         p.final_hop = mul_checked(2 * kv, static_cast<std::uint64_t>(grad_bytes), "ring bytes");
         p.ring += p.final_hop;
       }
   }
   return p;
+}
+
+PassBytes pass_bytes(const Workload& w, bool backward, const Implementation& im) {
+  return pass_bytes(w, backward, im.grad_bytes(), im.k_bytes(), im.permutes_per_layer());
+}
+
+std::int64_t alltoall_group(const Workload& w) {
+  return w.layout == Layout::Ulysses || w.layout == Layout::Hybrid ? w.ulysses() : w.devices;
 }
 
 namespace {
@@ -175,7 +194,7 @@ Interference ring_interference(const Workload& w, const Hardware& hw, const Impl
 
 StepSlot step_slot(const Workload& w, const Hardware& hw, const Implementation& im, bool backward,
                    std::int64_t st) {
-  const auto bytes = pass_bytes(w, backward, im.grad_bytes());
+  const auto bytes = pass_bytes(w, backward, im);
   StepSlot slot;
   slot.sends = step_sends(w, bytes, st);
   slot.comm_s = slot.sends ? ring_comm_seconds(w, hw, bytes) : 0;
@@ -192,6 +211,28 @@ StepSlot step_slot(const Workload& w, const Hardware& hw, const Implementation& 
 }
 
 namespace {
+std::optional<PermutationInfo> permutation_info(const Workload& w, const Hardware& hw,
+                                                const Implementation& im) {
+  if (w.layout != Layout::Striped && w.layout != Layout::Zigzag) return std::nullopt;
+  PermutationInfo p;
+  p.where = im.permutation();
+  if (!im.permutes_per_layer()) {
+    p.bytes = mul_checked(static_cast<std::uint64_t>(w.block), 8, "permutation bytes");
+    return p;
+  }
+  p.charged = true;
+  const auto g = alltoall_group(w);
+  const double abw = alltoall_bandwidth(hw, g), alat = alltoall_latency(hw, g);
+  for (const bool bwd : {false, true}) {
+    if ((bwd && w.pass == Pass::Fwd) || (!bwd && w.pass == Pass::Bwd)) continue;
+    const auto b = pass_bytes(w, bwd, im);
+    p.bytes = add_checked(p.bytes, add_checked(b.a2a_in, b.a2a_out, "permutation bytes"),
+                          "permutation bytes");
+    p.seconds += alltoall_time(b.a2a_in, g, abw, alat) + alltoall_time(b.a2a_out, g, abw, alat);
+  }
+  return p;
+}
+
 Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& im,
                    bool with_min_block = true);
 }  // namespace
@@ -281,6 +322,26 @@ Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im)
 
 namespace {
 
+std::optional<ChunkScanInfo> chunk_scan_info(const Workload& w, const Implementation& im) {
+  const auto* cs = im.chunk_scan();
+  if (!cs) return std::nullopt;
+  ChunkScanInfo i;
+  i.query_chunk = cs->query_chunk();
+  i.key_chunk = cs->key_chunk();
+  i.precision = cs->target().precision;
+  i.matmul_flops = cs->matmul_flops();
+  i.chunk_iteration_s = cs->target().chunk_iteration_s;
+  i.query_iteration_s = cs->target().query_iteration_s;
+  i.step_s = cs->target().step_s;
+  // Every step scans the same grid (device 0, step 0 stands for all).
+  i.loop_s_per_step = im.step(w, 0, 0, false, false).loop_s;
+  const auto [nq, nk] = im.scan_grid(w);
+  i.chunk_iterations_per_step = nq * nk;
+  i.k_bytes = im.k_bytes() > 0 ? im.k_bytes() : static_cast<int>(dtype_bytes(w.dtype));
+  i.grad_bytes = im.grad_bytes();
+  return i;
+}
+
 Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& im,
                    bool with_min_block) {
   Summary s;
@@ -289,6 +350,8 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
   s.compute_model = im.name();
   s.kernel = im.kernel();
   s.merge_style = im.merge_style();
+  s.chunk_scan = chunk_scan_info(w, im);
+  s.permutation = permutation_info(w, hw, im);
   s.overlap = hw.overlap;
   const double bw = ring_bw(w, hw), lat = hw.ring_latency(w.devices);
   const auto n = w.devices;
@@ -331,7 +394,7 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
   double layer_useful = 0, layer_executed = 0, layer_reduce = 0, layer_single = 0;
   bool first = true;
   for (bool bwd : passes) {
-    const auto bytes = pass_bytes(w, bwd, im.grad_bytes());
+    const auto bytes = pass_bytes(w, bwd, im);
     const double ring_comm = ring_comm_seconds(w, hw, bytes);
     // Step costs take few distinct values: cache them by the device's calls.
     using Key = std::tuple<
@@ -393,7 +456,7 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
     const double hop =
         bytes.final_hop && steps > 1 ? static_cast<double>(bytes.final_hop) / bw + lat : 0;
     if (bytes.a2a_in || bytes.a2a_out) {
-      const auto g = w.ulysses();
+      const auto g = alltoall_group(w);
       const double abw = alltoall_bandwidth(hw, g), alat = alltoall_latency(hw, g);
       collective +=
           alltoall_time(bytes.a2a_in, g, abw, alat) + alltoall_time(bytes.a2a_out, g, abw, alat);

@@ -4,6 +4,7 @@
 // each formula. The SimGrid model reports the same keys; tests check the two
 // agree where no link is shared.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,11 +22,39 @@ struct StepTimes {
   double step_s = 0;     // max of the two (their sum with --overlap none)
 };
 
+// What a JAX chunk-scan implementation (ringattention-jax) adds to a run:
+// its chunks, precision and the per-step costs that do not scale with the work.
+struct ChunkScanInfo {
+  std::int64_t query_chunk = 0, key_chunk = 0;
+  std::string precision;
+  double matmul_flops = 0;                     // the einsums' FLOP/s at that precision
+  std::int64_t chunk_iterations_per_step = 0;  // (query chunk, key chunk) pairs a step scans
+  double chunk_iteration_s = 0, query_iteration_s = 0, step_s = 0;
+  double loop_s_per_step = 0;       // the step's loop control: all of the above
+  int k_bytes = 0, grad_bytes = 0;  // bytes per K and per dK/dV element on the ring
+  bool operator==(const ChunkScanInfo&) const = default;
+};
+
+// Where a striped or zigzag layout reorders the sequence, and what it costs
+// (docs/models.md, "Layout permutation").
+struct PermutationInfo {
+  std::string where;  // pipeline | layer
+  // layer: the all-to-all bytes one device sends and receives per layer (all
+  // passes run) and their time; pipeline: the token ids and positions one
+  // device reorders per training step (int32 each), not charged.
+  std::uint64_t bytes = 0;
+  double seconds = 0;
+  bool charged = false;
+  bool operator==(const PermutationInfo&) const = default;
+};
+
 struct Summary {
   // Inputs echoed.
   Workload workload;
   std::string hardware, engine = "analytic", compute_model = "roofline";
   std::string kernel = "roofline", merge_style;  // the implementation (--kernel) and how it merges
+  std::optional<ChunkScanInfo> chunk_scan;       // --kernel ringattention-jax
+  std::optional<PermutationInfo> permutation;    // striped and zigzag
   // Per step (ring-type layouts; one entry for ulysses/allgather).
   double compute_s_per_step = 0;     // slowest device, heaviest step (launch, merge included)
   double merge_s_per_step = 0;       // forward: merging the step's partial output (max over steps)
@@ -77,7 +106,18 @@ struct PassBytes {
   std::uint64_t scatter_block = 0;  // allgather backward: dK/dV reduce-scatter block
 };
 // `grad_bytes`: bytes per element of dK/dV on the ring (the implementation's).
-PassBytes pass_bytes(const Workload& w, bool backward, int grad_bytes = 4);
+// `k_bytes`: bytes per K element on the ring, 0 = the dtype's (the seed's JAX
+// code casts K to fp32 before the ring and sends it so; V stays in the dtype).
+// `permute_per_layer`: striped and zigzag reorder the sequence around every
+// attention (an all-to-all of Q, K, V in and of O out; backward dO in and dQ,
+// dK, dV out) instead of once in the data pipeline.
+PassBytes pass_bytes(const Workload& w, bool backward, int grad_bytes = 4, int k_bytes = 0,
+                     bool permute_per_layer = false);
+// The devices one all-to-all spans: a Ulysses group, or the whole ring for a
+// per-layer layout permutation.
+std::int64_t alltoall_group(const Workload& w);
+// The implementation's payload of a pass (its dK/dV and K bytes, its permutation).
+PassBytes pass_bytes(const Workload& w, bool backward, const Implementation& im);
 
 // Kernel seconds of one device at one step with a bare compute model (its
 // calls, models/core/calls.hpp), and its measured merge (a profile's merge

@@ -13,6 +13,20 @@ namespace {
 
 using nlohmann::json;
 
+json chunk_scan_json(const ChunkScanInfo& c) {
+  return {{"query_chunk_size", c.query_chunk},
+          {"key_chunk_size", c.key_chunk},
+          {"precision", c.precision},
+          {"matmul_flops", c.matmul_flops},
+          {"chunk_iterations_per_step", c.chunk_iterations_per_step},
+          {"chunk_iteration_s", c.chunk_iteration_s},
+          {"query_iteration_s", c.query_iteration_s},
+          {"step_s", c.step_s},
+          {"loop_s_per_step", c.loop_s_per_step},
+          {"k_bytes", c.k_bytes},
+          {"grad_bytes", c.grad_bytes}};
+}
+
 // Reads one key of a summary with its type checked.
 class Reader {
  public:
@@ -75,6 +89,23 @@ class Reader {
   std::string origin_;
 };
 
+ChunkScanInfo chunk_scan_from_json(const json& j, const std::string& origin) {
+  const Reader r(j, origin);
+  ChunkScanInfo c;
+  c.query_chunk = r.integer("query_chunk_size");
+  c.key_chunk = r.integer("key_chunk_size");
+  c.precision = r.text("precision");
+  c.matmul_flops = r.real("matmul_flops");
+  c.chunk_iterations_per_step = r.integer("chunk_iterations_per_step");
+  c.chunk_iteration_s = r.real("chunk_iteration_s");
+  c.query_iteration_s = r.real("query_iteration_s");
+  c.step_s = r.real("step_s");
+  c.loop_s_per_step = r.real("loop_s_per_step");
+  c.k_bytes = static_cast<int>(r.integer("k_bytes"));
+  c.grad_bytes = static_cast<int>(r.integer("grad_bytes"));
+  return c;
+}
+
 }  // namespace
 
 RunSummary RunSummary::of(const Summary& s) {
@@ -105,6 +136,8 @@ RunSummary RunSummary::of(const Summary& s) {
   r.comm_s_per_step = s.comm_s_per_step;
   r.kernel = s.kernel;
   r.merge_style = s.merge_style;
+  r.chunk_scan = s.chunk_scan;
+  r.permutation = s.permutation;
   r.comm_link_kind = s.comm_link_kind;
   r.accumulate_s_per_step = s.accumulate_s_per_step;
   r.launch_s_per_step = s.launch_s_per_step;
@@ -164,6 +197,12 @@ json RunSummary::to_json() const {
   j["comm_s_per_step"] = comm_s_per_step;
   j["kernel"] = kernel;
   j["merge_style"] = merge_style;
+  j["chunk_scan"] = chunk_scan ? chunk_scan_json(*chunk_scan) : json(nullptr);
+  j["permutation"] = permutation ? json{{"where", permutation->where},
+                                        {"bytes", permutation->bytes},
+                                        {"seconds", permutation->seconds},
+                                        {"charged", permutation->charged}}
+                                 : json(nullptr);
   j["accumulate_s_per_step"] = accumulate_s_per_step;
   j["launch_s_per_step"] = launch_s_per_step;
   j["reduce_s"] = reduce_s;
@@ -241,6 +280,13 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
   s.comm_s_per_step = r.real("comm_s_per_step");
   s.kernel = r.text("kernel");
   s.merge_style = r.text("merge_style");
+  if (const auto& c = r.at("chunk_scan"); !c.is_null())
+    s.chunk_scan = chunk_scan_from_json(c, origin + ": chunk_scan");
+  if (const auto& p = r.at("permutation"); !p.is_null()) {
+    const Reader pr(p, origin + ": permutation");
+    s.permutation = PermutationInfo{pr.text("where"), pr.count("bytes"), pr.real("seconds"),
+                                    pr.flag("charged")};
+  }
   s.accumulate_s_per_step = r.real("accumulate_s_per_step");
   s.launch_s_per_step = r.real("launch_s_per_step");
   s.reduce_s = r.real("reduce_s");
@@ -348,8 +394,34 @@ std::string exposed_text(const Verdict& v) {
 
 std::vector<std::pair<std::string, std::string>> cost_rows(const Summary& s) {
   std::vector<std::pair<std::string, std::string>> r;
+  if (const auto& c = s.chunk_scan) {
+    r.emplace_back("chunks",
+                   fmt::format("{} queries x {} keys (--query-chunk-size, "
+                               "--key-chunk-size); {} per step",
+                               c->query_chunk, c->key_chunk, c->chunk_iterations_per_step));
+    r.emplace_back("precision", fmt::format("{}; matmuls at {:.0f} TFLOP/s", c->precision,
+                                            c->matmul_flops / 1e12));
+    r.emplace_back(
+        "loop control per step",
+        fmt::format("{} ({} per chunk pair, {} per query chunk, {} per step: scan "
+                    "iteration, ppermute and ring synchronisation)",
+                    human_seconds(c->loop_s_per_step), human_seconds(c->chunk_iteration_s),
+                    human_seconds(c->query_iteration_s), human_seconds(c->step_s)));
+    r.emplace_back("ring payload", fmt::format("K {} B, V {} B, dK/dV {} B per element", c->k_bytes,
+                                               dtype_bytes(s.workload.dtype), c->grad_bytes));
+  }
   if (s.kernel != "roofline" && s.kernel != "profile" && !s.merge_style.empty())
     r.emplace_back("merge", s.merge_style);
+  if (const auto& p = s.permutation)
+    r.emplace_back(
+        "layout permutation",
+        p->charged
+            ? fmt::format("per layer: all-to-all of Q, K, V in and O out (backward dO "
+                          "in, dQ, dK, dV out), {} a device, {} per layer",
+                          human_bytes(static_cast<double>(p->bytes)), human_seconds(p->seconds))
+            : fmt::format("in the data pipeline, once per training step (token ids "
+                          "and positions, {} a device): not charged",
+                          human_bytes(static_cast<double>(p->bytes))));
   if (s.executed_flops > s.useful_flops * (1 + 1e-9))
     r.emplace_back(
         "attention FLOPs",

@@ -28,6 +28,8 @@ struct RunSummary {
   double compute_s_per_step = 0, merge_s_per_step = 0, comm_s_per_step = 0;
   // The implementation and its per-step costs (docs/models.md).
   std::string kernel, merge_style, comm_link_kind;
+  std::optional<ChunkScanInfo> chunk_scan;     // JSON "chunk_scan": null unless a chunk scan
+  std::optional<PermutationInfo> permutation;  // JSON "permutation": null unless striped/zigzag
   double accumulate_s_per_step = 0, launch_s_per_step = 0, reduce_s = 0;
   double interference_compute = 1, interference_memory = 1;
   int comm_ctas = 0;

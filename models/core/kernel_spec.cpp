@@ -46,6 +46,35 @@ TileSize tile(const JsonReader& r, const json& a, const std::string& key) {
   return {static_cast<std::int64_t>(v[0]), static_cast<std::int64_t>(v[1])};
 }
 
+ChunkScanTarget chunk_target(const JsonReader& r) {
+  ChunkScanTarget t;
+  t.precision = r.str("precision");
+  t.matmul_peak_fraction = r.num("matmul_peak_fraction", 1e-3, 1);
+  t.score_bytes_fwd = r.num("score_bytes_fwd", 0, 1e3);
+  t.score_bytes_bwd = r.num("score_bytes_bwd", 0, 1e3);
+  t.chunk_iteration_s = r.num("chunk_iteration_s", 0, 1);
+  t.query_iteration_s = r.num("query_iteration_s", 0, 1);
+  t.step_s = r.num("step_s", 0, 1);
+  t.k_bytes = static_cast<int>(r.integer("k_bytes", 0, 8));
+  t.source = r.str("source");
+  return t;
+}
+
+ChunkScanSpec chunk_scan(const std::string& origin, const JsonReader& r) {
+  const JsonReader cr{origin, r.where + " chunk_scan", r.object("chunk_scan")};
+  ChunkScanSpec c;
+  c.query_chunk = cr.integer("query_chunk", 1, 1 << 24);
+  c.key_chunk = cr.integer("key_chunk", 1, 1 << 24);
+  c.chunks_source = cr.str("chunks_source");
+  for (const auto& [kind, t] : cr.object("targets").items()) {
+    if (kind != "gpu" && kind != "tpu")
+      throw cr.error(fmt::format("targets: '{}' is not a device kind (gpu, tpu)", kind));
+    c.targets[kind] = chunk_target(JsonReader{origin, cr.where + " targets." + kind, t});
+  }
+  if (c.targets.empty()) throw cr.error("'targets' needs gpu or tpu");
+  return c;
+}
+
 }  // namespace
 
 KernelSpec parse_kernel_spec(const json& e, const std::string& origin, std::size_t index) {
@@ -61,7 +90,7 @@ KernelSpec parse_kernel_spec(const json& e, const std::string& origin, std::size
       parse_dtype(origin + ": " + r.where + " dtypes", d.get<std::string>());
       k.dtypes.push_back(d.get<std::string>());
     }
-  k.rates = one_of(r, "rates", {"curves", "profile", "roofline"});
+  k.rates = one_of(r, "rates", {"curves", "profile", "roofline", "chunk_scan"});
   k.profile = r.str_or("profile", "");
   k.curves_from_kernel = r.str_or("curves_from_kernel", "");
   if (r.has("curves_from_device")) {
@@ -136,6 +165,16 @@ KernelSpec parse_kernel_spec(const json& e, const std::string& origin, std::size
     k.ops.push_back(std::move(op));
   }
   k.merge = r.str("merge");
+  // Optional for catalogs written before it: the data pipeline, as every
+  // built-in implementation does it.
+  if (r.has("permutation")) {
+    const JsonReader pr{origin, r.where + " permutation", r.object("permutation")};
+    k.permutation = one_of(pr, "where", {"pipeline", "layer"});
+    k.permutation_source = pr.str("source");
+  } else {
+    k.permutation_source = "not given: the data pipeline";
+  }
+  if (k.rates == "chunk_scan") k.chunk_scan = chunk_scan(origin, r);
   if (k.rates == "curves" && k.curves.empty() && k.curves_from_kernel.empty() && !r.has("curves"))
     throw r.error("rates \"curves\" needs 'curves' (may be empty) or 'curves_from_kernel'");
   return k;

@@ -53,10 +53,30 @@ struct StepOp {
   int kernels = 1;
 };
 
+// A JAX blockwise attention that walks the score matrix as a scan over query
+// chunks x key chunks (rates "chunk_scan": the seed's ringattention code):
+// the chunk sizes, and per device kind (gpu | tpu) what its precision, score
+// traffic and loop control cost (docs/models.md, "JAX blockwise scan").
+struct ChunkScanTarget {
+  std::string precision;                            // in words: "fp32 scores, TF32 matmuls"
+  double matmul_peak_fraction = 1;                  // the matmuls' peak over the device's bf16 peak
+  double score_bytes_fwd = 0, score_bytes_bwd = 0;  // HBM bytes per executed score entry
+  double chunk_iteration_s = 0;  // one (query chunk, key chunk) iteration, skipped or not
+  double query_iteration_s = 0;  // one iteration of the outer scan over query chunks
+  double step_s = 0;             // one ring step: the scan over devices, ppermute's rendezvous
+  int k_bytes = 0;               // bytes per K element on the ring (0: the dtype's)
+  std::string source;            // where each number comes from
+};
+struct ChunkScanSpec {
+  std::int64_t query_chunk = 0, key_chunk = 0;  // defaults (--query-chunk-size, --key-chunk-size)
+  std::string chunks_source;
+  std::map<std::string, ChunkScanTarget> targets;  // by device kind
+};
+
 struct KernelSpec {
   std::string name, display, source;
   std::vector<std::string> dtypes;  // empty: any
-  std::string rates;                // curves | profile | roofline
+  std::string rates;                // curves | profile | roofline | chunk_scan
   std::string profile;              // rates = profile: the shipped profile's name ("" = --profile)
   std::string curves_from_kernel;   // use another kernel's curves
   std::map<std::string, std::string> curves_from_device;  // device -> device whose curves apply
@@ -72,7 +92,12 @@ struct KernelSpec {
   int grad_bytes = 4;        // bytes per element of dK/dV on the ring
   std::string grad_bytes_source;
   std::vector<StepOp> ops;
-  std::string merge;  // how partial outputs are merged, in words
+  std::string merge;         // how partial outputs are merged, in words
+  ChunkScanSpec chunk_scan;  // rates = chunk_scan
+  // Where striped and zigzag reorder the sequence: "pipeline" (the data
+  // loader, once per training step: token ids and positions) or "layer" (an
+  // all-to-all of Q, K, V before each attention and of O back after it).
+  std::string permutation = "pipeline", permutation_source;
 };
 
 // SMs (CTAs) a communication library's transfers occupy while they run, per

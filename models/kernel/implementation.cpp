@@ -9,6 +9,7 @@
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/work.hpp"
+#include "models/kernel/chunk_scan.hpp"
 #include "models/kernel/kernel_model.hpp"
 
 namespace ringsim {
@@ -28,11 +29,17 @@ Implementation::Implementation(const KernelSpec& spec, std::shared_ptr<const Com
       grad_bytes_(spec.grad_bytes),
       hbm_bandwidth_(device.hbm_bandwidth),
       sm_count_(device.sm_count),
+      permutation_(spec.permutation),
       rates_(std::move(rates)),
       kernel_(spec.name),
       merge_(spec.merge) {
   if (comm) comm_ = *comm;
   dma_ = comm_.ctas.empty();
+  scan_ = std::dynamic_pointer_cast<const ChunkScanModel>(rates_);
+}
+
+int Implementation::k_bytes() const {
+  return scan_ ? scan_->target().k_bytes : 0;
 }
 
 Interference Implementation::interference(const std::string& kind, double bandwidth) const {
@@ -79,6 +86,12 @@ std::int64_t q_block(const Workload& w) {
   }
 }
 
+// The keys a step's scan walks: the gathered sequence for all-gather, else
+// the rows it holds (a ring block, Ulysses' whole sequence, hybrid's group).
+std::int64_t k_block(const Workload& w) {
+  return w.layout == Layout::Allgather ? w.seq_len() : q_block(w);
+}
+
 struct Units {
   double call_q_rows = 0, call_kv_rows = 0;
 };
@@ -106,6 +119,12 @@ Units call_units(const Workload& w, const std::vector<KernelCall>& calls) {
 }
 
 }  // namespace
+
+std::pair<std::int64_t, std::int64_t> Implementation::scan_grid(const Workload& w) const {
+  if (!scan_) return {0, 0};
+  const auto g = scan_->grid(q_block(w), k_block(w));
+  return {g.query_chunks, g.key_chunks};
+}
 
 StepCost Implementation::step(const Workload& w, std::int64_t device, std::int64_t step,
                               bool backward, bool sends) const {
@@ -145,6 +164,12 @@ StepCost Implementation::step(const Workload& w, std::int64_t device, std::int64
   // Launches are asynchronous: they cost the device time only where the
   // host cannot queue them as fast as the device runs them.
   c.launch_s = std::max(0.0, kernels * launch_s_ - c.attention_s - c.merge_s);
+  // A scan runs every chunk pair's iteration whether it computes or not, and
+  // a step with nothing to compute still runs its scan (the seed's code).
+  if (scan_) {
+    c.loop_s = scan_->loop_seconds(q_block(w), k_block(w));
+    c.launch_s += c.loop_s;
+  }
   return c;
 }
 
@@ -182,6 +207,7 @@ double Implementation::single_device(const Workload& w, bool backward) const {
     const double s = static_cast<double>(S), l = static_cast<double>(L);
     t *= w.causal ? s * (s + 1) / (l * (l + 1)) : s * s / (l * l);
   }
+  if (scan_) t += scan_->loop_seconds(S, S) - scan_->target().step_s;
   return std::max(t, (backward ? kernels_bwd_ : kernels_fwd_) * launch_s_);
 }
 
@@ -248,7 +274,23 @@ std::shared_ptr<const Implementation> make_implementation(const Catalog& cat, co
         "--kernel {}: runs {}, not {}; pass --dtype with one of those, or --kernel roofline",
         spec.name, join(spec.dtypes, ", "), to_string(dtype)));
   std::shared_ptr<const ComputeModel> rates;
-  if (spec.rates == "roofline") {
+  if ((choice.query_chunk > 0 || choice.key_chunk > 0) && spec.rates != "chunk_scan")
+    throw InputError(fmt::format(
+        "--query-chunk-size/--key-chunk-size: chunk the JAX blockwise scan of --kernel "
+        "ringattention-jax; {} has fixed tiles (drop them or pass --kernel ringattention-jax)",
+        spec.name));
+  if (spec.rates == "chunk_scan") {
+    if (choice.profile)
+      throw InputError(fmt::format("--profile: times ringsim's own kernels, not {}", spec.name));
+    const auto it = spec.chunk_scan.targets.find(dev.kind);
+    if (it == spec.chunk_scan.targets.end())
+      throw InputError(fmt::format("--kernel {}: not modelled on a {} ({}); it runs on {}",
+                                   spec.name, dev.kind, dev.name,
+                                   spec.chunk_scan.targets.count("gpu") ? "GPUs" : "TPUs"));
+    const auto qc = choice.query_chunk > 0 ? choice.query_chunk : spec.chunk_scan.query_chunk;
+    const auto kc = choice.key_chunk > 0 ? choice.key_chunk : spec.chunk_scan.key_chunk;
+    rates = std::make_shared<ChunkScanModel>(spec.name, it->second, qc, kc, hw);
+  } else if (spec.rates == "roofline") {
     if (choice.profile)
       throw InputError("--profile: times ringsim's own kernels; drop --kernel roofline");
     rates = std::make_shared<RooflineModel>(hw.effective_flops());

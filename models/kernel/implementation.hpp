@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/core/catalog.hpp"
@@ -31,9 +32,12 @@ struct Interference {
 
 struct StepCost {
   double launch_s = 0, attention_s = 0, merge_s = 0;  // merge_s: merge (fwd) or accumulate (bwd)
+  double loop_s = 0;  // of launch_s: a scan's loop control (ChunkScanModel::loop_seconds)
   std::uint64_t useful_pairs = 0, executed_pairs = 0;
   double total() const { return launch_s + attention_s + merge_s; }
 };
+
+class ChunkScanModel;
 
 class Implementation {
  public:
@@ -50,6 +54,15 @@ class Implementation {
   const std::string& merge_style() const { return merge_; }
   std::string name() const { return rates_->name(); }
   int grad_bytes() const { return grad_bytes_; }
+  // Bytes per K element on the ring (0: the dtype's; the seed sends K in fp32).
+  int k_bytes() const;
+  // The JAX chunk scan behind the rates, or null (models/kernel/chunk_scan.hpp).
+  const ChunkScanModel* chunk_scan() const { return scan_.get(); }
+  // Where striped and zigzag reorder the sequence: "pipeline" or "layer" (KernelSpec).
+  const std::string& permutation() const { return permutation_; }
+  bool permutes_per_layer() const { return permutation_ == "layer"; }
+  // Query chunks x key chunks one step's scan walks (0 x 0 without a chunk scan).
+  std::pair<std::int64_t, std::int64_t> scan_grid(const Workload& w) const;
   double launch_s() const { return launch_s_; }
   const std::vector<StepOp>& ops() const { return ops_; }
   // Interference on a link of `kind` moving `bandwidth` bytes/s each way.
@@ -75,9 +88,11 @@ class Implementation {
   int sm_count_ = 0;
   CommLibrary comm_;
   bool dma_ = false;  // the library drives transfers without the device's SMs or merge traffic
+  std::string permutation_ = "pipeline";
 
  private:
   std::shared_ptr<const ComputeModel> rates_;
+  std::shared_ptr<const ChunkScanModel> scan_;
   std::string kernel_ = "model", merge_ = "none modelled";
 
   double op_seconds(const StepOp& op, double units) const;
@@ -106,6 +121,9 @@ struct ImplementationChoice {
   std::string kernel;                           // --kernel
   std::shared_ptr<const ComputeModel> profile;  // --profile, if any
   bool roofline_overrides = false;              // --flops / --efficiency given
+  // --query-chunk-size / --key-chunk-size (0: the kernel's defaults); only a
+  // chunk-scan kernel (ringattention-jax) takes them.
+  std::int64_t query_chunk = 0, key_chunk = 0;
 };
 std::shared_ptr<const Implementation> make_implementation(const Catalog& cat, const Hardware& hw,
                                                           DType dtype,

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "models/analytic/analytic.hpp"
+#include "models/kernel/chunk_scan.hpp"
 #include "models/kernel/implementation.hpp"
 #include "tests/sim/helpers.hpp"
 
@@ -135,6 +136,87 @@ TEST(KernelCosts, CatalogKernelOnANodeMatchesTheClosedForms) {
   EXPECT_EQ(parts[1].executed, parts[1].entries);
   EXPECT_GT(a.interference_compute, 1.0);
   EXPECT_LT(a.efficiency, 1.0);
+}
+
+}  // namespace
+}  // namespace ringsim
+
+namespace ringsim {
+namespace {
+
+TEST(KernelCosts, ChunkScanLoopAndTilesAsTheActorsPlayThem) {
+  // ringattention-jax on a flat 4-device A100 ring, causal forward, block
+  // 4096 in the Striped paper's 2048 x 4096 chunks, links that cost nothing:
+  // every step of device 3 is a full block's tiles, the scan's loop control
+  // (step 8.16 us + 2 query chunks x 8.16 + 2 chunk pairs x 16.32 = 57.12 us)
+  // and the carry's reshape; device 0 computes only step 0 but scans every
+  // step (its launch phase). The same numbers as tests/models/test_chunk_scan.cpp.
+  SimRun run;
+  const auto& cat = Catalog::embedded();
+  const auto& d = cat.device("a100-80gb");
+  auto hw = flat_hw(d.peak(DType::BF16), 1e18, 0);
+  hw.gpu_name = d.name;
+  hw.efficiency = d.attention_efficiency;
+  hw.gemm_efficiency = d.gemm_efficiency;
+  hw.hbm_bandwidth = d.hbm_bandwidth;
+  hw.hbm_efficiency = d.hbm_efficiency;
+  hw.intra_kind = hw.inter_kind = "ici";
+  ImplementationChoice c;
+  c.kernel = "ringattention-jax";
+  c.query_chunk = 2048;
+  c.key_chunk = 4096;
+  run.implementation = make_implementation(cat, hw, DType::BF16, c);
+  run.options = testing::sim_options(llama3(4, 4096, Layout::Ring, true), hw);
+  run.options.record_events = true;
+  RINGSIM_SIMULATE(run);
+  const double loop = 57.12e-6;
+  const double attn =
+      4096.0 * 4096 * 32 * run.implementation->chunk_scan()->entry_seconds(128, false);
+  const double carry = 24 * 4096.0 * 32 * 128 / d.hbm_bandwidth;
+  const double final_op = 14 * 4096.0 * 32 * 128 / d.hbm_bandwidth;
+  EXPECT_NEAR(run.result.time_s, 4 * (attn + loop + carry) + final_op, 1e-9);
+  const auto a = analyze(run.options.workload, hw, *run.implementation);
+  EXPECT_NEAR(run.result.time_s / a.time_s, 1.0, 1e-9);
+  // Device 0: a launch phase of the loop's length at every step.
+  const auto launches = of(run, 0, sim::Phase::Launch);
+  ASSERT_EQ(launches.size(), 4u);
+  for (const auto& e : launches) EXPECT_NEAR(e.dur * 1e-6, loop, 1e-12);
+  // Device 3's partials: 2 chunk tiles of 2048 x 4096 x 32 heads each step.
+  const auto parts = of(run, 3, sim::Phase::Partial);
+  ASSERT_EQ(parts.size(), 4u);
+  EXPECT_EQ(parts[0].executed, 4096ull * 4096 * 32);
+  EXPECT_EQ(parts[0].entries, 4096ull * 4097 / 2 * 32);
+}
+
+}  // namespace
+}  // namespace ringsim
+
+namespace ringsim {
+namespace {
+
+TEST(KernelCosts, PerLayerPermutationIsPlayedAsAllToAlls) {
+  // Flat 2-device ring, striped, causal forward, 1024 tokens, 1e11 B/s: an
+  // implementation that reorders around every attention sends half of Q, K,
+  // V (48 heads x 128 x 2 B a token) to the other device before the ring and
+  // half of O (32 heads) after it, one round each.
+  SimRun run;
+  run.compute = std::make_unique<RooflineModel>(1e15);
+  auto im = std::make_shared<Implementation>(bare_implementation(*run.compute));
+  im->permutation_ = "layer";
+  run.implementation = im;
+  const auto hw = flat_hw(1e15, 1e11, 0);
+  run.options = testing::sim_options(llama3(2, 1024, Layout::Striped, true), hw);
+  run.options.record_events = true;
+  RINGSIM_SIMULATE(run);
+  const double in = 1024.0 * 48 * 128 * 2 / 2 / 1e11, out = 1024.0 * 32 * 128 * 2 / 2 / 1e11;
+  const auto a2a = of(run, 1, sim::Phase::AllToAll);
+  ASSERT_EQ(a2a.size(), 2u);
+  EXPECT_NEAR(a2a[0].dur * 1e-6, in, 1e-12);
+  EXPECT_NEAR(a2a[1].dur * 1e-6, out, 1e-12);
+  const auto a = analyze(run.options.workload, hw, *im);
+  EXPECT_NEAR(run.result.time_s, a.time_s, 1e-12);
+  ASSERT_TRUE(a.permutation.has_value());
+  EXPECT_NEAR(a.permutation->seconds, in + out, 1e-15);
 }
 
 }  // namespace
