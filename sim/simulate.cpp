@@ -62,10 +62,6 @@ bool g_engine_used = false;
 // The clock stretch of this process's one simulation (build_platform): a
 // power of two, 1 unless the run's activities are shorter than ~1 us.
 double g_time_scale = 1;
-// Seconds of compute as an exec's work amount on a kHostSpeed host, stretched.
-double work(double seconds) {
-  return seconds * kHostSpeed * g_time_scale;
-}
 
 struct Interrupted {};
 
@@ -338,6 +334,35 @@ class Device {
     return static_cast<std::int32_t>(kv_source(w_, d_, step));
   }
 
+  // `seconds` of compute. A timed wait, not an exec: every device has a host
+  // of its own, so an exec would share its CPU with nothing, and a sleep costs
+  // SimGrid no solver variable (docs/sim.md, "Speed").
+  static void compute(double seconds) { sg4::this_actor::sleep_for(seconds * g_time_scale); }
+
+  // The step's compute while its own send runs (posted at t0): slowed by the
+  // interference until the send ends, at full speed after. Returns when the
+  // compute ended; `ends` gets the phase ends (from t0). One timed wait on
+  // the send: if it times out the compute ended first; if the send ends
+  // first, the rest runs at full speed. No interference: just the compute.
+  double overlapped(const StepCost& cost, bool busy, double t0, const sg4::CommPtr& send,
+                    PhaseEnds& ends) {
+    const auto& f = slowdown_;
+    if (f.compute == 1 && f.memory == 1) {
+      if (busy) compute(cost.total());
+      return now();
+    }
+    if (!busy) return t0;
+    const double slowed = overlap_phases(cost, f, 1e300);
+    const bool send_first = sg4::Comm::wait_any_for({send}, slowed * g_time_scale) == 0;
+    if (!send_first) send->wait();
+    ends = overlap_phase_ends(cost, f, now() - t0);
+    if (send_first) {
+      const double rest = t0 + ends.merge - now();
+      if (rest > 0) compute(rest);
+    }
+    return t0 + ends.merge;
+  }
+
   // The ring steps of one pass (one step for ulysses and allgather): send the
   // held block on and receive the next while computing; the next step starts
   // when the compute, the receive and the send (its buffer is reused) are done.
@@ -367,22 +392,9 @@ class Device {
       double tc = t0;
       if (xfer && overlap) {
         post();
-        const auto& f = slowdown_;
-        const double slowed = overlap_phases(cost, f, 1e300);
-        sg4::ExecPtr exec;
-        if (busy) exec = sg4::this_actor::exec_init(work(slowed))->start();
-        send->wait();
-        const double window = now() - t0;
-        ends = overlap_phase_ends(cost, f, window);
-        if (busy && !exec->test()) {
-          // The send ended first: the rest runs at full speed.
-          exec->cancel();
-          const double rest = t0 + ends.merge - now();
-          if (rest > 0) sg4::this_actor::execute(work(rest));
-        }
-        tc = t0 + ends.merge;
+        tc = overlapped(cost, busy, t0, send, ends);
       } else {
-        if (busy) sg4::this_actor::execute(work(cost.total()));
+        if (busy) compute(cost.total());
         tc = now();
       }
       if (xfer && !overlap) post();
@@ -414,7 +426,7 @@ class Device {
     // The pass's closing work: final casts, deferred corrections.
     if (const double red = r_.reduce_seconds(d_, layer, pass); red > 0) {
       const double t0 = now();
-      sg4::this_actor::execute(work(red));
+      compute(red);
       r_.rec.reduce(d_, layer, pi, pass, t0, now());
     }
   }
@@ -486,7 +498,7 @@ class Device {
     const double dur =
         r_.dense_s[pass] * r_.slow[static_cast<std::size_t>(d_)] *
         jitter_factor(r_.o.faults.jitter_sigma, r_.o.faults.seed, d_, layer, pass, -1);
-    sg4::this_actor::execute(work(dur));
+    compute(dur);
     r_.rec.dense(d_, layer, pi, pass, t0, now());
   }
 };
