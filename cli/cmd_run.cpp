@@ -37,6 +37,29 @@ int interrupted() {
   return kInterrupted;
 }
 
+// Job mode (--dp > 1): dp rings of the workload's CP ranks, placed one after
+// another on one platform (tp innermost, then cp, then dp), simulated whole.
+sim::SimOptions job_options(const proc::SimSpec& spec, const Workload& w, const Hardware& hw,
+                            sim::SimOptions o) {
+  const auto l = w.layout;
+  if (l != Layout::Ring && l != Layout::Striped && l != Layout::Zigzag)
+    throw InputError(fmt::format(
+        "--dp: job mode runs the ring layouts (ring, striped, zigzag), not {}", to_string(l)));
+  if (hw.platform == Platform::Torus2D || hw.platform == Platform::Torus3D)
+    throw InputError("--dp: job mode runs on --platform nodes, fattree or flat, not a torus");
+  if (spec.symmetry == sim::Symmetry::On)
+    throw InputError("--symmetry: job mode (--dp > 1) simulates every ring; use auto or off");
+  if (spec.fsdp && *spec.fsdp && w.scope != Scope::Layer)
+    throw InputError("--fsdp: the FSDP flows gather a layer's weights; give --scope layer");
+  auto job = w;
+  job.devices = w.devices * spec.dp;
+  o.topology = sim::topology_options(hw, job);
+  if (spec.inter_topology_given) o.topology.inter = spec.inter_topology;
+  o.rings = spec.dp;
+  o.fsdp = spec.fsdp.value_or(true) && w.scope == Scope::Layer;
+  return o;
+}
+
 // The simulator's record of the run: the spec resolved, the simulated
 // topology chosen (a symmetric ring's period when that is allowed and pays).
 sim::SimOptions sim_options(const proc::SimSpec& spec, const Workload& w, const Hardware& hw,
@@ -56,6 +79,7 @@ sim::SimOptions sim_options(const proc::SimSpec& spec, const Workload& w, const 
   o.record_events = !spec.trace.empty();
   o.record_rows = !spec.csv.empty();
   o.progress = sim::progress_wanted(spec.progress);
+  if (spec.dp > 1) return job_options(spec, w, hw, std::move(o));
   if (spec.symmetry != sim::Symmetry::Off) {
     const auto p = sim::symmetric_period(tp_rank_workload(w), o.topology, o.faults,
                                          o.network == sim::NetworkModel::Exact,
@@ -122,7 +146,9 @@ int run(const proc::RunSpec& spec) {
   auto budget = sim::default_budget();
   if (spec.sim.max_activities) budget.max_activities = *spec.sim.max_activities;
   if (spec.sim.max_memory) budget.max_memory_bytes = *spec.sim.max_memory;
-  sim::check_budget(sim::estimate_size(w, o.topology, o.record_events, o.record_rows), budget);
+  auto size = sim::estimate_size(w, o.topology, o.record_events, o.record_rows);
+  if (o.rings > 1) sim::add_job_size(size, w, o.topology, o.fsdp);
+  sim::check_budget(size, budget);
 
   const auto r = sim::simulate(o);
   if (r.interrupted) return interrupted();

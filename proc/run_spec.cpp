@@ -253,6 +253,15 @@ void add_sim_flags(CLI::App* app, SimFlags& f) {
                   "measures which)")
       ->capture_default_str()
       ->type_name(flag_type::kName);
+  app->add_option("--dp", f.dp,
+                  "Job mode: data-parallel replicas, each a CP ring of --devices ranks (of --tp "
+                  "GPUs), all simulated at once on one platform")
+      ->capture_default_str()
+      ->type_name(flag_type::kInt);
+  app->add_option("--fsdp", f.fsdp,
+                  "on|off: with --dp > 1 and --scope layer, the layer's FSDP all-gathers and "
+                  "reduce-scatter as flows (default on)")
+      ->type_name(flag_type::kOnOff);
   app->add_option("--max-activities", f.max_activities,
                   "Size guard: most activities to simulate (default 2^29)")
       ->type_name(flag_type::kInt);
@@ -349,8 +358,14 @@ SimSpec parse_sim(const SimFlags& f, std::int64_t devices) {
     s.inter_topology = choose<sim::InterTopology>("--inter-topology", f.inter_topology,
                                                   sim::inter_topology_names());
   if (!f.torus_dims.empty()) s.torus_dims = sim::split_torus_dims(f.torus_dims);
+  s.dp = parse_count("--dp", f.dp, 1, 65536);
+  if (!f.fsdp.empty()) {
+    if (s.dp == 1) throw InputError("--fsdp: only applies to job mode (--dp > 1)");
+    s.fsdp = parse_choice("--fsdp", f.fsdp, {"on", "off"}) == "on";
+  }
+  // Faults name devices of the whole job: ring r's rank c is device r x devices + c.
   for (const auto& x : f.stragglers)
-    s.faults.stragglers.push_back(sim::parse_straggler(x, devices));
+    s.faults.stragglers.push_back(sim::parse_straggler(x, devices * s.dp));
   for (const auto& x : f.degrades) s.faults.degrades.push_back(sim::parse_degrade(x));
   if (!f.jitter.empty()) s.faults.jitter_sigma = parse_real("--jitter", f.jitter, 0, 1);
   s.faults.seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
@@ -457,6 +472,8 @@ std::vector<std::string> to_args(const SimSpec& s) {
   if (s.faults.seed != d.faults.seed) put(a, "--seed", std::to_string(s.faults.seed));
   if (s.symmetry != d.symmetry) put(a, "--symmetry", sim::to_string(s.symmetry));
   if (!s.overlap) put(a, "--overlap", "none");
+  if (s.dp != d.dp) put(a, "--dp", std::to_string(s.dp));
+  if (s.fsdp) put(a, "--fsdp", *s.fsdp ? "on" : "off");
   put_opt(a, "--max-activities", s.max_activities);
   put_opt(a, "--max-memory", s.max_memory);
   if (s.progress) a.push_back("--progress");

@@ -79,6 +79,11 @@ struct SimSpec {
   bool overlap = true;  // --overlap full|none
   std::optional<std::uint64_t> max_activities, max_memory;
   bool progress = false;
+  // Job mode (docs/sim.md, "Job mode"): --dp rings of --devices CP ranks on one
+  // platform, and whether their FSDP collectives run as flows (--fsdp; unset:
+  // on with --scope layer).
+  std::int64_t dp = 1;
+  std::optional<bool> fsdp;
   bool operator==(const SimSpec&) const = default;
 };
 
@@ -117,6 +122,7 @@ struct SimFlags {
   std::string jitter, seed = "1";
   bool progress = false;
   std::string max_activities, max_memory, symmetry = "auto", overlap = "full";
+  std::string dp = "1", fsdp;
 };
 
 struct RunFlags {

@@ -18,6 +18,11 @@ struct SizeEstimate {
   std::uint64_t csv_bytes = 0;     // --csv file (0 if not asked)
 };
 
+// Job mode (run --dp): adds the FSDP collectives' rounds and actors (when
+// `fsdp`) and the link meter's bins to an estimate of the rings (`t`: the
+// whole job's topology).
+void add_job_size(SizeEstimate& e, const Workload& w, const TopologyOptions& t, bool fsdp);
+
 struct Budget {
   std::uint64_t max_activities = 0;
   std::uint64_t max_memory_bytes = 0;

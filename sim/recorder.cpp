@@ -245,8 +245,15 @@ void Recorder::dense(std::int64_t d, int layer, int pi, int pass, double t0, dou
 }
 
 void Recorder::finished(std::int64_t d, double t) {
-  res_.device_finish_s[static_cast<std::size_t>(d)] = t;
+  // Job mode: a device's FSDP actor may finish after it, or before.
+  auto& f = res_.device_finish_s[static_cast<std::size_t>(d)];
+  f = std::max(f, t);
   finished_[static_cast<std::size_t>(d)] = 1;
+}
+
+void Recorder::busy_until(std::int64_t d, double t) {
+  auto& f = res_.device_finish_s[static_cast<std::size_t>(d)];
+  f = std::max(f, t);
 }
 
 bool Recorder::all_finished() const {
@@ -287,7 +294,7 @@ SimResult Recorder::take() {
     std::sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());
   }
-  if (n_ != w_.devices) {
+  if (n_ < w_.devices) {
     // One period stood for the whole ring: every period stalls alike.
     const auto n = static_cast<std::uint64_t>(n_), all = static_cast<std::uint64_t>(w_.devices);
     res.stalled_device_steps = res.stalled_device_steps / n * all;

@@ -56,6 +56,8 @@ class Recorder {
   // --scope layer's projections and MLP.
   void dense(std::int64_t d, int layer, int pi, int pass, double t0, double t1);
   void finished(std::int64_t d, double t);
+  // Job mode: device d's FSDP collectives ran until t (its finish is the later).
+  void busy_until(std::int64_t d, double t);
 
   bool all_finished() const;
   // Moves the results out, totals and stalls computed (call once, after the run).

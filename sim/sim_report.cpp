@@ -85,6 +85,85 @@ Summary simulated_summary(const Summary& a, const SimResult& r) {
   return s;
 }
 
+// Job mode: why the slowest ring took longer than one ring alone (the
+// closed form): a straggler in it, FSDP collectives that outlast it, or the
+// busiest link on its routes, shared with other rings or FSDP flows.
+std::string why_slowest(const JobResult& j, const SimOptions& o, double alone) {
+  const auto first = j.slowest_ring * j.ring_size;
+  for (const auto& x : o.faults.stragglers)
+    if (x.device >= first && x.device < first + j.ring_size)
+      return fmt::format("device {} (rank {}) computes {}x slower (--straggler)", x.device,
+                         x.device - first, x.factor);
+  const double t = j.ring_time_s[static_cast<std::size_t>(j.slowest_ring)];
+  if (!(t > alone * (1 + 1e-9))) return "no slower than one ring alone: no link it uses is shared";
+  if (j.fsdp_s > alone)
+    return fmt::format("its FSDP collectives take {}, longer than the ring alone ({})",
+                       human_seconds(j.fsdp_s), human_seconds(alone));
+  if (!j.slowest_link.empty())
+    return fmt::format(
+        "{:.1f}% slower than alone: its busiest link, {}, peaks at {:.0f}%{}",
+        100 * (t / alone - 1), j.slowest_link, 100 * j.slowest_link_peak,
+        o.fsdp ? " (shared with other rings and the FSDP flows)" : " (shared with other rings)");
+  return fmt::format("{:.1f}% slower than alone", 100 * (t / alone - 1));
+}
+
+nlohmann::json job_json(const JobResult& j, const SimOptions& o, double alone) {
+  nlohmann::json links = nlohmann::json::array();
+  for (const auto& l : j.links)
+    links.push_back({{"link", l.name},
+                     {"peak_utilisation", l.peak},
+                     {"mean_utilisation", l.mean},
+                     {"bytes", l.bytes}});
+  const double t = j.ring_time_s[static_cast<std::size_t>(j.slowest_ring)];
+  return {{"rings", j.rings},
+          {"ranks_per_ring", j.ring_size},
+          {"gpus", j.rings * j.ring_size * std::max(o.workload.tp, 1)},
+          {"ring_time_s", j.ring_time_s},
+          {"slowest_ring", j.slowest_ring},
+          {"slowest_ring_time_s", t},
+          {"ring_alone_s", alone},
+          {"contention", alone > 0 ? t / alone : 0.0},
+          {"why", why_slowest(j, o, alone)},
+          {"fsdp", o.fsdp},
+          {"fsdp_s", j.fsdp_s},
+          {"fsdp_round_bytes", j.fsdp_bytes},
+          {"hottest_links", links},
+          {"slowest_ring_link", j.slowest_link},
+          {"slowest_ring_link_peak", j.slowest_link_peak}};
+}
+
+// The text rows of job mode.
+std::vector<std::pair<std::string, std::string>> job_rows(const JobResult& j, const SimOptions& o,
+                                                          double alone) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  const auto tp = std::max(o.workload.tp, 1);
+  rows.push_back({"job", fmt::format("{} rings x {} CP ranks{} = {} GPUs; FSDP flows {}", j.rings,
+                                     j.ring_size, tp > 1 ? fmt::format(" x TP {}", tp) : "",
+                                     j.rings * j.ring_size * tp, o.fsdp ? "on" : "off")});
+  const auto [lo, hi] = std::minmax_element(j.ring_time_s.begin(), j.ring_time_s.end());
+  std::string times;
+  if (j.rings <= 16)
+    for (std::size_t r = 0; r < j.ring_time_s.size(); ++r)
+      times += (r ? ", " : "") + human_seconds(j.ring_time_s[r]);
+  else
+    times = fmt::format("{} to {}", human_seconds(*lo), human_seconds(*hi));
+  rows.push_back({"ring times", times});
+  rows.push_back({"slowest ring",
+                  fmt::format("ring {}: {} (one ring alone, closed form: {}): {}", j.slowest_ring,
+                              human_seconds(*hi), human_seconds(alone), why_slowest(j, o, alone))});
+  std::vector<std::string> links;
+  for (std::size_t i = 0; i < j.links.size() && i < 5; ++i)
+    links.push_back(fmt::format("{} {:.0f}% peak, {:.0f}% mean", j.links[i].name,
+                                100 * j.links[i].peak, 100 * j.links[i].mean));
+  rows.push_back({"busiest links", links.empty() ? "none" : join(links, "; ")});
+  if (o.fsdp)
+    rows.push_back(
+        {"FSDP collectives",
+         fmt::format("{} (busiest device; {} per rank per round)", human_seconds(j.fsdp_s),
+                     human_bytes(static_cast<double>(j.fsdp_bytes)))});
+  return rows;
+}
+
 RunSummary sim_summary(const Summary& a, const SimResult& r, const SimOptions& o) {
   auto s = RunSummary::of(simulated_summary(a, r));
   RunSummary::Simulated m;
@@ -117,6 +196,7 @@ RunSummary sim_summary(const Summary& a, const SimResult& r, const SimOptions& o
   if (faults.jitter_sigma > 0)
     f["jitter"] = {{"sigma", faults.jitter_sigma}, {"seed", faults.seed}};
   m.faults = f;
+  if (o.rings > 1) m.job = job_json(r.job, o, a.time_s);
   s.sim = std::move(m);
   return s;
 }
@@ -154,9 +234,13 @@ std::string sim_summary_text(const Summary& a, const SimResult& r, const SimOpti
                     "(--symmetry off for all {})",
                     r.simulated_devices, w.devices));
   if (o.faults.any()) row("faults", faults_text(o.faults));
+  if (o.rings > 1)
+    for (const auto& [k, v] : job_rows(r.job, o, a.time_s)) row(k, v);
   out += "\n";
   // The closed forms know no faults: say so where they are left out.
-  pair("", "simulated", o.faults.any() ? "analytic (no faults)" : "analytic");
+  pair("", o.rings > 1 ? "simulated (job)" : "simulated",
+       o.rings > 1 ? "analytic (one ring alone)"
+                   : (o.faults.any() ? "analytic (no faults)" : "analytic"));
   const auto layers = w.layers > 1 ? fmt::format(" ({} layers)", w.layers) : std::string();
   pair("time" + layers, human_seconds(s.time_s), human_seconds(a.time_s));
   pair("heaviest step compute", human_seconds(s.verdict.heaviest_step_compute_s),

@@ -62,10 +62,6 @@ bool g_engine_used = false;
 // The clock stretch of this process's one simulation (build_platform): a
 // power of two, 1 unless the run's activities are shorter than ~1 us.
 double g_time_scale = 1;
-// Seconds of compute as an exec's work amount on a kHostSpeed host, stretched.
-double work(double seconds) {
-  return seconds * kHostSpeed * g_time_scale;
-}
 
 struct Interrupted {};
 
@@ -92,6 +88,15 @@ struct Run {
   bool sequence_parallel = true;
   std::vector<sg4::BarrierPtr> tp_barrier;
   std::vector<double> slow;
+  // Job mode: ranks per CP ring (n itself outside job mode), the link meter,
+  // and the FSDP flows: bytes one rank sends per round (all-gather,
+  // reduce-scatter), each device's time in them, and one barrier per device
+  // where its FSDP actor meets it at the start of each pass.
+  std::int64_t ring = 0;
+  std::unique_ptr<LinkMeter> meter;
+  std::uint64_t fsdp_ag = 0, fsdp_rs = 0;
+  std::vector<double> fsdp_s;
+  std::vector<sg4::BarrierPtr> fsdp_barrier;
   Recorder rec;
   Progress progress;
   std::string error;
@@ -106,6 +111,7 @@ struct Run {
         n(opt.topology.devices),
         steps(num_steps(opt.workload)),
         passes(ps),
+        ring(opt.rings > 1 ? opt.workload.devices : opt.topology.devices),
         rec(opt, opt.topology.devices, num_steps(opt.workload), std::move(ps)),
         progress(opt.progress, units, "ringsim: simulating") {
     for (int p : passes) {
@@ -122,12 +128,34 @@ struct Run {
           tp_share_bytes(user.block * user.batch, user.shape.d_model, dtype_bytes(user.dtype), tp);
     }
     sequence_parallel = user.sequence_parallel;
+    if (o.fsdp && o.rings > 1 && user.scope == Scope::Layer) {
+      // The layer's TP shard (1/tp of its weights) gathered over every rank
+      // of the job (TorchTitan's flattened dp_shard x cp mesh): each of the n
+      // rounds' shares is 1/n of it; weights in the run's dtype, gradients
+      // reduced in fp32 (TorchTitan's default reduce dtype).
+      const double shard = static_cast<double>(layer_params(user.shape)) / tp;
+      const double per = shard / static_cast<double>(n);
+      fsdp_ag = static_cast<std::uint64_t>(std::ceil(per * dtype_bytes(user.dtype)));
+      fsdp_rs = static_cast<std::uint64_t>(std::ceil(per * 4));
+      fsdp_s.assign(static_cast<std::size_t>(n), 0.0);
+    }
+  }
+
+  // Ring-local rank of device d (job mode: device r x ring + c is rank c of ring r).
+  std::int64_t rank(std::int64_t d) const { return d % ring; }
+  // Job mode: a transfer's bytes on the links of its route.
+  void meter_add(std::int64_t from, std::int64_t to, std::uint64_t bytes, double t0, double t1) {
+    if (!meter) return;
+    thread_local std::vector<Hop> hops;
+    hops.clear();
+    topo.route(from, to, hops);
+    meter->add(hops, static_cast<double>(bytes), t0 + topo.route_latency(from, to), t1);
   }
 
   // One device-step's phases (models/kernel/implementation.hpp). A straggler
   // or jitter slows all of them alike.
   StepCost cost(std::int64_t d, int layer, int pass, std::int64_t step, bool sends) const {
-    auto c = im.step(w, d, step, pass == 1, sends);
+    auto c = im.step(w, rank(d), step, pass == 1, sends);
     const double k = factor(d, layer, pass, step);
     c.launch_s *= k;
     c.attention_s *= k;
@@ -137,7 +165,7 @@ struct Run {
   // The pass's closing work (the reduce phase); `step` -2 keeps its jitter
   // apart from the steps' and the dense work's (-1).
   double reduce_seconds(std::int64_t d, int layer, int pass) const {
-    const double t = im.reduce(w, d, pass == 1);
+    const double t = im.reduce(w, rank(d), pass == 1);
     return t > 0 ? t * factor(d, layer, pass, -2) : 0;
   }
   double factor(std::int64_t d, int layer, int pass, std::int64_t step) const {
@@ -249,7 +277,9 @@ void tp_ring_rounds(Run& r, std::int64_t d, sg4::Mailbox* out, sg4::Mailbox* in,
 class Device {
  public:
   Device(Run& run, std::int64_t d) : r_(run), w_(run.w), d_(d) {
-    const auto n = r_.n;
+    // Neighbours inside the device's own ring (job mode: ring r's ranks are
+    // devices r x ring .. r x ring + ring - 1).
+    const auto n = r_.ring, c = r_.rank(d), base = d - c;
     std::int64_t hop = 0;
     switch (w_.layout) {
       case Layout::Ulysses:
@@ -260,9 +290,9 @@ class Device {
       default:
         hop = 1;
     }
-    if (hop > 0 && (d + hop) % n != d) {
-      next_ = (d + hop) % n;
-      prev_ = (d - hop + n) % n;
+    if (hop > 0 && (c + hop) % n != c) {
+      next_ = base + (c + hop) % n;
+      prev_ = base + (c - hop + n) % n;
       out_ = sg4::Mailbox::by_name(fmt::format("{}>{}", d, next_));
       in_ = sg4::Mailbox::by_name(fmt::format("{}>{}", prev_, d));
       slowdown_ = r_.interference(d, next_);
@@ -291,6 +321,8 @@ class Device {
     for (int layer = 0; layer < w_.layers; ++layer) {
       for (std::size_t pi = 0; pi < r_.passes.size(); ++pi) {
         const int pass = r_.passes[pi];
+        // Job mode: meet the FSDP actor (its last collectives done) as the pass starts.
+        if (!r_.fsdp_barrier.empty()) r_.fsdp_barrier[static_cast<std::size_t>(d_)]->wait();
         // Backward meets the MLP before attention; forward after. The TP
         // collectives follow the dense part in both (their place in the layer
         // changes nothing: none overlaps anything).
@@ -341,7 +373,36 @@ class Device {
 
   static double now() { return sg4::Engine::get_clock() / g_time_scale; }
   std::int32_t kv(std::int64_t step) const {
-    return static_cast<std::int32_t>(kv_source(w_, d_, step));
+    return static_cast<std::int32_t>(kv_source(w_, r_.rank(d_), step));
+  }
+
+  // `seconds` of compute. A timed wait, not an exec: every device has a host
+  // of its own, so an exec would share its CPU with nothing, and a sleep costs
+  // SimGrid no solver variable (docs/sim.md, "Speed").
+  static void compute(double seconds) { sg4::this_actor::sleep_for(seconds * g_time_scale); }
+
+  // The step's compute while its own send runs (posted at t0): slowed by the
+  // interference until the send ends, at full speed after. Returns when the
+  // compute ended; `ends` gets the phase ends (from t0). One timed wait on
+  // the send: if it times out the compute ended first; if the send ends
+  // first, the rest runs at full speed. No interference: just the compute.
+  double overlapped(const StepCost& cost, bool busy, double t0, const sg4::CommPtr& send,
+                    PhaseEnds& ends) {
+    const auto& f = slowdown_;
+    if (f.compute == 1 && f.memory == 1) {
+      if (busy) compute(cost.total());
+      return now();
+    }
+    if (!busy) return t0;
+    const double slowed = overlap_phases(cost, f, 1e300);
+    const bool send_first = sg4::Comm::wait_any_for({send}, slowed * g_time_scale) == 0;
+    if (!send_first) send->wait();
+    ends = overlap_phase_ends(cost, f, now() - t0);
+    if (send_first) {
+      const double rest = t0 + ends.merge - now();
+      if (rest > 0) compute(rest);
+    }
+    return t0 + ends.merge;
   }
 
   // The ring steps of one pass (one step for ulysses and allgather): send the
@@ -373,22 +434,9 @@ class Device {
       double tc = t0;
       if (xfer && overlap) {
         post();
-        const auto& f = slowdown_;
-        const double slowed = overlap_phases(cost, f, 1e300);
-        sg4::ExecPtr exec;
-        if (busy) exec = sg4::this_actor::exec_init(work(slowed))->start();
-        send->wait();
-        const double window = now() - t0;
-        ends = overlap_phase_ends(cost, f, window);
-        if (busy && !exec->test()) {
-          // The send ended first: the rest runs at full speed.
-          exec->cancel();
-          const double rest = t0 + ends.merge - now();
-          if (rest > 0) sg4::this_actor::execute(work(rest));
-        }
-        tc = t0 + ends.merge;
+        tc = overlapped(cost, busy, t0, send, ends);
       } else {
-        if (busy) sg4::this_actor::execute(work(cost.total()));
+        if (busy) compute(cost.total());
         tc = now();
       }
       if (xfer && !overlap) post();
@@ -397,6 +445,7 @@ class Device {
         recv->wait();
         send->wait();
         ct = times_of(send, recv);
+        r_.meter_add(d_, next_, bytes, ct.send_start, ct.send_end);
       }
       StepTimes st{t0, t0 + ends.launch, t0 + ends.attention, tc, now()};
       st.free_s = cost.total();
@@ -414,13 +463,14 @@ class Device {
       recv->wait();
       send->wait();
       r_.rec.hop_time(d_, now() - h0);
-      r_.rec.final_hop(d_, layer, pass, fb, times_of(send, recv), prev_, next_, kv(steps - 1),
-                       kv(0));
+      const auto hop = times_of(send, recv);
+      r_.meter_add(d_, next_, fb, hop.send_start, hop.send_end);
+      r_.rec.final_hop(d_, layer, pass, fb, hop, prev_, next_, kv(steps - 1), kv(0));
     }
     // The pass's closing work: final casts, deferred corrections.
     if (const double red = r_.reduce_seconds(d_, layer, pass); red > 0) {
       const double t0 = now();
-      sg4::this_actor::execute(work(red));
+      compute(red);
       r_.rec.reduce(d_, layer, pi, pass, t0, now());
     }
   }
@@ -492,7 +542,7 @@ class Device {
     const double dur =
         r_.dense_s[pass] * r_.slow[static_cast<std::size_t>(d_)] *
         jitter_factor(r_.o.faults.jitter_sigma, r_.o.faults.seed, d_, layer, pass, -1);
-    sg4::this_actor::execute(work(dur));
+    compute(dur);
     r_.rec.dense(d_, layer, pi, pass, t0, now());
   }
 };
@@ -530,6 +580,86 @@ void tp_peer_main(Run* run, std::int64_t d, int k) {
   }
 }
 
+// Job mode: device d's FSDP collectives, beside its ring. At the start of
+// each pass it meets the device (which so waits for the previous pass's
+// gathers: FSDP prefetches one ahead), then plays the pass's ring collectives
+// over every rank of the job, d -> d + 1 (the shard group in rank order, tp
+// innermost): forward an all-gather of the layer's weights, backward another
+// (they were freed after forward) and a reduce-scatter of its gradients.
+void fsdp_main(Run* run, std::int64_t d) {
+  try {
+    auto& r = *run;
+    const auto i = static_cast<std::size_t>(d);
+    auto* out = sg4::Mailbox::by_name(fmt::format("fsdp{}>{}", d, (d + 1) % r.n));
+    auto* in = sg4::Mailbox::by_name(fmt::format("fsdp{}>{}", (d - 1 + r.n) % r.n, d));
+    auto collective = [&](std::uint64_t bytes) {
+      for (std::int64_t k = 1; k < r.n; ++k) {
+        if (interrupt_requested()) throw Interrupted{};
+        int* got = nullptr;
+        auto send = out->put_async(&g_token, bytes);
+        auto recv = in->get_async<int>(&got);
+        recv->wait();
+        send->wait();
+        const auto t = times_of(send, recv);
+        r.meter_add(d, (d + 1) % r.n, bytes, t.send_start, t.send_end);
+        r.rec.extra_activities(1);
+      }
+    };
+    for (int layer = 0; layer < r.w.layers; ++layer)
+      for (int pass : r.passes) {
+        r.fsdp_barrier[i]->wait();
+        const double t0 = sg4::Engine::get_clock() / g_time_scale;
+        collective(r.fsdp_ag);
+        if (pass == 1) collective(r.fsdp_rs);
+        const double t1 = sg4::Engine::get_clock() / g_time_scale;
+        r.fsdp_s[i] += t1 - t0;
+        r.rec.busy_until(d, t1);  // the device is done when its gathers are too
+      }
+  } catch (const Interrupted&) {
+    run->rec.result().interrupted = true;
+    sg4::Actor::kill_all();
+  } catch (const std::exception& e) {
+    if (run->error.empty()) run->error = fmt::format("device {} FSDP: {}", d, e.what());
+    sg4::Actor::kill_all();
+  }
+}
+
+// Job mode's results: each ring's time, the slowest ring, the busiest links
+// (all and on the slowest ring's own routes).
+JobResult job_result(const Run& r, const SimResult& res) {
+  JobResult j;
+  j.ring_size = r.ring;
+  j.rings = r.n / r.ring;
+  j.ring_time_s.assign(static_cast<std::size_t>(j.rings), 0.0);
+  for (std::int64_t d = 0; d < r.n; ++d) {
+    auto& t = j.ring_time_s[static_cast<std::size_t>(d / r.ring)];
+    t = std::max(t, res.device_finish_s[static_cast<std::size_t>(d)]);
+  }
+  j.slowest_ring = std::max_element(j.ring_time_s.begin(), j.ring_time_s.end()) -
+                   j.ring_time_s.begin();  // the first of equals
+  for (double x : r.fsdp_s) j.fsdp_s = std::max(j.fsdp_s, x);
+  j.fsdp_bytes = r.fsdp_ag;
+  if (!r.meter) return j;
+  j.links = r.meter->hottest(8, res.time_s, r.topo.links());
+  std::vector<Hop> hops;
+  double mean = 0;
+  for (std::int64_t c = 0; c < r.ring; ++c) {
+    const auto d = j.slowest_ring * r.ring + c, next = j.slowest_ring * r.ring + (c + 1) % r.ring;
+    hops.clear();
+    r.topo.route(d, next, hops);
+    for (const auto& h : hops) {
+      const double p = r.meter->peak(h.link, h.up), m = r.meter->mean(h.link, h.up, res.time_s);
+      if (LinkMeter::busier(p, m, j.slowest_link_peak, mean)) {
+        j.slowest_link_peak = p;
+        mean = m;
+        j.slowest_link =
+            r.topo.links()[static_cast<std::size_t>(h.link)].name + (h.up ? " up" : " down");
+      }
+    }
+  }
+  return j;
+}
+
 std::uint64_t progress_units(const Workload& w, std::int64_t simulated) {
   std::uint64_t per = static_cast<std::uint64_t>(num_steps(w));
   if (w.layout == Layout::Ulysses || w.layout == Layout::Hybrid) per += 2 * (w.ulysses() - 1);
@@ -564,7 +694,8 @@ std::string with_links(std::string s, const Hardware& hw) {
 }
 
 std::string describe_run(const SimOptions& o, const Topology& topo) {
-  if (o.topology.devices == o.workload.devices) return with_links(topo.describe(), o.hardware);
+  if (o.topology.devices == o.workload.devices || o.rings > 1)
+    return with_links(topo.describe(), o.hardware);  // one ring, or the whole job
   auto full = o.topology;
   full.platform = o.hardware.platform;
   full.devices = o.workload.devices;
@@ -625,7 +756,9 @@ SimResult simulate(const SimOptions& user) {
 
   // A symmetric run simulates one period of the ring (sim/symmetry.hpp):
   // fewer devices than the workload, ring layouts only, nothing per-device.
-  if (o.topology.devices != o.workload.devices) {
+  if (o.rings > 1 && o.topology.devices != o.rings * o.workload.devices)
+    throw std::invalid_argument("simulate: job mode needs rings x devices on the topology");
+  if (o.rings <= 1 && o.topology.devices != o.workload.devices) {
     const auto l = o.workload.layout;
     if ((l != Layout::Ring && l != Layout::Striped && l != Layout::Zigzag) || o.faults.any() ||
         o.record_events || o.record_rows || o.topology.devices < 2)
@@ -657,6 +790,25 @@ SimResult simulate(const SimOptions& user) {
   for (std::int64_t d = 0; d < run.n; ++d)
     sg4::Actor::create(fmt::format("device{}", d), hosts[static_cast<std::size_t>(d)], device_main,
                        &run, d);
+  if (o.rings > 1) {
+    // Half the time a ring block takes on the fastest link: a lone transfer
+    // at full rate fills at least one bin.
+    double fastest = 0;
+    std::vector<double> bw;
+    for (std::size_t i = 0; i < topo.links().size(); ++i) {
+      bw.push_back(topo.links()[i].bandwidth / (i < divisors.size() ? divisors[i] : 1.0));
+      fastest = std::max(fastest, bw.back());
+    }
+    const double block = static_cast<double>(std::max<std::uint64_t>(
+        run.bytes[passes.front()].ring, std::max<std::uint64_t>(run.fsdp_ag, 1)));
+    run.meter = std::make_unique<LinkMeter>(std::move(bw), block / fastest / 2);
+  }
+  if (run.fsdp_ag > 0)
+    for (std::int64_t d = 0; d < run.n; ++d) {
+      run.fsdp_barrier.push_back(sg4::Barrier::create(2));
+      sg4::Actor::create(fmt::format("device{}.fsdp", d), hosts[static_cast<std::size_t>(d)],
+                         fsdp_main, &run, d);
+    }
   if (run.tp_collectives > 0)
     for (std::int64_t d = 0; d < run.n; ++d) {
       run.tp_barrier.push_back(sg4::Barrier::create(static_cast<unsigned>(run.tp)));
@@ -672,7 +824,9 @@ SimResult simulate(const SimOptions& user) {
   if (!run.error.empty()) throw std::runtime_error("simulation failed: " + run.error);
   if (run.deadlock || !run.rec.all_finished())
     throw std::runtime_error("simulation deadlocked: some devices never received their blocks");
-  return run.rec.take();
+  auto res = run.rec.take();
+  if (o.rings > 1) res.job = job_result(run, res);
+  return res;
 }
 
 }  // namespace ringsim::sim

@@ -17,6 +17,7 @@
 #include "models/core/workload.hpp"
 #include "models/kernel/implementation.hpp"
 #include "sim/faults.hpp"
+#include "sim/link_meter.hpp"
 #include "sim/options.hpp"
 #include "sim/topology.hpp"
 #include "trace/event.hpp"
@@ -57,6 +58,25 @@ struct SimOptions {
   bool record_events = false;  // keep every activity (--trace)
   bool record_rows = false;    // keep every device-step (--csv)
   bool progress = false;
+  // Job mode (--dp): `rings` CP rings of workload.devices ranks each, placed
+  // one after another (ring r's rank c is device r x devices + c, so tp is
+  // innermost, then cp, then dp), all on one platform of topology.devices =
+  // rings x devices. `fsdp`: each layer's FSDP all-gathers (and, backward,
+  // reduce-scatter) over all the job's ranks run as flows beside the rings.
+  std::int64_t rings = 1;
+  bool fsdp = false;
+};
+
+// Job mode's results (SimOptions::rings > 1).
+struct JobResult {
+  std::int64_t rings = 0, ring_size = 0;
+  std::vector<double> ring_time_s;  // per ring: when its last device finished
+  std::int64_t slowest_ring = 0;
+  double fsdp_s = 0;             // busiest device's time in FSDP collectives
+  std::uint64_t fsdp_bytes = 0;  // bytes one rank sends per FSDP round, all-gather
+  std::vector<LinkLoad> links;   // the busiest link directions, busiest first
+  std::string slowest_link;      // the busiest link on the slowest ring's own route ("" none)
+  double slowest_link_peak = 0;
 };
 
 struct SimResult {
@@ -95,6 +115,7 @@ struct SimResult {
   bool interrupted = false;
   std::vector<std::vector<Event>> events;  // per device, in time order
   std::vector<std::vector<StepRow>> rows;  // per device
+  JobResult job;                           // job mode only (rings > 1)
 };
 
 // The topology the hardware describes (catalog bandwidths and latencies).

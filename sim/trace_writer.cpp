@@ -17,7 +17,15 @@ bool write_trace(AtomicFile& file, const SimResult& r, const Workload& w,
   const bool nodes = topo.platform == Platform::Nodes || topo.platform == Platform::Torus2D ||
                      topo.platform == Platform::Torus3D;
   std::vector<trace::Lane> lanes;
+  // Job mode: one process per ring (its ranks are its threads), so the rings
+  // show as groups; otherwise one per node.
+  const auto ring = r.job.rings > 1 ? r.job.ring_size : std::int64_t{0};
   for (std::int64_t d = 0; d < n; ++d) {
+    if (ring > 0) {
+      lanes.push_back({static_cast<std::int32_t>(d), d / ring, fmt::format("ring {}", d / ring),
+                       fmt::format("device {} (rank {})", d, d % ring)});
+      continue;
+    }
     const auto pid = node_of(topo, d);
     lanes.push_back({static_cast<std::int32_t>(d), pid,
                      nodes ? fmt::format("node {}", pid) : std::string("devices"),
@@ -25,7 +33,8 @@ bool write_trace(AtomicFile& file, const SimResult& r, const Workload& w,
   }
   nlohmann::json meta;
   meta["format"] = "ringsim-trace-1";
-  meta["devices"] = w.devices;
+  meta["devices"] = ring > 0 ? n : w.devices;
+  if (ring > 0) meta["rings"] = r.job.rings;
   meta["steps"] = num_steps(w);
   meta["layout"] = to_string(w.layout);
   meta["engine"] = "simgrid";

@@ -119,6 +119,12 @@ double alltoall_latency(const Hardware& hw, std::int64_t group) {
   return hw.ring_latency(group);
 }
 
+std::uint64_t layer_params(const ModelShape& s) {
+  const std::uint64_t D = s.d_model, d = s.head_dim, H = s.heads, kvh = s.kv_heads, F = s.ffn;
+  // Wq, Wk, Wv (D x d(H + 2 kvh)), Wo (Hd x D), SwiGLU W1, W3, W2 (3 D F), two RMSNorm gains.
+  return D * d * (H + 2 * kvh) + H * d * D + 3 * D * F + 2 * D;
+}
+
 double other_layer_flops(const Workload& w, bool backward) {
   // Per device, c tokens: QKV projection 2*D*(H+2kvh)*d, output projection
   // 2*H*d*D, SwiGLU MLP 3 GEMMs 2*D*F each (per token). Backward = 2x forward

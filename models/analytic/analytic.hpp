@@ -147,6 +147,9 @@ double alltoall_latency(const Hardware& hw, std::int64_t group);
 
 // FLOPs of the rest of a transformer layer per device (projections + SwiGLU MLP).
 double other_layer_flops(const Workload& w, bool backward);
+// Parameters of one Llama-style layer: Wq, Wk, Wv, Wo, SwiGLU W1, W3, W2 and
+// two RMSNorm gains.
+std::uint64_t layer_params(const ModelShape& s);
 
 // Sets efficiency = ideal / time, after settling rounding: the ideal and the
 // time are sums taken in different orders, so a run that reaches the ideal

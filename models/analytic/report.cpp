@@ -246,6 +246,7 @@ json RunSummary::to_json() const {
     j["critical_device"] = s.critical_device;
     j["critical_device_busy_s"] = s.critical_device_busy_s;
     j["faults"] = s.faults;
+    if (s.job) j["job"] = *s.job;
   }
   return j;
 }
@@ -352,6 +353,10 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
     m.critical_device_busy_s = r.real("critical_device_busy_s");
     m.faults = r.at("faults");
     if (!m.faults.is_object()) r.wrong("faults", "an object");
+    if (j.contains("job")) {
+      m.job = r.at("job");
+      if (!m.job->is_object()) r.wrong("job", "an object");
+    }
     s.sim = std::move(m);
   }
   return s;

@@ -62,6 +62,9 @@ struct RunSummary {
     std::int64_t critical_device = 0;
     double critical_device_busy_s = 0;
     nlohmann::json faults = nlohmann::json::object();
+    // Job mode (run --dp > 1, docs/sim.md "Job mode"): the rings, the
+    // slowest and why, the busiest links. Absent otherwise.
+    std::optional<nlohmann::json> job;
   };
   std::optional<Simulated> sim;
 

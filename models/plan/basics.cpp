@@ -32,12 +32,6 @@ LossImpl parse_loss(const std::string& flag, const std::string& s) {
   return parse_choice(flag, s, loss_names()) == "eager" ? LossImpl::Eager : LossImpl::Chunked;
 }
 
-std::uint64_t layer_params(const ModelShape& s) {
-  const std::uint64_t D = s.d_model, d = s.head_dim, H = s.heads, kvh = s.kv_heads, F = s.ffn;
-  // Wq, Wk, Wv (D x d(H + 2 kvh)), Wo (Hd x D), SwiGLU W1, W3, W2 (3 D F), two RMSNorm gains.
-  return D * d * (H + 2 * kvh) + H * d * D + 3 * D * F + 2 * D;
-}
-
 std::uint64_t embedding_params(const ModelShape& s) {
   return static_cast<std::uint64_t>(s.vocab) * static_cast<std::uint64_t>(s.d_model);
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "models/analytic/analytic.hpp"
 #include "models/core/workload.hpp"
 #include "models/plan/framework.hpp"
 #include "models/plan/precision.hpp"
@@ -95,8 +96,8 @@ struct PlanRequest {
 constexpr std::int64_t kMaxAutoCp = 1024;  // analytic cost grows as cp^2
 
 // Parameter counts of a Llama-style decoder (GQA attention, SwiGLU MLP, two
-// RMSNorms per layer, untied input embedding and output head).
-std::uint64_t layer_params(const ModelShape& s);
+// RMSNorms per layer, untied input embedding and output head); layer_params is
+// models/analytic/analytic.hpp's (the simulator's job mode gathers them too).
 std::uint64_t embedding_params(const ModelShape& s);  // vocab x d_model, each of embedding and head
 std::uint64_t total_params(const ModelShape& s);
 

@@ -3,12 +3,15 @@
 // in its own process (one SimGrid engine per process). Workload: llama3-8b,
 // block 4096, causal ring, forward, one layer, H100 roofline (--kernel
 // roofline), on a flat ring of NVLink4 links (the platform the bare program
-// can build in ten lines); --nodes adds ringsim on its default cluster
-// (8-GPU nodes + rail IB).
+// can build in ten lines), on ringsim's default cluster (8-GPU nodes + rail
+// IB), and that cluster with device 1 a 2x straggler (a ring no symmetry
+// reduces).
 //
-// usage: ringsim-bench-sim [--devices 256,1024] [--reps 3] [--nodes] [--ringsim PATH] [--bare PATH]
-// Prints a markdown table: median wall and CPU seconds, peak memory, and the
-// ringsim / bare CPU ratio; checks both programs simulate the same time.
+// usage: ringsim-bench-sim [--devices 1024,4096] [--reps 1] [--flat-only] [--ringsim PATH]
+//                          [--bare PATH]
+// Prints a markdown table: median CPU seconds, peak memory, each ringsim run's
+// CPU over the bare program's of the same repetition, and device-steps per
+// CPU second; checks the bare program and the flat ring simulate the same time.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -49,12 +52,15 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-// `ringsim run` on one ring of `n` devices, block 4096, llama3-8b, as a spec.
-std::vector<std::string> ringsim_args(long n, bool flat) {
+// `ringsim run` on one ring of `n` devices, block 4096, llama3-8b, as a spec:
+// on a flat ring, or the default cluster with device 1 a 2x straggler or not.
+enum class Variant { Flat, Nodes, Straggler };
+std::vector<std::string> ringsim_args(long n, Variant v) {
   ringsim::proc::RunSpec spec;
   spec.workload.devices = n;
   spec.workload.block = 4096;
-  if (flat) spec.hardware.platform = ringsim::Platform::Flat;
+  if (v == Variant::Flat) spec.hardware.platform = ringsim::Platform::Flat;
+  if (v == Variant::Straggler) spec.sim.faults.stragglers.push_back({1, 2.0});
   // The bare program computes at the roofline (peak x the catalog's attention
   // efficiency, no merges, launches or interference): so must ringsim, or the
   // two simulate different work (the device's default kernel model is cuDNN's
@@ -65,12 +71,17 @@ std::vector<std::string> ringsim_args(long n, bool flat) {
   return ringsim::proc::to_args(spec);
 }
 
+// Simulated seconds from ringsim's JSON summary.
+double simulated(const Sample& s) {
+  return ringsim::RunSummary::from_json(nlohmann::json::parse(s.out), "ringsim").time_s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<long> sizes{256, 1024};
-  int reps = 3;
-  bool nodes = false;
+  std::vector<long> sizes{1024, 4096};
+  int reps = 1;
+  bool nodes = true;
   std::string ringsim = ringsim::proc::sibling_exe("ringsim"),
               bare = ringsim::proc::sibling_exe("ringsim-bare-ring");
   for (int i = 1; i < argc; ++i) {
@@ -81,7 +92,8 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "--help" || a == "-h") {
       std::printf(
-          "usage: %s [--devices 256,1024] [--reps 3] [--nodes] [--ringsim PATH] [--bare PATH]\n"
+          "usage: %s [--devices 1024,4096] [--reps 1] [--flat-only] [--ringsim PATH] [--bare "
+          "PATH]\n"
           "Times ringsim against ringsim-bare-ring (the barest SimGrid ring) on the same work "
           "(docs/sim.md).\n",
           argv[0]);
@@ -93,16 +105,18 @@ int main(int argc, char** argv) {
     } else if (a == "--reps") {
       reps = std::max(1, std::stoi(next()));
     } else if (a == "--nodes") {
-      nodes = true;
+      nodes = true;  // the default; kept for older scripts
+    } else if (a == "--flat-only") {
+      nodes = false;
     } else if (a == "--ringsim") {
       ringsim = next();
     } else if (a == "--bare") {
       bare = next();
     } else {
-      std::fprintf(
-          stderr,
-          "usage: %s [--devices 256,1024] [--reps 3] [--nodes] [--ringsim PATH] [--bare PATH]\n",
-          argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--devices 1024,4096] [--reps 1] [--flat-only] [--ringsim PATH] "
+                   "[--bare PATH]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -113,10 +127,9 @@ int main(int argc, char** argv) {
   ringsim::RooflineModel cm(gpu.peak(ringsim::DType::BF16) * gpu.attention_efficiency);
 
   std::printf(
-      "| devices | bare wall s | bare CPU s | bare MB | ringsim wall s | ringsim CPU s | ringsim "
-      "MB | CPU ratio |%s\n",
-      nodes ? " ringsim nodes CPU s | nodes MB |" : "");
-  std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|%s\n", nodes ? "---:|---:|" : "");
+      "| devices | bare CPU s | flat CPU s | flat / bare | flat device-steps/s | flat MB |%s\n",
+      nodes ? " nodes CPU s | nodes / bare | straggler CPU s | straggler / bare | nodes MB |" : "");
+  std::printf("|---:|---:|---:|---:|---:|---:|%s\n", nodes ? "---:|---:|---:|---:|---:|" : "");
   int status = 0;
   for (long n : sizes) {
     ringsim::Workload w;
@@ -132,36 +145,43 @@ int main(int argc, char** argv) {
                                              std::to_string(bytes),
                                              fmt::format("{:.17g}", nvl.bandwidth),
                                              fmt::format("{:.17g}", nvl.latency)};
-    const auto sim_args = ringsim_args(n, true), nodes_args = ringsim_args(n, false);
-    std::vector<double> bw, bc, bm, sw, sc, sm, nc, nm;
+    // Per repetition: bare CPU, then each ringsim run's CPU and its ratio to
+    // that bare run (contention on a shared machine moves both alike).
+    std::vector<double> bc, fc, fr, fm, nc, nr, sc, sr, nm;
     for (int r = 0; r < reps; ++r) {
       const auto b = run(bare, bare_args);
-      const auto s = run(ringsim, sim_args);
-      if (!b.ok || !s.ok) {
+      const auto f = run(ringsim, ringsim_args(n, Variant::Flat));
+      if (!b.ok || !f.ok) {
         std::fprintf(stderr, "bench: a run failed (bare: %s; ringsim: %s)\n", b.failure.c_str(),
-                     s.failure.c_str());
+                     f.failure.c_str());
         return 1;
       }
       // Same work: both must simulate the same time.
-      const double tb = std::stod(b.out);
-      const double ts =
-          ringsim::RunSummary::from_json(nlohmann::json::parse(s.out), "ringsim").time_s;
-      if (std::fabs(tb / ts - 1) > 1e-9) {
+      const double tb = std::stod(b.out), tf = simulated(f);
+      if (std::fabs(tb / tf - 1) > 1e-9) {
         std::fprintf(stderr, "bench: bare simulated %.12g s, ringsim %.12g s: not the same work\n",
-                     tb, ts);
+                     tb, tf);
         status = 1;
       }
-      bw.push_back(b.wall), bc.push_back(b.cpu), bm.push_back(b.rss_mb);
-      sw.push_back(s.wall), sc.push_back(s.cpu), sm.push_back(s.rss_mb);
+      bc.push_back(b.cpu), fc.push_back(f.cpu), fr.push_back(f.cpu / b.cpu), fm.push_back(f.rss_mb);
       if (nodes) {
-        const auto x = run(ringsim, nodes_args);
-        nc.push_back(x.cpu), nm.push_back(x.rss_mb);
+        const auto x = run(ringsim, ringsim_args(n, Variant::Nodes));
+        const auto y = run(ringsim, ringsim_args(n, Variant::Straggler));
+        if (!x.ok || !y.ok) {
+          std::fprintf(stderr, "bench: a run failed (nodes: %s; straggler: %s)\n",
+                       x.failure.c_str(), y.failure.c_str());
+          return 1;
+        }
+        nc.push_back(x.cpu), nr.push_back(x.cpu / b.cpu), nm.push_back(x.rss_mb);
+        sc.push_back(y.cpu), sr.push_back(y.cpu / b.cpu);
       }
     }
-    std::printf("| %ld | %.2f | %.2f | %.0f | %.2f | %.2f | %.0f | %.3f |", n, median(bw),
-                median(bc), median(bm), median(sw), median(sc), median(sm),
-                median(sc) / median(bc));
-    if (nodes) std::printf(" %.2f | %.0f |", median(nc), median(nm));
+    const double device_steps = static_cast<double>(n) * static_cast<double>(n);
+    std::printf("| %ld | %.2f | %.2f | %.3f | %.0f | %.0f |", n, median(bc), median(fc), median(fr),
+                device_steps / median(fc), median(fm));
+    if (nodes)
+      std::printf(" %.2f | %.3f | %.2f | %.3f | %.0f |", median(nc), median(nr), median(sc),
+                  median(sr), median(nm));
     std::printf("\n");
     std::fflush(stdout);
   }

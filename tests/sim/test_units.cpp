@@ -7,6 +7,7 @@
 #include "models/core/errors.hpp"
 #include "sim/faults.hpp"
 #include "sim/guard.hpp"
+#include "sim/link_meter.hpp"
 #include "sim/sim_report.hpp"
 #include "sim/symmetry.hpp"
 #include "tests/sim/helpers.hpp"
@@ -182,6 +183,36 @@ TEST(Symmetry, OnlyUniformFaultFreeExactRuns) {
   EXPECT_EQ(symmetric_period(nc, t, f, true, false).devices, 0);
   EXPECT_EQ(symmetric_period(nc, t, {}, false, false).devices, 0);  // lv08
   EXPECT_EQ(symmetric_period(nc, t, {}, true, true).devices, 0);    // --trace
+}
+
+}  // namespace
+}  // namespace ringsim::sim
+
+namespace ringsim::sim {
+namespace {
+
+// Job mode's link meter: a transfer's bytes spread over the time it moved
+// data; a bin's utilisation is its bytes over what the link carries in it.
+TEST(LinkMeter, PeakIsTheBusiestBinAndMeanTheWholeRun) {
+  const std::vector<TopoLink> links{{"a", 10, 0}, {"b", 10, 0}};
+  LinkMeter m({10, 10}, 1.0);
+  // Two flows of 5 B each on a (up) during [0, 1]: together the link's 10 B/s.
+  m.add({{0, true}}, 5, 0, 1);
+  m.add({{0, true}}, 5, 0, 1);
+  // b (down) carries 10 B over [0.5, 2.5]: 2.5 B in bin 0, 5 in bin 1, 2.5 in bin 2.
+  m.add({{1, false}}, 10, 0.5, 2.5);
+  EXPECT_DOUBLE_EQ(m.peak(0, true), 1.0);
+  EXPECT_DOUBLE_EQ(m.peak(0, false), 0.0);
+  EXPECT_DOUBLE_EQ(m.peak(1, false), 0.5);
+  EXPECT_DOUBLE_EQ(m.mean(0, true, 4), 0.25);
+  const auto h = m.hottest(5, 4, links);
+  ASSERT_EQ(h.size(), 2u);  // links that carried nothing are left out
+  EXPECT_EQ(h[0].name, "a up");
+  EXPECT_EQ(h[1].name, "b down");
+  EXPECT_DOUBLE_EQ(h[1].bytes, 10);
+  // Equal peaks: the link busy longer comes first.
+  EXPECT_TRUE(LinkMeter::busier(1.0, 0.5, 1.0 + 1e-9, 0.25));
+  EXPECT_THROW(LinkMeter({1}, 0), std::invalid_argument);
 }
 
 }  // namespace
