@@ -393,35 +393,27 @@ void run_grid(const GridExperiment& g, const Context& ctx, Output& out) {
 
 }  // namespace
 
+namespace {
+
+// The value at a dotted key ("verdict.min_block") of a summary, by the JSON
+// library's own pointer ("/verdict/min_block"); null when it is not there.
+const json* lookup(const json& summary, const std::string& key) {
+  std::string ptr = "/" + key;
+  std::replace(ptr.begin(), ptr.end(), '.', '/');
+  const json::json_pointer at(ptr);
+  return summary.contains(at) ? &summary.at(at) : nullptr;
+}
+
+}  // namespace
+
 double GridPoint::value(const std::string& key) const {
-  if (!ok) return std::numeric_limits<double>::quiet_NaN();
-  const json* j = &summary;
-  std::size_t from = 0;
-  while (true) {
-    const auto dot = key.find('.', from);
-    const auto part = key.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
-    const auto it = j->find(part);
-    if (it == j->end() || it->is_null()) return std::numeric_limits<double>::quiet_NaN();
-    j = &*it;
-    if (dot == std::string::npos) break;
-    from = dot + 1;
-  }
-  return j->is_number() ? j->get<double>() : std::numeric_limits<double>::quiet_NaN();
+  const json* j = ok ? lookup(summary, key) : nullptr;
+  return j && j->is_number() ? j->get<double>() : std::numeric_limits<double>::quiet_NaN();
 }
 
 std::string GridPoint::text(const std::string& key) const {
-  if (!ok) return "";
-  const json* j = &summary;
-  std::size_t from = 0;
-  while (true) {
-    const auto dot = key.find('.', from);
-    const auto it = j->find(key.substr(from, dot == std::string::npos ? dot : dot - from));
-    if (it == j->end()) return "";
-    j = &*it;
-    if (dot == std::string::npos) break;
-    from = dot + 1;
-  }
-  return j->is_string() ? j->get<std::string>() : "";
+  const json* j = ok ? lookup(summary, key) : nullptr;
+  return j && j->is_string() ? j->get<std::string>() : "";
 }
 
 const GridPoint* sibling(const std::vector<GridPoint>& all, const GridPoint& p,
