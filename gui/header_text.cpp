@@ -42,6 +42,8 @@ std::string header_story(const RunFacts& f, int critical_device, double critical
     if (f.critical_device >= 0 && f.critical_device != critical_device)
       out += ", busiest per the run summary: " + std::to_string(f.critical_device);
   }
+  const std::string job = job_line(f);
+  if (!job.empty()) out += (out.empty() ? "" : "  \u00b7  ") + job;
   const std::string faults = faults_line(f);
   if (!faults.empty()) out += (out.empty() ? "" : "  \u00b7  ") + faults;
   return out;

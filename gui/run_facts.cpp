@@ -44,6 +44,21 @@ int nodes_from(const RunInfo& run) {
   return 0;
 }
 
+// Job mode's rings (summary job.rings, job.ranks_per_ring); bounds as the
+// trace reader's device count, so a damaged summary draws no rules.
+void read_job(const RunInfo& run, RunFacts& f) {
+  const auto* rings = number(run, "job.rings");
+  const auto* ranks = number(run, "job.ranks_per_ring");
+  if (!rings || !ranks || rings->number < 2 || ranks->number < 1 ||
+      rings->number * ranks->number > 1e7)
+    return;
+  f.rings = static_cast<int>(rings->number);
+  f.ranks_per_ring = static_cast<int>(ranks->number);
+  if (const auto* s = number(run, "job.slowest_ring"); s && s->number >= 0)
+    f.slowest_ring = static_cast<int>(s->number);
+  if (const auto* w = text(run, "job.why")) f.job_why = w->text;
+}
+
 }  // namespace
 
 RunFacts run_facts(const RunInfo& run) {
@@ -53,6 +68,7 @@ RunFacts run_facts(const RunInfo& run) {
   f.gpus_per_node = nodes_from(run);
   if (const auto* c = number(run, "critical_device"); c && c->number >= 0)
     f.critical_device = static_cast<int>(c->number);
+  read_job(run, f);
   // faults.straggler.N.{device,factor}, faults.degrade.N.{link,factor}, faults.jitter.{sigma,seed}
   for (int i = 0; i < 64; ++i) {
     const std::string k = "faults.straggler." + std::to_string(i);
@@ -118,6 +134,15 @@ const Fault* degraded_link(const RunFacts& f, int a, int b) {
         ((x.from == a && x.to == b) || (x.from == b && x.to == a)))
       return &x;
   return nullptr;
+}
+
+std::string job_line(const RunFacts& f) {
+  if (f.rings < 2) return "";
+  std::string out =
+      "job: " + std::to_string(f.rings) + " rings x " + std::to_string(f.ranks_per_ring) + " ranks";
+  if (f.slowest_ring >= 0) out += "; slowest ring " + std::to_string(f.slowest_ring);
+  if (!f.job_why.empty()) out += ": " + f.job_why;
+  return out;
 }
 
 std::string faults_line(const RunFacts& f) {

@@ -27,6 +27,11 @@ struct RunFacts {
   std::vector<Fault> faults;
   int gpus_per_node = 0;     // 0: unknown or one node (no node boundaries drawn)
   int critical_device = -1;  // the simulator's (summary critical_device), -1 if absent
+  // Job mode (ringsim run --dp/--tp, summary job.*): the CP rings the trace's
+  // lanes form, each ranks_per_ring consecutive devices. 0 rings: one ring.
+  int rings = 0, ranks_per_ring = 0;
+  int slowest_ring = -1;
+  std::string job_why;  // job.why: what makes the slowest ring slow
   // The run's one verdict (summary verdict.*), when the trace carries it.
   bool has_verdict = false;
   std::string verdict_text;        // verdict.text
@@ -41,6 +46,12 @@ RunFacts run_facts(const RunInfo& run);
 inline int node_of(const RunFacts& f, int device) {
   return f.gpus_per_node > 0 ? device / f.gpus_per_node : 0;
 }
+// Ring of a lane's device in job mode (device / ranks_per_ring), 0 otherwise.
+inline int ring_of(const RunFacts& f, int device) {
+  return f.rings > 1 && f.ranks_per_ring > 0 ? device / f.ranks_per_ring : 0;
+}
+// "job: 4 rings x 8 ranks; slowest ring 0: its FSDP ...", or "" for one ring.
+std::string job_line(const RunFacts& f);
 // True when a transfer from `a` to `b` leaves a node.
 inline bool crosses_node(const RunFacts& f, int a, int b) {
   return f.gpus_per_node > 0 && a >= 0 && b >= 0 && node_of(f, a) != node_of(f, b);

@@ -95,7 +95,10 @@ QString band_title(const LoadedTrace& t) {
   if (const RunInfo::Field* c = run.find("causal"); c && !c->is_number)
     parts << (c->text == "true" ? "causal" : "full mask");
   if (const QString pass = text_field(run, "pass"); !pass.isEmpty()) parts << pass;
-  parts << QString("%1 devices").arg(t.trace->lanes.size());
+  if (t.facts.rings > 1)
+    parts << QString("%1 rings x %2 ranks").arg(t.facts.rings).arg(t.facts.ranks_per_ring);
+  else
+    parts << QString("%1 devices").arg(t.trace->lanes.size());
   if (const RunInfo::Field* b = run.find("block"); b && b->is_number)
     parts << QString("block %1").arg(b->number, 0, 'g', 12);
   if (const QString model = text_field(run, "model"); !model.isEmpty()) parts << model;
@@ -351,10 +354,63 @@ void TimelineScene::paint_header(QPainter& p, const Band& band, const TimeView& 
 
 QString lane_label(const LoadedTrace& t, int lane) {
   const Lane& l = t.trace->lanes[static_cast<std::size_t>(lane)];
-  QString label = qs(l.name);
+  // Job mode: the ring and the rank in it say where a lane sits among the
+  // rings; the device number stays in the event text.
+  QString label = t.facts.rings > 1 ? QString("ring %1 \u00b7 rank %2")
+                                          .arg(ring_of(t.facts, l.device))
+                                          .arg(l.device % t.facts.ranks_per_ring)
+                                    : qs(l.name);
   if (const Fault* f = straggler_of(t.facts, l.device))
     label = QString("x%1 ").arg(f->factor, 0, 'g', 4) + label;
   return label;
+}
+
+namespace {
+// "ring 3", or "rings 3\u20134" when a drawn lane groups devices of several rings.
+QString group_rings_label(const RunFacts& f, int first_device, int last_device) {
+  const int a = ring_of(f, first_device), b = ring_of(f, last_device);
+  return a == b ? QString("ring %1").arg(a) : QString("rings %1\u2013%2").arg(a).arg(b);
+}
+// Per drawn lane, 1 where its ring's label goes: the middle lane of each ring,
+// skipping rings whose label would come within 12 px of the previous one.
+// Empty outside job mode.
+std::vector<std::uint8_t> ring_label_groups(const RunFacts& f, const Trace& tr,
+                                            const std::vector<LaneGroup>& groups) {
+  std::vector<std::uint8_t> out;
+  if (f.rings < 2) return out;
+  out.assign(groups.size(), 0);
+  auto ring_at = [&](std::size_t g) {
+    return ring_of(f, tr.lanes[static_cast<std::size_t>(groups[g].first)].device);
+  };
+  double last_y = -1e9;
+  for (std::size_t a = 0; a < groups.size();) {
+    std::size_t b = a;
+    while (b < groups.size() && ring_at(b) == ring_at(a)) ++b;
+    const std::size_t mid = a + (b - a - 1) / 2;
+    if (groups[mid].y - last_y >= 12) {
+      out[mid] = 1;
+      last_y = groups[mid].y;
+    }
+    a = b;
+  }
+  return out;
+}
+}  // namespace
+
+// Job mode: a blue rule where the next lane belongs to another ring, across
+// gutter and plot (the heatmap too, as a gap), so the rings read as groups.
+void TimelineScene::paint_ring_rules(QPainter& p, const Band& band) const {
+  const LoadedTrace& lt = traces_[static_cast<std::size_t>(band.trace)];
+  if (lt.facts.rings < 2) return;
+  const QRectF plot = plot_rect();
+  int last_ring = -1;
+  p.setPen(QPen(QColor(0x1f, 0x4e, 0x9a), 2));
+  for (const LaneGroup& grp : band.layout.groups) {
+    const int ring = ring_of(lt.facts, lt.trace->lanes[static_cast<std::size_t>(grp.first)].device);
+    if (last_ring >= 0 && ring != last_ring)
+      p.drawLine(QPointF(0, grp.y - 0.5), QPointF(plot.right(), grp.y - 0.5));
+    last_ring = ring;
+  }
 }
 
 void TimelineScene::paint_lane_labels(QPainter& p, const Band& band) const {
@@ -379,6 +435,9 @@ void TimelineScene::paint_lane_labels(QPainter& p, const Band& band) const {
         break;
       }
     }
+  // Job mode with lanes too thin to label each: one label per ring, at its middle.
+  const std::vector<std::uint8_t> ring_labels =
+      label_every > 1 ? ring_label_groups(lt.facts, tr, groups) : std::vector<std::uint8_t>{};
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const LaneGroup& grp = groups[g];
     if (g % 2 == 1 && mode_ == ViewMode::Lanes)
@@ -404,16 +463,18 @@ void TimelineScene::paint_lane_labels(QPainter& p, const Band& band) const {
       p.drawPolygon(tri);
       p.setBrush(Qt::NoBrush);
     }
-    bool labelled = g % static_cast<std::size_t>(label_every) == 0;
+    bool labelled =
+        ring_labels.empty() ? g % static_cast<std::size_t>(label_every) == 0 : ring_labels[g] != 0;
     for (const double y : special_y)
       if (std::abs(y - (grp.y + grp.h / 2)) < 11) labelled = false;
     if (!labelled && !has_crit && !has_fault) continue;
     const Lane& first = tr.lanes[static_cast<std::size_t>(grp.first)];
-    QString label = grp.size() == 1
-                        ? lane_label(lt, grp.first)
-                        : QString("devices %1\u2013%2")
-                              .arg(first.device)
-                              .arg(tr.lanes[static_cast<std::size_t>(grp.last - 1)].device);
+    const int last_device = tr.lanes[static_cast<std::size_t>(grp.last - 1)].device;
+    QString label =
+        grp.size() == 1 && !(labelled && !ring_labels.empty() && !has_crit && !has_fault)
+            ? lane_label(lt, grp.first)
+        : lt.facts.rings > 1 ? group_rings_label(lt.facts, first.device, last_device)
+                             : QString("devices %1\u2013%2").arg(first.device).arg(last_device);
     if (has_crit && grp.size() > 1) label += QString(" (%1 critical)").arg(crit);
     p.setFont(has_crit || has_fault ? bold_font : label_font);
     p.setPen(has_fault ? QColor(0xb0, 0x1e, 0x2a) : QColor(0x30, 0x30, 0x30));
@@ -504,6 +565,7 @@ void TimelineScene::paint_heatmap(QPainter& p, const Band& band) const {
       last_node = node;
     }
   }
+  paint_ring_rules(p, band);  // over the cells: the rings are the job's groups
   // The critical device's row outlined in black, a straggler's in red.
   for (const LaneGroup& grp : band.layout.groups) {
     for (int r = grp.first; r < grp.last; ++r) {
@@ -659,6 +721,7 @@ void TimelineScene::paint_band(QPainter& p, const Band& band, const TimeView& vi
   const QRectF plot = plot_rect();
   paint_header(p, band, view);
   paint_lane_labels(p, band);
+  paint_ring_rules(p, band);  // over the node rules: a ring's end is often a node's
   if (mode_ == ViewMode::Heatmap) {
     p.save();
     p.setClipRect(band.lanes);

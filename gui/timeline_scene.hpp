@@ -120,6 +120,7 @@ class TimelineScene {
   void paint_band(QPainter& p, const Band& band, const TimeView& view) const;
   void paint_header(QPainter& p, const Band& band, const TimeView& view) const;
   void paint_lane_labels(QPainter& p, const Band& band) const;
+  void paint_ring_rules(QPainter& p, const Band& band) const;
   void paint_heatmap(QPainter& p, const Band& band) const;
   void paint_critical_path(QPainter& p, const Band& band, const TimeView& view) const;
   void paint_markers(QPainter& p, const Band& band, const TimeView& view) const;

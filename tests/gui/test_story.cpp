@@ -200,6 +200,30 @@ class StoryTest : public QObject {
     QCOMPARE(d.lanes[0].device, 1);
   }
 
+  void job_rings_are_named() {
+    // A job-mode summary (ringsim run --dp): 2 rings of 2 ranks; device 3 is
+    // ring 1's rank 1, and the header names the slowest ring and why.
+    const Trace t = make({ev("partial", 0, 0, 10, 0), ev("partial", 3, 0, 12, 0)},
+                         R"J({"summary":{"job":{"rings":2,"ranks_per_ring":2,"slowest_ring":1,
+                           "why":"device 3 (rank 1) computes 2x slower (--straggler)"}}})J");
+    const RunFacts f = run_facts(t.run);
+    QCOMPARE(f.rings, 2);
+    QCOMPARE(f.ranks_per_ring, 2);
+    QCOMPARE(ring_of(f, 3), 1);
+    QCOMPARE(ring_of(f, 1), 0);
+    QCOMPARE(job_line(f), std::string("job: 2 rings x 2 ranks; slowest ring 1: device 3 (rank 1) "
+                                      "computes 2x slower (--straggler)"));
+    QVERIFY(header_story(f, -1, 0).find("slowest ring 1") != std::string::npos);
+    const LoadedTrace lt = make_loaded(std::make_shared<Trace>(t), "job");
+    QCOMPARE(lane_label(lt, t.lane_of_device(3)), QString::fromUtf8("ring 1 \u00b7 rank 1"));
+    QVERIFY(band_title(lt).contains("2 rings x 2 ranks"));
+    // One ring (no job, or a damaged job.rings): no ring facts, lanes keep their names.
+    const Trace one =
+        make({ev("partial", 0, 0, 1, 0)}, R"({"summary":{"job":{"rings":1,"ranks_per_ring":8}}})");
+    QCOMPARE(run_facts(one.run).rings, 0);
+    QCOMPARE(job_line(run_facts(one.run)), std::string());
+  }
+
   void faults_and_nodes_are_named() {
     const Trace t =
         make({ev("partial", 5, 0, 30, 0), ev("send", 7, 0, 30, 0, 8), ev("partial", 8, 0, 10, 0)},
