@@ -287,7 +287,7 @@ std::vector<Config> table3_configs(bool quick) {
                   {"panel", "table3"},
                   {"system", r.system},
                   {"model", r.model},
-                  {"category", r.model + "<br>" + r.system}}});
+                  {"category", r.model + "<br>" + r.label}}});
   }
   return c;
 }

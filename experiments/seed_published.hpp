@@ -37,6 +37,7 @@ constexpr int kSeedVocab = 32000;
 // Attention, and "Ours vs SOTA" (ring / BPT).
 struct Table3Row {
   std::string system;  // as the paper names it
+  std::string label;   // short, for an axis
   std::string device;  // the catalog device
   std::int64_t chips;  // devices in the system (see kSliceNote)
   std::string model;
@@ -50,19 +51,19 @@ inline const char* const kSliceNote =
     "TPU docs): TPUv3-512 = 256 chips, TPUv4-1024 = 512 chips, TPUv5e-256 = 256 chips";
 inline const std::vector<Table3Row>& ring_table3() {
   static const std::vector<Table3Row> t{
-      {"8x A100 NVLink", "a100-80gb", 8, "3B", 4, 32, 64, 512, 8},
-      {"8x A100 NVLink", "a100-80gb", 8, "7B", 2, 16, 32, 256, 8},
-      {"8x A100 NVLink", "a100-80gb", 8, "13B", 2, 4, 16, 128, 8},
-      {"32x A100 InfiniBand", "a100-80gb", 32, "7B", 4, 64, 128, 4096, 32},
-      {"32x A100 InfiniBand", "a100-80gb", 32, "13B", 4, 32, 64, 2048, 32},
-      {"TPUv3-512", "tpu-v3", 256, "7B", 1, 4, 8, 2048, 256},
-      {"TPUv3-512", "tpu-v3", 256, "13B", 1, 2, 8, 1024, 128},
-      {"TPUv4-1024", "tpu-v4", 512, "3B", 8, 16, 32, 16384, 512},
-      {"TPUv4-1024", "tpu-v4", 512, "7B", 4, 8, 16, 8192, 512},
-      {"TPUv4-1024", "tpu-v4", 512, "13B", 4, 8, 16, 4096, 256},
-      {"TPUv4-1024", "tpu-v4", 512, "30B", 2, 4, 8, 2048, 256},
-      {"TPUv5e-256", "tpu-v5e", 256, "3B", 4, 8, 32, 4096, 128},
-      {"TPUv5e-256", "tpu-v5e", 256, "7B", 2, 8, 16, 2048, 128}};
+      {"8x A100 NVLink", "A100 x8", "a100-80gb", 8, "3B", 4, 32, 64, 512, 8},
+      {"8x A100 NVLink", "A100 x8", "a100-80gb", 8, "7B", 2, 16, 32, 256, 8},
+      {"8x A100 NVLink", "A100 x8", "a100-80gb", 8, "13B", 2, 4, 16, 128, 8},
+      {"32x A100 InfiniBand", "A100 x32", "a100-80gb", 32, "7B", 4, 64, 128, 4096, 32},
+      {"32x A100 InfiniBand", "A100 x32", "a100-80gb", 32, "13B", 4, 32, 64, 2048, 32},
+      {"TPUv3-512", "v3-512", "tpu-v3", 256, "7B", 1, 4, 8, 2048, 256},
+      {"TPUv3-512", "v3-512", "tpu-v3", 256, "13B", 1, 2, 8, 1024, 128},
+      {"TPUv4-1024", "v4-1024", "tpu-v4", 512, "3B", 8, 16, 32, 16384, 512},
+      {"TPUv4-1024", "v4-1024", "tpu-v4", 512, "7B", 4, 8, 16, 8192, 512},
+      {"TPUv4-1024", "v4-1024", "tpu-v4", 512, "13B", 4, 8, 16, 4096, 256},
+      {"TPUv4-1024", "v4-1024", "tpu-v4", 512, "30B", 2, 4, 8, 2048, 256},
+      {"TPUv5e-256", "v5e-256", "tpu-v5e", 256, "3B", 4, 8, 32, 4096, 128},
+      {"TPUv5e-256", "v5e-256", "tpu-v5e", 256, "7B", 2, 8, 16, 2048, 128}};
   return t;
 }
 

@@ -277,8 +277,8 @@ void reading(const Points& pts, const Context&, Output& out) {
 void trend_panels(const Points& pts, const Context&, Output& out) {
   for (const std::string family : {"A100", "TPU v4"}) {
     Panel p;
-    p.title = fmt::format("Striped over ring against the block, {} (Striped Attention Tables {})",
-                          family, family == "A100" ? "3 and 5" : "4");
+    p.title = fmt::format("Striped over ring, {} (Striped Attention Tables {})", family,
+                          family == "A100" ? "3, 5" : "4");
     p.x = unit_axis("block per device (tokens, K = 1024)", "tokens", true, 2);
     p.y = unit_axis("speedup: time(ring) / time(striped) (x)", "x");
     p.legend = "right";
@@ -289,8 +289,10 @@ void trend_panels(const Points& pts, const Context&, Output& out) {
       if (q->config->facts.at("setting") != family) continue;
       if (!by.count(q->config)) {
         order.push_back(q->config);
-        auto ours = line_series("ours: " + q->config->name, palette_color(i));
-        auto pub = scatter_series("published: " + q->config->name, palette_color(i), "circle");
+        const auto& f = q->config->facts;
+        const auto tag = fmt::format("{} ({}, {})", f.at("model"), f.at("mp"), f.at("sp"));
+        auto ours = line_series("ours: " + tag, palette_color(i));
+        auto pub = scatter_series("published: " + tag, palette_color(i), "circle");
         pub.hollow = true;
         by.emplace(q->config, std::make_pair(ours, pub));
         ++i;
