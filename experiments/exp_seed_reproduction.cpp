@@ -13,12 +13,14 @@
 // `ringsim run --engine analytic` runs it, the planner, the minimum block).
 // Declared as data (grid_experiment.hpp); the report is seed_report.cpp.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <map>
 
 #include "experiments/grid_experiment.hpp"
 #include "experiments/list.hpp"
+#include "experiments/markdown.hpp"
 #include "experiments/seed_published.hpp"
 #include "experiments/seed_report.hpp"
 #include "models/analytic/analytic.hpp"
@@ -28,6 +30,7 @@
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 #include "models/plan/plan.hpp"
+#include "proc/child.hpp"
 #include "proc/resolve.hpp"
 #include "proc/run_spec.hpp"
 
@@ -199,10 +202,12 @@ const seed::StripedSeries& striped_series(const Config& c) {
   throw InputError("seed-reproduction: no Striped Attention series " + c.name);
 }
 
-json evaluate_trend(const Config& c, const std::map<std::string, std::string>& axes) {
-  const auto& s = striped_series(c);
-  const auto block = parse_count("--block", axes.at("--block"), 1, std::int64_t{1} << 30);
-  proc::HardwareSpec h;
+// One point of a Striped Attention series as `ringsim run` flags: the paper's
+// mesh (--tp x --devices), tiles (chunks) and model, one layer, causal,
+// forward + backward.
+proc::RunSpec trend_spec(const seed::StripedSeries& s, std::int64_t block, Layout layout) {
+  proc::RunSpec r;
+  auto& h = r.hardware;
   if (s.device == "tpu-v4") {
     // A flat ring of 8 TP pairs on ICI: --tp needs GPUs grouped in nodes or flat.
     h.gpu = s.device;
@@ -213,18 +218,25 @@ json evaluate_trend(const Config& c, const std::map<std::string, std::string>& a
   h.kernel = kKernel;
   h.query_chunk = s.query_chunk;
   h.key_chunk = s.key_chunk;
-  proc::WorkloadSpec ws;
+  auto& ws = r.workload;
   ws.devices = s.sp;
   ws.tp = s.mp;
   ws.block = block;
+  ws.layout = layout;
   ws.causal = true;
   ws.pass = Pass::FwdBwd;
   ws.scope = Scope::Layer;
   set_shape(ws, seed_model(s.model));
-  ws.layout = Layout::Ring;
-  const auto ring = run_analytic(h, ws);
-  ws.layout = Layout::Striped;
-  const auto striped = run_analytic(h, ws);
+  return r;
+}
+
+json evaluate_trend(const Config& c, const std::map<std::string, std::string>& axes) {
+  const auto& s = striped_series(c);
+  const auto block = parse_count("--block", axes.at("--block"), 1, std::int64_t{1} << 30);
+  const auto rs = trend_spec(s, block, Layout::Ring);
+  const auto ss = trend_spec(s, block, Layout::Striped);
+  const auto ring = run_analytic(rs.hardware, rs.workload);
+  const auto striped = run_analytic(ss.hardware, ss.workload);
   double pub = std::nan(""), tms = std::nan("");
   for (const auto& p : s.points)
     if (p.block == block) {
@@ -252,6 +264,83 @@ json evaluate_trend(const Config& c, const std::map<std::string, std::string>& a
       {"memory_gib_per_device", striped.at("memory_bytes_per_device").get<double>() / 1073741824.0},
       {"query_chunk", s.query_chunk},
       {"key_chunk", s.key_chunk}};
+}
+
+// ---- SimGrid re-check ------------------------------------------------------------
+
+// The 7B series' smallest block (and, in full mode, largest) simulated as
+// `ringsim run --engine simgrid` children, ring and striped, beside the closed
+// forms every point above used.
+void simgrid_recheck(const std::vector<GridPoint>& pts, const Context& ctx, Output& out) {
+  auto& rep = out.report;
+  rep += "\n### SimGrid re-check of the striped-vs-ring points\n\n";
+  if (ctx.engine != "simgrid" || ctx.ringsim.empty()) {
+    rep += "SKIPPED: the engine for simulated points is " + ctx.engine + " (" + ctx.engine_note +
+           "), so the closed forms above are not re-simulated.\n";
+    return;
+  }
+  std::vector<const GridPoint*> chosen;
+  std::vector<proc::Command> cmds;
+  for (const auto& p : pts) {
+    if (!p.ok || p.config->facts.at("kind") != "trend" || p.config->facts.at("model") != "7B")
+      continue;
+    const auto& s = striped_series(*p.config);
+    const auto block = static_cast<std::int64_t>(p.axis("--block"));
+    if (block != s.points.front().block && (ctx.quick || block != s.points.back().block)) continue;
+    chosen.push_back(&p);
+    for (Layout l : {Layout::Ring, Layout::Striped}) {
+      auto spec = trend_spec(s, block, l);
+      spec.sim.engine = proc::Engine::SimGrid;
+      spec.json = true;
+      proc::Command cmd;
+      cmd.argv = proc::to_args(spec);
+      cmd.argv.insert(cmd.argv.begin(), ctx.ringsim);
+      cmd.timeout_s = 300;
+      cmds.push_back(std::move(cmd));
+    }
+  }
+  if (!cmds.empty())
+    out.child_examples.push_back(fmt::format("{}", fmt::join(cmds.front().argv, " ")));
+  const auto results = proc::run_many(cmds, ctx.jobs, {});
+  MdTable t({"series", "block", "speedup: closed forms", "SimGrid", "rel. diff"});
+  bool agree = true;
+  std::string detail;
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    const auto& p = *chosen[i];
+    double sim[2] = {0, 0};
+    bool ok = true;
+    for (int k = 0; k < 2; ++k) {
+      const auto& r = results[2 * i + k];
+      try {
+        if (r.exit_code != 0) throw std::runtime_error(r.err);
+        sim[k] = json::parse(r.out).at("time_s").get<double>();
+      } catch (const std::exception& e) {
+        ok = false;
+        detail += fmt::format("{} block {}: {}; ", p.config->name, p.axes.at("--block"), e.what());
+      }
+    }
+    if (!ok) {
+      agree = false;
+      continue;
+    }
+    const double a = p.value("speedup"), s = sim[0] / sim[1];
+    // Both engines play the same schedule; 1e-6 covers summation order.
+    if (std::fabs(s / a - 1) > 1e-6) {
+      agree = false;
+      detail += fmt::format("{} block {}: {} vs {}; ", p.config->name, p.axes.at("--block"), s, a);
+    }
+    t.add({p.config->name, human_tokens(p.axis("--block")), fmt::format("{:.4f}", a),
+           fmt::format("{:.4f}", s), fmt::format("{:+.1e}", s / a - 1)});
+  }
+  out.check(
+      "SimGrid agrees with the closed forms on striped over ring", agree,
+      agree ? fmt::format("{} points, ring and striped each simulated, within 1e-6", chosen.size())
+            : detail);
+  rep +=
+      "Each row: two `ringsim run --engine simgrid` children (ring and striped) of a point "
+      "above; the ring is uniform (every CP rank's steps cost alike), so the simulated "
+      "schedule should equal the closed forms'.\n\n";
+  rep += t.str();
 }
 
 json evaluate(const Config& c, const std::map<std::string, std::string>& axes) {
@@ -344,7 +433,7 @@ GridExperiment declaration() {
   g.evaluate = evaluate;
   g.measures = seed_measures();
   g.panels = seed_panels();
-  g.analyses = seed_analyses();
+  g.analyses = seed_analyses(simgrid_recheck);
   g.plot_title = "Ring Attention and Striped Attention with the seed's JAX implementation";
   g.plot_note = seed_plot_note();
   g.plot_columns = 2;

@@ -404,9 +404,8 @@ std::vector<PanelDecl> seed_panels() {
   return {t2, t3};
 }
 
-std::vector<std::function<void(const std::vector<GridPoint>&, const Context&, Output&)>>
-seed_analyses() {
-  return {table2, table3, trend, reading, trend_panels};
+std::vector<Analysis> seed_analyses(Analysis recheck) {
+  return {table2, table3, trend, std::move(recheck), reading, trend_panels};
 }
 
 }  // namespace ringsim::exp

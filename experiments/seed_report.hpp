@@ -14,7 +14,9 @@ std::string seed_caption();
 std::string seed_plot_note();
 std::vector<Measure> seed_measures();
 std::vector<PanelDecl> seed_panels();
-std::vector<std::function<void(const std::vector<GridPoint>&, const Context&, Output&)>>
-seed_analyses();
+using Analysis = std::function<void(const std::vector<GridPoint>&, const Context&, Output&)>;
+// The tables, checks, reading and striped panels; `recheck` runs after the
+// striped table (the SimGrid re-check, which needs the grid's run specs).
+std::vector<Analysis> seed_analyses(Analysis recheck);
 
 }  // namespace ringsim::exp
