@@ -244,7 +244,7 @@ void reading_trend(const Points& pts, std::string& r) {
                    within, total);
   for (const auto& [set, rg] : all)
     r += fmt::format(
-        "{}: ours is {} to {} of the published speedup ({} to {} at the smallest block, "
+        "{}: ours is {} to {} against the published speedup ({} to {} at the smallest block, "
         "where ours is {} against the published {}; {} to {} at the largest). ",
         set, pct(rg.lo), pct(rg.hi), pct(first[set].lo), pct(first[set].hi), first_ours[set].str(),
         first_pub[set].str(), pct(last[set].lo), pct(last[set].hi));
