@@ -382,6 +382,46 @@ TEST(ExperimentQuick, InferenceScalingTtftFallsWithNodes) {
   EXPECT_TRUE(variants.count("pass-kv") && variants.count("pass-q")) << "the crossover is swept";
 }
 
+TEST(ExperimentQuick, SeedReproductionBesideThePapers) {
+  const auto q = run_quick("seed-reproduction");
+  const auto& v = q.csv;
+  expect_columns(v, {"kind", "paper_min_block", "jax_min_block", "paper_step_s", "jax_comm_s",
+                     "published_bpt", "published_ring", "ours_bpt", "ours_ring", "time_ring_s",
+                     "time_striped_s", "speedup", "published_speedup", "key_chunk"});
+  std::map<std::string, int> kinds;
+  for (std::size_t i = 0; i < v.rows.size(); ++i) {
+    const auto kind = v.str(i, "kind");
+    ++kinds[kind];
+    if (kind == "table2") {
+      const double fb = v.num(i, "flops_tflops") * 1e12 / (v.num(i, "bandwidth_gbs") * 1e9);
+      EXPECT_NEAR(v.num(i, "paper_min_block"), fb, 1e-6 * fb) << v.str(i, "host");
+      // K on the ring is the fp32 cast: (4 + 2) / (2 + 2) = 1.5x the paper's
+      // bf16 transfer at c = F/B (where it equals the paper's step), plus latency.
+      EXPECT_GE(v.num(i, "jax_comm_s"), 1.5 * v.num(i, "paper_step_s") * (1 - 1e-3));
+      EXPECT_GT(v.num(i, "jax_min_block"), 0);
+    } else if (kind == "table3") {
+      // The paper's ring column is its BPT column x its "Ours vs SOTA" factor.
+      EXPECT_NEAR(v.num(i, "published_ring"),
+                  v.num(i, "published_bpt") * v.num(i, "published_ring_over_bpt"), 1)
+          << v.str(i, "config");
+      EXPECT_GE(v.num(i, "ours_ring"), v.num(i, "ours_bpt")) << v.str(i, "config");
+    } else {
+      ASSERT_EQ(kind, "trend");
+      EXPECT_NEAR(v.num(i, "speedup"), v.num(i, "time_ring_s") / v.num(i, "time_striped_s"),
+                  1e-3 * v.num(i, "speedup"));
+      // Within one key chunk no tile is wholly masked: striped is not faster.
+      if (v.num(i, "block") <= v.num(i, "key_chunk")) {
+        EXPECT_LE(v.num(i, "speedup"), 1 + 1e-9) << v.str(i, "config");
+      } else {
+        EXPECT_GT(v.num(i, "speedup"), 1) << v.str(i, "config");
+      }
+    }
+  }
+  EXPECT_EQ(kinds["table2"], 5) << "Table 2 has five hosts";
+  EXPECT_GT(kinds["table3"], 0);
+  EXPECT_GT(kinds["trend"], 0);
+}
+
 TEST(ExperimentCli, ListAndBadInput) {
   auto r = proc::run({RINGSIM_BIN, "experiment", "--list", "--json"}, 60);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -389,7 +429,7 @@ TEST(ExperimentCli, ListAndBadInput) {
   std::set<std::string> names;
   for (const auto& e : j.at("experiments")) names.insert(e.at("name").get<std::string>());
   for (const char* n : {"minblock-table", "memory-scaling", "kernel-curves", "causal-balance",
-                        "layouts", "overlap-knee", "scale", "plan-cases"})
+                        "layouts", "overlap-knee", "scale", "plan-cases", "seed-reproduction"})
     EXPECT_TRUE(names.count(n)) << n;
 
   r = proc::run({RINGSIM_BIN, "experiment", "no-such-thing", "--out", "/tmp"}, 60);
