@@ -13,5 +13,6 @@ Experiment scale_experiment();
 Experiment plan_cases_experiment();
 Experiment kernel_curves_experiment();
 Experiment inference_scaling_experiment();
+Experiment packed_documents_experiment();
 
 }  // namespace ringsim::exp

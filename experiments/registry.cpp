@@ -4,9 +4,10 @@ namespace ringsim::exp {
 
 const std::vector<Experiment>& experiments() {
   static const std::vector<Experiment> all{
-      minblock_table_experiment(), memory_scaling_experiment(), kernel_curves_experiment(),
-      causal_balance_experiment(), layouts_experiment(),        overlap_knee_experiment(),
-      scale_experiment(),          plan_cases_experiment(),     inference_scaling_experiment()};
+      minblock_table_experiment(),  memory_scaling_experiment(), kernel_curves_experiment(),
+      causal_balance_experiment(),  layouts_experiment(),        overlap_knee_experiment(),
+      scale_experiment(),           plan_cases_experiment(),     inference_scaling_experiment(),
+      packed_documents_experiment()};
   return all;
 }
 
