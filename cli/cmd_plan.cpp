@@ -182,14 +182,14 @@ std::string recheck_text(const proc::Recheck& rc) {
 
 // --documents, --samples and --seed; nullopt without --documents.
 std::optional<DocumentSampling> document_sampling(const PlanFlags& f) {
+  DocumentSampling s;
+  s.samples = parse_count("--samples", f.samples, 1, 10000);  // a bad value first, as given
   if (f.documents.empty()) {
     if (f.samples_given)
       throw InputError("--samples: packings of --documents to evaluate; add --documents DIST");
     return std::nullopt;
   }
-  DocumentSampling s;
   s.spec = parse_documents("--documents", f.documents);
-  s.samples = parse_count("--samples", f.samples, 1, 10000);
   s.seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
   return s;
 }
