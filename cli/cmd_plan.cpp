@@ -6,6 +6,7 @@
 // processes (proc/recheck.hpp; SimGrid allows one engine per process).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,7 @@
 #include "models/core/schema.hpp"
 #include "models/plan/calibration.hpp"
 #include "models/plan/cost.hpp"
+#include "models/plan/documents.hpp"
 #include "models/plan/plan.hpp"
 #include "models/plan/report.hpp"
 #include "models/plan/uncertainty.hpp"
@@ -43,6 +45,9 @@ struct PlanFlags {
   bool inference = false, tp_given = false, pp_given = false, recheck_given = false;
   std::string ttft_target, cached, batch, decode_tokens, price, variant;
   std::string train_tokens;  // training cost (models/plan/cost.hpp); price serves both
+  // Layouts under packed documents (models/plan/documents.hpp)
+  std::string documents, samples = "16", seed = "0";
+  bool samples_given = false;
   // Execution and calibration (models/plan/execution.hpp, calibration.hpp)
   std::string compile = "off", tp_overlap, micro_batch, calibration = "default",
               memory_check = "on";
@@ -65,6 +70,7 @@ int run_inference(const PlanFlags& f) {
     throw InputError("--framework: plans training; not with --inference");
   if (!f.train_tokens.empty())
     throw InputError("--train-tokens: plans training; not with --inference");
+  if (!f.documents.empty()) throw InputError("--documents: plans training; not with --inference");
   InferencePlanFlags g;
   g.w = f.w;
   g.hw = f.hw;
@@ -174,9 +180,24 @@ std::string recheck_text(const proc::Recheck& rc) {
   return out;
 }
 
+// --documents, --samples and --seed; nullopt without --documents.
+std::optional<DocumentSampling> document_sampling(const PlanFlags& f) {
+  DocumentSampling s;
+  s.samples = parse_count("--samples", f.samples, 1, 10000);  // a bad value first, as given
+  if (f.documents.empty()) {
+    if (f.samples_given)
+      throw InputError("--samples: packings of --documents to evaluate; add --documents DIST");
+    return std::nullopt;
+  }
+  s.spec = parse_documents("--documents", f.documents);
+  s.seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
+  return s;
+}
+
 int run(const PlanFlags& f) {
   if (f.inference) return run_inference(f);
   refuse_inference_flags(f);
+  const auto sampling = document_sampling(f);
   const auto hs = proc::parse_hardware(f.hw);
   const auto cat = proc::load_catalog(hs);
   const auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
@@ -234,7 +255,15 @@ int run(const PlanFlags& f) {
   r.loss = parse_loss("--loss", f.loss);
   r.causal = f.causal;
   if (!f.cp.empty()) r.cp_degrees = {parse_count("--cp", f.cp, 1, 1 << 20)};
-  if (!f.layout.empty()) r.layouts = {parse_layout("--layout", f.layout)};
+  // One layout, or a comma list of the layouts to search (e.g. those a framework has).
+  if (!f.layout.empty())
+    for (std::size_t at = 0; at <= f.layout.size();) {
+      const auto end = std::min(f.layout.find(',', at), f.layout.size());
+      const auto l = parse_layout("--layout", f.layout.substr(at, end - at));
+      if (std::find(r.layouts.begin(), r.layouts.end(), l) == r.layouts.end())
+        r.layouts.push_back(l);
+      at = end + 1;
+    }
   if (f.tp == "auto") {
     r.tp_degrees.clear();
     for (int t = 1; t <= hw.gpus_per_node && t <= r.shape.kv_heads; t *= 2)
@@ -287,6 +316,10 @@ int run(const PlanFlags& f) {
             a.flops = proc::resolve_hardware(hs, cat, DType::FP32).flops;
           return proc::make_implementation(hs, cat, a, attention_dtype);
         });
+  // Packed documents: every layout with the best config's shape, over the sampled packings.
+  std::optional<DocumentPlan> docs;
+  if (sampling && chosen && chosen->feasible)
+    docs = plan_documents(r, hw, *cm, *chosen, r.layouts, *sampling);
   std::string extras;  // appended to --explain
   if (costed) extras += cost_text(*chosen, plan_cost(*chosen, r.gpus, cost));
   if (uncertainty) extras += uncertainty_text(*chosen, *uncertainty);
@@ -324,6 +357,8 @@ int run(const PlanFlags& f) {
       j["configs"].push_back(cj);
     }
     j["recheck"] = recheck_json(rc);
+    if (sampling)
+      j["documents"] = docs ? documents_json(*docs, *sampling) : nlohmann::json(nullptr);
     if (mc) {
       nlohmann::json by = nlohmann::json::array();
       for (const auto& e : mc->by_config)
@@ -380,6 +415,9 @@ int run(const PlanFlags& f) {
         "do not fit\n";
   out += table(configs, top);
   if (costed && !f.explain) out += cost_text(*chosen, plan_cost(*chosen, r.gpus, cost));
+  if (docs) out += documents_text(*docs, *sampling);
+  if (sampling && !docs)
+    out += "\npacked documents: no config fits, so no layout was timed under them\n";
   out += recheck_text(rc);
   if (f.explain && chosen) out += explain(*chosen, hbm) + extras;
   std::cout << out;
@@ -439,7 +477,8 @@ Command plan_command() {
                         "Fix the context-parallel degree (default: search powers of two)")
             ->type_name(flag_type::kInt);
         sub->add_option("--layout", f->layout,
-                        "Fix the layout: ring|striped|zigzag|ulysses|allgather|hybrid")
+                        "Fix the layout: ring|striped|zigzag|ulysses|allgather|hybrid, or search "
+                        "a comma list of them (ring,zigzag)")
             ->type_name(flag_type::kName);
         sub->add_option("--tp", f->tp,
                         "Tensor-parallel degree, or auto: powers of two within a node that "
@@ -497,6 +536,17 @@ Command plan_command() {
                "Re-run the top N configs' attention with the SimGrid engine (child processes)")
             ->capture_default_str()
             ->type_name(flag_type::kInt);
+        sub->add_option("--documents", f->documents,
+                        "Packed documents (as run's --documents): every layout and pack mode "
+                        "with the best config's shape, timed over --samples packings")
+            ->type_name(flag_type::kDocuments);
+        sub->add_option("--samples", f->samples,
+                        "Packings of --documents to draw, with seeds --seed .. --seed + N - 1")
+            ->capture_default_str()
+            ->type_name(flag_type::kInt);
+        sub->add_option("--seed", f->seed, "Seed of the first packing of --documents")
+            ->capture_default_str()
+            ->type_name(flag_type::kInt);
         sub->add_flag("--json", f->json, "Print one JSON object instead of the table");
         sub->add_flag("--inference", f->inference,
                       "Plan long-context inference instead: TP x CP splits ranked by time to "
@@ -528,6 +578,7 @@ Command plan_command() {
           f->tp_given = sub->get_option("--tp")->count() > 0;
           f->pp_given = sub->get_option("--pp")->count() > 0;
           f->recheck_given = sub->get_option("--recheck")->count() > 0;
+          f->samples_given = sub->get_option("--samples")->count() > 0;
           *code = run(*f);
         });
         return sub;

@@ -51,10 +51,6 @@ std::map<std::string, std::string> header_base(const SweepFlags& f, const sweep:
   return base;
 }
 
-bool is_list(const std::string& text) {
-  return text.find(',') != std::string::npos || text.find("..") != std::string::npos;
-}
-
 std::string metric_text(const sweep::Row& r, const std::string& metric) {
   if (!r.ok) return "failed: " + r.error;
   if (!r.summary.contains(metric)) return "-";
@@ -72,7 +68,7 @@ int run(const SweepFlags& f) {
   if (!f.grid.empty()) {
     std::vector<std::string> given;
     for (const auto& [flag, text] : f.given) {
-      if (is_list(text) && flag != "--torus-dims")
+      if (sweep::is_list(flag, text) && flag != "--torus-dims")
         throw InputError(
             fmt::format("{}: the axes come from --grid {}; give {} one value", flag, f.grid, flag));
       given.push_back(flag);
@@ -83,7 +79,7 @@ int run(const SweepFlags& f) {
     std::set<std::string> seen;
     const auto& ok = sweep::sweepable_flags();
     for (const auto& [flag, text] : f.given) {
-      if (!is_list(text) || seen.count(flag) || flag == "--torus-dims") continue;
+      if (!sweep::is_list(flag, text) || seen.count(flag) || flag == "--torus-dims") continue;
       if (std::find(ok.begin(), ok.end(), flag) == ok.end())
         throw InputError(fmt::format("{}: takes one value in a sweep (flags a sweep can vary: {})",
                                      flag, join(ok, ", ")));

@@ -14,5 +14,6 @@ Experiment plan_cases_experiment();
 Experiment kernel_curves_experiment();
 Experiment inference_scaling_experiment();
 Experiment seed_reproduction_experiment();
+Experiment packed_documents_experiment();
 
 }  // namespace ringsim::exp

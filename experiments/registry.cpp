@@ -12,7 +12,8 @@ const std::vector<Experiment>& experiments() {
                                            scale_experiment(),
                                            plan_cases_experiment(),
                                            inference_scaling_experiment(),
-                                           seed_reproduction_experiment()};
+                                           seed_reproduction_experiment(),
+                                           packed_documents_experiment()};
   return all;
 }
 

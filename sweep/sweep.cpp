@@ -54,7 +54,9 @@ std::string* field(proc::RunFlags& f, const std::string& flag) {
       {"--ulysses-degree", &proc::WorkloadFlags::ulysses_degree},
       {"--scope", &proc::WorkloadFlags::scope},
       {"--tp", &proc::WorkloadFlags::tp},
-      {"--sequence-parallel", &proc::WorkloadFlags::sequence_parallel}};
+      {"--sequence-parallel", &proc::WorkloadFlags::sequence_parallel},
+      {"--documents", &proc::WorkloadFlags::documents},
+      {"--pack", &proc::WorkloadFlags::pack}};
   static const std::vector<std::pair<std::string, std::string proc::HardwareFlags::*>> h{
       {"--gpu", &proc::HardwareFlags::gpu},
       {"--platform", &proc::HardwareFlags::platform},
@@ -171,15 +173,29 @@ const std::vector<std::string>& sweepable_flags() {
                                "--degrade",
                                "--causal",
                                "--tp",
-                               "--sequence-parallel"};
+                               "--sequence-parallel",
+                               "--documents",
+                               "--pack"};
     return n;
   }();
   return names;
 }
 
+char list_separator(const std::string& flag) {
+  return flag == "--documents" ? '|' : ',';
+}
+
+bool is_list(const std::string& flag, const std::string& text) {
+  if (flag == "--documents") return text.find('|') != std::string::npos;
+  return text.find(',') != std::string::npos || text.find("..") != std::string::npos;
+}
+
 std::vector<std::string> expand(const std::string& flag, const std::string& text) {
   std::vector<std::string> out;
-  const auto dots = text.find("..");
+  const char sep = list_separator(flag);
+  // --documents' own values hold ',' (8K,2K) and '..' (uniform:A..B): its
+  // list is '|'-separated and has no ranges.
+  const auto dots = sep == ',' ? text.find("..") : std::string::npos;
   if (dots != std::string::npos) {
     // A range: A..B, A..B:xK (geometric) or A..B:+K (arithmetic).
     std::string rest = text.substr(dots + 2), step = "+1";
@@ -212,7 +228,7 @@ std::vector<std::string> expand(const std::string& flag, const std::string& text
   }
   std::stringstream ss(text);
   std::string item;
-  while (std::getline(ss, item, ',')) {
+  while (std::getline(ss, item, sep)) {
     item = trim(item);
     if (item.empty()) throw InputError(fmt::format("{}: empty value in the list '{}'", flag, text));
     out.push_back(item);

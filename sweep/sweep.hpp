@@ -29,8 +29,14 @@ struct Axis {
 // Expands one axis as the user wrote it: a list "8,64,512", a geometric
 // range "2K..32K:x2", an arithmetic range "1..8:+1" ("1..8" steps by 1), or
 // names "ring,zigzag". Numbers keep binary K/M/G suffixes as run takes them.
-// Throws InputError naming `flag` (at most 10000 values).
+// Throws InputError naming `flag` (at most 10000 values). --documents, whose
+// values hold ',' and '..' themselves, lists them with '|' and has no ranges:
+// "fixed:1K|8K,2K|lognormal:2K,1".
 std::vector<std::string> expand(const std::string& flag, const std::string& text);
+
+// Whether `text` given to `flag` is a list of values to sweep (',' or a
+// range; '|' for --documents).
+bool is_list(const std::string& flag, const std::string& text);
 
 // The flags a sweep may vary (those of `ringsim run` with one value each).
 const std::vector<std::string>& sweepable_flags();

@@ -28,6 +28,13 @@ double ComputeModel::achieved_flops(std::int64_t block, int head_dim, bool backw
          seconds(entries, block, head_dim, backward, partial_mask);
 }
 
+double ComputeModel::launch_seconds(const std::vector<KernelCall>& calls, int head_dim,
+                                    bool backward) const {
+  double t = 0;
+  for (const auto& c : calls) t += call_seconds(c, head_dim, backward);
+  return t;
+}
+
 double ComputeModel::call_seconds(const KernelCall& c, int head_dim, bool backward) const {
   const auto parts = split_call(c);
   double t = 0;

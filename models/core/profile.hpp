@@ -49,6 +49,12 @@ class ComputeModel {
   // default its full part at the full rate of a block of max(q, k) and its
   // causal square at the masked rate of a block of q (split_call).
   virtual double call_seconds(const KernelCall& c, int head_dim, bool backward) const;
+  // Seconds of one varlen launch that runs every call of `calls` at once
+  // (flash_attn_varlen_func over a step's documents, cu_seqlens): by default
+  // the sum of the calls' times; models that see the GPU's waves time the
+  // launch's thread blocks together (KernelModel).
+  virtual double launch_seconds(const std::vector<KernelCall>& calls, int head_dim,
+                                bool backward) const;
   // Pairs the call computes: its visible pairs, or more where the kernel
   // works in tiles (call_tile_pairs).
   virtual std::uint64_t executed_pairs(const KernelCall& c, int /*head_dim*/,

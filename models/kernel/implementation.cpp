@@ -132,14 +132,17 @@ StepCost Implementation::step(const Workload& w, std::int64_t device, std::int64
   const int d = w.shape.head_dim;
   const auto calls = step_calls(w, device, step);
   int kernels = 0;
+  // Packed documents: one varlen launch (cu_seqlens) runs every document's
+  // calls of the step, timed together; otherwise each call is its own launch.
+  const bool varlen = !w.documents.empty();
+  if (varlen) c.attention_s = rates_->launch_seconds(calls, d, backward);
   for (const auto& call : calls) {
-    c.attention_s += rates_->call_seconds(call, d, backward);
+    if (!varlen) c.attention_s += rates_->call_seconds(call, d, backward);
     constexpr const char* kWhat = "--devices/--block: score entries of one step";
     c.useful_pairs = add_checked(c.useful_pairs, call_pairs(call), kWhat);
     c.executed_pairs =
         add_checked(c.executed_pairs, rates_->executed_pairs(call, d, backward), kWhat);
-    // Packed documents: one varlen launch covers every document's calls.
-    if (w.documents.empty() || kernels == 0) kernels += backward ? kernels_bwd_ : kernels_fwd_;
+    if (!varlen || kernels == 0) kernels += backward ? kernels_bwd_ : kernels_fwd_;
   }
   const bool computes = !calls.empty();
   const auto u = call_units(w, calls);

@@ -42,23 +42,36 @@ double KernelModel::occupancy(double ctas) const {
   return ctas / (waves * sms_);
 }
 
-// The published rate at the call's loop length, corrected for how its tiles
-// fill the SMs against how the benchmark's did.
-double KernelModel::loop_rate(bool backward, CallMask mask, int head_dim,
-                              const KernelCall& c) const {
+double KernelModel::call_ctas(const KernelCall& c, bool backward, int head_dim) const {
+  const auto t = tile(backward, c.mask, head_dim);
+  const auto n = backward ? c.k : c.q;
+  const auto per = backward ? t.k : t.q;
+  if (per <= 0 || n <= 0) return 0;
+  // Forward: one thread block per query tile and head; backward: per key tile.
+  return std::ceil(static_cast<double>(n) / static_cast<double>(per)) *
+         static_cast<double>(c.heads);
+}
+
+// The published rate at the call's loop length, corrected for how the
+// launch's thread blocks fill the SMs against how the benchmark's did.
+// `launch_ctas` < 0: the call is its own launch (its part's own blocks).
+double KernelModel::loop_rate(bool backward, CallMask mask, int head_dim, const KernelCall& c,
+                              double launch_ctas) const {
   const double L = static_cast<double>(backward ? c.q : c.k);
   const double r = curves_.rate(backward, mask, head_dim, L);
   const auto t = tile(backward, mask, head_dim);
   if (sms_ <= 0 || t.q <= 0) return r;
-  // Forward: one thread block per query tile and head; backward: per key tile.
-  const double tiles_call = std::ceil(static_cast<double>(backward ? c.k : c.q) /
-                                      static_cast<double>(backward ? t.k : t.q));
-  const double call_ctas = tiles_call * static_cast<double>(c.heads);
+  double ctas = launch_ctas;
+  if (ctas < 0) {
+    const double tiles_call = std::ceil(static_cast<double>(backward ? c.k : c.q) /
+                                        static_cast<double>(backward ? t.k : t.q));
+    ctas = tiles_call * static_cast<double>(c.heads);
+  }
   // FlashAttention-2/-3 benchmarks: batch = 16384 / L sequences, 2048 / d heads.
   const double batch = std::max(1.0, 16384.0 / L), heads = std::max(1.0, 2048.0 / head_dim);
   const double bench_ctas =
       std::ceil(L / static_cast<double>(backward ? t.k : t.q)) * batch * heads;
-  return r * occupancy(call_ctas) / occupancy(bench_ctas);
+  return r * occupancy(ctas) / occupancy(bench_ctas);
 }
 
 std::uint64_t KernelModel::executed_pairs(const KernelCall& c, int head_dim, bool backward) const {
@@ -68,11 +81,29 @@ std::uint64_t KernelModel::executed_pairs(const KernelCall& c, int head_dim, boo
 }
 
 double KernelModel::call_seconds(const KernelCall& c, int head_dim, bool backward) const {
+  return timed(c, head_dim, backward, -1);
+}
+
+double KernelModel::launch_seconds(const std::vector<KernelCall>& calls, int head_dim,
+                                   bool backward) const {
+  // One varlen launch: every call's thread blocks fill the GPU's waves
+  // together, while each block still walks its own call's keys (so each call
+  // keeps the rate of its own loop length and is charged its own tiles).
+  double ctas = 0;
+  for (const auto& c : calls) ctas += call_ctas(c, backward, head_dim);
+  double s = 0;
+  for (const auto& c : calls) s += timed(c, head_dim, backward, ctas);
+  return s;
+}
+
+double KernelModel::timed(const KernelCall& c, int head_dim, bool backward,
+                          double launch_ctas) const {
   const double fpe = flops_per_entry(head_dim, backward);
   const auto parts = split_call(c);
   double s = 0;
   if (const auto e = call_pairs(parts.full); e > 0)
-    s += static_cast<double>(e) * fpe / loop_rate(backward, CallMask::Full, head_dim, parts.full);
+    s += static_cast<double>(e) * fpe /
+         loop_rate(backward, CallMask::Full, head_dim, parts.full, launch_ctas);
   if (const auto e = call_pairs(parts.causal); e > 0) {
     const auto& sq = parts.causal;
     const auto t = tile(backward, CallMask::Causal, head_dim);
@@ -81,7 +112,8 @@ double KernelModel::call_seconds(const KernelCall& c, int head_dim, bool backwar
     const KernelCall ref{sq.q, sq.q, CallMask::Causal, 0, 1};
     const double ref_tiles = static_cast<double>(call_tile_pairs(ref, t.q, t.k));
     const double ref_useful = static_cast<double>(call_pairs(ref));
-    const double r = loop_rate(backward, CallMask::Causal, head_dim, sq) * ref_tiles / ref_useful;
+    const double r =
+        loop_rate(backward, CallMask::Causal, head_dim, sq, launch_ctas) * ref_tiles / ref_useful;
     s += static_cast<double>(call_tile_pairs(sq, t.q, t.k)) * fpe / r;
   }
   return s;

@@ -12,6 +12,9 @@
 //   - Wave quantization: a call of few tiles x heads leaves SMs idle in its
 //     last wave; the rate scales by its occupancy over the benchmark's (the
 //     published runs keep batch x length = 16k, hidden 2048).
+//   - Varlen launches (packed documents, launch_seconds): one launch runs
+//     every document's calls; the occupancy is that of all their thread
+//     blocks together, while each call keeps its own loop length's rate.
 #include <string>
 
 #include "models/core/kernel_spec.hpp"
@@ -28,6 +31,8 @@ class KernelModel final : public ComputeModel {
   double seconds(std::uint64_t entries, std::int64_t block, int head_dim, bool backward,
                  bool partial_mask) const override;
   double call_seconds(const KernelCall& c, int head_dim, bool backward) const override;
+  double launch_seconds(const std::vector<KernelCall>& calls, int head_dim,
+                        bool backward) const override;
   std::uint64_t executed_pairs(const KernelCall& c, int head_dim, bool backward) const override;
   double nominal_flops(std::int64_t length, int head_dim, bool backward) const override;
   std::string name() const override;
@@ -43,7 +48,13 @@ class KernelModel final : public ComputeModel {
   int sms_;
   std::string device_;
 
-  double loop_rate(bool backward, CallMask mask, int head_dim, const KernelCall& c) const;
+  // Thread blocks the call launches (its mask's tiles over its rows x heads).
+  double call_ctas(const KernelCall& c, bool backward, int head_dim) const;
+  double loop_rate(bool backward, CallMask mask, int head_dim, const KernelCall& c,
+                   double launch_ctas) const;
+  // The call's seconds when its launch runs `launch_ctas` thread blocks
+  // (< 0: the call alone).
+  double timed(const KernelCall& c, int head_dim, bool backward, double launch_ctas) const;
 };
 
 }  // namespace ringsim

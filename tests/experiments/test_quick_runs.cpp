@@ -422,14 +422,41 @@ TEST(ExperimentQuick, SeedReproductionBesideThePapers) {
   EXPECT_GT(kinds["trend"], 0);
 }
 
+TEST(ExperimentQuick, PackedDocumentsLayoutsFollowTheDocuments) {
+  const auto q = run_quick("packed-documents");
+  const auto& v = q.csv;
+  expect_columns(v, {"documents", "layout", "pack", "time_s", "mean_doc_over_seq",
+                     "speedup_over_ring_sequence"});
+  std::map<std::string, double> t;  // "documents layout pack" -> time
+  for (std::size_t i = 0; i < v.rows.size(); ++i)
+    t[v.str(i, "documents") + " " + v.str(i, "layout") + " " + v.str(i, "pack")] =
+        v.num(i, "time_s");
+  ASSERT_EQ(t.size(), 24u);  // 3 packings x 4 layouts x 2 pack modes
+  // One document of the whole sequence: the causal run, pack mode changes
+  // nothing, zigzag balances what the ring does not.
+  for (const char* l : {"ring", "zigzag", "striped", "allgather"})
+    EXPECT_EQ(t[std::string("fixed:64K ") + l + " sequence"],
+              t[std::string("fixed:64K ") + l + " document"])
+        << l;
+  EXPECT_GT(t["fixed:64K ring sequence"] / t["fixed:64K zigzag sequence"], 1.5);
+  // Documents of 1/16 of the sequence, one per half block: every pair is
+  // inside a device, ring and zigzag place the same tokens' work alike, and
+  // splitting every document over the devices (document mode) costs more.
+  EXPECT_NEAR(t["fixed:4K zigzag sequence"] / t["fixed:4K ring sequence"], 1.0, 0.01);
+  EXPECT_GT(t["fixed:4K zigzag document"], t["fixed:4K zigzag sequence"]);
+  EXPECT_NE(q.report.find("## Where each layout wins"), std::string::npos);
+  EXPECT_NE(q.report.find("ring-flash-attention"), std::string::npos);
+}
+
 TEST(ExperimentCli, ListAndBadInput) {
   auto r = proc::run({RINGSIM_BIN, "experiment", "--list", "--json"}, 60);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   std::set<std::string> names;
   for (const auto& e : j.at("experiments")) names.insert(e.at("name").get<std::string>());
-  for (const char* n : {"minblock-table", "memory-scaling", "kernel-curves", "causal-balance",
-                        "layouts", "overlap-knee", "scale", "plan-cases", "seed-reproduction"})
+  for (const char* n :
+       {"minblock-table", "memory-scaling", "kernel-curves", "causal-balance", "layouts",
+        "overlap-knee", "scale", "plan-cases", "seed-reproduction", "packed-documents"})
     EXPECT_TRUE(names.count(n)) << n;
 
   r = proc::run({RINGSIM_BIN, "experiment", "no-such-thing", "--out", "/tmp"}, 60);

@@ -116,6 +116,48 @@ TEST(KernelModel, FewThreadBlocksLeaveSMsIdle) {
   EXPECT_NEAR(m.call_seconds(c, 128, false), f / r, f / r * kRel);
 }
 
+TEST(KernelModel, AVarlenLaunchFillsTheWavesWithEveryDocumentsBlocks) {
+  // Two documents' full calls of 2048 x 2048, 4 heads each: alone, each is 64
+  // thread blocks on 132 SMs (one wave 64/132 full, as above). One varlen
+  // launch runs both: 128 blocks, one wave 128/132 full; each call keeps the
+  // rate of its own loop length (2048 keys, 362 TF/s).
+  const auto& spec = cat().kernel("fa2");
+  const KernelModel m(spec, curves_of("fa2", "h100-sxm"), 132, "h100-sxm");
+  const KernelCall c{2048, 2048, CallMask::Full, 0, 4};
+  const double f = 2048.0 * 2048 * 4 * 4 * 128;
+  const double bench = 2048.0 / 2112;
+  const double alone = f / (362e12 * (64.0 / 132) / bench);
+  const double together = f / (362e12 * (128.0 / 132) / bench);
+  EXPECT_NEAR(m.launch_seconds({c}, 128, false), alone, alone * kRel);
+  EXPECT_NEAR(m.launch_seconds({c, c}, 128, false), 2 * together, 2 * together * kRel);
+  // A model without waves (the roofline's default) sums the calls.
+  const RooflineModel roof(1e15);
+  EXPECT_EQ(roof.launch_seconds({c, c}, 128, false), 2 * roof.call_seconds(c, 128, false));
+}
+
+TEST(Implementation, PackedDocumentsStepIsOneLaunch) {
+  // A ring of 4 x 64 tokens holding documents of 16: device 1's own step runs
+  // four causal calls (one per document). Varlen: one attention launch, so
+  // the tiny step stalls on as many launches as the one-document step does,
+  // and its attention is the launch's time, not the calls' sum.
+  const auto hw = catalog_hardware("h100-sxm", "nvlink4");
+  const auto im = make_implementation(cat(), hw, DType::BF16, {"fa2", nullptr, false});
+  const auto one = make_workload(4, 64, Layout::Ring, true);
+  auto docs = one;
+  docs.documents = {16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16};
+  const auto calls = step_calls(docs, 1, 0);
+  ASSERT_EQ(calls.size(), 4u);
+  const auto c = im->step(docs, 1, 0, false, true);
+  const auto base = im->step(one, 1, 0, false, true);
+  EXPECT_EQ(c.total(), base.total());  // both launch-bound: the same launch count
+  EXPECT_GT(c.launch_s, 0);
+  const auto& rates = im->rates();
+  EXPECT_EQ(c.attention_s, rates.launch_seconds(calls, 128, false));
+  double separate = 0;
+  for (const auto& k : calls) separate += rates.call_seconds(k, 128, false);
+  EXPECT_LT(c.attention_s, separate);
+}
+
 TEST(Implementation, ForwardStepCostsThePyTorchMergeBytes) {
   // fa2 on H100 (PyTorch context_parallel's eager fp32 merge), a
   // non-causal 4-device ring of 4096 tokens, llama3-8b heads.

@@ -32,6 +32,34 @@ TEST(SweepAxis, BadRangesNameTheFlag) {
   }
 }
 
+TEST(SweepAxis, DocumentsAreAPipeList) {
+  // Its values hold ',' and '..' themselves: '|' separates them, no ranges.
+  EXPECT_EQ(expand("--documents", "fixed:1K | 8K,2K|uniform:1..9|lognormal:2K,1"),
+            (V{"fixed:1K", "8K,2K", "uniform:1..9", "lognormal:2K,1"}));
+  EXPECT_TRUE(is_list("--documents", "fixed:1K|fixed:2K"));
+  EXPECT_FALSE(is_list("--documents", "8K,2K"));         // one value: a list of lengths
+  EXPECT_FALSE(is_list("--documents", "uniform:1..9"));  // one value: a distribution
+  EXPECT_TRUE(is_list("--devices", "1..4"));
+  EXPECT_THROW(expand("--documents", "fixed:1K||fixed:2K"), InputError);
+  // Each point parses its own documents and pack mode.
+  Grid g;
+  g.axes = {{"--documents", expand("--documents", "8K,2K|fixed:512")},
+            {"--pack", {"sequence", "document"}}};
+  const auto p = points(g);
+  ASSERT_EQ(p.size(), 4u);
+  ASSERT_TRUE(p[1].spec.has_value());
+  EXPECT_EQ(p[1].spec->workload.documents, "8K,2K");
+  EXPECT_EQ(p[1].spec->workload.pack, Pack::Document);
+  ASSERT_TRUE(p[2].spec.has_value());
+  EXPECT_EQ(p[2].spec->workload.documents, "fixed:512");
+  // A bad distribution is that point's error, naming the flag.
+  g.axes = {{"--documents", {"fixed:512", "gauss:3"}}};
+  const auto q = points(g);
+  EXPECT_TRUE(q[0].spec.has_value());
+  ASSERT_FALSE(q[1].spec.has_value());
+  EXPECT_EQ(q[1].error.rfind("--documents: ", 0), 0u) << q[1].error;
+}
+
 TEST(SweepGrid, CartesianProductLastAxisFastest) {
   Grid g;
   g.axes = {{"--devices", {"2", "4"}}, {"--layout", {"ring", "zigzag", "striped"}}};

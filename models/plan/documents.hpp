@@ -1,0 +1,58 @@
+#pragma once
+// `plan --documents DIST --samples N`: the planner's layouts under packed
+// documents. A length distribution has no single packing, so each layout (and
+// pack mode, where the layout splits documents) is timed over N packings drawn
+// with seeds S, S+1, ..., S+N-1 (sample i is `ringsim run --documents DIST
+// --seed S+i`): the attention of one sequence by the analytic engine, then the
+// whole training step with that attention (as the SimGrid re-check replaces
+// it). The rows keep the best config's shape (CP, TP, PP, micro-batch) and
+// change only the layout and pack mode, so their spread is the packing's.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/core/documents.hpp"
+#include "models/plan/plan.hpp"
+
+namespace ringsim {
+
+// Mean and spread of a sample: p10 and p90 by nearest rank, stddev over n
+// (the population's: the samples are all the packings evaluated).
+struct Spread {
+  double mean = 0, stddev = 0, min = 0, p10 = 0, p90 = 0, max = 0;
+};
+Spread spread_of(std::vector<double> xs);
+
+struct DocumentSampling {
+  DocumentSpec spec;
+  std::int64_t samples = 16;
+  std::uint64_t seed = 0;
+};
+
+struct DocumentPlanRow {
+  PlanConfig config;  // the shape with this layout, timed with the mean attention
+  Pack pack = Pack::Sequence;
+  bool pack_matters = true;   // false for Ulysses and no CP: every token is local
+  Spread attention_layer_s;   // fwd+bwd of one layer, one sequence
+  Spread step_time_s;         // the training step, per sample
+  double documents_mean = 0;  // documents per packed sequence, mean over samples
+  std::string label() const;  // "zigzag cp 8 / document"
+};
+
+struct DocumentPlan {
+  PlanConfig base;  // the config whose shape every row keeps
+  // Feasible rows by mean step time (best first), then the infeasible.
+  std::vector<DocumentPlanRow> rows;
+};
+
+// Every layout of `layouts` (all six when empty) in both pack modes, with
+// `like`'s shape. Throws InputError when a sampled packing does not fit.
+DocumentPlan plan_documents(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
+                            const PlanConfig& like, const std::vector<Layout>& layouts,
+                            const DocumentSampling& s);
+
+// The table under the plan's (text) and its `documents` object (JSON).
+std::string documents_text(const DocumentPlan& p, const DocumentSampling& s);
+nlohmann::json documents_json(const DocumentPlan& p, const DocumentSampling& s);
+
+}  // namespace ringsim
