@@ -206,6 +206,15 @@ double Implementation::single_device(const Workload& w, bool backward) const {
   const auto mask = w.causal ? CallMask::Causal : CallMask::Full;
   const KernelCall call{L, L, mask, 0, static_cast<std::uint64_t>(w.shape.heads)};
   double t = rates_->call_seconds(call, w.shape.head_dim, backward);
+  // Packed documents: one device runs one varlen launch over every document,
+  // each causal in itself (no document is longer than the sequence, so under
+  // 2^20 whenever S is).
+  if (w.documents.size() > 1 && S <= kRef) {
+    std::vector<KernelCall> docs;
+    for (const auto len : w.documents)
+      docs.push_back({len, len, CallMask::Causal, 0, static_cast<std::uint64_t>(w.shape.heads)});
+    t = rates_->launch_seconds(docs, w.shape.head_dim, backward);
+  }
   if (S > L) {
     const double s = static_cast<double>(S), l = static_cast<double>(L);
     t *= w.causal ? s * (s + 1) / (l * (l + 1)) : s * s / (l * l);

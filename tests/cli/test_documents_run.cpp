@@ -43,6 +43,22 @@ TEST(DocumentsRun, SequenceAndDocumentPackingDiffer) {
               per_head_docs / per_head_one, 1e-12);
 }
 
+TEST(DocumentsRun, OneDeviceRunsTheSameDocuments) {
+  // "vs one device" compares with one GPU attending over the same packed
+  // documents (one varlen launch of eight causal calls of 8192), not over one
+  // causal document of 65536: 1/8 of the pairs, at shorter calls' lower rate.
+  const auto docs = nlohmann::json::parse(run_json({"--documents", "fixed:8192"}));
+  const auto causal = nlohmann::json::parse(run_json({}));
+  const double ratio =
+      docs["single_device_time_s"].get<double>() / causal["single_device_time_s"].get<double>();
+  const double pairs = (8.0 * 8192 * 8193 / 2) / (65536.0 * 65537 / 2);
+  EXPECT_GT(ratio, pairs);
+  EXPECT_LT(ratio, 2 * pairs);
+  EXPECT_NEAR(docs["efficiency_vs_single_device"].get<double>(),
+              docs["single_device_time_s"].get<double>() / (8 * docs["time_s"].get<double>()),
+              1e-12);
+}
+
 TEST(DocumentsRun, OneDocumentIsTheCausalRunByteForByte) {
   const auto causal = run_json({});
   EXPECT_EQ(run_json({"--documents", "fixed:64K"}), causal);
