@@ -95,6 +95,11 @@ TEST(JobCli, FsdpCollectivesTakeTheRingCollectivesTimeByHand) {
                   "fsdp");
   // The collectives outlast the ranks' own compute: they set the time.
   expect_near_rel(job.at("time_s").get<double>(), j.at("fsdp_s").get<double>(), 1e-12, "time");
+  // ... and the summary names the link that paces them (every ring link alike
+  // full: the first).
+  const auto why = j.at("why").get<std::string>();
+  EXPECT_NE(why.find("FSDP collectives take"), std::string::npos) << why;
+  EXPECT_NE(why.find("ring0 up, peaks at 100%"), std::string::npos) << why;
 }
 
 // Two rings of 48 devices on a fat tree of 32-port leaves, spine cables
