@@ -95,7 +95,10 @@ std::string why_slowest(const JobResult& j, const SimOptions& o, double alone) {
       return fmt::format("device {} (rank {}) computes {}x slower (--straggler)", x.device,
                          x.device - first, x.factor);
   const double t = j.ring_time_s[static_cast<std::size_t>(j.slowest_ring)];
-  if (!(t > alone * (1 + 1e-9))) return "no slower than one ring alone: no link it uses is shared";
+  if (!(t > alone * (1 + 1e-9)))
+    return o.fsdp ? "no slower than one ring alone: the FSDP flows and the links it shares cost "
+                    "it nothing"
+                  : "no slower than one ring alone: no link it uses is shared";
   if (j.fsdp_s > alone) {
     // The collectives span the job: the busiest link anywhere paces them.
     std::string by;
