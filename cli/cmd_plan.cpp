@@ -134,7 +134,7 @@ nlohmann::json job_json(const proc::RecheckJob& j) {
 }
 
 std::string job_text(const proc::RecheckJob& j) {
-  if (!j.skipped.empty()) return fmt::format("    job mode: not run ({})\n", j.skipped);
+  if (!j.skipped.empty()) return "";  // why is in the JSON (job.skipped)
   if (!j.error.empty()) return fmt::format("    job mode: failed: {}\n", j.error);
   std::string out = fmt::format(
       "    job mode ({} GPUs on one fabric, one layer fwd+bwd{}): {} (one ring alone, closed "
