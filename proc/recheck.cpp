@@ -156,6 +156,10 @@ RecheckJob job_of(const Result& res) {
   RecheckJob j;
   const auto s = summary_of(res, &j.error);
   if (!s) return j;
+  if (!s->sim) {
+    j.error = "the job run's summary has no simulated part";
+    return j;
+  }
   try {
     const auto out = nlohmann::json::parse(res.out);
     j.layer_s = s->time_s;
