@@ -124,6 +124,35 @@ void refuse_inference_flags(const PlanFlags& f) {
       throw InputError(fmt::format("{}: plans inference; add --inference", flag));
 }
 
+// The config's layer in job mode: skipped (and why), failed, or its result.
+nlohmann::json job_json(const proc::RecheckJob& j) {
+  if (!j.skipped.empty()) return {{"skipped", j.skipped}};
+  if (!j.error.empty()) return {{"error", j.error}};
+  return {{"gpus", j.gpus},
+          {"fsdp", j.fsdp},
+          {"layer_fwdbwd_s", j.layer_s},
+          {"ring_alone_s", j.alone_s},
+          {"contention", j.contention},
+          {"why", j.why},
+          {"hottest_link", j.hottest_link},
+          {"hottest_link_peak", j.hottest_peak},
+          {"hottest_link_mean", j.hottest_mean}};
+}
+
+std::string job_text(const proc::RecheckJob& j) {
+  if (!j.skipped.empty()) return "";  // why is in the JSON (job.skipped)
+  if (!j.error.empty()) return fmt::format("    job mode: failed: {}\n", j.error);
+  std::string out = fmt::format(
+      "    job mode ({} GPUs on one fabric, one layer fwd+bwd{}): {} (one ring alone, closed "
+      "form: {}, x{:.3f})",
+      j.gpus, j.fsdp ? ", FSDP flows" : "", seconds(j.layer_s), seconds(j.alone_s), j.contention);
+  if (!j.hottest_link.empty())
+    out += fmt::format("; busiest link {} ({:.0f}% peak, {:.0f}% mean)", j.hottest_link,
+                       100 * j.hottest_peak, 100 * j.hottest_mean);
+  if (!j.why.empty()) out += "; slowest ring: " + j.why;
+  return out + "\n";
+}
+
 nlohmann::json recheck_json(const proc::Recheck& rc) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& x : rc.rows) {
@@ -146,6 +175,7 @@ nlohmann::json recheck_json(const proc::Recheck& rc) {
     j["step_time_s_simgrid_attention"] = s.time.step_time_s;
     j["tokens_per_s_per_gpu_simgrid_attention"] = s.tokens_per_s_per_gpu;
     j["mfu_simgrid_attention"] = s.mfu;
+    j["job"] = job_json(x.job);
     rows.push_back(j);
   }
   return {{"status", rc.status_name()}, {"message", rc.message}, {"configs", rows}};
@@ -176,6 +206,7 @@ std::string recheck_text(const proc::Recheck& rc) {
         100 * (x.analytic_attention_s > 0 ? s.time.attention_s / x.analytic_attention_s - 1 : 0.0),
         seconds(s.time.step_time_s), seconds(x.analytic_step_s), s.tokens_per_s_per_gpu,
         100 * s.mfu);
+    out += job_text(x.job);
   }
   return out;
 }

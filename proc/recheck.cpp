@@ -28,12 +28,41 @@ const char* Recheck::status_name() const {
   return "";
 }
 
-RunSpec recheck_spec(const PlanRequest& r, const PlanConfig& c, const Hardware& hw,
-                     const HardwareSpec& hardware, Pass pass) {
-  const auto w = attention_workload(r, c);
-  const auto g = group_hardware(hw, c.tp);
-  RunSpec s;
-  auto& ws = s.workload;
+namespace {
+
+// The cluster `shape` describes (a TP group's view of it, or the whole
+// cluster) as flags of `h`, which starts as the plan's overrides; only what
+// the platform has (`ringsim run` refuses the rest).
+void set_platform(HardwareSpec& h, SimSpec& sim, const Hardware& hw, const Hardware& shape) {
+  h.cluster.clear();  // everything it set is spelled out below
+  h.gpu = hw.gpu_name;
+  h.platform = shape.platform;
+  const auto has = platform_flags(shape.platform);
+  h.gpus_per_node.reset();
+  h.intra.clear();
+  h.inter.clear();
+  if (has.gpus_per_node) h.gpus_per_node = shape.gpus_per_node;
+  if (has.intra) h.intra = hw.intra_name;
+  if (has.inter) h.inter = hw.inter_name;
+  // The cluster's shape, which the cleared --cluster carried.
+  h.nics_per_node.reset();
+  h.nvlink_domain.reset();
+  h.oversubscription.reset();
+  if (has.nics && shape.nics_per_node > 0 && shape.gpus_per_node % shape.nics_per_node == 0)
+    h.nics_per_node = shape.nics_per_node;
+  if (has.nvlink_domain && shape.nvlink_domain > shape.gpus_per_node &&
+      shape.nvlink_domain % shape.gpus_per_node == 0)
+    h.nvlink_domain = shape.nvlink_domain;
+  if (has.oversubscription && shape.oversubscription != 1)
+    h.oversubscription = shape.oversubscription;
+  if (shape.platform == Platform::Nodes && shape.inter_fattree && !sim.inter_topology_given) {
+    sim.inter_topology = sim::InterTopology::FatTree;
+    sim.inter_topology_given = true;
+  }
+}
+
+// The workload flags of the config's attention `w` (one TP rank's share).
+void set_workload(WorkloadSpec& ws, const PlanRequest& r, const Workload& w, Pass pass) {
   ws.devices = w.devices;
   ws.block = w.block;
   ws.layout = w.layout;
@@ -47,34 +76,53 @@ RunSpec recheck_spec(const PlanRequest& r, const PlanConfig& c, const Hardware& 
   ws.ffn = w.shape.ffn;
   ws.layers = 1;
   if (w.layout == Layout::Hybrid) ws.ulysses_degree = w.ulysses_degree;
-  auto& h = s.hardware;
-  h = hardware;
-  h.cluster.clear();  // everything it set is spelled out below
-  h.gpu = hw.gpu_name;
-  h.platform = g.platform;
-  // Only what the platform has (`ringsim run` refuses the rest).
-  const auto has = platform_flags(g.platform);
-  h.gpus_per_node.reset();
-  h.intra.clear();
-  h.inter.clear();
-  if (has.gpus_per_node) h.gpus_per_node = g.gpus_per_node;
-  if (has.intra) h.intra = hw.intra_name;
-  if (has.inter) h.inter = hw.inter_name;
-  // The cluster's shape, which the cleared --cluster carried.
-  h.nics_per_node.reset();
-  h.nvlink_domain.reset();
-  h.oversubscription.reset();
-  if (has.nics && g.nics_per_node > 0 && g.gpus_per_node % g.nics_per_node == 0)
-    h.nics_per_node = g.nics_per_node;
-  if (has.nvlink_domain && g.nvlink_domain > g.gpus_per_node &&
-      g.nvlink_domain % g.gpus_per_node == 0)
-    h.nvlink_domain = g.nvlink_domain;
-  if (has.oversubscription && g.oversubscription != 1) h.oversubscription = g.oversubscription;
-  if (g.platform == Platform::Nodes && g.inter_fattree && !s.sim.inter_topology_given) {
-    s.sim.inter_topology = sim::InterTopology::FatTree;
-    s.sim.inter_topology_given = true;
-  }
+}
+
+}  // namespace
+
+RunSpec recheck_spec(const PlanRequest& r, const PlanConfig& c, const Hardware& hw,
+                     const HardwareSpec& hardware, Pass pass) {
+  RunSpec s;
+  set_workload(s.workload, r, attention_workload(r, c), pass);
+  s.hardware = hardware;
+  set_platform(s.hardware, s.sim, hw, group_hardware(hw, c.tp));
   s.sim.engine = Engine::SimGrid;
+  s.json = true;
+  return s;
+}
+
+bool wants_job(const PlanConfig& c, std::string* why) {
+  if (c.tp <= 1 && c.dp <= 1) {
+    *why = "tp 1, dp 1: the attention re-check is the whole layer's ring";
+    return false;
+  }
+  if (c.cp > 1 && c.layout != Layout::Ring && c.layout != Layout::Striped &&
+      c.layout != Layout::Zigzag) {
+    *why = fmt::format("job mode simulates ring layouts, not {}", to_string(c.layout));
+    return false;
+  }
+  return true;
+}
+
+RunSpec job_spec(const PlanRequest& r, const PlanConfig& c, const Hardware& hw,
+                 const HardwareSpec& hardware) {
+  RunSpec s;
+  auto w = attention_workload(r, c);
+  // The child splits the heads, KV heads and MLP by --tp itself.
+  const auto tp = static_cast<int>(c.tp);
+  w.shape.heads *= tp;
+  w.shape.kv_heads *= tp;
+  w.shape.ffn *= tp;
+  set_workload(s.workload, r, w, Pass::FwdBwd);
+  s.workload.scope = Scope::Layer;
+  s.workload.tp = tp;
+  s.hardware = hardware;
+  set_platform(s.hardware, s.sim, hw, hw);
+  s.sim.engine = Engine::SimGrid;
+  s.sim.dp = c.dp;
+  // FSDP's per-layer gathers under pytorch-fsdp; the other frameworks
+  // all-reduce gradients once per step, not per layer.
+  if (c.dp > 1) s.sim.fsdp = r.framework == Framework::PytorchFsdp;
   s.json = true;
   return s;
 }
@@ -102,6 +150,41 @@ std::optional<RunSummary> summary_of(const Result& res, std::string* error) {
   return std::nullopt;
 }
 
+// A job run's layer: the slowest ring against one ring alone, and why. A
+// run with --dp reports its rings (`job`); one with --tp alone is one ring.
+RecheckJob job_of(const Result& res) {
+  RecheckJob j;
+  const auto s = summary_of(res, &j.error);
+  if (!s) return j;
+  if (!s->sim) {
+    j.error = "the job run's summary has no simulated part";
+    return j;
+  }
+  try {
+    const auto out = nlohmann::json::parse(res.out);
+    j.layer_s = s->time_s;
+    j.alone_s = s->sim->analytic_time_s;
+    j.gpus = s->devices * std::max(s->tp, 1);
+    if (out.contains("job")) {
+      const auto& job = out.at("job");
+      j.gpus = job.at("gpus").get<std::int64_t>();
+      j.fsdp = job.at("fsdp").get<bool>();
+      j.alone_s = job.at("ring_alone_s").get<double>();
+      j.why = job.at("why").get<std::string>();
+      const auto& links = job.at("hottest_links");
+      if (!links.empty()) {
+        j.hottest_link = links[0].at("link").get<std::string>();
+        j.hottest_peak = links[0].at("peak_utilisation").get<double>();
+        j.hottest_mean = links[0].at("mean_utilisation").get<double>();
+      }
+    }
+    j.contention = j.alone_s > 0 ? j.layer_s / j.alone_s : 0;
+  } catch (const nlohmann::json::exception& e) {
+    j.error = std::string("the job run's summary lacks a key: ") + e.what();
+  }
+  return j;
+}
+
 }  // namespace
 
 Recheck recheck_top(int n, const std::vector<PlanConfig>& configs, const PlanRequest& r,
@@ -118,16 +201,26 @@ Recheck recheck_top(int n, const std::vector<PlanConfig>& configs, const PlanReq
   }
   std::vector<const PlanConfig*> chosen;
   std::vector<Command> cmds;
+  // Per chosen config: its first run's index in cmds, its job run's (or -1).
+  std::vector<std::size_t> first;
+  std::vector<int> job_cmd;
+  std::vector<std::string> job_skipped;
+  auto add = [&](const RunSpec& spec) {
+    Command cmd;
+    cmd.argv = to_args(spec);
+    cmd.argv.insert(cmd.argv.begin(), exe);
+    cmd.timeout_s = timeout_s;
+    cmds.push_back(std::move(cmd));
+  };
   for (const auto& c : configs) {
     if (!c.feasible || static_cast<int>(chosen.size()) >= n) continue;
     chosen.push_back(&c);
-    for (Pass p : {Pass::Fwd, Pass::FwdBwd}) {
-      Command cmd;
-      cmd.argv = to_args(recheck_spec(r, c, hw, hardware, p));
-      cmd.argv.insert(cmd.argv.begin(), exe);
-      cmd.timeout_s = timeout_s;
-      cmds.push_back(std::move(cmd));
-    }
+    first.push_back(cmds.size());
+    for (Pass p : {Pass::Fwd, Pass::FwdBwd}) add(recheck_spec(r, c, hw, hardware, p));
+    std::string why;
+    job_cmd.push_back(wants_job(c, &why) ? static_cast<int>(cmds.size()) : -1);
+    job_skipped.push_back(why);
+    if (job_cmd.back() >= 0) add(job_spec(r, c, hw, hardware));
   }
   // Each child simulates one layer of a top config: seconds to minutes at
   // large rings, so a bar with ETA on a terminal (none when piped).
@@ -141,8 +234,12 @@ Recheck recheck_top(int n, const std::vector<PlanConfig>& configs, const PlanReq
     row.config = c.label();
     row.analytic_attention_s = c.time.attention_s;
     row.analytic_step_s = c.time.step_time_s;
-    const auto f = summary_of(results[2 * i], &row.error);
-    const auto fb = f ? summary_of(results[2 * i + 1], &row.error) : std::nullopt;
+    if (job_cmd[i] >= 0)
+      row.job = job_of(results[static_cast<std::size_t>(job_cmd[i])]);
+    else
+      row.job.skipped = job_skipped[i];
+    const auto f = summary_of(results[first[i]], &row.error);
+    const auto fb = f ? summary_of(results[first[i] + 1], &row.error) : std::nullopt;
     if (!f || !fb) {
       ++failed;
       rc.rows.push_back(std::move(row));

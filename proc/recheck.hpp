@@ -1,6 +1,7 @@
 #pragma once
 // The planner's SimGrid re-check: the attention of the top configurations
-// re-run by `ringsim run --engine simgrid` in child processes (one SimGrid
+// re-run by `ringsim run --engine simgrid` in child processes, and for those
+// with TP or DP the whole layer in job mode (one SimGrid
 // engine per process), each configuration handed over as a run spec and read
 // back as a run summary. A child's failure is judged by its exit code and the
 // summary's `engine` field, never by the text of its message.
@@ -13,6 +14,21 @@
 
 namespace ringsim::proc {
 
+// The config's whole layer simulated in job mode (TP x CP x DP GPUs on one
+// fabric, `ringsim run --dp --tp --scope layer --pass fwdbwd`).
+struct RecheckJob {
+  std::string skipped;  // why no job run ("" when one ran or failed)
+  std::string error;    // the job run's failure ("" when it ran)
+  std::int64_t gpus = 0;
+  bool fsdp = false;
+  double layer_s = 0;     // simulated, the slowest ring's layer
+  double alone_s = 0;     // one ring alone, closed form
+  double contention = 0;  // layer_s / alone_s
+  std::string why;        // why the slowest ring took longer ("" for a single ring)
+  std::string hottest_link;
+  double hottest_peak = 0, hottest_mean = 0;
+};
+
 struct RecheckRow {
   std::string config;      // PlanConfig::label()
   std::string error;       // "" when the re-check ran
@@ -21,6 +37,7 @@ struct RecheckRow {
   double fwdbwd_layer_analytic_s = 0;  // the child's own closed form, for comparison
   PlanConfig with_simgrid;             // the config evaluated again with SimGrid's attention
   double analytic_attention_s = 0, analytic_step_s = 0;
+  RecheckJob job;
 };
 
 struct Recheck {
@@ -35,6 +52,15 @@ struct Recheck {
 // `hardware` carries the plan's overrides (--flops, --profile, ...).
 RunSpec recheck_spec(const PlanRequest& r, const PlanConfig& c, const Hardware& hw,
                      const HardwareSpec& hardware, Pass pass);
+
+// Whether the re-check simulates a config's layer in job mode: tp or dp > 1
+// and a ring layout (ring, striped, zigzag); if not, `why` says why.
+bool wants_job(const PlanConfig& c, std::string* why);
+// The run spec of that job: one layer, forward and backward, of every CP ring
+// of the config (--dp, --tp, --scope layer) on the plan's cluster, FSDP flows
+// on under pytorch-fsdp.
+RunSpec job_spec(const PlanRequest& r, const PlanConfig& c, const Hardware& hw,
+                 const HardwareSpec& hardware);
 
 // Re-checks the first `n` feasible configs of `configs` (search order).
 Recheck recheck_top(int n, const std::vector<PlanConfig>& configs, const PlanRequest& r,

@@ -131,13 +131,14 @@ SizeEstimate estimate_size(const Workload& w, const TopologyOptions& t, bool tra
 
 void add_job_size(SizeEstimate& e, const Workload& w, const TopologyOptions& t, bool fsdp) {
   const double n = static_cast<double>(t.devices);
-  // Per layer, FSDP's ring collectives of n - 1 rounds: an all-gather forward,
-  // an all-gather and a reduce-scatter backward; each device an actor and two
-  // mailboxes more.
+  // Per layer, FSDP's ring collectives, each kFsdpStages stages of one flow
+  // and one timed wait per rank: an all-gather forward, an all-gather and a
+  // reduce-scatter backward; each device an actor and two mailboxes more.
   const double collectives = (w.pass != Pass::Bwd ? 1 : 0) + (w.pass != Pass::Fwd ? 2 : 0);
   if (fsdp) {
     e.activities = clamp_u64(static_cast<double>(e.activities) +
-                             n * (n - 1) * collectives * static_cast<double>(w.layers));
+                             n * 2 * static_cast<double>(kFsdpStages) * collectives *
+                                 static_cast<double>(w.layers));
     e.memory_bytes =
         clamp_u64(static_cast<double>(e.memory_bytes) + n * (kPerDevice + 2 * kPerMailbox));
   }

@@ -18,7 +18,11 @@ struct SizeEstimate {
   std::uint64_t csv_bytes = 0;     // --csv file (0 if not asked)
 };
 
-// Job mode (run --dp): adds the FSDP collectives' rounds and actors (when
+// Job mode: each FSDP ring collective is played in this many stages, one
+// flow per rank each (sim/simulate.cpp, fsdp_main).
+constexpr std::int64_t kFsdpStages = 8;
+
+// Job mode (run --dp): adds the FSDP collectives' flows and actors (when
 // `fsdp`) and the link meter's bins to an estimate of the rings (`t`: the
 // whole job's topology).
 void add_job_size(SizeEstimate& e, const Workload& w, const TopologyOptions& t, bool fsdp);

@@ -41,7 +41,11 @@ double LinkMeter::peak(std::int32_t link, bool up) const {
   const auto i = 2 * static_cast<std::size_t>(link) + (up ? 0 : 1);
   const auto& b = bins_[i];
   if (b.empty()) return 0;
-  return *std::max_element(b.begin(), b.end()) / (bw_[static_cast<std::size_t>(link)] * bin_);
+  // Spreading each transfer evenly over its life can overfill a bin where two
+  // transfers shared the link at uneven rates (each is charged its mean
+  // rate): no bin carried more than the link can, so an overfull one was full.
+  return std::min(
+      1.0, *std::max_element(b.begin(), b.end()) / (bw_[static_cast<std::size_t>(link)] * bin_));
 }
 
 double LinkMeter::mean(std::int32_t link, bool up, double span) const {

@@ -3,8 +3,10 @@
 // transfer's bytes are spread evenly over the time it moved data (its start
 // plus its route's latency, to its end) into bins of fixed width; a bin's
 // utilisation is its bytes over what the link carries in a bin. The peak is
-// the busiest bin, the mean the link's bytes over what it could carry in the
-// whole run. No SimGrid here: times and bytes are handed over as numbers.
+// the busiest bin (at most 1: transfers that shared a link at uneven rates
+// can overfill a bin, and such a link was full), the mean the link's bytes
+// over what it could carry in the whole run. No SimGrid here: times and bytes are handed over as
+// numbers.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -95,10 +95,19 @@ std::string why_slowest(const JobResult& j, const SimOptions& o, double alone) {
       return fmt::format("device {} (rank {}) computes {}x slower (--straggler)", x.device,
                          x.device - first, x.factor);
   const double t = j.ring_time_s[static_cast<std::size_t>(j.slowest_ring)];
-  if (!(t > alone * (1 + 1e-9))) return "no slower than one ring alone: no link it uses is shared";
-  if (j.fsdp_s > alone)
-    return fmt::format("its FSDP collectives take {}, longer than the ring alone ({})",
-                       human_seconds(j.fsdp_s), human_seconds(alone));
+  if (!(t > alone * (1 + 1e-9)))
+    return o.fsdp ? "no slower than one ring alone: the FSDP flows and the links it shares cost "
+                    "it nothing"
+                  : "no slower than one ring alone: no link it uses is shared";
+  if (j.fsdp_s > alone) {
+    // The collectives span the job: the busiest link anywhere paces them.
+    std::string by;
+    if (!j.links.empty())
+      by = fmt::format("; the busiest link, {}, peaks at {:.0f}% ({:.0f}% mean)", j.links[0].name,
+                       100 * j.links[0].peak, 100 * j.links[0].mean);
+    return fmt::format("its FSDP collectives take {}, longer than the ring alone ({}){}",
+                       human_seconds(j.fsdp_s), human_seconds(alone), by);
+  }
   if (!j.slowest_link.empty())
     return fmt::format(
         "{:.1f}% slower than alone: its busiest link, {}, peaks at {:.0f}%{}",

@@ -15,6 +15,7 @@
 #include "models/analytic/tp_collectives.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/work.hpp"
+#include "sim/guard.hpp"
 #include "sim/platform.hpp"
 #include "sim/progress.hpp"
 #include "sim/recorder.hpp"
@@ -97,6 +98,10 @@ struct Run {
   std::uint64_t fsdp_ag = 0, fsdp_rs = 0;
   std::vector<double> fsdp_s;
   std::vector<sg4::BarrierPtr> fsdp_barrier;
+  // Every FSDP actor meets here as a collective ends; the slowest hop's route
+  // latency, paid once per round.
+  sg4::BarrierPtr fsdp_all;
+  double fsdp_lat = 0;
   Recorder rec;
   Progress progress;
   std::string error;
@@ -586,24 +591,44 @@ void tp_peer_main(Run* run, std::int64_t d, int k) {
 // over every rank of the job, d -> d + 1 (the shard group in rank order, tp
 // innermost): forward an all-gather of the layer's weights, backward another
 // (they were freed after forward) and a reduce-scatter of its gradients.
+//
+// A ring collective of n ranks is n - 1 rounds in which every rank sends one
+// share to the next; in its steady state every hop carries a constant stream.
+// So the rounds are played in kFsdpStages stages: in each, every rank sends
+// its stage's m rounds as one flow of m shares (the links carry the same
+// bytes at the same rate while it runs) and waits out the m - 1 latencies the
+// one flow does not pay (each round pays its hop's latency; the slowest
+// hop's), and moves on when it has sent its flow and received its
+// predecessor's (a slow hop holds its neighbours back a stage at a time, as
+// it holds a ring pipeline back). The collective ends when every rank's has
+// (a ring pipeline ends with its slowest hop). Uncontended a collective is
+// (n - 1) x (share / B + L), the rounds' time, at n x kFsdpStages flows
+// instead of n (n - 1) transfers.
 void fsdp_main(Run* run, std::int64_t d) {
   try {
     auto& r = *run;
     const auto i = static_cast<std::size_t>(d);
-    auto* out = sg4::Mailbox::by_name(fmt::format("fsdp{}>{}", d, (d + 1) % r.n));
+    const auto next = (d + 1) % r.n;
+    auto* out = sg4::Mailbox::by_name(fmt::format("fsdp{}>{}", d, next));
     auto* in = sg4::Mailbox::by_name(fmt::format("fsdp{}>{}", (d - 1 + r.n) % r.n, d));
-    auto collective = [&](std::uint64_t bytes) {
-      for (std::int64_t k = 1; k < r.n; ++k) {
+    const auto rounds = r.n - 1, stages = std::min(rounds, kFsdpStages);
+    auto collective = [&](std::uint64_t share) {
+      for (std::int64_t k = 0; k < stages; ++k) {
         if (interrupt_requested()) throw Interrupted{};
+        const auto m = rounds * (k + 1) / stages - rounds * k / stages;
+        const auto bytes = share * static_cast<std::uint64_t>(m);
         int* got = nullptr;
         auto send = out->put_async(&g_token, bytes);
         auto recv = in->get_async<int>(&got);
         recv->wait();
         send->wait();
         const auto t = times_of(send, recv);
-        r.meter_add(d, (d + 1) % r.n, bytes, t.send_start, t.send_end);
+        r.meter_add(d, next, bytes, t.send_start, t.send_end);
         r.rec.extra_activities(1);
+        if (m > 1)
+          sg4::this_actor::sleep_for(static_cast<double>(m - 1) * r.fsdp_lat * g_time_scale);
       }
+      r.fsdp_all->wait();
     };
     for (int layer = 0; layer < r.w.layers; ++layer)
       for (int pass : r.passes) {
@@ -802,6 +827,11 @@ SimResult simulate(const SimOptions& user) {
     const double block = static_cast<double>(std::max<std::uint64_t>(
         run.bytes[passes.front()].ring, std::max<std::uint64_t>(run.fsdp_ag, 1)));
     run.meter = std::make_unique<LinkMeter>(std::move(bw), block / fastest / 2);
+  }
+  if (run.fsdp_ag > 0) {
+    run.fsdp_all = sg4::Barrier::create(static_cast<unsigned>(run.n));
+    for (std::int64_t d = 0; d < run.n; ++d)
+      run.fsdp_lat = std::max(run.fsdp_lat, topo.route_latency(d, (d + 1) % run.n));
   }
   if (run.fsdp_ag > 0)
     for (std::int64_t d = 0; d < run.n; ++d) {

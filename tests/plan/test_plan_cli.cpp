@@ -149,6 +149,30 @@ std::string run_binary(const std::vector<std::string>& args, int* code) {
   return r.out;
 }
 
+TEST(PlanCli, SimgridRecheckRunsTheWholeLayerInJobMode) {
+  // 16 GPUs, cp 8: dp 2, so the re-check also simulates one layer of both
+  // rings and their FSDP flows on the cluster (two nodes) in job mode.
+  int code = 0;
+  const auto out =
+      run_binary({"plan", "--model", "llama3-8b", "--layers", "2", "--context", "64K", "--gpus",
+                  "16", "--cp", "8", "--layout", "zigzag", "--recheck", "1", "--json"},
+                 &code);
+  ASSERT_EQ(code, 0) << out;
+  const auto j = nlohmann::json::parse(out);
+  const auto& rc = j.at("recheck");
+  ASSERT_EQ(rc.at("status"), "ok") << rc.at("message").get<std::string>();
+  const auto& job = rc.at("configs").at(0).at("job");
+  ASSERT_FALSE(job.contains("error")) << job.dump();
+  EXPECT_EQ(job.at("gpus").get<int>(), 16);
+  EXPECT_TRUE(job.at("fsdp").get<bool>());
+  // Contention can only slow a ring down, and the layer holds more than its attention.
+  EXPECT_GE(job.at("contention").get<double>(), 1 - 1e-9);
+  EXPECT_GT(job.at("layer_fwdbwd_s").get<double>(),
+            rc.at("configs").at(0).at("attention_fwdbwd_s_per_layer_simgrid").get<double>());
+  EXPECT_FALSE(job.at("why").get<std::string>().empty());
+  EXPECT_FALSE(job.at("hottest_link").get<std::string>().empty());
+}
+
 TEST(PlanCli, SimgridRecheckMatchesTheAnalyticAttention) {
   // One node (8 GPUs on NVLink, cp 8, no link shared by two flows): the
   // SimGrid engine's exact-timing settings should reproduce the analytic

@@ -46,6 +46,49 @@ TEST(Recheck, SpecIsTheConfigsAttentionLayer) {
   EXPECT_DOUBLE_EQ(analyze(w, chw).time_s, analyze(wl, group_hardware(hw, 2)).time_s);
 }
 
+TEST(Recheck, JobSpecIsTheConfigsWholeLayerOnTheWholeCluster) {
+  const auto hw = resolve_hardware(HardwareSpec{}, Catalog::embedded(), DType::BF16);
+  PlanRequest r;
+  r.shape = find_model("--model", "llama3-8b");
+  r.context = 1 << 17;
+  r.gpus = 64;
+  r.tp_degrees = {2};
+  const RooflineModel rm(hw.effective_flops());
+  const auto cm = bare_implementation(rm);
+  const auto c = evaluate(r, hw, cm, Layout::Zigzag, 8, 2, 1);
+  ASSERT_TRUE(c.feasible) << c.reason();
+  ASSERT_EQ(c.dp, 4);
+  std::string why;
+  ASSERT_TRUE(wants_job(c, &why));
+  const auto spec = job_spec(r, c, hw, HardwareSpec{});
+  EXPECT_EQ(parse_run_args(to_args(spec)), spec);
+  EXPECT_EQ(spec.sim.dp, 4);
+  EXPECT_EQ(spec.sim.fsdp, std::optional<bool>(true));  // pytorch-fsdp gathers per layer
+  const auto chw = resolve_hardware(spec.hardware, Catalog::embedded(), DType::BF16);
+  const auto w = resolve_workload(spec.workload, chw);
+  EXPECT_EQ(w.devices, 8);
+  EXPECT_EQ(w.tp, 2);
+  EXPECT_EQ(w.scope, Scope::Layer);
+  EXPECT_EQ(w.pass, Pass::FwdBwd);
+  EXPECT_EQ(w.layers, 1);
+  // The child splits by --tp itself: it gets the whole model's heads and the
+  // whole node, and its TP rank's share is the planner's attention workload.
+  EXPECT_EQ(w.shape.heads, r.shape.heads);
+  EXPECT_EQ(chw.gpus_per_node, 8);
+  const auto share = tp_rank_workload(w), planned = attention_workload(r, c);
+  EXPECT_EQ(share.shape.heads, planned.shape.heads);
+  EXPECT_EQ(share.shape.kv_heads, planned.shape.kv_heads);
+  EXPECT_EQ(share.shape.ffn, planned.shape.ffn);
+  // Not for a single ring without TP, nor for the all-to-all layouts.
+  auto one = c;
+  one.tp = one.dp = 1;
+  EXPECT_FALSE(wants_job(one, &why));
+  auto ulysses = c;
+  ulysses.layout = Layout::Ulysses;
+  EXPECT_FALSE(wants_job(ulysses, &why));
+  EXPECT_NE(why.find("ulysses"), std::string::npos) << why;
+}
+
 TEST(Recheck, OffWhenNotAsked) {
   const auto hw = resolve_hardware(HardwareSpec{}, Catalog::embedded(), DType::BF16);
   const RooflineModel rm(hw.effective_flops());

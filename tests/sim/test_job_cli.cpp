@@ -76,6 +76,32 @@ TEST(JobCli, FsdpFlowsShareTheRingsLinks) {
   EXPECT_FALSE(j.at("hottest_links").empty());
 }
 
+// FSDP alone on its links: rings of one rank (no ring transfers), 12 of them
+// on a flat ring of 1e10 B/s, 1 us links. llama3-8b's layer is 218,112,000
+// parameters (4096 x 6144 QKV + 4096 x 4096 O + 3 x 4096 x 14336 MLP + two
+// norms), so a round's share is 218,112,000 / 12 x 2 B = 36,352,000 B (bf16
+// weights), twice that for the fp32 reduce-scatter. A ring collective of 12
+// ranks is 11 rounds of share / B + L, whether played round by round or as
+// the simulator's staged flows: forward one all-gather, backward an
+// all-gather and a reduce-scatter.
+TEST(JobCli, FsdpCollectivesTakeTheRingCollectivesTimeByHand) {
+  const auto job =
+      json_of({"run", "--devices", "1", "--dp", "12", "--platform", "flat", "--bandwidth", "1e10",
+               "--latency", "1e-6", "--scope", "layer", "--pass", "fwdbwd"});
+  const auto& j = job.at("job");
+  const double ag = 36352000, rs = 2 * ag, B = 1e10, L = 1e-6;
+  EXPECT_EQ(j.at("fsdp_round_bytes").get<double>(), ag);
+  expect_near_rel(j.at("fsdp_s").get<double>(), 2 * 11 * (ag / B + L) + 11 * (rs / B + L), 1e-12,
+                  "fsdp");
+  // The collectives outlast the ranks' own compute: they set the time.
+  expect_near_rel(job.at("time_s").get<double>(), j.at("fsdp_s").get<double>(), 1e-12, "time");
+  // ... and the summary names the link that paces them (every ring link alike
+  // full: the first).
+  const auto why = j.at("why").get<std::string>();
+  EXPECT_NE(why.find("FSDP collectives take"), std::string::npos) << why;
+  EXPECT_NE(why.find("ring0 up, peaks at 100%"), std::string::npos) << why;
+}
+
 // Two rings of 48 devices on a fat tree of 32-port leaves, spine cables
 // oversubscribed 2:1, llama3-8b, block 4096, non-causal forward: a transfer
 // is S = 2 x 4096 x 8 x 128 x 2 B = 16 MiB, a step's compute 274.877906944 us

@@ -215,5 +215,18 @@ TEST(LinkMeter, PeakIsTheBusiestBinAndMeanTheWholeRun) {
   EXPECT_THROW(LinkMeter({1}, 0), std::invalid_argument);
 }
 
+TEST(LinkMeter, AnOverfullBinReadsFull) {
+  // Spread evenly, three transfers put 5 + 4 + 3 = 12 B in bin 0 of a 10 B/s
+  // link (the long one really ran slower while the short ones did, faster
+  // after): the bin was full, and the peak reads 1, not 1.2.
+  const std::vector<TopoLink> links{{"a", 10, 0}};
+  LinkMeter m({10}, 1.0);
+  m.add({{0, true}}, 5, 0, 1);
+  m.add({{0, true}}, 8, 0, 2);
+  m.add({{0, true}}, 3, 0, 1);
+  EXPECT_DOUBLE_EQ(m.peak(0, true), 1.0);
+  EXPECT_DOUBLE_EQ(m.mean(0, true, 2), 0.8);
+}
+
 }  // namespace
 }  // namespace ringsim::sim
