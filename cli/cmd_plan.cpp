@@ -12,6 +12,7 @@
 
 #include "cli/command.hpp"
 #include "cli/plan_inference.hpp"
+#include "models/analytic/xla_collectives.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/flag_types.hpp"
 #include "models/core/parse.hpp"
@@ -231,7 +232,8 @@ int run(const PlanFlags& f) {
   const auto sampling = document_sampling(f);
   const auto hs = proc::parse_hardware(f.hw);
   const auto cat = proc::load_catalog(hs);
-  const auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
+  auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
+  hw.xla_collectives = xla_collectives_apply(hw);  // a TPU runs XLA's collectives
   const auto& device = cat.device(hw.gpu_name);
   // --attention-precision fp32: attention at the device's fp32 peak (no
   // catalog kernel runs fp32, so the roofline); the GEMMs keep `hw`.

@@ -160,6 +160,7 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
   hw.inter_lat = b.latency;
   hw.intra_coll_bw = a.bandwidth * a.collective_efficiency;
   hw.inter_coll_bw = b.bandwidth * b.collective_efficiency;
+  hw.ici_link_bw = a.kind == "ici" ? a.xla_link_bandwidth : 0;
   if (h.nics_per_node) hw.nics_per_node = *h.nics_per_node;
   if (h.nvlink_domain) hw.nvlink_domain = *h.nvlink_domain;
   if (h.oversubscription) hw.oversubscription = *h.oversubscription;

@@ -10,6 +10,7 @@
 #include "models/analytic/memory.hpp"
 #include "models/analytic/minblock.hpp"
 #include "models/analytic/tp_collectives.hpp"
+#include "models/analytic/xla_collectives.hpp"
 #include "models/core/calls.hpp"
 #include "models/core/checked.hpp"
 #include "models/core/documents.hpp"
@@ -70,6 +71,18 @@ PassBytes pass_bytes(const Workload& w, bool backward, const Implementation& im)
   return pass_bytes(w, backward, im.grad_bytes(), im.k_bytes(), im.permutes_per_layer());
 }
 
+PassBytes pass_bytes(const Workload& w, bool backward, const Implementation& im,
+                     const Hardware& hw) {
+  auto b = pass_bytes(w, backward, im);
+  // XLA: JAX transposes the all-gather of the dtype's K/V into a
+  // reduce-scatter of their cotangents in the same dtype (jax.lax.all_gather's
+  // transpose is psum_scatter), whatever the kernel accumulates in.
+  if (hw.xla_collectives && b.scatter_block)
+    b.scatter_block =
+        mul_checked(2 * kv_block_elements(w), dtype_bytes(w.dtype), "reduce-scatter bytes");
+  return b;
+}
+
 std::int64_t alltoall_group(const Workload& w) {
   return w.layout == Layout::Ulysses || w.layout == Layout::Hybrid ? w.ulysses() : w.devices;
 }
@@ -117,6 +130,28 @@ double alltoall_latency(const Hardware& hw, std::int64_t group) {
   if (hw.platform == Platform::Nodes && !hw.bandwidth_override && group > hw.nvlink_group())
     return std::max(hw.intra_lat, hw.inter_lat);
   return hw.ring_latency(group);
+}
+
+double pass_collective_seconds(const Workload& w, const Hardware& hw, const PassBytes& b) {
+  double t = 0;
+  if (hw.xla_collectives) {
+    if (b.a2a_in || b.a2a_out) {
+      const auto x = xla_ici(hw, alltoall_group(w));
+      t += xla_all_to_all_seconds(b.a2a_in, x) + xla_all_to_all_seconds(b.a2a_out, x);
+    }
+    const auto x = xla_ici(hw, w.devices);
+    return t + xla_all_gather_seconds(b.gather_block, x) +
+           xla_all_gather_seconds(b.scatter_block, x);
+  }
+  if (b.a2a_in || b.a2a_out) {
+    const auto g = alltoall_group(w);
+    const double abw = alltoall_bandwidth(hw, g), alat = alltoall_latency(hw, g);
+    t += alltoall_time(b.a2a_in, g, abw, alat) + alltoall_time(b.a2a_out, g, abw, alat);
+  }
+  const double bw = hw.ring_bandwidth(w.devices), lat = hw.ring_latency(w.devices);
+  if (b.gather_block) t += ring_collective_time(b.gather_block, w.devices, bw, lat);
+  if (b.scatter_block) t += ring_collective_time(b.scatter_block, w.devices, bw, lat);
+  return t;
 }
 
 std::uint64_t layer_params(const ModelShape& s) {
@@ -183,14 +218,24 @@ bool step_sends(const Workload& w, const PassBytes& b, std::int64_t st) {
 // Per-flow bandwidth of the ring's slowest hop; hybrid's ring of groups sends
 // `ulysses` flows across each group boundary at once (they share NICs).
 double ring_bw(const Workload& w, const Hardware& hw) {
+  // XLA on a TPU: the ring's collective-permute crosses one ICI link.
+  if (hw.xla_collectives) return hw.ici_link_bw;
   return hw.ring_bandwidth(w.devices, w.layout == Layout::Hybrid ? w.ulysses() : 1);
 }
 
 // The transfer of one ring step: the slowest hop's bandwidth and latency.
 double ring_comm_seconds(const Workload& w, const Hardware& hw, const PassBytes& b) {
-  if (!b.ring) return 0;
-  return static_cast<double>(b.ring) / ring_bw(w, hw) + hw.ring_latency(w.devices);
+  return ring_step_seconds(w, hw, b.ring);
 }
+
+}  // namespace
+
+double ring_step_seconds(const Workload& w, const Hardware& hw, std::uint64_t bytes) {
+  if (!bytes) return 0;
+  return static_cast<double>(bytes) / ring_bw(w, hw) + hw.ring_latency(w.devices);
+}
+
+namespace {
 
 Interference ring_interference(const Workload& w, const Hardware& hw, const Implementation& im) {
   return im.interference(hw.ring_link_kind(w.devices), ring_bw(w, hw));
@@ -200,7 +245,7 @@ Interference ring_interference(const Workload& w, const Hardware& hw, const Impl
 
 StepSlot step_slot(const Workload& w, const Hardware& hw, const Implementation& im, bool backward,
                    std::int64_t st) {
-  const auto bytes = pass_bytes(w, backward, im);
+  const auto bytes = pass_bytes(w, backward, im, hw);
   StepSlot slot;
   slot.sends = step_sends(w, bytes, st);
   slot.comm_s = slot.sends ? ring_comm_seconds(w, hw, bytes) : 0;
@@ -227,14 +272,13 @@ std::optional<PermutationInfo> permutation_info(const Workload& w, const Hardwar
     return p;
   }
   p.charged = true;
-  const auto g = alltoall_group(w);
-  const double abw = alltoall_bandwidth(hw, g), alat = alltoall_latency(hw, g);
   for (const bool bwd : {false, true}) {
     if ((bwd && w.pass == Pass::Fwd) || (!bwd && w.pass == Pass::Bwd)) continue;
-    const auto b = pass_bytes(w, bwd, im);
+    auto b = pass_bytes(w, bwd, im, hw);
     p.bytes = add_checked(p.bytes, add_checked(b.a2a_in, b.a2a_out, "permutation bytes"),
                           "permutation bytes");
-    p.seconds += alltoall_time(b.a2a_in, g, abw, alat) + alltoall_time(b.a2a_out, g, abw, alat);
+    b.gather_block = b.scatter_block = 0;  // only the all-to-alls
+    p.seconds += pass_collective_seconds(w, hw, b);
   }
   return p;
 }
@@ -400,7 +444,7 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
   double layer_useful = 0, layer_executed = 0, layer_reduce = 0, layer_single = 0;
   bool first = true;
   for (bool bwd : passes) {
-    const auto bytes = pass_bytes(w, bwd, im);
+    const auto bytes = pass_bytes(w, bwd, im, hw);
     const double ring_comm = ring_comm_seconds(w, hw, bytes);
     // Step costs take few distinct values: cache them by the device's calls.
     using Key = std::tuple<
@@ -461,14 +505,7 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
     // A ring of one device has no hop home.
     const double hop =
         bytes.final_hop && steps > 1 ? static_cast<double>(bytes.final_hop) / bw + lat : 0;
-    if (bytes.a2a_in || bytes.a2a_out) {
-      const auto g = alltoall_group(w);
-      const double abw = alltoall_bandwidth(hw, g), alat = alltoall_latency(hw, g);
-      collective +=
-          alltoall_time(bytes.a2a_in, g, abw, alat) + alltoall_time(bytes.a2a_out, g, abw, alat);
-    }
-    if (bytes.gather_block) collective += ring_collective_time(bytes.gather_block, n, bw, lat);
-    if (bytes.scatter_block) collective += ring_collective_time(bytes.scatter_block, n, bw, lat);
+    collective += pass_collective_seconds(w, hw, bytes);
     // The pass's closing work (final casts, deferred corrections), per device.
     double reduce = 0;
     for (std::size_t r = 0; r < reps.size(); ++r) {

@@ -118,6 +118,10 @@ PassBytes pass_bytes(const Workload& w, bool backward, int grad_bytes = 4, int k
 std::int64_t alltoall_group(const Workload& w);
 // The implementation's payload of a pass (its dK/dV and K bytes, its permutation).
 PassBytes pass_bytes(const Workload& w, bool backward, const Implementation& im);
+// ... on `hw`: under XLA's collectives (Hardware::xla_collectives) the
+// all-gather's reduce-scatter carries dK/dV in the dtype.
+PassBytes pass_bytes(const Workload& w, bool backward, const Implementation& im,
+                     const Hardware& hw);
 
 // Kernel seconds of one device at one step with a bare compute model (its
 // calls, models/core/calls.hpp), and its measured merge (a profile's merge
@@ -144,6 +148,15 @@ double ring_collective_time(std::uint64_t block_bytes, std::int64_t group, doubl
 // Bandwidth/latency the Ulysses all-to-all of `group` consecutive devices sees.
 double alltoall_bandwidth(const Hardware& hw, std::int64_t group);
 double alltoall_latency(const Hardware& hw, std::int64_t group);
+
+// Link time of a pass's CP collectives (Ulysses or permutation all-to-alls,
+// all-gather, reduce-scatter), one layer: XLA's on the TPU torus when
+// hw.xla_collectives (models/analytic/xla_collectives.hpp), else the staged
+// all-to-all and ring collectives above. Both engines' closed forms and the
+// planner charge this.
+double pass_collective_seconds(const Workload& w, const Hardware& hw, const PassBytes& b);
+// One ring transfer of `bytes` on the slowest hop (XLA: one ICI link).
+double ring_step_seconds(const Workload& w, const Hardware& hw, std::uint64_t bytes);
 
 // FLOPs of the rest of a transformer layer per device (projections + SwiGLU MLP).
 double other_layer_flops(const Workload& w, bool backward);

@@ -77,6 +77,10 @@ void read_efficiencies(const Reader& r, Interconnect& n) {
   n.collective_efficiency = r.num_or("collective_efficiency", 0.01, 1.0, 1.0);
   n.collective_efficiency_source =
       r.str_or("collective_efficiency_source", "no measured fraction given: the nominal bandwidth");
+  if (r.has("xla_link_bandwidth")) {
+    n.xla_link_bandwidth = r.num("xla_link_bandwidth", 1e3, 1e15);
+    n.xla_link_bandwidth_source = r.str("xla_link_bandwidth_source");
+  }
 }
 
 template <typename T>

@@ -79,6 +79,10 @@ struct Interconnect {
   // bandwidth, nccl-tests' definition) reach, from published measurements.
   double p2p_efficiency = 1, collective_efficiency = 1;
   std::string p2p_efficiency_source, collective_efficiency_source;
+  // ICI only: one link's bandwidth per direction as XLA's collectives use it
+  // (models/analytic/xla_collectives.hpp); 0 = not described.
+  double xla_link_bandwidth = 0;
+  std::string xla_link_bandwidth_source;
 };
 
 struct ClusterPreset {

@@ -124,6 +124,12 @@ struct Hardware {
   // interconnect's collective_efficiency; intra_bw/inter_bw are what a
   // point-to-point transfer gets).
   double intra_coll_bw = 0, inter_coll_bw = 0;
+  // TPU ICI: one link's bandwidth per direction (the catalog's xla_link_bandwidth;
+  // 0: not a TPU). xla_collectives: the closed forms time the CP transfers as
+  // XLA's collectives on the torus (models/analytic/xla_collectives.hpp); the
+  // planner sets it on a TPU, `run` leaves it off so its two engines agree.
+  double ici_link_bw = 0;
+  bool xla_collectives = false;
   int sm_count = 0;
   std::vector<std::pair<int, int>> gemm_tiles;  // the GEMM library's tiles (rows, columns)
   double hbm_achievable() const { return hbm_bandwidth * hbm_efficiency; }

@@ -105,6 +105,15 @@ nlohmann::json config_json(const PlanConfig& c, int rank, double hbm) {
   j["time_breakdown"]["pp_bubble_s"] = t.pp_bubble_s;
   j["time_breakdown"]["pp_p2p_s"] = t.pp_p2p_s;
   j["time_breakdown"]["pp_bubble_fraction"] = t.pp_bubble_fraction;
+  j["cp_collective_model"] = t.cp_model;
+  j["cp_collectives"] = nlohmann::json::array();
+  for (const auto& x : t.cp_collectives)
+    j["cp_collectives"].push_back({{"op", x.op},
+                                   {"pass", x.pass},
+                                   {"what", x.what},
+                                   {"seconds", x.seconds},
+                                   {"per_layer", x.count},
+                                   {"overlapped", x.overlapped}});
   if (c.pp > 1)
     j["pipeline"] = {{"schedule", c.pp_virtual > 1 ? "interleaved-1f1b" : "1f1b"},
                      {"slowest_stage", t.pp_slowest_stage},
@@ -117,6 +126,22 @@ nlohmann::json config_json(const PlanConfig& c, int rank, double hbm) {
 std::string seconds(double s) {
   return s >= 1 ? fmt::format("{:.2f} s", s) : fmt::format("{:.1f} ms", s * 1e3);
 }
+
+namespace {
+// One line per CP collective of a layer (one sequence): its time, how often a
+// layer runs it, and whether it overlaps the attention's compute.
+std::string cp_collective_text(const PlanTime& t) {
+  std::string out;
+  for (const auto& c : t.cp_collectives)
+    out += fmt::format(
+        "      {:<30}{:>10}  {}, x {} per layer; {}\n", fmt::format("{} {}", c.op, c.pass),
+        c.seconds >= 1e-3 ? seconds(c.seconds) : fmt::format("{:.1f} us", c.seconds * 1e6), c.what,
+        c.count,
+        c.overlapped ? "async, overlaps the next step's compute"
+                     : "on the attention's critical path");
+  return out;
+}
+}  // namespace
 
 namespace {
 
@@ -343,7 +368,11 @@ std::string explain(const PlanConfig& c, double hbm) {
       "not hidden behind the GEMMs (--tp-overlap); across hosts on the NICs");
   row("overlap interference", t.interference_s, "compute slowed while collectives hold SMs");
   row("FSDP comm (link time)", t.fsdp_comm_s, "all-gather fwd, all-gather + reduce-scatter bwd");
-  row("CP comm (link time)", t.cp_link_s, "ring transfers / all-to-alls / gathers");
+  row("CP comm (link time)", t.cp_link_s,
+      t.cp_model == "xla-ici"
+          ? "XLA's collectives on the ICI torus (docs/plan.md, 'CP collectives'), itemised:"
+          : "ring transfers / all-to-alls / gathers, itemised:");
+  out += cp_collective_text(t);
   row("exposed link time", t.fsdp_exposed_s, "link time not hidden behind compute");
   row("  of which FSDP edges", t.edges_s,
       "first all-gather and last reduce-scatter per micro-step");

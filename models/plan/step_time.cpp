@@ -1,5 +1,7 @@
 #include "models/plan/step_time.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "models/analytic/analytic.hpp"
@@ -18,25 +20,59 @@ namespace {
 
 // Link time of one attention pass's CP traffic (ring transfers, final dK/dV
 // hop, Ulysses all-to-alls, all-gathers), per layer, one sequence: the same
-// transfers analyze() schedules, summed instead of overlapped.
-double cp_link_seconds(const Workload& w, const Hardware& hw, bool backward) {
-  const auto b = pass_bytes(w, backward);
-  const double bw = hw.ring_bandwidth(w.devices), lat = hw.ring_latency(w.devices);
-  double t = 0;
-  const auto steps = num_steps(w);
+// transfers analyze() schedules, with the implementation's payload (its dK/dV
+// and K bytes, its permutation), summed instead of overlapped.
+double cp_link_seconds(const Workload& w, const Hardware& hw, const Implementation& im,
+                       bool backward) {
   if (w.devices <= 1) return 0;
+  const auto b = pass_bytes(w, backward, im, hw);
+  const auto steps = num_steps(w);
+  double t = 0;
   // Every step but the last moves b.ring (backward: K, V, dK, dV); dK/dV then
   // take one more hop home.
-  if (b.ring) t += static_cast<double>(steps - 1) * (static_cast<double>(b.ring) / bw + lat);
-  if (b.final_hop) t += static_cast<double>(b.final_hop) / bw + lat;
-  if (b.a2a_in || b.a2a_out) {
-    const auto g = w.ulysses();
-    const double abw = alltoall_bandwidth(hw, g), alat = alltoall_latency(hw, g);
-    t += alltoall_time(b.a2a_in, g, abw, alat) + alltoall_time(b.a2a_out, g, abw, alat);
+  if (b.ring) t += static_cast<double>(steps - 1) * ring_step_seconds(w, hw, b.ring);
+  if (b.final_hop) t += ring_step_seconds(w, hw, b.final_hop);
+  return t + pass_collective_seconds(w, hw, b);
+}
+
+// The layer's CP collectives one by one (plan --explain): the ring's
+// transfers overlap the next step's compute, the others sit on the
+// attention's critical path (analyze()'s schedule, and XLA's on a TPU).
+std::vector<CpCollective> cp_collective_rows(const Workload& w, const Hardware& hw,
+                                             const Implementation& im) {
+  std::vector<CpCollective> rows;
+  if (w.devices <= 1) return rows;
+  const auto steps = num_steps(w);
+  const double n = static_cast<double>(w.devices);
+  for (const bool bwd : {false, true}) {
+    const auto b = pass_bytes(w, bwd, im, hw);
+    const std::string pass = bwd ? "bwd" : "fwd";
+    if (b.ring) {
+      const auto kv = b.ring - b.final_hop;
+      rows.push_back(
+          {"collective-permute", pass,
+           bwd ? fmt::format("K/V + dK/dV ({} B)", b.ring) : fmt::format("K/V ({} B)", kv),
+           ring_step_seconds(w, hw, b.ring), steps - 1, true});
+      if (b.final_hop)
+        rows.push_back({"collective-permute", pass, fmt::format("dK/dV home ({} B)", b.final_hop),
+                        ring_step_seconds(w, hw, b.final_hop), 1, false});
+    }
+    auto one = [&](const char* op, std::string what, PassBytes only) {
+      rows.push_back({op, pass, std::move(what), pass_collective_seconds(w, hw, only), 1, false});
+    };
+    if (b.a2a_in)
+      one("all-to-all", fmt::format("in ({} B per device)", b.a2a_in), {0, 0, b.a2a_in});
+    if (b.a2a_out)
+      one("all-to-all", fmt::format("out ({} B per device)", b.a2a_out), {0, 0, 0, b.a2a_out});
+    if (b.gather_block)
+      one("all-gather", fmt::format("K/V ({} B per device, x {:.0f})", b.gather_block, n - 1),
+          {0, 0, 0, 0, b.gather_block});
+    if (b.scatter_block)
+      one("reduce-scatter",
+          fmt::format("dK/dV ({} B per device, x {:.0f})", b.scatter_block, n - 1),
+          {0, 0, 0, 0, 0, b.scatter_block});
   }
-  if (b.gather_block) t += ring_collective_time(b.gather_block, w.devices, bw, lat);
-  if (b.scatter_block) t += ring_collective_time(b.scatter_block, w.devices, bw, lat);
-  return t;
+  return rows;
 }
 
 // Whether the CP ring and the FSDP collectives cross the same link class
@@ -141,8 +177,8 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   const double tp_b = tp_f;
   const bool tp_overlap = r.tp_overlap < 0 ? e.tp_overlap : r.tp_overlap == 1;
 
-  const double r_f = cp_link_seconds(w, g, false) * m;
-  const double r_b = cp_link_seconds(w, g, true) * m;
+  const double r_f = cp_link_seconds(w, g, cm, false) * m;
+  const double r_b = cp_link_seconds(w, g, cm, true) * m;
 
   // Data parallel: the shard group is the cp x dp ranks of one pipeline stage.
   const std::int64_t Z = r.gpus / tp / sh.pp;
@@ -267,6 +303,8 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
       k * (Ls * (std::max(slow_f, link_f) - slow_f + std::max(slow_b, link_b) - slow_b) +
            (first ? edges : 0) + (last ? head_f - hc_f + head_b - hc_b : 0));
   T.micro_step_s = micro;
+  T.cp_collectives = cp_collective_rows(w, g, cm);
+  T.cp_model = g.xla_collectives ? "xla-ici" : "links";
 
   // The distributed optimizer's once-per-step collectives over the same
   // group: the gradients reduce-scattered while the last microbatch's

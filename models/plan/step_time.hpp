@@ -14,6 +14,18 @@ namespace ringsim {
 
 class Implementation;  // models/kernel/implementation.hpp
 
+// One CP collective of a layer as the planner times it (one sequence, one
+// layer): what moves, its link time, how often a layer runs it and whether it
+// overlaps compute (plan --explain itemises these; docs/plan.md).
+struct CpCollective {
+  std::string op;           // collective-permute | all-gather | reduce-scatter | all-to-all | ...
+  std::string pass;         // fwd | bwd
+  std::string what;         // the payload
+  double seconds = 0;       // one occurrence
+  std::int64_t count = 0;   // occurrences per layer and pass
+  bool overlapped = false;  // runs beside the attention's compute (else on its critical path)
+};
+
 struct PlanTime {
   std::string engine = "analytic";  // who produced the attention times
   // Seconds per step (all micro-steps, all layers) unless noted.
@@ -53,6 +65,11 @@ struct PlanTime {
   double pp_message_s = 0;        // its time on the slowest boundary's link
   std::string pp_link;            // that link's name
   std::int64_t pp_slowest_stage = 0;
+  // CP collectives of one layer, itemised; cp_model says whose: "xla-ici"
+  // (XLA's collectives on a TPU torus, models/analytic/xla_collectives.hpp)
+  // or "links" (the catalog's ring links and staged collectives).
+  std::vector<CpCollective> cp_collectives;
+  std::string cp_model = "links";
 };
 
 // Attention times that replace the analytic ones (a SimGrid re-check):
