@@ -403,11 +403,17 @@ void TimelineScene::paint_ring_rules(QPainter& p, const Band& band) const {
   const LoadedTrace& lt = traces_[static_cast<std::size_t>(band.trace)];
   if (lt.facts.rings < 2) return;
   const QRectF plot = plot_rect();
+  const auto& groups = band.layout.groups;
+  if (groups.empty()) return;
+  // Rings thinner than 12 px would bury the lanes under rules: then a thin
+  // rule every `every` rings only, as far apart as the ring labels.
+  const double ring_px = (groups.back().y + groups.back().h - groups.front().y) / lt.facts.rings;
+  const int every = std::max(1, static_cast<int>(std::ceil(12.0 / std::max(ring_px, 1e-3))));
+  p.setPen(QPen(QColor(0x1f, 0x4e, 0x9a), every == 1 ? 2 : 1));
   int last_ring = -1;
-  p.setPen(QPen(QColor(0x1f, 0x4e, 0x9a), 2));
-  for (const LaneGroup& grp : band.layout.groups) {
+  for (const LaneGroup& grp : groups) {
     const int ring = ring_of(lt.facts, lt.trace->lanes[static_cast<std::size_t>(grp.first)].device);
-    if (last_ring >= 0 && ring != last_ring)
+    if (last_ring >= 0 && ring != last_ring && ring % every == 0)
       p.drawLine(QPointF(0, grp.y - 0.5), QPointF(plot.right(), grp.y - 0.5));
     last_ring = ring;
   }
