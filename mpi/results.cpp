@@ -4,6 +4,7 @@
 
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
+#include "models/core/summary_reader.hpp"
 
 namespace ringsim::mpi {
 
@@ -12,43 +13,9 @@ namespace {
 using nlohmann::json;
 
 // One key of a child's JSON, type-checked.
-struct Reader {
-  const json& j;
-  const std::string& origin;
-  const json& at(const char* key) const {
-    if (!j.is_object() || !j.contains(key))
-      throw InputError(fmt::format("{}: the JSON has no '{}'", origin, key));
-    return j.at(key);
-  }
-  [[noreturn]] void wrong(const char* key, const char* what) const {
-    throw InputError(fmt::format("{}: '{}' is not {}", origin, key, what));
-  }
-  double real(const char* key) const {
-    const auto& v = at(key);
-    if (!v.is_number()) wrong(key, "a number");
-    return v.get<double>();
-  }
-  std::int64_t integer(const char* key) const {
-    const auto& v = at(key);
-    if (!v.is_number_integer()) wrong(key, "an integer");
-    return v.get<std::int64_t>();
-  }
-  std::string text(const char* key) const {
-    const auto& v = at(key);
-    if (!v.is_string()) wrong(key, "a string");
-    return v.get<std::string>();
-  }
-  bool flag(const char* key) const {
-    const auto& v = at(key);
-    if (!v.is_boolean()) wrong(key, "true or false");
-    return v.get<bool>();
-  }
-  const json& array(const char* key) const {
-    const auto& v = at(key);
-    if (!v.is_array()) wrong(key, "an array");
-    return v;
-  }
-};
+SummaryReader reader(const json& j, const std::string& origin) {
+  return SummaryReader(j, origin, "the JSON");
+}
 
 }  // namespace
 
@@ -93,7 +60,7 @@ json RingSummary::to_json() const {
 }
 
 RingSummary RingSummary::from_json(const json& j, const std::string& origin) {
-  const Reader r{j, origin};
+  const auto r = reader(j, origin);
   RingSummary s;
   s.engine = r.text("engine");
   if (j.contains("program")) s.program = r.text("program");
@@ -119,7 +86,7 @@ RingSummary RingSummary::from_json(const json& j, const std::string& origin) {
     s.times_s.push_back(x.get<double>());
   }
   for (const auto& x : r.array("steps")) {
-    const Reader q{x, origin};
+    const auto q = reader(x, origin);
     s.steps.push_back({q.text("pass"), q.integer("step"), q.real("time_s"), q.real("compute_s"),
                        q.real("wait_s")});
   }
@@ -180,7 +147,7 @@ json PingPongResult::to_json() const {
 }
 
 PingPongResult PingPongResult::from_json(const json& j, const std::string& origin) {
-  const Reader r{j, origin};
+  const auto r = reader(j, origin);
   PingPongResult p;
   p.latency_s = r.real("latency_s");
   p.bandwidth_Bps = r.real("bandwidth_Bps");
@@ -191,12 +158,12 @@ PingPongResult PingPongResult::from_json(const json& j, const std::string& origi
   p.ring_bandwidth_Bps = r.real("ring_step_bandwidth_Bps");
   p.overlap = r.real("overlap");
   for (const auto& x : r.array("points")) {
-    const Reader q{x, origin};
+    const auto q = reader(x, origin);
     p.points.push_back(
         {q.integer("bytes"), q.real("one_way_s"), q.real("exchange_s"), q.real("ring_step_s")});
   }
   for (const auto& x : r.array("overlap_points")) {
-    const Reader q{x, origin};
+    const auto q = reader(x, origin);
     p.overlap_points.push_back(
         {q.integer("bytes"), q.real("spin_s"), q.real("residual_s"), q.real("overlap")});
   }

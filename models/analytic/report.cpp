@@ -6,6 +6,7 @@
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/schema.hpp"
+#include "models/core/summary_reader.hpp"
 
 namespace ringsim {
 
@@ -27,67 +28,7 @@ json chunk_scan_json(const ChunkScanInfo& c) {
           {"grad_bytes", c.grad_bytes}};
 }
 
-// Reads one key of a summary with its type checked.
-class Reader {
- public:
-  Reader(const json& j, const std::string& origin) : j_(j), origin_(origin) {
-    if (!j_.is_object()) throw InputError(origin_ + ": the summary is not a JSON object");
-  }
-  const json& at(const char* key) const {
-    const auto it = j_.find(key);
-    if (it == j_.end()) throw InputError(fmt::format("{}: the summary has no '{}'", origin_, key));
-    return *it;
-  }
-  [[noreturn]] void wrong(const char* key, const char* what) const {
-    throw InputError(fmt::format("{}: the summary's '{}' is not {}", origin_, key, what));
-  }
-  double real(const char* key) const {
-    const auto& v = at(key);
-    if (!v.is_number()) wrong(key, "a number");
-    return v.get<double>();
-  }
-  std::int64_t integer(const char* key) const {
-    const auto& v = at(key);
-    if (!v.is_number_integer()) wrong(key, "an integer");
-    return v.get<std::int64_t>();
-  }
-  std::uint64_t count(const char* key) const {
-    const auto& v = at(key);
-    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
-      wrong(key, "a non-negative integer");
-    return v.get<std::uint64_t>();
-  }
-  std::string text(const char* key) const {
-    const auto& v = at(key);
-    if (!v.is_string()) wrong(key, "a string");
-    return v.get<std::string>();
-  }
-  bool flag(const char* key) const {
-    const auto& v = at(key);
-    if (!v.is_boolean()) wrong(key, "true or false");
-    return v.get<bool>();
-  }
-  // Present only for some runs: absent or null is nullopt.
-  std::optional<std::int64_t> opt_integer(const char* key) const {
-    const auto it = j_.find(key);
-    if (it == j_.end() || it->is_null()) return std::nullopt;
-    return integer(key);
-  }
-  std::vector<std::int64_t> integers(const json& v, const char* key) const {
-    if (!v.is_array()) wrong(key, "an array");
-    std::vector<std::int64_t> out;
-    for (const auto& x : v) {
-      if (!x.is_number_integer()) wrong(key, "an array of integers");
-      out.push_back(x.get<std::int64_t>());
-    }
-    return out;
-  }
-  const json& j() const { return j_; }
-
- private:
-  const json& j_;
-  std::string origin_;
-};
+using Reader = SummaryReader;
 
 ChunkScanInfo chunk_scan_from_json(const json& j, const std::string& origin) {
   const Reader r(j, origin);
