@@ -223,14 +223,8 @@ std::string sim_summary_text(const Summary& a, const SimResult& r, const SimOpti
     out +=
         fmt::format("  {:<26}{:<{}}{}\n", k, sim, std::max<std::size_t>(18, sim.size() + 2), ana);
   };
-  out += fmt::format("ringsim: {} x {} tokens = {} ({} tokens), {} layout, {}, {}{}\n", w.devices,
-                     w.block, human_tokens(static_cast<double>(w.seq_len())), w.seq_len(),
-                     to_string(w.layout), to_string(w.pass), w.causal ? "causal" : "non-causal",
-                     w.layout == Layout::Hybrid
-                         ? fmt::format(" (ulysses {} x ring {})", w.ulysses(), w.ring_degree())
-                         : "");
-  row("model", fmt::format("{} ({} heads, {} KV heads, head dim {}), {}", w.shape.name,
-                           w.shape.heads, w.shape.kv_heads, w.shape.head_dim, to_string(w.dtype)));
+  out += title_line(w);
+  row("model", model_text(w));
   if (w.tp > 1) row("tensor parallel", tp_text(w));
   row("hardware", a.hardware);
   row("simulated platform", fmt::format("{}; {} network model", r.platform, to_string(o.network)));

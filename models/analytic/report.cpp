@@ -303,6 +303,20 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
   return s;
 }
 
+std::string title_line(const Workload& w) {
+  return fmt::format("ringsim: {} x {} tokens = {} ({} tokens), {} layout, {}, {}{}\n", w.devices,
+                     w.block, human_tokens(static_cast<double>(w.seq_len())), w.seq_len(),
+                     to_string(w.layout), to_string(w.pass), w.causal ? "causal" : "non-causal",
+                     w.layout == Layout::Hybrid
+                         ? fmt::format(" (ulysses {} x ring {})", w.ulysses(), w.ring_degree())
+                         : "");
+}
+
+std::string model_text(const Workload& w) {
+  return fmt::format("{} ({} heads, {} KV heads, head dim {}), {}", w.shape.name, w.shape.heads,
+                     w.shape.kv_heads, w.shape.head_dim, to_string(w.dtype));
+}
+
 std::string tp_text(const Workload& w) {
   const auto l = tp_rank_workload(w);
   return fmt::format("TP {} per CP rank ({} GPUs): {} heads, {} KV heads, MLP {} per GPU; {}{}",
@@ -400,14 +414,8 @@ std::string summary_text(const Summary& s) {
   auto row = [&](const std::string& k, const std::string& v) {
     out += fmt::format("  {:<26}{}\n", k, v);
   };
-  out += fmt::format("ringsim: {} x {} tokens = {} ({} tokens), {} layout, {}, {}{}\n", w.devices,
-                     w.block, human_tokens(static_cast<double>(w.seq_len())), w.seq_len(),
-                     to_string(w.layout), to_string(w.pass), w.causal ? "causal" : "non-causal",
-                     w.layout == Layout::Hybrid
-                         ? fmt::format(" (ulysses {} x ring {})", w.ulysses(), w.ring_degree())
-                         : "");
-  row("model", fmt::format("{} ({} heads, {} KV heads, head dim {}), {}", w.shape.name,
-                           w.shape.heads, w.shape.kv_heads, w.shape.head_dim, to_string(w.dtype)));
+  out += title_line(w);
+  row("model", model_text(w));
   if (w.tp > 1) row("tensor parallel", tp_text(w));
   row("hardware", s.hardware);
   row("engine / compute model", s.engine + " / " + s.compute_model);

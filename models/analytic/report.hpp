@@ -75,6 +75,10 @@ struct RunSummary {
   static RunSummary from_json(const nlohmann::json& j, const std::string& origin);
 };
 
+// What both text reports (analytic and simulated) open with: the title line
+// ("ringsim: 8 x 4096 tokens = 32K ...", with its newline) and the model row.
+std::string title_line(const Workload& w);
+std::string model_text(const Workload& w);
 // The "tensor parallel" line both text reports print for --tp > 1.
 std::string tp_text(const Workload& w);
 // The verdict's stalled steps ("fwd 6-14; bwd 0-14", "none") and its exposed
