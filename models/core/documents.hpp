@@ -40,8 +40,10 @@ struct DocumentSpec {
 inline constexpr std::int64_t kMaxDocuments = std::int64_t{1} << 20;
 
 // "8K,2K,512" (K/M/G binary), a file with one length per line ('#' starts a
-// comment), "fixed:L", "uniform:A..B" or "lognormal:MEAN,SIGMA". Throws
-// InputError naming `flag`.
+// comment), a .npy file of cu_seqlens (int32 or int64 [0, l1, l1+l2, ...], as
+// flash_attn_varlen_func takes them; the lengths are the differences),
+// "fixed:L", "uniform:A..B" or "lognormal:MEAN,SIGMA". Throws InputError
+// naming `flag`.
 DocumentSpec parse_documents(const std::string& flag, const std::string& text);
 
 // The lengths of the documents packed into `seq` tokens, in order, summing to
