@@ -584,8 +584,9 @@ Command verify_command() {
                 ->type_name(flag_type::kName);
         sub->add_option("--documents", f->documents,
                         "Packed documents: lengths 8K,2K,512 (repeated), a file with one length "
-                        "per line, cu_seqlens as FILE.npy (int32/int64), fixed:L, uniform:A..B or "
-                        "lognormal:MEAN,SIGMA (drawn with --seed); packed into N x block tokens, "
+                        "per line, cu_seqlens as FILE.npy (int32/int64), fixed:L, uniform:A..B, "
+                        "lognormal:MEAN,SIGMA or dataset:NAME (drawn with --seed); packed into N "
+                        "x block tokens, "
                         "the last document cut to fit; "
                         "attention causal within each document")
             ->type_name(flag_type::kDocuments);

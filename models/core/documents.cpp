@@ -23,7 +23,7 @@ namespace {
 
 constexpr const char* kForms =
     "a list of lengths (8K,2K,512), a file with one length per line, cu_seqlens as a .npy file, "
-    "fixed:L, uniform:A..B or lognormal:MEAN,SIGMA";
+    "fixed:L, uniform:A..B, lognormal:MEAN,SIGMA or dataset:NAME";
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -123,6 +123,9 @@ DocumentSpec parse_distribution(const std::string& flag, const std::string& text
     if (parts.size() != 2) throw bad("lognormal:MEAN,SIGMA (for example lognormal:2K,1.0)");
     s.mean = static_cast<double>(parse_length(flag + " lognormal:MEAN", parts[0]));
     s.sigma = parse_real(flag + " lognormal:SIGMA", parts[1], 0, 4);
+  } else if (kind == "dataset") {
+    s.kind = DocumentSpec::Kind::Dataset;
+    s.histogram = &find_length_histogram(flag, args);
   } else {
     throw InputError(fmt::format("{}: unknown distribution '{}' in '{}'; expected {}", flag, kind,
                                  text, kForms));
@@ -158,6 +161,11 @@ std::int64_t draw(const DocumentSpec& s, Rng& rng, std::size_t index) {
       const double mu = std::log(s.mean) - s.sigma * s.sigma / 2;
       const double x = std::exp(mu + s.sigma * rng.normal());
       return static_cast<std::int64_t>(std::clamp(std::round(x), 1.0, double(kMaxTokens)));
+    }
+    case DocumentSpec::Kind::Dataset: {
+      const double u_bin = rng.uniform();  // two statements: the draws' order is fixed
+      const double u_len = rng.uniform();
+      return histogram_length(*s.histogram, u_bin, u_len);
     }
     default:
       return s.lengths[index % s.lengths.size()];

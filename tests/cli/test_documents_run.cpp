@@ -106,6 +106,19 @@ TEST(DocumentsRun, BadCuSeqlensFilesAreOneLineNamingTheFile) {
   }
 }
 
+// A dataset's histogram is drawn with --seed: the same seed, the same run to
+// the byte; another seed, other documents and another run.
+TEST(DocumentsRun, DatasetDrawIsTheSeeds) {
+  const auto a = run_json({"--documents", "dataset:wikipedia", "--seed", "3"});
+  EXPECT_EQ(run_json({"--documents", "dataset:wikipedia", "--seed", "3"}), a);
+  EXPECT_NE(run_json({"--documents", "dataset:wikipedia", "--seed", "4"}), a);
+  const auto r = run_cli({"run", "--engine", "analytic", "--documents", "dataset:nope"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "ringsim: error: --documents: unknown dataset 'nope' in 'dataset:nope'; known: "
+            "wikipedia\n");
+}
+
 TEST(DocumentsRun, BadDocumentsAreOneLine) {
   for (const auto& extra : std::vector<std::vector<std::string>>{
            {"--documents", "8,x"}, {"--documents", "fixed:8", "--no-causal"}, {"--pack", "thd"}}) {
