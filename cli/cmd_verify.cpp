@@ -15,21 +15,19 @@
 #include "cli/command.hpp"
 #include "kernels/inference.hpp"
 #include "kernels/inputs.hpp"
-#include "kernels/npy.hpp"
 #include "kernels/verify.hpp"
 #include "models/core/atomic_file.hpp"
 #include "models/core/documents.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/flag_types.hpp"
 #include "models/core/infer_work.hpp"
+#include "models/core/npy.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/schema.hpp"
 #include "models/core/work.hpp"
 
 namespace ringsim::cli {
 namespace {
-
-using kernels::NpyDType;
 
 struct VerifyFlags {
   std::string devices = "4", block = "8", heads = "1", kv_heads, head_dim = "16";
@@ -67,7 +65,7 @@ bool given_files(const VerifyFlags& f) {
 }
 
 struct Tensors {
-  kernels::NpyArray q, k, v;
+  NpyArray q, k, v;
 };
 
 // Reads --q/--k/--v, each judged by its header against --max-input before its
@@ -81,7 +79,7 @@ Tensors read_tensors(const VerifyFlags& f) {
   const auto budget =
       static_cast<std::uint64_t>(parse_count("--max-input", f.max_input, 1, std::int64_t{1} << 40));
   auto load = [budget](const std::string& path, const char* flag) {
-    return kernels::read_npy(path, std::string(flag) + " " + path, 3, budget, "--max-input");
+    return read_npy(path, std::string(flag) + " " + path, 3, budget, "--max-input");
   };
   Tensors t{load(f.q, "--q"), load(f.k, "--k"), load(f.v, "--v")};
   if (t.k.dtype != t.q.dtype || t.v.dtype != t.q.dtype)
@@ -229,12 +227,12 @@ void write_outputs(const VerifyFlags& f, std::int64_t tokens, int heads, int hea
   std::vector<AtomicFile*> files;
   if (!f.out.empty()) {
     o_file.emplace(f.out, "--out");
-    o_file->write(kernels::encode_npy({tokens, heads, head_dim}, out_type, o));
+    o_file->write(encode_npy({tokens, heads, head_dim}, out_type, o));
     files.push_back(&*o_file);
   }
   if (!f.lse_out.empty()) {
     lse_file.emplace(f.lse_out, "--lse-out");
-    lse_file->write(kernels::encode_npy({tokens, heads}, out_type, lse));
+    lse_file->write(encode_npy({tokens, heads}, out_type, lse));
     files.push_back(&*lse_file);
   }
   commit_all(files);
@@ -586,8 +584,10 @@ Command verify_command() {
                 ->type_name(flag_type::kName);
         sub->add_option("--documents", f->documents,
                         "Packed documents: lengths 8K,2K,512 (repeated), a file with one length "
-                        "per line, fixed:L, uniform:A..B or lognormal:MEAN,SIGMA (drawn with "
-                        "--seed); packed into N x block tokens, the last document cut to fit; "
+                        "per line, cu_seqlens as FILE.npy (int32/int64), fixed:L, uniform:A..B, "
+                        "lognormal:MEAN,SIGMA or dataset:NAME (drawn with --seed); packed into N "
+                        "x block tokens, "
+                        "the last document cut to fit; "
                         "attention causal within each document")
             ->type_name(flag_type::kDocuments);
         sub->add_option(

@@ -40,7 +40,8 @@ const std::string& fact(const GridPoint& p, const std::string& k) {
 }
 
 // The mean document length --documents asks for: L (fixed:L), MEAN
-// (lognormal:MEAN,SIGMA, before the last document is cut to fit), a list's mean.
+// (lognormal:MEAN,SIGMA, before the last document is cut to fit), a list's mean,
+// a dataset histogram's mean (uniform within bins).
 double mean_length(const std::string& documents) {
   const auto s = parse_documents("--documents", documents);
   switch (s.kind) {
@@ -50,6 +51,8 @@ double mean_length(const std::string& documents) {
       return 0.5 * static_cast<double>(s.lo + s.hi);
     case DocumentSpec::Kind::Lognormal:
       return s.mean;
+    case DocumentSpec::Kind::Dataset:
+      return s.histogram->mean();
     case DocumentSpec::Kind::Lengths:
       return std::accumulate(s.lengths.begin(), s.lengths.end(), 0.0) /
              static_cast<double>(s.lengths.size());

@@ -32,7 +32,7 @@
 #include "cli/command.hpp"
 #include "fuzz/cli_contract.hpp"
 #include "fuzz/target.hpp"
-#include "kernels/npy.hpp"
+#include "models/core/npy.hpp"
 
 namespace ringsim::fuzz {
 
@@ -83,15 +83,15 @@ void make_sandbox() {
     q[i] = static_cast<double>(i % 7) / 8 - 0.375;
     kv[i] = static_cast<double>(i % 5) / 4 - 0.5;
   }
-  write_file("q.npy", kernels::encode_npy({32, 1, 16}, kernels::NpyDType::F32, q));
-  write_file("k.npy", kernels::encode_npy({32, 1, 16}, kernels::NpyDType::F32, kv));
-  write_file("v.npy", kernels::encode_npy({32, 1, 16}, kernels::NpyDType::F16, kv));
-  write_file("s.npy", kernels::encode_npy({16, 1, 16}, kernels::NpyDType::F32,
-                                          std::vector<double>(kv.begin(), kv.begin() + 256)));
-  std::string nan = kernels::encode_npy({32, 1, 16}, kernels::NpyDType::F32, kv);
+  write_file("q.npy", encode_npy({32, 1, 16}, NpyDType::F32, q));
+  write_file("k.npy", encode_npy({32, 1, 16}, NpyDType::F32, kv));
+  write_file("v.npy", encode_npy({32, 1, 16}, NpyDType::F16, kv));
+  write_file("s.npy", encode_npy({16, 1, 16}, NpyDType::F32,
+                                 std::vector<double>(kv.begin(), kv.begin() + 256)));
+  std::string nan = encode_npy({32, 1, 16}, NpyDType::F32, kv);
   std::fill(nan.end() - 4, nan.end(), '\xff');  // the last float32 becomes a NaN
   write_file("n.npy", nan);
-  write_file("t.npy", kernels::encode_npy({32, 1, 16}, kernels::NpyDType::F32, q).substr(0, 100));
+  write_file("t.npy", encode_npy({32, 1, 16}, NpyDType::F32, q).substr(0, 100));
 }
 
 // The value of a token as a count, or -1 when it is not one ("--x=16K" -> 16384).

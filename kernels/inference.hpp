@@ -29,8 +29,8 @@
 
 #include "kernels/accuracy.hpp"
 #include "kernels/blockwise.hpp"
-#include "kernels/npy.hpp"
 #include "models/core/infer_work.hpp"
+#include "models/core/npy.hpp"
 
 namespace ringsim::kernels {
 

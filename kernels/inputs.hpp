@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernels/emulator.hpp"
-#include "kernels/npy.hpp"
+#include "models/core/npy.hpp"
 
 namespace ringsim::kernels {
 

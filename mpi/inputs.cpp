@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/npy.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/npy.hpp"
 #include "models/core/work.hpp"
 
 namespace ringsim::mpi {
@@ -40,8 +40,7 @@ double largest_finite(const std::string& dtype) {
 }
 
 // "" or the error line naming the first value out of range.
-std::string out_of_range(const kernels::NpyArray& a, const std::string& label,
-                         const std::string& dtype) {
+std::string out_of_range(const NpyArray& a, const std::string& label, const std::string& dtype) {
   const double top = largest_finite(dtype);
   for (std::size_t i = 0; i < a.data.size(); ++i)
     if (std::fabs(a.data[i]) > top) {
@@ -60,7 +59,7 @@ std::string read_files(const RingOptions& o, int ranks, FullInputs& in, Dims& d)
   try {
     const auto budget = static_cast<std::uint64_t>(o.max_input_bytes);
     auto read_npy = [budget](const std::string& path, const std::string& label, int rank) {
-      return kernels::read_npy(path, label, rank, budget, "--max-input");
+      return ringsim::read_npy(path, label, rank, budget, "--max-input");
     };
     const auto q = read_npy(o.q_path, "--q " + o.q_path, 3);
     const auto k = read_npy(o.k_path, "--k " + o.k_path, 3);

@@ -127,7 +127,10 @@ void add_workload_flags(CLI::App* app, WorkloadFlags& f, bool with_sizes) {
         ->type_name(flag_type::kOnOff);
     app->add_option("--documents", f.documents,
                     "Packed documents: lengths 8K,2K,512 (repeated), a file with one length per "
-                    "line, fixed:L, uniform:A..B or lognormal:MEAN,SIGMA (drawn with --seed); "
+                    "line, cu_seqlens as FILE.npy (int32/int64 [0, l1, l1+l2, ...] as "
+                    "flash_attn_varlen_func takes them), fixed:L, uniform:A..B, "
+                    "lognormal:MEAN,SIGMA or dataset:NAME (a published length histogram: "
+                    "wikipedia; drawn with --seed); "
                     "packed into N x block tokens, the last document cut to fit; attention "
                     "causal within each document")
         ->type_name(flag_type::kDocuments);

@@ -13,6 +13,7 @@
 #include "models/core/checked.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/input_file.hpp"
+#include "models/core/npy.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/tokens.hpp"
 
@@ -21,8 +22,8 @@ namespace ringsim {
 namespace {
 
 constexpr const char* kForms =
-    "a list of lengths (8K,2K,512), a file with one length per line, fixed:L, uniform:A..B or "
-    "lognormal:MEAN,SIGMA";
+    "a list of lengths (8K,2K,512), a file with one length per line, cu_seqlens as a .npy file, "
+    "fixed:L, uniform:A..B, lognormal:MEAN,SIGMA or dataset:NAME";
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -68,6 +69,35 @@ std::vector<std::int64_t> read_lengths(const std::string& flag, const std::strin
   return out;
 }
 
+// cu_seqlens as flash_attn_varlen_func and ring-flash-attention take them: a
+// 1-d int32 or int64 array [0, l1, l1+l2, ...]; the lengths are its differences.
+std::vector<std::int64_t> read_cu_seqlens(const std::string& flag, const std::string& path) {
+  const auto label = flag + " " + path;
+  const auto c = read_npy_ints(path, label, 1, kMaxDocuments + 1,
+                               fmt::format("cu_seqlens of at most {} documents", kMaxDocuments))
+                     .data;
+  if (c[0] != 0)
+    throw InputError(fmt::format("{}: cu_seqlens must start at 0, got {}", label, c[0]));
+  if (c.size() < 2)
+    throw InputError(fmt::format(
+        "{}: cu_seqlens [0] holds no documents; give each document's end after the 0", label));
+  std::vector<std::int64_t> out;
+  out.reserve(c.size() - 1);
+  for (std::size_t i = 1; i < c.size(); ++i) {
+    // c[i - 1] >= 0 here, so the difference cannot overflow.
+    if (c[i] <= c[i - 1])
+      throw InputError(
+          fmt::format("{}: cu_seqlens must increase strictly, but [{}] = {} follows [{}] = {}",
+                      label, i, c[i], i - 1, c[i - 1]));
+    const auto L = c[i] - c[i - 1];
+    if (L > kMaxTokens)
+      throw InputError(
+          fmt::format("{}: document {} has {} tokens, more than {}", label, i - 1, L, kMaxTokens));
+    out.push_back(L);
+  }
+  return out;
+}
+
 DocumentSpec parse_distribution(const std::string& flag, const std::string& text) {
   DocumentSpec s;
   s.text = text;
@@ -93,6 +123,9 @@ DocumentSpec parse_distribution(const std::string& flag, const std::string& text
     if (parts.size() != 2) throw bad("lognormal:MEAN,SIGMA (for example lognormal:2K,1.0)");
     s.mean = static_cast<double>(parse_length(flag + " lognormal:MEAN", parts[0]));
     s.sigma = parse_real(flag + " lognormal:SIGMA", parts[1], 0, 4);
+  } else if (kind == "dataset") {
+    s.kind = DocumentSpec::Kind::Dataset;
+    s.histogram = &find_length_histogram(flag, args);
   } else {
     throw InputError(fmt::format("{}: unknown distribution '{}' in '{}'; expected {}", flag, kind,
                                  text, kForms));
@@ -128,6 +161,11 @@ std::int64_t draw(const DocumentSpec& s, Rng& rng, std::size_t index) {
       const double mu = std::log(s.mean) - s.sigma * s.sigma / 2;
       const double x = std::exp(mu + s.sigma * rng.normal());
       return static_cast<std::int64_t>(std::clamp(std::round(x), 1.0, double(kMaxTokens)));
+    }
+    case DocumentSpec::Kind::Dataset: {
+      const double u_bin = rng.uniform();  // two statements: the draws' order is fixed
+      const double u_len = rng.uniform();
+      return histogram_length(*s.histogram, u_bin, u_len);
     }
     default:
       return s.lengths[index % s.lengths.size()];
@@ -185,7 +223,7 @@ DocumentSpec parse_documents(const std::string& flag, const std::string& text) {
   std::error_code ec;
   if (text.find(',') != std::string::npos || !std::filesystem::exists(text, ec))
     throw InputError(fmt::format("{}: '{}' is not {}", flag, text, kForms));
-  s.lengths = read_lengths(flag, text);
+  s.lengths = text.ends_with(".npy") ? read_cu_seqlens(flag, text) : read_lengths(flag, text);
   return s;
 }
 

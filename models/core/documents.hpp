@@ -21,32 +21,40 @@
 #include <string>
 #include <vector>
 
+#include "models/core/length_histograms.hpp"
 #include "models/core/workload.hpp"
 
 namespace ringsim {
 
 // What --documents says, parsed; lengths are drawn by pack_documents.
 struct DocumentSpec {
-  enum class Kind { Lengths, Fixed, Uniform, Lognormal };
+  enum class Kind { Lengths, Fixed, Uniform, Lognormal, Dataset };
   Kind kind = Kind::Lengths;
   std::vector<std::int64_t> lengths;  // Lengths: repeated in order until the sequence is full
   std::int64_t lo = 0, hi = 0;        // Fixed: lo; Uniform: lo..hi, inclusive
   double mean = 0, sigma = 0;         // Lognormal: mean length in tokens, sigma of log length
-  std::string text;                   // as given
-  bool random() const { return kind == Kind::Uniform || kind == Kind::Lognormal; }
+  const LengthHistogram* histogram = nullptr;  // Dataset: one of length_histograms()
+  std::string text;                            // as given
+  bool random() const {
+    return kind == Kind::Uniform || kind == Kind::Lognormal || kind == Kind::Dataset;
+  }
 };
 
 // Most documents one packed sequence may hold.
 inline constexpr std::int64_t kMaxDocuments = std::int64_t{1} << 20;
 
 // "8K,2K,512" (K/M/G binary), a file with one length per line ('#' starts a
-// comment), "fixed:L", "uniform:A..B" or "lognormal:MEAN,SIGMA". Throws
+// comment), a .npy file of cu_seqlens (int32 or int64 [0, l1, l1+l2, ...], as
+// flash_attn_varlen_func takes them; the lengths are the differences),
+// "fixed:L", "uniform:A..B", "lognormal:MEAN,SIGMA" or "dataset:NAME" (a
+// published length histogram, models/core/length_histograms.hpp). Throws
 // InputError naming `flag`.
 DocumentSpec parse_documents(const std::string& flag, const std::string& text);
 
 // The lengths of the documents packed into `seq` tokens, in order, summing to
 // seq (the last one cut to fit). `seed` draws the random kinds; the draw is
-// this file's own (splitmix64, Box-Muller), so it is the same on every platform.
+// this file's own (splitmix64, Box-Muller; a dataset's bin, then a length
+// uniform within it), so it is the same on every platform.
 // Throws InputError naming `flag` when more than kMaxDocuments would be packed.
 std::vector<std::int64_t> pack_documents(const std::string& flag, const DocumentSpec& spec,
                                          std::int64_t seq, std::uint64_t seed);

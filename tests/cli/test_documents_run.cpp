@@ -1,11 +1,14 @@
 // `ringsim run --documents`: packed documents reach the closed forms' times
 // (analytic engine, in-process), sequence and document packing differ, and
-// one document of the whole sequence is today's causal run to the byte.
+// one document of the whole sequence is today's causal run to the byte, and
+// cu_seqlens in a .npy file are the list they encode, to the byte.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "models/core/npy.hpp"
 #include "tests/run_cli.hpp"
 
 namespace ringsim::cli {
@@ -64,6 +67,56 @@ TEST(DocumentsRun, OneDocumentIsTheCausalRunByteForByte) {
   EXPECT_EQ(run_json({"--documents", "fixed:64K"}), causal);
   EXPECT_EQ(run_json({"--documents", "64K", "--pack", "document"}), causal);
   EXPECT_EQ(run_json({"--documents", "fixed:1M"}), causal);  // cut to the sequence
+}
+
+std::string write_cu_seqlens(const std::string& name, NpyDType dtype,
+                             const std::vector<std::int64_t>& cu) {
+  const auto path = ::testing::TempDir() + "ringsim_run_" + name;
+  std::ofstream(path, std::ios::binary)
+      << encode_npy_ints({static_cast<std::int64_t>(cu.size())}, dtype, cu);
+  return path;
+}
+
+TEST(DocumentsRun, CuSeqlensFileIsTheListByteForByte) {
+  // 8K, 2K, 512 and 3000 tokens, repeated to fill 64K and the last one cut,
+  // as flash_attn_varlen_func's cu_seqlens.
+  const std::vector<std::int64_t> cu{0, 8192, 10240, 10752, 13752};
+  for (const auto dtype : {NpyDType::I32, NpyDType::I64}) {
+    const auto path = write_cu_seqlens(dtype == NpyDType::I32 ? "cu32.npy" : "cu64.npy", dtype, cu);
+    for (const char* pack : {"sequence", "document"}) {
+      const auto list = run_json({"--documents", "8K,2K,512,3000", "--pack", pack});
+      EXPECT_EQ(run_json({"--documents", path, "--pack", pack}), list) << path << " " << pack;
+      // The documents do change the run (the test can fail).
+      EXPECT_NE(list, run_json({"--pack", pack}));
+    }
+  }
+}
+
+TEST(DocumentsRun, BadCuSeqlensFilesAreOneLineNamingTheFile) {
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {write_cu_seqlens("cu-start.npy", NpyDType::I64, {4, 8, 16}), "must start at 0"},
+      {write_cu_seqlens("cu-flat.npy", NpyDType::I32, {0, 8, 8, 16}), "increase strictly"},
+      {write_cu_seqlens("cu-zero.npy", NpyDType::I32, {0}), "holds no documents"}};
+  for (const auto& [path, words] : bad) {
+    const auto r = run_cli({"run", "--engine", "analytic", "--documents", path});
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_EQ(r.err.rfind("ringsim: error: --documents " + path + ": ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+// A dataset's histogram is drawn with --seed: the same seed, the same run to
+// the byte; another seed, other documents and another run.
+TEST(DocumentsRun, DatasetDrawIsTheSeeds) {
+  const auto a = run_json({"--documents", "dataset:wikipedia", "--seed", "3"});
+  EXPECT_EQ(run_json({"--documents", "dataset:wikipedia", "--seed", "3"}), a);
+  EXPECT_NE(run_json({"--documents", "dataset:wikipedia", "--seed", "4"}), a);
+  const auto r = run_cli({"run", "--engine", "analytic", "--documents", "dataset:nope"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "ringsim: error: --documents: unknown dataset 'nope' in 'dataset:nope'; known: "
+            "wikipedia\n");
 }
 
 TEST(DocumentsRun, BadDocumentsAreOneLine) {

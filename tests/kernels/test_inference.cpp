@@ -11,8 +11,8 @@
 
 #include "helpers.hpp"
 #include "kernels/inference.hpp"
-#include "kernels/npy.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/npy.hpp"
 
 namespace ringsim::kernels {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "helpers.hpp"
 #include "kernels/accuracy.hpp"
-#include "kernels/npy.hpp"
+#include "models/core/npy.hpp"
 
 namespace ringsim::kernels {
 namespace {

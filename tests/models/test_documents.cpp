@@ -1,8 +1,11 @@
-// Packed documents (models/core/documents.hpp): parsing --documents, packing
+// Packed documents (models/core/documents.hpp): parsing --documents (cu_seqlens
+// .npy files included), packing
 // lengths into the sequence, each layout's token map in both pack modes, and
 // the pairs the document mask keeps, against brute force.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <set>
@@ -11,6 +14,7 @@
 #include "models/core/calls.hpp"
 #include "models/core/documents.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/npy.hpp"
 #include "models/core/work.hpp"
 
 using namespace ringsim;
@@ -64,6 +68,86 @@ TEST(Documents, RefusesBadInputNamingTheFlag) {
   EXPECT_THROW(pack_documents("--documents", parse_documents("--documents", "fixed:1"),
                               kMaxDocuments + 1, 0),
                InputError);
+}
+
+namespace {
+
+std::string npy_file(const std::string& name, const std::string& bytes) {
+  const auto path = ::testing::TempDir() + "ringsim_documents_" + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+std::string cu_file(const std::string& name, NpyDType dtype, const std::vector<std::int64_t>& cu) {
+  return npy_file(name, encode_npy_ints({static_cast<std::int64_t>(cu.size())}, dtype, cu));
+}
+
+// The one-line message parse_documents throws for `path`, or "accepted".
+std::string refusal(const std::string& path) {
+  try {
+    parse_documents("--documents", path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+}  // namespace
+
+TEST(Documents, ReadsCuSeqlensFromNpy) {
+  for (const auto dtype : {NpyDType::I32, NpyDType::I64}) {
+    const auto s = parse_documents("--documents", cu_file("cu.npy", dtype, {0, 8, 32, 35, 64}));
+    EXPECT_EQ(s.kind, DocumentSpec::Kind::Lengths);
+    EXPECT_EQ(s.lengths, (std::vector<std::int64_t>{8, 24, 3, 29}));
+    // Packed like the list: repeated and the last one cut.
+    EXPECT_EQ(pack_documents("--documents", s, 70, 0),
+              (std::vector<std::int64_t>{8, 24, 3, 29, 6}));
+  }
+  // int64 beyond int32: one document of 2^33 tokens.
+  EXPECT_EQ(
+      parse_documents("--documents", cu_file("cu-big.npy", NpyDType::I64, {0, 1LL << 33})).lengths,
+      (std::vector<std::int64_t>{1LL << 33}));
+}
+
+TEST(Documents, RefusesBadCuSeqlensNamingTheFile) {
+  const auto two_d = npy_file("cu-2d.npy", encode_npy_ints({2, 2}, NpyDType::I32, {0, 1, 2, 3}));
+  const auto floats = npy_file("cu-f8.npy", encode_npy({3}, NpyDType::F64, {0, 8, 16}));
+  const auto empty = npy_file(
+      "cu-empty.npy", encode_npy_ints({0}, NpyDType::I32, {}));  // numpy.save(np.array([], int32))
+  const auto start = cu_file("cu-start.npy", NpyDType::I64, {1, 8, 16});
+  const auto flat = cu_file("cu-flat.npy", NpyDType::I64, {0, 8, 8, 16});
+  const auto down = cu_file("cu-down.npy", NpyDType::I32, {0, 8, 4});
+  const auto only_zero = cu_file("cu-zero.npy", NpyDType::I32, {0});
+  const auto huge = cu_file("cu-huge.npy", NpyDType::I64, {0, (1LL << 40) + 1});
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {two_d, "expected a 1-d array, got shape (2, 2)"},
+      {floats, "unsupported dtype '<f8'; use int32 or int64 (little-endian)"},
+      {empty, "empty array (shape (0,))"},
+      {start, "cu_seqlens must start at 0, got 1"},
+      {flat, "cu_seqlens must increase strictly, but [2] = 8 follows [1] = 8"},
+      {down, "cu_seqlens must increase strictly, but [2] = 4 follows [1] = 8"},
+      {only_zero, "cu_seqlens [0] holds no documents"},
+      {huge, "document 0 has 1099511627777 tokens, more than 1099511627776"}};
+  for (const auto& [path, words] : cases) {
+    const auto msg = refusal(path);
+    EXPECT_EQ(msg.rfind("--documents " + path + ": ", 0), 0u) << msg;
+    EXPECT_NE(msg.find(words), std::string::npos) << msg << "\nwanted: " << words;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+}
+
+// More than kMaxDocuments documents are refused from the header: the file is
+// sparse (its data all zeros, never read), so the test costs no disk or time.
+TEST(Documents, RefusesTooLongCuSeqlensFromTheHeader) {
+  const auto n = kMaxDocuments + 2;
+  auto head = encode_npy_ints({n}, NpyDType::I32, std::vector<std::int64_t>(n, 0));
+  head.resize(head.size() -
+              static_cast<std::size_t>(n) * 4);  // the header; resize_file adds the data
+  const auto path = npy_file("cu-long.npy", head);
+  std::filesystem::resize_file(path, head.size() + static_cast<std::uintmax_t>(n) * 4);
+  EXPECT_EQ(refusal(path), fmt::format("--documents {}: shape ({},) has more than {} elements "
+                                       "(cu_seqlens of at most {} documents)",
+                                       path, n, kMaxDocuments + 1, kMaxDocuments));
 }
 
 TEST(Documents, PacksInOrderCuttingTheLast) {

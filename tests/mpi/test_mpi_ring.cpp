@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
-#include "kernels/npy.hpp"
+#include "models/core/npy.hpp"
 #include "mpi/inputs.hpp"
 #include "tests/mpi/mpirun.hpp"
 
@@ -95,8 +95,7 @@ TEST(MpiRing, NpyInputs) {
   const int H = 4, Hk = 2, D = 8;
   auto save = [&](const char* name, Tensor t, int heads) {
     const auto path = (dir / name).string();
-    kernels::write_npy(path, name, {S, heads, D}, kernels::NpyDType::F32,
-                       synthetic_tensor(7, t, S, heads, D));
+    write_npy(path, name, {S, heads, D}, NpyDType::F32, synthetic_tensor(7, t, S, heads, D));
     return path;
   };
   const auto q = save("q.npy", Tensor::Q, H), k = save("k.npy", Tensor::K, Hk),
@@ -119,12 +118,10 @@ TEST(MpiRing, NpyInputs) {
   auto big = synthetic_tensor(7, Tensor::V, S, Hk, D);
   big[5] = 1e300;
   const auto vbig = (dir / "vbig.npy").string();
-  kernels::write_npy(vbig, "vbig", {S, Hk, D}, kernels::NpyDType::F64, big);
+  write_npy(vbig, "vbig", {S, Hk, D}, NpyDType::F64, big);
   const auto q64 = (dir / "q64.npy").string(), k64 = (dir / "k64.npy").string();
-  kernels::write_npy(q64, "q64", {S, H, D}, kernels::NpyDType::F64,
-                     synthetic_tensor(7, Tensor::Q, S, H, D));
-  kernels::write_npy(k64, "k64", {S, Hk, D}, kernels::NpyDType::F64,
-                     synthetic_tensor(7, Tensor::K, S, Hk, D));
+  write_npy(q64, "q64", {S, H, D}, NpyDType::F64, synthetic_tensor(7, Tensor::Q, S, H, D));
+  write_npy(k64, "k64", {S, Hk, D}, NpyDType::F64, synthetic_tensor(7, Tensor::K, S, Hk, D));
   const auto rr = run_mpi(4, "--q " + q64 + " --k " + k64 + " --v " + vbig + " --check");
   EXPECT_EQ(rr.code, 2) << rr.out << rr.err;
   EXPECT_NE(rr.err.find("beyond the range of fp32"), std::string::npos) << rr.err;

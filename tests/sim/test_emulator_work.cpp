@@ -40,7 +40,7 @@ TEST_P(EmulatorWork, PartialEntriesAndSendsMatchTheKernels) {
   w.shape.head_dim = 4;
   if (layout == Layout::Hybrid) w.ulysses_degree = 2;
 
-  const auto in = kernels::random_inputs(w, 1, kernels::NpyDType::F64);
+  const auto in = kernels::random_inputs(w, 1, NpyDType::F64);
   const auto emu = kernels::emulate<double>(w, in, backward);
   const auto& pass = backward ? emu.bwd : emu.fwd;
 

@@ -1,5 +1,6 @@
-// .npy reading and writing: round trips, the float16 conversion, every
-// malformed-file case (one InputError naming the file), and a mutation fuzz.
+// .npy reading and writing (models/core/npy.hpp): round trips, the float16
+// conversion, integer arrays, every malformed-file case (one InputError naming
+// the file), and a mutation fuzz.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
@@ -10,14 +11,24 @@
 #include <limits>
 #include <random>
 
-#include "helpers.hpp"
-#include "kernels/npy.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/npy.hpp"
 
-namespace ringsim::kernels {
+namespace ringsim {
 namespace {
 
-using testing::temp_path;
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "ringsim_npy_" + name;
+}
+
+// Normal values rounded to float (exact in float32 and float64).
+std::vector<double> randn(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::vector<double> v(n);
+  for (auto& x : v) x = static_cast<double>(static_cast<float>(normal(rng)));
+  return v;
+}
 
 // A hand-built file, so the malformed cases do not depend on encode_npy.
 std::string npy_bytes(const std::string& dict, const std::string& data, int major = 1,
@@ -56,7 +67,7 @@ void expect_bad(const std::string& bytes, const std::string& what, int rank = 3)
 
 TEST(Npy, RoundTripEveryDtype) {
   const std::vector<std::int64_t> shape{3, 2, 5};
-  auto vals = testing::randn(30, 1);
+  auto vals = randn(30, 1);
   for (auto t : {NpyDType::F16, NpyDType::F32, NpyDType::F64}) {
     const auto bytes = encode_npy(shape, t, vals);
     EXPECT_EQ((bytes.size() - 30 * static_cast<std::size_t>(npy_item_bytes(t))) % 64, 0u)
@@ -84,6 +95,71 @@ TEST(Npy, FileRoundTripAndRanks) {
   const auto b = encode_npy({5}, NpyDType::F32, {1, 2, 3, 4, 5});
   EXPECT_NE(b.find("(5,)"), std::string::npos);
   EXPECT_EQ(parse_npy(b, "x").shape, (std::vector<std::int64_t>{5}));
+}
+
+// int32 and int64 (cu_seqlens): exact, sign-extended, beyond 2^53 for int64.
+TEST(Npy, IntegerRoundTrip) {
+  const std::vector<std::int64_t> i32{0, 1, -1, 2147483647, -2147483648LL, 42};
+  const auto a = parse_npy_ints(encode_npy_ints({2, 3}, NpyDType::I32, i32), "x", 2);
+  EXPECT_EQ(a.dtype, NpyDType::I32);
+  EXPECT_EQ(a.shape, (std::vector<std::int64_t>{2, 3}));
+  EXPECT_EQ(a.data, i32);
+  const std::vector<std::int64_t> i64{0, (std::int64_t{1} << 53) + 1,
+                                      std::numeric_limits<std::int64_t>::min(),
+                                      std::numeric_limits<std::int64_t>::max()};
+  const auto bytes = encode_npy_ints({4}, NpyDType::I64, i64);
+  EXPECT_NE(bytes.find("'descr': '<i8'"), std::string::npos);
+  EXPECT_EQ((bytes.size() - 4 * 8) % 64, 0u);
+  const auto b = parse_npy_ints(bytes, "x", 1);
+  EXPECT_EQ(b.dtype, NpyDType::I64);
+  EXPECT_EQ(b.data, i64);
+  // Hand-built little-endian bytes, independent of the encoder.
+  const auto c =
+      parse_npy_ints(npy_bytes("{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }",
+                               std::string("\x05\x00\x00\x00\xfe\xff\xff\xff", 8)),
+                     "x", 1);
+  EXPECT_EQ(c.data, (std::vector<std::int64_t>{5, -2}));
+  EXPECT_THROW(encode_npy_ints({1}, NpyDType::I32, {std::int64_t{1} << 31}), std::invalid_argument);
+  EXPECT_THROW(encode_npy_ints({1}, NpyDType::F32, {1}), std::invalid_argument);
+  EXPECT_THROW(encode_npy({1}, NpyDType::I64, {1.0}), std::invalid_argument);
+}
+
+// Each reader takes its own kind and names what it allows.
+TEST(Npy, IntegerAndFloatReadersRefuseEachOther) {
+  const auto ints = encode_npy_ints({2}, NpyDType::I64, {0, 4});
+  const auto floats = encode_npy({2}, NpyDType::F64, {0, 4});
+  const auto message = [](auto&& parse) {
+    try {
+      parse();
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message([&] { parse_npy(ints, "--q q.npy"); }),
+            "--q q.npy: unsupported dtype '<i8'; use float16, float32 or float64 (little-endian)");
+  EXPECT_EQ(message([&] { parse_npy_ints(floats, "--documents c.npy"); }),
+            "--documents c.npy: unsupported dtype '<f8'; use int32 or int64 (little-endian)");
+  const auto dict = [](const std::string& descr) {
+    return npy_bytes("{'descr': " + descr + ", 'fortran_order': False, 'shape': (1,), }",
+                     std::string(8, '\0'));
+  };
+  EXPECT_EQ(message([&] { parse_npy_ints(dict("'>i8'"), "f"); }),
+            "f: big-endian dtype '>i8' is not supported; save it little-endian");
+  EXPECT_EQ(message([&] { parse_npy_ints(dict("'<u8'"), "f"); }),
+            "f: unsupported dtype '<u8'; use int32 or int64 (little-endian)");
+  EXPECT_EQ(message([&] { parse_npy_ints(dict("[('a', '<i8')]"), "f"); }),
+            "f: bad .npy header: structured dtypes are not supported; use int32 or int64");
+  const auto path = temp_path("ints.npy");
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << encode_npy_ints({5}, NpyDType::I32, {0, 1, 2, 3, 4});
+  }
+  EXPECT_EQ(read_npy_ints(path, "f", 1, 5, "why").data.size(), 5u);
+  EXPECT_EQ(message([&] { read_npy_ints(path, "f", 1, 4, "at most 3 things"); }),
+            "f: shape (5,) has more than 4 elements (at most 3 things)");
+  EXPECT_EQ(message([&] { read_npy_ints(path, "f", 2, 5, ""); }),
+            "f: expected a 2-d array, got shape (5,)");
 }
 
 TEST(Npy, HalfConversionKnownValues) {
@@ -221,7 +297,7 @@ TEST(Npy, LargeBadFilesAreRefusedFromTheirHeader) {
     return static_cast<long>(u.ru_maxrss);
   };
   auto sparse = [&](const std::string& name, const std::string& head) {
-    const auto path = testing::temp_path(name);
+    const auto path = temp_path(name);
     {
       std::ofstream out(path, std::ios::binary | std::ios::trunc);
       out << head;
@@ -247,11 +323,15 @@ TEST(Npy, LargeBadFilesAreRefusedFromTheirHeader) {
 }
 
 TEST(Npy, MutationFuzzOnlyThrowsInputError) {
-  const auto good = encode_npy({3, 2, 4}, NpyDType::F16, testing::randn(24, 3));
+  const auto good = encode_npy({3, 2, 4}, NpyDType::F16, randn(24, 3));
+  const auto good_ints = encode_npy_ints({3, 2}, NpyDType::I32, {0, 5, -7, 9, 1 << 30, 3});
   std::mt19937_64 rng(7);
   int parsed = 0, rejected = 0;
   for (int it = 0; it < 3000; ++it) {
-    std::string b = good;
+    // Even iterations mutate a float16 file, odd ones an int32 file; each
+    // goes through the reader of its kind.
+    const bool ints = it % 2 == 1;
+    std::string b = ints ? good_ints : good;
     const int edits = 1 + static_cast<int>(rng() % 4);
     for (int e = 0; e < edits; ++e) {
       const auto pos = rng() % b.size();
@@ -272,7 +352,10 @@ TEST(Npy, MutationFuzzOnlyThrowsInputError) {
       if (b.empty()) b = "x";
     }
     try {
-      parse_npy(b, "f", -1);
+      if (ints)
+        parse_npy_ints(b, "f", -1);
+      else
+        parse_npy(b, "f", -1);
       ++parsed;
     } catch (const InputError&) {
       ++rejected;
@@ -282,4 +365,4 @@ TEST(Npy, MutationFuzzOnlyThrowsInputError) {
 }
 
 }  // namespace
-}  // namespace ringsim::kernels
+}  // namespace ringsim

@@ -1,4 +1,4 @@
-#include "kernels/npy.hpp"
+#include "models/core/npy.hpp"
 
 #include <fmt/format.h>
 
@@ -8,13 +8,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 
 #include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 
-namespace ringsim::kernels {
+namespace ringsim {
 
 namespace {
 
@@ -28,6 +29,13 @@ constexpr int kMaxRank = 32;                 // numpy's NPY_MAXDIMS
 
 [[noreturn]] void fail(const std::string& label, const std::string& msg) {
   throw InputError(label.empty() ? msg : label + ": " + msg);
+}
+
+// Which dtypes a reader takes: the attention tensors are floats, cu_seqlens integers.
+enum class Kind { Float, Integer };
+
+const char* allowed_dtypes(Kind k) {
+  return k == Kind::Float ? "float16, float32 or float64" : "int32 or int64";
 }
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
@@ -45,7 +53,8 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 // nothing else.
 class HeaderParser {
  public:
-  HeaderParser(std::string_view text, const std::string& label) : t_(text), label_(label) {}
+  HeaderParser(std::string_view text, const std::string& label, Kind kind)
+      : t_(text), label_(label), kind_(kind) {}
 
   void parse(std::string& descr, bool& fortran, std::vector<std::int64_t>& shape) {
     bool have_descr = false, have_fortran = false, have_shape = false;
@@ -61,7 +70,7 @@ class HeaderParser {
       if (key == "descr") {
         if (have_descr) bad("key 'descr' appears twice");
         if (peek() != '\'' && peek() != '"')
-          bad("structured dtypes are not supported; use float16, float32 or float64");
+          bad(fmt::format("structured dtypes are not supported; use {}", allowed_dtypes(kind_)));
         descr = string_literal();
         have_descr = true;
       } else if (key == "fortran_order") {
@@ -153,6 +162,7 @@ class HeaderParser {
   std::string_view t_;
   std::size_t p_ = 0;
   const std::string& label_;
+  Kind kind_;
 };
 
 std::uint64_t load_le(const unsigned char* p, int bytes) {
@@ -165,14 +175,19 @@ void store_le(char* p, std::uint64_t v, int bytes) {
   for (int b = 0; b < bytes; ++b) p[b] = static_cast<char>((v >> (8 * b)) & 0xff);
 }
 
-NpyDType parse_descr(const std::string& d, const std::string& label) {
-  if (d == "<f2") return NpyDType::F16;
-  if (d == "<f4") return NpyDType::F32;
-  if (d == "<f8") return NpyDType::F64;
+NpyDType parse_descr(const std::string& d, const std::string& label, Kind kind) {
+  if (kind == Kind::Float) {
+    if (d == "<f2") return NpyDType::F16;
+    if (d == "<f4") return NpyDType::F32;
+    if (d == "<f8") return NpyDType::F64;
+  } else {
+    if (d == "<i4") return NpyDType::I32;
+    if (d == "<i8") return NpyDType::I64;
+  }
   if (!d.empty() && d[0] == '>')
     fail(label, fmt::format("big-endian dtype '{}' is not supported; save it little-endian", d));
   fail(label,
-       fmt::format("unsupported dtype '{}'; use float16, float32 or float64 (little-endian)", d));
+       fmt::format("unsupported dtype '{}'; use {} (little-endian)", d, allowed_dtypes(kind)));
 }
 
 std::string index_text(std::int64_t flat, const std::vector<std::int64_t>& shape) {
@@ -194,6 +209,10 @@ const char* npy_descr(NpyDType t) {
       return "<f2";
     case NpyDType::F32:
       return "<f4";
+    case NpyDType::I32:
+      return "<i4";
+    case NpyDType::I64:
+      return "<i8";
     default:
       return "<f8";
   }
@@ -204,16 +223,30 @@ int npy_item_bytes(NpyDType t) {
     case NpyDType::F16:
       return 2;
     case NpyDType::F32:
+    case NpyDType::I32:
       return 4;
     default:
       return 8;
   }
 }
 
-std::int64_t NpyArray::size() const {
+bool npy_is_integer(NpyDType t) {
+  return t == NpyDType::I32 || t == NpyDType::I64;
+}
+
+namespace {
+std::int64_t product(const std::vector<std::int64_t>& shape) {
   std::int64_t n = 1;
   for (auto d : shape) n *= d;
   return n;
+}
+}  // namespace
+
+std::int64_t NpyArray::size() const {
+  return product(shape);
+}
+std::int64_t NpyIntArray::size() const {
+  return product(shape);
 }
 
 double half_to_double(std::uint16_t h) {
@@ -255,14 +288,15 @@ namespace {
 // is read: a file with a wrong magic, a bad header or a size that does not match
 // its shape is refused after reading at most its first header's worth of bytes.
 struct NpyLayout {
-  NpyArray array;  // shape and dtype; data still empty
+  std::vector<std::int64_t> shape;
+  NpyDType dtype = NpyDType::F32;
   std::size_t data_offset = 0;
   std::int64_t elements = 0;
   int item = 0;
 };
 
 NpyLayout parse_layout(std::string_view head, std::uint64_t file_size, const std::string& label,
-                       int rank) {
+                       int rank, Kind kind) {
   if (file_size < 10 || head.size() < 10 || head.substr(0, 6) != kMagic)
     fail(label, "not a .npy file (missing the \\x93NUMPY magic); save it with numpy.save");
   const auto* u = reinterpret_cast<const unsigned char*>(head.data());
@@ -286,37 +320,37 @@ NpyLayout parse_layout(std::string_view head, std::uint64_t file_size, const std
   std::string descr;
   bool fortran = false;
   NpyLayout l;
-  HeaderParser(header, label).parse(descr, fortran, l.array.shape);
-  l.array.dtype = parse_descr(descr, label);
+  HeaderParser(header, label, kind).parse(descr, fortran, l.shape);
+  l.dtype = parse_descr(descr, label, kind);
   if (fortran) fail(label, "fortran_order is True; save a C-order array (numpy.ascontiguousarray)");
-  if (rank >= 0 && static_cast<int>(l.array.shape.size()) != rank) {
+  if (rank >= 0 && static_cast<int>(l.shape.size()) != rank) {
     const std::string want =
         rank == 3 ? "a 3-d array [seq, heads, head_dim]" : fmt::format("a {}-d array", rank);
-    fail(label, fmt::format("expected {}, got shape {}", want, shape_text(l.array.shape)));
+    fail(label, fmt::format("expected {}, got shape {}", want, shape_text(l.shape)));
   }
   std::int64_t n = 1;
-  for (auto d : l.array.shape) {
-    if (d == 0) fail(label, fmt::format("empty array (shape {})", shape_text(l.array.shape)));
+  for (auto d : l.shape) {
+    if (d == 0) fail(label, fmt::format("empty array (shape {})", shape_text(l.shape)));
     if (d > kNpyMaxElements || n > kNpyMaxElements / d)
-      fail(label, fmt::format("shape {} has more than 2^31 elements", shape_text(l.array.shape)));
+      fail(label, fmt::format("shape {} has more than 2^31 elements", shape_text(l.shape)));
     n *= d;
   }
-  l.item = npy_item_bytes(l.array.dtype);
+  l.item = npy_item_bytes(l.dtype);
   l.elements = n;
   l.data_offset = prefix + hlen;
   const std::uint64_t want = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(l.item);
   const std::uint64_t have = file_size - l.data_offset;
   if (have < want)
     fail(label, fmt::format("truncated data: shape {} of {} needs {} bytes, the file has {}",
-                            shape_text(l.array.shape), descr, want, have));
+                            shape_text(l.shape), descr, want, have));
   if (have > want)
     fail(label, fmt::format("{} unexpected bytes after the data of shape {}", have - want,
-                            shape_text(l.array.shape)));
+                            shape_text(l.shape)));
   return l;
 }
 
 NpyArray decode_data(NpyLayout l, const unsigned char* p, const std::string& label) {
-  NpyArray a = std::move(l.array);
+  NpyArray a{std::move(l.shape), l.dtype, {}};
   a.data.resize(static_cast<std::size_t>(l.elements));
   for (std::int64_t i = 0; i < l.elements; ++i, p += l.item) {
     const std::uint64_t bits = load_le(p, l.item);
@@ -336,20 +370,29 @@ NpyArray decode_data(NpyLayout l, const unsigned char* p, const std::string& lab
   return a;
 }
 
-}  // namespace
-
-NpyArray parse_npy(std::string_view bytes, const std::string& label, int rank) {
-  auto l = parse_layout(bytes, bytes.size(), label, rank);
-  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data()) + l.data_offset;
-  return decode_data(std::move(l), p, label);
+NpyIntArray decode_ints(NpyLayout l, const unsigned char* p) {
+  NpyIntArray a{std::move(l.shape), l.dtype, {}};
+  a.data.resize(static_cast<std::size_t>(l.elements));
+  for (std::int64_t i = 0; i < l.elements; ++i, p += l.item) {
+    const std::uint64_t bits = load_le(p, l.item);
+    // Two's complement, sign-extended from the item's width.
+    a.data[static_cast<std::size_t>(i)] =
+        l.item == 4 ? std::int64_t{std::bit_cast<std::int32_t>(static_cast<std::uint32_t>(bits))}
+                    : std::bit_cast<std::int64_t>(bits);
+  }
+  return a;
 }
 
-NpyArray read_npy(const std::string& path, const std::string& label, int rank) {
-  return read_npy(path, label, rank, 0, "");
-}
+// A file's layout and its data bytes. The header is read first: magic,
+// version, shape and the size they imply are checked against the file (and
+// `check`, a budget) before the data is read or any of it is allocated.
+struct NpyFile {
+  NpyLayout layout;
+  std::string data;
+};
 
-NpyArray read_npy(const std::string& path, const std::string& label, int rank,
-                  std::uint64_t budget_bytes, const std::string& budget_flag) {
+NpyFile load_file(const std::string& path, const std::string& label, int rank, Kind kind,
+                  const std::function<void(const NpyLayout&)>& check) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail(label, "no such file");
   if (!std::filesystem::is_regular_file(path, ec)) fail(label, "not a regular file");
@@ -359,34 +402,28 @@ NpyArray read_npy(const std::string& path, const std::string& label, int rank,
     fail(label, "file is larger than any array ringsim accepts (2^31 elements)");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(label, fmt::format("cannot open: {}", std::strerror(errno)));
-  // The header first: magic, version, shape and the size they imply are checked
-  // against the file before the data is read or any of it is allocated.
   std::string head(static_cast<std::size_t>(std::min<std::uintmax_t>(size, 12 + kMaxHeader)), '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   if (in.gcount() != static_cast<std::streamsize>(head.size()))
     fail(label, "cannot read the whole file");
-  auto l = parse_layout(head, size, label, rank);
-  const auto need = static_cast<std::uint64_t>(l.elements) * sizeof(double);
-  if (budget_bytes > 0 && need > budget_bytes)
-    fail(label,
-         fmt::format("shape {} needs {} as float64, more than the {} budget of {}; raise {} "
-                     "to read it",
-                     shape_text(l.array.shape), human_bytes(static_cast<double>(need)), budget_flag,
-                     human_bytes(static_cast<double>(budget_bytes)), budget_flag));
-  std::string data(static_cast<std::size_t>(size - l.data_offset), '\0');
+  NpyFile f{parse_layout(head, size, label, rank, kind), {}};
+  check(f.layout);
+  f.data.assign(static_cast<std::size_t>(size - f.layout.data_offset), '\0');
   in.clear();
-  in.seekg(static_cast<std::streamoff>(l.data_offset));
-  in.read(data.data(), static_cast<std::streamsize>(data.size()));
-  if (in.gcount() != static_cast<std::streamsize>(data.size()))
+  in.seekg(static_cast<std::streamoff>(f.layout.data_offset));
+  in.read(f.data.data(), static_cast<std::streamsize>(f.data.size()));
+  if (in.gcount() != static_cast<std::streamsize>(f.data.size()))
     fail(label, "cannot read the whole file");
-  return decode_data(std::move(l), reinterpret_cast<const unsigned char*>(data.data()), label);
+  return f;
 }
 
-std::string encode_npy(const std::vector<std::int64_t>& shape, NpyDType dtype,
-                       const std::vector<double>& data) {
-  std::int64_t n = 1;
-  for (auto d : shape) n *= d;
-  if (n != static_cast<std::int64_t>(data.size()))
+const unsigned char* bytes_of(const std::string& s) {
+  return reinterpret_cast<const unsigned char*>(s.data());
+}
+
+std::string encode(const std::vector<std::int64_t>& shape, NpyDType dtype, std::size_t count,
+                   const std::function<void(char*)>& write_data) {
+  if (product(shape) != static_cast<std::int64_t>(count))
     throw std::invalid_argument("encode_npy: data size does not match the shape");
   std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
                                  npy_descr(dtype), shape_text(shape));
@@ -399,23 +436,92 @@ std::string encode_npy(const std::vector<std::int64_t>& shape, NpyDType dtype,
   dict.append((64 - total % 64) % 64, ' ');
   dict += '\n';
   const int item = npy_item_bytes(dtype);
-  std::string out(prefix + dict.size() + data.size() * static_cast<std::size_t>(item), '\0');
+  std::string out(prefix + dict.size() + count * static_cast<std::size_t>(item), '\0');
   std::memcpy(out.data(), kMagic.data(), kMagic.size());
   out[6] = static_cast<char>(prefix == 10 ? 1 : 2);
   out[7] = 0;
   store_le(out.data() + 8, dict.size(), prefix == 10 ? 2 : 4);
   std::memcpy(out.data() + prefix, dict.data(), dict.size());
-  char* p = out.data() + prefix + dict.size();
-  for (double v : data) {
-    if (item == 2)
-      store_le(p, double_to_half(v), 2);
-    else if (item == 4)
-      store_le(p, std::bit_cast<std::uint32_t>(static_cast<float>(v)), 4);
-    else
-      store_le(p, std::bit_cast<std::uint64_t>(v), 8);
-    p += item;
-  }
+  write_data(out.data() + prefix + dict.size());
   return out;
+}
+
+}  // namespace
+
+NpyArray parse_npy(std::string_view bytes, const std::string& label, int rank) {
+  auto l = parse_layout(bytes, bytes.size(), label, rank, Kind::Float);
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data()) + l.data_offset;
+  return decode_data(std::move(l), p, label);
+}
+
+NpyArray read_npy(const std::string& path, const std::string& label, int rank) {
+  return read_npy(path, label, rank, 0, "");
+}
+
+NpyArray read_npy(const std::string& path, const std::string& label, int rank,
+                  std::uint64_t budget_bytes, const std::string& budget_flag) {
+  auto f = load_file(path, label, rank, Kind::Float, [&](const NpyLayout& l) {
+    const auto need = static_cast<std::uint64_t>(l.elements) * sizeof(double);
+    if (budget_bytes > 0 && need > budget_bytes)
+      fail(label,
+           fmt::format("shape {} needs {} as float64, more than the {} budget of {}; raise {} "
+                       "to read it",
+                       shape_text(l.shape), human_bytes(static_cast<double>(need)), budget_flag,
+                       human_bytes(static_cast<double>(budget_bytes)), budget_flag));
+  });
+  return decode_data(std::move(f.layout), bytes_of(f.data), label);
+}
+
+NpyIntArray parse_npy_ints(std::string_view bytes, const std::string& label, int rank) {
+  auto l = parse_layout(bytes, bytes.size(), label, rank, Kind::Integer);
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data()) + l.data_offset;
+  return decode_ints(std::move(l), p);
+}
+
+NpyIntArray read_npy_ints(const std::string& path, const std::string& label, int rank,
+                          std::int64_t max_elements, const std::string& why) {
+  auto f = load_file(path, label, rank, Kind::Integer, [&](const NpyLayout& l) {
+    if (l.elements > max_elements)
+      fail(label, fmt::format("shape {} has more than {} elements ({})", shape_text(l.shape),
+                              max_elements, why));
+  });
+  return decode_ints(std::move(f.layout), bytes_of(f.data));
+}
+
+std::string encode_npy(const std::vector<std::int64_t>& shape, NpyDType dtype,
+                       const std::vector<double>& data) {
+  if (npy_is_integer(dtype))
+    throw std::invalid_argument("encode_npy: integer dtypes go through encode_npy_ints");
+  const int item = npy_item_bytes(dtype);
+  return encode(shape, dtype, data.size(), [&](char* p) {
+    for (double v : data) {
+      if (item == 2)
+        store_le(p, double_to_half(v), 2);
+      else if (item == 4)
+        store_le(p, std::bit_cast<std::uint32_t>(static_cast<float>(v)), 4);
+      else
+        store_le(p, std::bit_cast<std::uint64_t>(v), 8);
+      p += item;
+    }
+  });
+}
+
+std::string encode_npy_ints(const std::vector<std::int64_t>& shape, NpyDType dtype,
+                            const std::vector<std::int64_t>& data) {
+  if (!npy_is_integer(dtype))
+    throw std::invalid_argument("encode_npy_ints: float dtypes go through encode_npy");
+  const int item = npy_item_bytes(dtype);
+  if (item == 4)
+    for (auto v : data)
+      if (v < std::numeric_limits<std::int32_t>::min() ||
+          v > std::numeric_limits<std::int32_t>::max())
+        throw std::invalid_argument("encode_npy_ints: a value does not fit int32");
+  return encode(shape, dtype, data.size(), [&](char* p) {
+    for (auto v : data) {
+      store_le(p, static_cast<std::uint64_t>(v), item);
+      p += item;
+    }
+  });
 }
 
 void write_npy(const std::string& path, const std::string& label,
@@ -429,4 +535,4 @@ void write_npy(const std::string& path, const std::string& label,
   out.commit();
 }
 
-}  // namespace ringsim::kernels
+}  // namespace ringsim
