@@ -94,6 +94,16 @@ std::vector<KernelCall> document_calls(const std::vector<std::int64_t>& q,
                                        const std::vector<std::int64_t>& k,
                                        const std::vector<std::int64_t>& starts,
                                        std::uint64_t heads);
+// The same calls built one query row at a time, O(|q| + |k|): the definition
+// that document_calls is held to in tests. document_calls walks stretches of
+// consecutive query positions inside one document in a few pieces each (a
+// doubling search for the stretch's end and its keys), so a layout with long
+// contiguous chunks (ring, zigzag, allgather, hybrid, ulysses) costs about
+// its chunks and documents, not its tokens; striped costs one row at a time.
+std::vector<KernelCall> document_calls_by_row(const std::vector<std::int64_t>& q,
+                                              const std::vector<std::int64_t>& k,
+                                              const std::vector<std::int64_t>& starts,
+                                              std::uint64_t heads);
 
 // Pairs a kernel computes that walks the step's whole score block (the
 // device's queries x the block's keys, in position order) in tiles of
