@@ -404,29 +404,94 @@ std::size_t keys_from(const std::vector<std::int64_t>& k, std::size_t from, std:
   return gallop(k, from, [x](std::int64_t v) { return v < x; });
 }
 
-// Rows [a, b) of a stretch of consecutive query positions in one document,
-// whose keys start at index lo; hi_a and hi_last index the first key after
-// q[a] and after q[b-1]. Between consecutive positions hi grows by 0 or 1, so
-// halving the rows until hi is flat or grows by one every row leaves few
-// pieces, each handed to `runs` in bulk.
-void consecutive_rows(const std::vector<std::int64_t>& q, const std::vector<std::int64_t>& k,
-                      std::size_t lo, std::size_t a, std::size_t b, std::size_t hi_a,
-                      std::size_t hi_last, CallRuns& runs) {
-  const auto n = static_cast<std::int64_t>(b - a);
-  const auto grew = static_cast<std::int64_t>(hi_last - hi_a);
-  if (grew == 0 || grew == n - 1) {
-    runs.rows(lo, static_cast<std::int64_t>(std::max(lo, hi_a) - lo), grew == 0 ? 0 : 1, n);
-    return;
+// Where each run of evenly spaced keys ends: same_end(i) is the last index e
+// with k[i..e] evenly spaced by k[i+1] - k[i]. Built on first use, O(|k|).
+class KeyRuns {
+ public:
+  explicit KeyRuns(const std::vector<std::int64_t>& k) : k_(k) {}
+
+  // Whether keys [h1, h2) are spaced exactly `stride` apart.
+  bool spaced(std::size_t h1, std::size_t h2, std::int64_t stride) {
+    if (h2 - h1 < 2) return true;
+    if (k_[h1 + 1] - k_[h1] != stride) return false;
+    if (same_end_.empty()) build();
+    return same_end_[h1] >= h2 - 1;
   }
-  const auto mid = a + (b - a) / 2;
-  const auto in = [&](std::int64_t x) {  // the first key above x, within [hi_a, hi_last]
-    return static_cast<std::size_t>(
-        std::upper_bound(k.begin() + static_cast<std::ptrdiff_t>(hi_a),
-                         k.begin() + static_cast<std::ptrdiff_t>(hi_last), x) -
-        k.begin());
+
+ private:
+  void build() {
+    const auto n = k_.size();
+    same_end_.assign(n, n - 1);
+    for (std::size_t i = n - 2; i-- > 0;)
+      same_end_[i] = k_[i + 2] - k_[i + 1] == k_[i + 1] - k_[i] ? same_end_[i + 1] : i + 1;
+  }
+  const std::vector<std::int64_t>& k_;
+  std::vector<std::size_t> same_end_;
+};
+
+// A stretch of query rows inside one document whose positions are evenly
+// spaced (`stride` apart: 1 for a contiguous chunk, N for striped), whose
+// keys start at index lo.
+struct Stretch {
+  const std::vector<std::int64_t>& q;
+  const std::vector<std::int64_t>& k;
+  KeyRuns& key_runs;
+  std::size_t lo;
+  std::int64_t stride;
+
+  // Rows [a, b), hi_a and hi_last the first key after q[a] and after q[b-1].
+  // The keys a row sees grow by one a row exactly when the n - 1 keys between
+  // q[a] and q[b-1] lie one in each gap between rows: for stride 1 any n - 1
+  // of them do; otherwise they must be spaced by the stride too (the first
+  // lies after q[a], the last at or before q[b-1]). Flat when none lie there.
+  // Else halve the rows: few pieces, each handed to `runs` in bulk.
+  void rows(std::size_t a, std::size_t b, std::size_t hi_a, std::size_t hi_last,
+            CallRuns& runs) const {
+    const auto n = static_cast<std::int64_t>(b - a);
+    const auto grew = static_cast<std::int64_t>(hi_last - hi_a);
+    const bool flat = grew == 0 || n == 1;
+    const bool one_more = grew == n - 1 && (stride == 1 || key_runs.spaced(hi_a, hi_last, stride));
+    if (flat || one_more) {
+      runs.rows(lo, static_cast<std::int64_t>(std::max(lo, hi_a) - lo), flat ? 0 : 1, n);
+      return;
+    }
+    const auto mid = a + (b - a) / 2;
+    const auto in = [&](std::int64_t x) {  // the first key above x, within [hi_a, hi_last]
+      return static_cast<std::size_t>(
+          std::upper_bound(k.begin() + static_cast<std::ptrdiff_t>(hi_a),
+                           k.begin() + static_cast<std::ptrdiff_t>(hi_last), x) -
+          k.begin());
+    };
+    rows(a, mid, hi_a, in(q[mid - 1]), runs);
+    rows(mid, b, in(q[mid]), hi_last, runs);
+  }
+};
+
+// The end of the stretch that starts at row a (position p) and stays before
+// doc_end, and its stride: contiguous positions by doubling steps, then
+// halving, while q[b-1] - p == b-1-a (positions ascend strictly, so every one
+// in between is there); other strides one row at a time.
+std::pair<std::size_t, std::int64_t> stretch_end(const std::vector<std::int64_t>& q, std::size_t a,
+                                                 std::int64_t doc_end) {
+  const auto p = q[a];
+  if (a + 1 < q.size() && q[a + 1] < doc_end && q[a + 1] - p > 1) {
+    const auto stride = q[a + 1] - p;
+    auto b = a + 2;
+    while (b < q.size() && q[b] - q[b - 1] == stride && q[b] < doc_end) ++b;
+    return {b, stride};
+  }
+  const auto fits = [&](std::size_t b) {
+    return b <= q.size() && q[b - 1] - p == static_cast<std::int64_t>(b - 1 - a) &&
+           q[b - 1] < doc_end;
   };
-  consecutive_rows(q, k, lo, a, mid, hi_a, in(q[mid - 1]), runs);
-  consecutive_rows(q, k, lo, mid, b, in(q[mid]), hi_last, runs);
+  std::size_t b = a + 1, step = 1;
+  while (fits(b + step)) {
+    b += step;
+    step *= 2;
+  }
+  for (; step > 0; step /= 2)
+    if (fits(b + step)) b += step;
+  return {b, 1};
 }
 
 }  // namespace
@@ -446,37 +511,23 @@ std::vector<KernelCall> document_calls(const std::vector<std::int64_t>& q,
                                        const std::vector<std::int64_t>& k,
                                        const std::vector<std::int64_t>& starts,
                                        std::uint64_t heads) {
-  // The rows in stretches of consecutive positions inside one document: there
-  // a row sees the keys from one index (its document's first) up to itself, so
-  // the count of keys it sees grows by 0 or 1 a row, and a stretch splits into
-  // few pieces that are flat or grow by one. A layout whose positions are
-  // never consecutive (striped) gets stretches of one row: the same walk as
-  // document_calls_by_row, one row at a time.
+  // The rows in stretches of evenly spaced positions inside one document:
+  // there a row sees the keys from one index (its document's first) up to
+  // itself, and a stretch splits into few pieces where that count is flat or
+  // grows by one a row (Stretch::rows).
   CallRuns runs(heads);
+  KeyRuns key_runs(k);
   std::size_t d = 0, lo = 0, hi = 0;  // document; first key of it, first key after the row
   for (std::size_t a = 0; a < q.size();) {
     const auto p = q[a];
     while (d + 1 < starts.size() && starts[d + 1] <= p) ++d;
     const auto doc_end = d + 1 < starts.size() ? starts[d + 1] : INT64_MAX;
     const auto first = starts.empty() ? std::int64_t{0} : starts[d];
-    // The stretch's end: doubling steps, then halving, while q[b-1] - p ==
-    // b-1-a (strictly ascending positions, so every one in between is there)
-    // and q[b-1] stays in this document.
-    const auto fits = [&](std::size_t b) {
-      return b <= q.size() && q[b - 1] - p == static_cast<std::int64_t>(b - 1 - a) &&
-             q[b - 1] < doc_end;
-    };
-    std::size_t b = a + 1, step = 1;
-    while (fits(b + step)) {
-      b += step;
-      step *= 2;
-    }
-    for (; step > 0; step /= 2)
-      if (fits(b + step)) b += step;
+    const auto [b, stride] = stretch_end(q, a, doc_end);
     lo = keys_from(k, lo, first);
     hi = keys_above(k, hi, p);
     const auto hi_last = keys_above(k, hi, q[b - 1]);
-    consecutive_rows(q, k, lo, a, b, hi, hi_last, runs);
+    Stretch{q, k, key_runs, lo, stride}.rows(a, b, hi, hi_last, runs);
     hi = hi_last;
     a = b;
   }
