@@ -270,7 +270,8 @@ TEST(Documents, ImbalanceNamesTheBusiestDevicesDocuments) {
 // document_calls walks stretches of consecutive positions in pieces; it must
 // give the calls of document_calls_by_row, the one-row-at-a-time definition,
 // call for call: on every layout x pack mode's step tokens under random
-// packings, and on random position sets with runs, gaps and lone tokens.
+// packings, and on random position sets with runs, gaps and lone tokens, or
+// evenly spaced with a few missing.
 TEST(Documents, FastCallsEqualTheRowByRowCalls) {
   const auto spec = parse_documents("--documents", "uniform:1..30");
   int compared = 0;
@@ -309,7 +310,16 @@ TEST(Documents, FastCallsEqualTheRowByRowCalls) {
       }
       return v;
     };
-    const auto q = pick(50), k = pick(60);
+    // Or every s-th position from an offset (striped's pattern), a few dropped.
+    const auto strided = [&](std::int64_t stride) {
+      std::vector<std::int64_t> v;
+      for (auto p = static_cast<std::int64_t>(rng() % 3); p < 200; p += stride)
+        if (rng() % 10 != 0) v.push_back(p);
+      return v;
+    };
+    const auto stride = 2 + static_cast<std::int64_t>(rng() % 4);
+    const auto q = trial % 2 ? pick(50) : strided(stride);
+    const auto k = trial % 3 ? pick(60) : strided(trial % 4 ? stride : stride + 1);
     std::vector<std::int64_t> lengths;
     for (std::int64_t left = 200; left > 0;) {
       const auto L = std::min<std::int64_t>(left, 1 + static_cast<std::int64_t>(rng() % 40));
