@@ -1,6 +1,7 @@
 #include "models/core/calls.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "models/core/checked.hpp"
 #include "models/core/documents.hpp"
@@ -141,6 +142,15 @@ struct DocumentCallsCache {
   std::vector<std::int64_t> documents;
   std::vector<std::vector<KernelCall>> calls;  // [device * steps + step]
   std::vector<bool> done;
+  std::vector<std::int64_t> starts;
+  // The tokens of each ring position a step pairs (step_sources), built once.
+  std::map<std::int64_t, std::vector<std::int64_t>> tokens;
+
+  const std::vector<std::int64_t>& tokens_of(const Workload& w, std::int64_t source) {
+    auto it = tokens.find(source);
+    if (it == tokens.end()) it = tokens.emplace(source, source_tokens(w, source)).first;
+    return it->second;
+  }
 
   bool matches(const Workload& w) const {
     return layout == w.layout && pack == w.pack && devices == w.devices && block == w.block &&
@@ -158,6 +168,8 @@ struct DocumentCallsCache {
     const auto slots = static_cast<std::size_t>(devices * steps);
     calls.assign(slots, {});
     done.assign(slots, false);
+    starts = document_starts(w.documents);
+    tokens.clear();
   }
 };
 
@@ -182,7 +194,9 @@ std::vector<KernelCall> step_calls(const Workload& w, std::int64_t device, std::
       return packed_step_calls(w, device, step);
     const auto i = static_cast<std::size_t>(device * cache.steps + step);
     if (!cache.done[i]) {
-      cache.calls[i] = packed_step_calls(w, device, step);
+      const auto src = step_sources(w, device, step);
+      cache.calls[i] = document_calls(cache.tokens_of(w, src.q), cache.tokens_of(w, src.k),
+                                      cache.starts, src.heads);
       cache.done[i] = true;
     }
     return cache.calls[i];

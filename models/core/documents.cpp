@@ -170,7 +170,10 @@ std::vector<std::vector<std::int64_t>> split_documents(Layout layout,
     cursor = (cursor + r) % n;
     start += L;
   }
-  for (auto& t : ranks) std::sort(t.begin(), t.end());
+  // Chunks and stripes are dealt document by document, so each rank's tokens
+  // come out in position order; the check keeps that a fact, not an assumption.
+  for (auto& t : ranks)
+    if (!std::is_sorted(t.begin(), t.end())) std::sort(t.begin(), t.end());
   return ranks;
 }
 
@@ -272,25 +275,31 @@ std::uint64_t masked_pairs(const std::vector<std::int64_t>& q, const std::vector
   return sum;
 }
 
-StepTokens step_tokens(const Workload& w, std::int64_t device, std::int64_t step) {
+StepSources step_sources(const Workload& w, std::int64_t device, std::int64_t step) {
   const auto H = static_cast<std::uint64_t>(w.shape.heads);
   switch (w.layout) {
-    case Layout::Ulysses: {
-      auto all = workload_tokens(w, 0);
-      return {all, all, H / static_cast<std::uint64_t>(w.devices)};
-    }
+    case Layout::Ulysses:  // ring position 0 holds every token
+      return {0, 0, H / static_cast<std::uint64_t>(w.devices)};
     case Layout::Allgather:
-      return {workload_tokens(w, device), device_tokens(Layout::Ring, 1, w.seq_len(), 0), H};
+      return {device, kEveryToken, H};
     case Layout::Hybrid: {
       const auto u = w.ulysses(), r = w.ring_degree();
       const auto g = device / u;
-      return {workload_tokens(w, g), workload_tokens(w, ring_kv_source(r, g, step)),
-              H / static_cast<std::uint64_t>(u)};
+      return {g, ring_kv_source(r, g, step), H / static_cast<std::uint64_t>(u)};
     }
     default:
-      return {workload_tokens(w, device),
-              workload_tokens(w, ring_kv_source(w.devices, device, step)), H};
+      return {device, ring_kv_source(w.devices, device, step), H};
   }
+}
+
+std::vector<std::int64_t> source_tokens(const Workload& w, std::int64_t source) {
+  return source == kEveryToken ? device_tokens(Layout::Ring, 1, w.seq_len(), 0)
+                               : workload_tokens(w, source);
+}
+
+StepTokens step_tokens(const Workload& w, std::int64_t device, std::int64_t step) {
+  const auto src = step_sources(w, device, step);
+  return {source_tokens(w, src.q), source_tokens(w, src.k), src.heads};
 }
 
 namespace {

@@ -83,6 +83,18 @@ struct StepTokens {
 };
 StepTokens step_tokens(const Workload& w, std::int64_t device, std::int64_t step);
 
+// The same as the ring positions whose tokens (workload_tokens) the step
+// pairs, kEveryToken for the whole sequence (allgather's keys), so a caller
+// asking about many steps can build each position's tokens once.
+inline constexpr std::int64_t kEveryToken = -1;
+struct StepSources {
+  std::int64_t q = 0, k = 0;
+  std::uint64_t heads = 0;
+};
+StepSources step_sources(const Workload& w, std::int64_t device, std::int64_t step);
+// workload_tokens(w, source), or every token for kEveryToken.
+std::vector<std::int64_t> source_tokens(const Workload& w, std::int64_t source);
+
 // The calls a varlen kernel (flash_attn_varlen_func; ring-flash-attention's
 // varlen functions) makes for queries q and keys k under the document mask:
 // per document, its rows of q against its keys of k; inside one document a
