@@ -203,15 +203,18 @@ Problem load_problem(const VerifyFlags& f, Pass pass) {
 }
 
 // "Documents: 4 (8, 24, 3, 29), split per document": at most the first 16 lengths.
-std::string documents_line(const Workload& w) {
-  const auto& d = w.documents;
+std::string documents_line(const std::vector<std::int64_t>& d, const std::string& how) {
   std::vector<std::string> shown;
   for (std::size_t i = 0; i < std::min<std::size_t>(d.size(), 16); ++i)
     shown.push_back(std::to_string(d[i]));
   if (d.size() > 16) shown.push_back("...");
-  return fmt::format("Documents: {} ({}), {}\n", d.size(), join(shown, ", "),
-                     w.pack == Pack::Document ? "split per document (--pack document)"
-                                              : "the layout splits the packed sequence");
+  return fmt::format("Documents: {} ({}), {}\n", d.size(), join(shown, ", "), how);
+}
+
+std::string documents_line(const Workload& w) {
+  return documents_line(w.documents, w.pack == Pack::Document
+                                         ? "split per document (--pack document)"
+                                         : "the layout splits the packed sequence");
 }
 
 std::string yes(bool b) {
@@ -431,6 +434,12 @@ InferProblem load_infer_problem(const VerifyFlags& f, InferMode mode) {
         fmt::format("--kv-heads: must divide --heads ({}), got {}", w.heads, w.kv_heads));
   // Names --cached when the cache does not divide over the devices.
   check_infer(w, mode == InferMode::Prefill ? "--devices/--block" : "--decode-tokens", "--cached");
+  const auto seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
+  if (!f.documents.empty()) {
+    w.documents = pack_documents("--documents", parse_documents("--documents", f.documents),
+                                 w.context(), seed);
+    check_infer_documents(w);
+  }
   // The reference stores new x context scores per head; the inputs hold the whole context.
   const double pairs = static_cast<double>(w.fresh) * static_cast<double>(w.context());
   const double values =
@@ -443,7 +452,6 @@ InferProblem load_infer_problem(const VerifyFlags& f, InferMode mode) {
         mode == InferMode::Prefill ? "--devices/--block" : "--decode-tokens", w.fresh,
         w.fresh == 1 ? "" : "s", w.context(), w.heads, w.head_dim));
   if (!files) {
-    const auto seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
     p.in = kernels::random_infer_inputs(w, seed, p.storage);
     p.source = fmt::format("random normal, seed {}, {}", seed, dtype_name(p.storage));
   }
@@ -481,6 +489,7 @@ int run_infer(const VerifyFlags& f, InferMode mode) {
         {"kv_heads", w.kv_heads},
         {"head_dim", w.head_dim},
         {"causal", w.causal},
+        {"documents", w.documents},
         {"pass", "fwd"},
         {"compute", fp64 ? "fp64" : "fp32"},
         {"inputs", p.source},
@@ -517,6 +526,8 @@ int run_infer(const VerifyFlags& f, InferMode mode) {
           to_string(w.layout), w.ranks, w.fresh, w.fresh == 1 ? "" : "s", w.cached, w.context(),
           heads);
     std::cout << fmt::format("Inputs: {}\n", p.source);
+    if (!w.documents.empty())
+      std::cout << documents_line(w.documents, "over the cached tokens, then the new ones");
     std::cout << fmt::format("Largest score block per device: {}x{}, full matrix: {}x{}\n",
                              rep.result.max_q_rows, rep.result.max_k_cols, w.fresh, w.context());
     print_errors(rep.errors, rep.tolerance, factor, fp64);
@@ -533,8 +544,10 @@ int run(const VerifyFlags& f) {
   const auto mode = parse_choice("--mode", f.mode, {"train", "prefill", "decode"});
   // Judged whether or not files are given: a bad value is refused, never ignored.
   parse_count("--max-input", f.max_input, 1, std::int64_t{1} << 40);
-  if (mode != "train" && !f.documents.empty())
-    throw InputError("--documents: applies to --mode train (the training ring)");
+  if (mode != "train" && parse_pack("--pack", f.pack) == Pack::Document)
+    throw InputError(
+        "--pack: applies to --mode train; inference shards the cache and the new tokens by the "
+        "layout (sequence)");
   if (mode != "train") return run_infer(f, parse_infer_mode("--mode", mode));
   if (f.variant_given)
     throw InputError(
@@ -586,9 +599,8 @@ Command verify_command() {
                         "Packed documents: lengths 8K,2K,512 (repeated), a file with one length "
                         "per line, cu_seqlens as FILE.npy (int32/int64), fixed:L, uniform:A..B, "
                         "lognormal:MEAN,SIGMA or dataset:NAME (drawn with --seed); packed into N "
-                        "x block tokens, "
-                        "the last document cut to fit; "
-                        "attention causal within each document")
+                        "x block tokens (prefill, decode: the cached then the new tokens), the "
+                        "last document cut to fit; attention causal within each document")
             ->type_name(flag_type::kDocuments);
         sub->add_option(
                "--pack", f->pack,

@@ -11,6 +11,7 @@
 #include "kernels/inputs.hpp"
 #include "kernels/merge.hpp"
 #include "kernels/reference.hpp"
+#include "models/core/documents.hpp"
 
 namespace ringsim::kernels {
 
@@ -82,8 +83,9 @@ bool dropped(const InferFault& f, std::int64_t rank, std::int64_t step) {
 
 template <typename T>
 void merge_into(FwdResult<T>& acc, const FwdResult<T>& part) {
-  // A partial whose keys are all masked has LSE -inf everywhere, merge weight
-  // exactly 0: skipping it gives the same bits.
+  // A partial whose keys are all masked (later positions, other documents)
+  // has LSE -inf everywhere, merge weight exactly 0: skipping it gives the
+  // same bits and saves a pass over the output.
   if (part.entries > 0) merge_partial(acc.o, acc.lse, part.o, part.lse);
 }
 
@@ -213,6 +215,10 @@ InferResult emulate_infer(const InferWork& w, const InferInputs& in, const Block
   res.lse.assign(in.q.size() / d, 0.0);
   BlockOpts ko = kernel;
   ko.causal = w.causal;
+  // Packed documents over the absolute positions: the kernels skip every tile
+  // whose keys lie in other documents, and merge_into skips a partial with no
+  // visible pair, as the training ring does (kernels/emulator.cpp).
+  ko.doc_starts = document_starts(w.documents);
   if (w.mode == InferMode::Decode)
     decode<T>(w, in, ko, fault, res);
   else if (w.variant == InferVariant::PassKv)
@@ -292,6 +298,7 @@ InferVerifyReport judge_infer(const InferWork& w, const InferInputs& in, InferRe
   s.kv_heads = w.kv_heads;
   s.head_dim = w.head_dim;
   s.causal = w.causal;
+  s.doc_starts = document_starts(w.documents);
   std::vector<std::int64_t> q_pos;
   for (std::int64_t j = 0; j < w.fresh; ++j) q_pos.push_back(w.cached + j);
   const auto ref = reference_forward(s, in.q, in.k, in.v, q_pos, iota_positions(w.context()));

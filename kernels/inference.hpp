@@ -22,7 +22,11 @@
 //                    new tokens' K/V); ranks 1..N-1 send their partials to
 //                    rank 0, which merges them in rank order.
 // Positions are absolute (cache 0 .. cached-1, new tokens after), so the
-// causal mask of every shard is the one of the whole sequence.
+// causal mask of every shard is the one of the whole sequence. Packed
+// documents (InferWork::documents) lie over the same positions: attention is
+// causal within each document and empty across; the kernels skip the tiles
+// with no visible pair, and a partial with none (a step whose keys all lie in
+// other documents) is not merged.
 #include <cstdint>
 #include <string>
 #include <vector>

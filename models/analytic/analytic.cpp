@@ -605,7 +605,10 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
   vin.mean_compute_s = layer_mean_compute * L;
   vin.overheads_s = dev_over[busiest] * L;
   vin.contiguous_causal = vin.diagonal_step0;
-  if (!w.documents.empty()) vin.documents_why = documents_imbalance(w, vin.heaviest_step);
+  // The verdict's words on documents walk every device's tokens; analyze_time
+  // (with_min_block off) returns the time alone and never reads them.
+  if (with_min_block && !w.documents.empty())
+    vin.documents_why = documents_imbalance(w, vin.heaviest_step);
   vin.block = w.block;
   vin.overlap = hw.overlap;
   if (vin.lightest_s < 0) vin.lightest_s = 0;

@@ -1,6 +1,7 @@
 #include "models/core/calls.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "models/core/checked.hpp"
 #include "models/core/documents.hpp"
@@ -126,11 +127,79 @@ std::uint64_t device_query_rows(const Workload& w) {
                      "query rows");
 }
 
+namespace {
+
+// Packed documents: the varlen kernel's calls of every (device, step) of the
+// last workload asked about, per thread (the sweep engine runs points in
+// parallel). The closed forms ask for each device-step several times (every
+// pass, every representative, the implementation's step and reduce), and the
+// calls walk every token of the step, so each is computed once.
+struct DocumentCallsCache {
+  Layout layout = Layout::Ring;
+  Pack pack = Pack::Sequence;
+  std::int64_t devices = -1, block = -1, ulysses = -1, steps = -1;
+  int heads = -1;
+  std::vector<std::int64_t> documents;
+  std::vector<std::vector<KernelCall>> calls;  // [device * steps + step]
+  std::vector<bool> done;
+  std::vector<std::int64_t> starts;
+  // The tokens of each ring position a step pairs (step_sources), built once.
+  std::map<std::int64_t, std::vector<std::int64_t>> tokens;
+
+  const std::vector<std::int64_t>& tokens_of(const Workload& w, std::int64_t source) {
+    auto it = tokens.find(source);
+    if (it == tokens.end()) it = tokens.emplace(source, source_tokens(w, source)).first;
+    return it->second;
+  }
+
+  bool matches(const Workload& w) const {
+    return layout == w.layout && pack == w.pack && devices == w.devices && block == w.block &&
+           ulysses == w.ulysses() && heads == w.shape.heads && documents == w.documents;
+  }
+  void reset(const Workload& w) {
+    layout = w.layout;
+    pack = w.pack;
+    devices = w.devices;
+    block = w.block;
+    ulysses = w.ulysses();
+    heads = w.shape.heads;
+    documents = w.documents;
+    steps = num_steps(w);
+    const auto slots = static_cast<std::size_t>(devices * steps);
+    calls.assign(slots, {});
+    done.assign(slots, false);
+    starts = document_starts(w.documents);
+    tokens.clear();
+  }
+};
+
+std::vector<KernelCall> packed_step_calls(const Workload& w, std::int64_t device,
+                                          std::int64_t step) {
+  const auto t = step_tokens(w, device, step);
+  return document_calls(t.q, t.k, document_starts(w.documents), t.heads);
+}
+
+}  // namespace
+
 std::vector<KernelCall> step_calls(const Workload& w, std::int64_t device, std::int64_t step) {
   if (!w.documents.empty()) {
     // Packed documents: the varlen kernel's calls, one or more per document.
-    const auto t = step_tokens(w, device, step);
-    return document_calls(t.q, t.k, document_starts(w.documents), t.heads);
+    // A ring too long to hold a slot per device-step (2^16) computes each call afresh.
+    constexpr std::int64_t kMaxSlots = std::int64_t{1} << 16;
+    if (w.devices > kMaxSlots || w.devices * num_steps(w) > kMaxSlots)
+      return packed_step_calls(w, device, step);
+    thread_local DocumentCallsCache cache;
+    if (!cache.matches(w)) cache.reset(w);
+    if (device < 0 || device >= cache.devices || step < 0 || step >= cache.steps)
+      return packed_step_calls(w, device, step);
+    const auto i = static_cast<std::size_t>(device * cache.steps + step);
+    if (!cache.done[i]) {
+      const auto src = step_sources(w, device, step);
+      cache.calls[i] = document_calls(cache.tokens_of(w, src.q), cache.tokens_of(w, src.k),
+                                      cache.starts, src.heads);
+      cache.done[i] = true;
+    }
+    return cache.calls[i];
   }
   const auto n = w.devices, c = w.block;
   const auto H = static_cast<std::uint64_t>(w.shape.heads);

@@ -208,7 +208,10 @@ std::vector<std::vector<std::int64_t>> split_documents(Layout layout,
     cursor = (cursor + r) % n;
     start += L;
   }
-  for (auto& t : ranks) std::sort(t.begin(), t.end());
+  // Chunks and stripes are dealt document by document, so each rank's tokens
+  // come out in position order; the check keeps that a fact, not an assumption.
+  for (auto& t : ranks)
+    if (!std::is_sorted(t.begin(), t.end())) std::sort(t.begin(), t.end());
   return ranks;
 }
 
@@ -310,25 +313,31 @@ std::uint64_t masked_pairs(const std::vector<std::int64_t>& q, const std::vector
   return sum;
 }
 
-StepTokens step_tokens(const Workload& w, std::int64_t device, std::int64_t step) {
+StepSources step_sources(const Workload& w, std::int64_t device, std::int64_t step) {
   const auto H = static_cast<std::uint64_t>(w.shape.heads);
   switch (w.layout) {
-    case Layout::Ulysses: {
-      auto all = workload_tokens(w, 0);
-      return {all, all, H / static_cast<std::uint64_t>(w.devices)};
-    }
+    case Layout::Ulysses:  // ring position 0 holds every token
+      return {0, 0, H / static_cast<std::uint64_t>(w.devices)};
     case Layout::Allgather:
-      return {workload_tokens(w, device), device_tokens(Layout::Ring, 1, w.seq_len(), 0), H};
+      return {device, kEveryToken, H};
     case Layout::Hybrid: {
       const auto u = w.ulysses(), r = w.ring_degree();
       const auto g = device / u;
-      return {workload_tokens(w, g), workload_tokens(w, ring_kv_source(r, g, step)),
-              H / static_cast<std::uint64_t>(u)};
+      return {g, ring_kv_source(r, g, step), H / static_cast<std::uint64_t>(u)};
     }
     default:
-      return {workload_tokens(w, device),
-              workload_tokens(w, ring_kv_source(w.devices, device, step)), H};
+      return {device, ring_kv_source(w.devices, device, step), H};
   }
+}
+
+std::vector<std::int64_t> source_tokens(const Workload& w, std::int64_t source) {
+  return source == kEveryToken ? device_tokens(Layout::Ring, 1, w.seq_len(), 0)
+                               : workload_tokens(w, source);
+}
+
+StepTokens step_tokens(const Workload& w, std::int64_t device, std::int64_t step) {
+  const auto src = step_sources(w, device, step);
+  return {source_tokens(w, src.q), source_tokens(w, src.k), src.heads};
 }
 
 namespace {
@@ -351,43 +360,225 @@ void visible_ranges(const std::vector<std::int64_t>& q, const std::vector<std::i
 
 }  // namespace
 
-std::vector<KernelCall> document_calls(const std::vector<std::int64_t>& q,
-                                       const std::vector<std::int64_t>& k,
-                                       const std::vector<std::int64_t>& starts,
-                                       std::uint64_t heads) {
-  std::vector<KernelCall> calls;
-  // The run of rows being built: its rows, the keys its first and last rows
-  // see, where its keys start (a new document starts a new call), and whether
-  // each row sees one key more than the last (causal) or the same (full).
-  std::int64_t rows = 0, first_vis = 0, last_vis = 0;
-  std::size_t run_lo = 0;
-  bool causal = false;
-  const auto flush = [&] {
-    if (rows > 0)
-      calls.push_back(causal ? KernelCall{rows, last_vis, CallMask::Causal, first_vis - 1, heads}
-                             : KernelCall{rows, last_vis, CallMask::Full, 0, heads});
-    rows = 0;
-  };
-  visible_ranges(q, k, starts, [&](std::size_t, std::size_t lo, std::size_t hi) {
-    const auto vis = static_cast<std::int64_t>(hi - lo);
+namespace {
+
+// The varlen kernel's runs of rows (document_calls), built one row at a time
+// from the keys [lo, lo + vis) each row sees: a run grows while its rows start
+// at the same key and each sees the same count as the last (a full call) or
+// one more (a causal call, bottom-right shifted); anything else ends it.
+class CallRuns {
+ public:
+  explicit CallRuns(std::uint64_t heads) : heads_(heads) {}
+
+  void row(std::size_t lo, std::int64_t vis) {
     if (vis == 0) return flush();
-    if (rows > 0 && lo == run_lo) {
-      const bool one_more = vis == last_vis + 1, same = vis == last_vis;
-      if (rows == 1 && (one_more || same)) causal = one_more;
-      if (causal ? one_more : same) {
-        ++rows;
-        last_vis = vis;
+    if (rows_ > 0 && lo == run_lo_) {
+      const bool one_more = vis == last_vis_ + 1, same = vis == last_vis_;
+      if (rows_ == 1 && (one_more || same)) causal_ = one_more;
+      if (causal_ ? one_more : same) {
+        ++rows_;
+        last_vis_ = vis;
         return;
       }
     }
     flush();
-    rows = 1;
-    first_vis = last_vis = vis;
-    run_lo = lo;
-    causal = false;
+    rows_ = 1;
+    first_vis_ = last_vis_ = vis;
+    run_lo_ = lo;
+    causal_ = false;
+  }
+
+  // `m` rows that all start at key lo, the first seeing vis keys and each
+  // next one `delta` (0 or 1) more: the same as m calls of row(). Once the
+  // run is growing by that delta from lo, every further row only grows it.
+  void rows(std::size_t lo, std::int64_t vis, std::int64_t delta, std::int64_t m) {
+    std::int64_t i = 0;
+    for (; i < m; ++i, vis += delta) {
+      const bool growing = rows_ >= 2 && run_lo_ == lo && causal_ == (delta == 1) &&
+                           last_vis_ + delta == vis && vis > 0;
+      const bool idle = rows_ == 0 && vis == 0 && delta == 0;
+      if (growing || idle) break;
+      row(lo, vis);
+    }
+    if (i == m || rows_ == 0) return;  // done, or idle: rows that see nothing add nothing
+    rows_ += m - i;
+    last_vis_ = vis + delta * (m - i - 1);
+  }
+
+  std::vector<KernelCall> finish() {
+    flush();
+    return std::move(calls_);
+  }
+
+ private:
+  void flush() {
+    if (rows_ > 0)
+      calls_.push_back(causal_
+                           ? KernelCall{rows_, last_vis_, CallMask::Causal, first_vis_ - 1, heads_}
+                           : KernelCall{rows_, last_vis_, CallMask::Full, 0, heads_});
+    rows_ = 0;
+  }
+
+  std::uint64_t heads_;
+  std::vector<KernelCall> calls_;
+  std::int64_t rows_ = 0, first_vis_ = 0, last_vis_ = 0;
+  std::size_t run_lo_ = 0;
+  bool causal_ = false;
+};
+
+// The first index at or after `from` whose key is above x (keys_above) or at
+// least x (keys_from), given that every key before `from` is not: a doubling
+// search, so a pointer that moves a little costs little.
+template <typename Below>
+std::size_t gallop(const std::vector<std::int64_t>& k, std::size_t from, Below below) {
+  if (from >= k.size() || !below(k[from])) return from;
+  std::size_t step = 1;
+  while (from + step < k.size() && below(k[from + step])) {
+    from += step;
+    step *= 2;
+  }
+  // below(k[from]); the answer lies in (from, min(from + step, size)].
+  const auto end = std::min(from + step, k.size());
+  return static_cast<std::size_t>(
+      std::partition_point(k.begin() + static_cast<std::ptrdiff_t>(from) + 1,
+                           k.begin() + static_cast<std::ptrdiff_t>(end), below) -
+      k.begin());
+}
+std::size_t keys_above(const std::vector<std::int64_t>& k, std::size_t from, std::int64_t x) {
+  return gallop(k, from, [x](std::int64_t v) { return v <= x; });
+}
+std::size_t keys_from(const std::vector<std::int64_t>& k, std::size_t from, std::int64_t x) {
+  return gallop(k, from, [x](std::int64_t v) { return v < x; });
+}
+
+// Where each run of evenly spaced keys ends: same_end(i) is the last index e
+// with k[i..e] evenly spaced by k[i+1] - k[i]. Built on first use, O(|k|).
+class KeyRuns {
+ public:
+  explicit KeyRuns(const std::vector<std::int64_t>& k) : k_(k) {}
+
+  // Whether keys [h1, h2) are spaced exactly `stride` apart.
+  bool spaced(std::size_t h1, std::size_t h2, std::int64_t stride) {
+    if (h2 - h1 < 2) return true;
+    if (k_[h1 + 1] - k_[h1] != stride) return false;
+    if (same_end_.empty()) build();
+    return same_end_[h1] >= h2 - 1;
+  }
+
+ private:
+  void build() {
+    const auto n = k_.size();
+    same_end_.assign(n, n - 1);
+    for (std::size_t i = n - 2; i-- > 0;)
+      same_end_[i] = k_[i + 2] - k_[i + 1] == k_[i + 1] - k_[i] ? same_end_[i + 1] : i + 1;
+  }
+  const std::vector<std::int64_t>& k_;
+  std::vector<std::size_t> same_end_;
+};
+
+// A stretch of query rows inside one document whose positions are evenly
+// spaced (`stride` apart: 1 for a contiguous chunk, N for striped), whose
+// keys start at index lo.
+struct Stretch {
+  const std::vector<std::int64_t>& q;
+  const std::vector<std::int64_t>& k;
+  KeyRuns& key_runs;
+  std::size_t lo;
+  std::int64_t stride;
+
+  // Rows [a, b), hi_a and hi_last the first key after q[a] and after q[b-1].
+  // The keys a row sees grow by one a row exactly when the n - 1 keys between
+  // q[a] and q[b-1] lie one in each gap between rows: for stride 1 any n - 1
+  // of them do; otherwise they must be spaced by the stride too (the first
+  // lies after q[a], the last at or before q[b-1]). Flat when none lie there.
+  // Else halve the rows: few pieces, each handed to `runs` in bulk.
+  void rows(std::size_t a, std::size_t b, std::size_t hi_a, std::size_t hi_last,
+            CallRuns& runs) const {
+    const auto n = static_cast<std::int64_t>(b - a);
+    const auto grew = static_cast<std::int64_t>(hi_last - hi_a);
+    const bool flat = grew == 0 || n == 1;
+    const bool one_more = grew == n - 1 && (stride == 1 || key_runs.spaced(hi_a, hi_last, stride));
+    if (flat || one_more) {
+      runs.rows(lo, static_cast<std::int64_t>(std::max(lo, hi_a) - lo), flat ? 0 : 1, n);
+      return;
+    }
+    const auto mid = a + (b - a) / 2;
+    const auto in = [&](std::int64_t x) {  // the first key above x, within [hi_a, hi_last]
+      return static_cast<std::size_t>(
+          std::upper_bound(k.begin() + static_cast<std::ptrdiff_t>(hi_a),
+                           k.begin() + static_cast<std::ptrdiff_t>(hi_last), x) -
+          k.begin());
+    };
+    rows(a, mid, hi_a, in(q[mid - 1]), runs);
+    rows(mid, b, in(q[mid]), hi_last, runs);
+  }
+};
+
+// The end of the stretch that starts at row a (position p) and stays before
+// doc_end, and its stride: contiguous positions by doubling steps, then
+// halving, while q[b-1] - p == b-1-a (positions ascend strictly, so every one
+// in between is there); other strides one row at a time.
+std::pair<std::size_t, std::int64_t> stretch_end(const std::vector<std::int64_t>& q, std::size_t a,
+                                                 std::int64_t doc_end) {
+  const auto p = q[a];
+  if (a + 1 < q.size() && q[a + 1] < doc_end && q[a + 1] - p > 1) {
+    const auto stride = q[a + 1] - p;
+    auto b = a + 2;
+    while (b < q.size() && q[b] - q[b - 1] == stride && q[b] < doc_end) ++b;
+    return {b, stride};
+  }
+  const auto fits = [&](std::size_t b) {
+    return b <= q.size() && q[b - 1] - p == static_cast<std::int64_t>(b - 1 - a) &&
+           q[b - 1] < doc_end;
+  };
+  std::size_t b = a + 1, step = 1;
+  while (fits(b + step)) {
+    b += step;
+    step *= 2;
+  }
+  for (; step > 0; step /= 2)
+    if (fits(b + step)) b += step;
+  return {b, 1};
+}
+
+}  // namespace
+
+std::vector<KernelCall> document_calls_by_row(const std::vector<std::int64_t>& q,
+                                              const std::vector<std::int64_t>& k,
+                                              const std::vector<std::int64_t>& starts,
+                                              std::uint64_t heads) {
+  CallRuns runs(heads);
+  visible_ranges(q, k, starts, [&](std::size_t, std::size_t lo, std::size_t hi) {
+    runs.row(lo, static_cast<std::int64_t>(hi - lo));
   });
-  flush();
-  return calls;
+  return runs.finish();
+}
+
+std::vector<KernelCall> document_calls(const std::vector<std::int64_t>& q,
+                                       const std::vector<std::int64_t>& k,
+                                       const std::vector<std::int64_t>& starts,
+                                       std::uint64_t heads) {
+  // The rows in stretches of evenly spaced positions inside one document:
+  // there a row sees the keys from one index (its document's first) up to
+  // itself, and a stretch splits into few pieces where that count is flat or
+  // grows by one a row (Stretch::rows).
+  CallRuns runs(heads);
+  KeyRuns key_runs(k);
+  std::size_t d = 0, lo = 0, hi = 0;  // document; first key of it, first key after the row
+  for (std::size_t a = 0; a < q.size();) {
+    const auto p = q[a];
+    while (d + 1 < starts.size() && starts[d + 1] <= p) ++d;
+    const auto doc_end = d + 1 < starts.size() ? starts[d + 1] : INT64_MAX;
+    const auto first = starts.empty() ? std::int64_t{0} : starts[d];
+    const auto [b, stride] = stretch_end(q, a, doc_end);
+    lo = keys_from(k, lo, first);
+    hi = keys_above(k, hi, p);
+    const auto hi_last = keys_above(k, hi, q[b - 1]);
+    Stretch{q, k, key_runs, lo, stride}.rows(a, b, hi, hi_last, runs);
+    hi = hi_last;
+    a = b;
+  }
+  return runs.finish();
 }
 
 std::uint64_t step_tile_entries(const Workload& w, std::int64_t device, std::int64_t step,

@@ -91,6 +91,18 @@ struct StepTokens {
 };
 StepTokens step_tokens(const Workload& w, std::int64_t device, std::int64_t step);
 
+// The same as the ring positions whose tokens (workload_tokens) the step
+// pairs, kEveryToken for the whole sequence (allgather's keys), so a caller
+// asking about many steps can build each position's tokens once.
+inline constexpr std::int64_t kEveryToken = -1;
+struct StepSources {
+  std::int64_t q = 0, k = 0;
+  std::uint64_t heads = 0;
+};
+StepSources step_sources(const Workload& w, std::int64_t device, std::int64_t step);
+// workload_tokens(w, source), or every token for kEveryToken.
+std::vector<std::int64_t> source_tokens(const Workload& w, std::int64_t source);
+
 // The calls a varlen kernel (flash_attn_varlen_func; ring-flash-attention's
 // varlen functions) makes for queries q and keys k under the document mask:
 // per document, its rows of q against its keys of k; inside one document a
@@ -102,6 +114,16 @@ std::vector<KernelCall> document_calls(const std::vector<std::int64_t>& q,
                                        const std::vector<std::int64_t>& k,
                                        const std::vector<std::int64_t>& starts,
                                        std::uint64_t heads);
+// The same calls built one query row at a time, O(|q| + |k|): the definition
+// that document_calls is held to in tests. document_calls walks stretches of
+// consecutive query positions inside one document in a few pieces each (a
+// doubling search for the stretch's end and its keys), so a layout with long
+// contiguous chunks (ring, zigzag, allgather, hybrid, ulysses) costs about
+// its chunks and documents, not its tokens; striped costs one row at a time.
+std::vector<KernelCall> document_calls_by_row(const std::vector<std::int64_t>& q,
+                                              const std::vector<std::int64_t>& k,
+                                              const std::vector<std::int64_t>& starts,
+                                              std::uint64_t heads);
 
 // Pairs a kernel computes that walks the step's whole score block (the
 // device's queries x the block's keys, in position order) in tiles of

@@ -6,6 +6,7 @@
 
 #include "models/core/calls.hpp"
 #include "models/core/checked.hpp"
+#include "models/core/documents.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/work.hpp"
@@ -32,6 +33,49 @@ Workload fresh_workload(const InferWork& w) {
 
 std::int64_t mod(std::int64_t a, std::int64_t n) {
   return (a % n + n) % n;
+}
+
+// Rank i's keys: its cached tokens, then its fresh ones; ascending, since
+// every cached position precedes every fresh one.
+std::vector<std::int64_t> kv_tokens(const InferWork& w, std::int64_t rank) {
+  auto t = infer_cached_tokens(w, rank);
+  const auto fresh = infer_fresh_kv_tokens(w, rank);
+  t.insert(t.end(), fresh.begin(), fresh.end());
+  return t;
+}
+
+// The queries rank i works on at step s (decode: every one, replicated).
+std::vector<std::int64_t> step_queries(const InferWork& w, std::int64_t rank, std::int64_t step) {
+  return infer_query_tokens(w, w.mode == InferMode::Decode ? 0 : infer_query_source(w, rank, step));
+}
+
+// Packed documents: the pairs the document mask keeps between the step's
+// queries and keys, heads included.
+std::uint64_t document_entries(const InferWork& w, const std::vector<std::int64_t>& q,
+                               const std::vector<std::int64_t>& k) {
+  return mul_checked(masked_pairs(q, k, document_starts(w.documents)),
+                     static_cast<std::uint64_t>(w.heads), kWhat);
+}
+
+// Packed documents: sum over the fresh positions p of the keys p sees, from
+// its document's start a to itself (p - a + 1), one document at a time.
+std::uint64_t document_total_pairs(const InferWork& w) {
+  std::uint64_t sum = 0;
+  std::int64_t a = 0;
+  for (const auto L : w.documents) {
+    const auto lo = std::max(a, w.cached), hi = a + L;  // fresh positions [lo, hi) of this one
+    if (hi > lo) {
+      // (lo - a + 1) + ... + (hi - a): n terms, first f, last n + f - 1.
+      const auto n = static_cast<std::uint64_t>(hi - lo),
+                 f = static_cast<std::uint64_t>(lo - a + 1);
+      const auto first_plus_last = n + 2 * f - 1;
+      const auto pairs = n % 2 == 0 ? mul_checked(n / 2, first_plus_last, kWhat)
+                                    : mul_checked(n, first_plus_last / 2, kWhat);
+      sum = add_checked(sum, pairs, kWhat);
+    }
+    a += L;
+  }
+  return sum;
 }
 
 // Decode: decode keys j (0-based among the fresh tokens) live on rank j mod N.
@@ -93,6 +137,25 @@ void check_infer(const InferWork& w, const std::string& context_flag,
   if (w.mode == InferMode::Prefill && w.fresh % unit != 0)
     throw InputError(fmt::format("{}: the {} new tokens ({} minus {}) must divide evenly over {}",
                                  context_flag, w.fresh, context_flag, cached_flag, why));
+  check_infer_documents(w);
+}
+
+void check_infer_documents(const InferWork& w) {
+  if (w.documents.empty()) return;
+  if (!w.causal)
+    throw InputError(
+        "--documents: the document mask is causal within each document; drop --no-causal");
+  if (static_cast<std::int64_t>(w.documents.size()) > kMaxDocuments)
+    throw InputError(fmt::format("--documents: at most {} documents", kMaxDocuments));
+  std::int64_t sum = 0;
+  for (const auto L : w.documents) {
+    if (L < 1) throw InputError(fmt::format("--documents: lengths must be at least 1, got {}", L));
+    sum += L;
+  }
+  if (sum != w.context())
+    throw InputError(fmt::format(
+        "--documents: the lengths sum to {}, not the context's {} tokens (cached, then new)", sum,
+        w.context()));
 }
 
 std::vector<std::int64_t> infer_cached_tokens(const InferWork& w, std::int64_t rank) {
@@ -133,6 +196,9 @@ std::int64_t infer_kv_source(const InferWork& w, std::int64_t rank, std::int64_t
 }
 
 std::uint64_t infer_step_cached_entries(const InferWork& w, std::int64_t rank, std::int64_t step) {
+  if (!w.documents.empty())
+    return document_entries(w, step_queries(w, rank, step),
+                            infer_cached_tokens(w, infer_kv_source(w, rank, step)));
   const auto q = w.mode == InferMode::Decode ? w.fresh : w.fresh / w.ranks;
   (void)rank;
   (void)step;
@@ -143,6 +209,9 @@ std::uint64_t infer_step_cached_entries(const InferWork& w, std::int64_t rank, s
 }
 
 std::uint64_t infer_step_entries(const InferWork& w, std::int64_t rank, std::int64_t step) {
+  if (!w.documents.empty())
+    return document_entries(w, step_queries(w, rank, step),
+                            kv_tokens(w, infer_kv_source(w, rank, step)));
   const auto cached = infer_step_cached_entries(w, rank, step);
   const auto H = static_cast<std::uint64_t>(w.heads);
   std::uint64_t fresh = 0;
@@ -164,6 +233,7 @@ std::uint64_t infer_step_entries(const InferWork& w, std::int64_t rank, std::int
 
 std::uint64_t infer_total_entries(const InferWork& w) {
   const auto H = static_cast<std::uint64_t>(w.heads);
+  if (!w.documents.empty()) return mul_checked(document_total_pairs(w), H, kWhat);
   const auto f = static_cast<std::uint64_t>(w.fresh), c = static_cast<std::uint64_t>(w.cached);
   // Each fresh query sees the cache and the fresh tokens up to itself.
   const auto fresh_pairs = w.causal
@@ -195,6 +265,9 @@ std::uint64_t infer_return_elements(const InferWork& w, std::int64_t rank) {
 
 std::vector<KernelCall> infer_step_calls(const InferWork& w, std::int64_t rank, std::int64_t step) {
   const auto H = static_cast<std::uint64_t>(w.heads);
+  if (!w.documents.empty())  // the varlen kernel's calls, one or more per document
+    return document_calls(step_queries(w, rank, step), kv_tokens(w, infer_kv_source(w, rank, step)),
+                          document_starts(w.documents), H);
   std::vector<KernelCall> calls;
   if (w.mode == InferMode::Decode) {
     // Decode queries against the cache shard and this rank's decode keys:

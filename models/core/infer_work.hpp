@@ -28,6 +28,12 @@
 //            (O, LSE) to rank 0, which merges them by LSE.
 // Causal: a fresh token sees every cached token and the fresh tokens at or
 // before it.
+// Packed documents (`documents`, models/core/documents.hpp) lie over the
+// absolute positions, cache then new tokens, and narrow that to the keys of
+// the token's own document: causal within each document, nothing across. The
+// sharding stays the layout's over the cache and over the new tokens (the
+// training ring's --pack sequence); a step whose keys all lie in other
+// documents has no pairs, and the emulator skips its work and its merge.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -54,16 +60,23 @@ struct InferWork {
   InferVariant variant = InferVariant::PassKv;
   int heads = 1, kv_heads = 1, head_dim = 1;  // on one rank (after tensor parallelism)
   bool causal = true;
+  // Document lengths over positions 0 .. context()-1, in order, summing to
+  // context(); empty: one document. Needs causal.
+  std::vector<std::int64_t> documents = {};
 
   std::int64_t context() const { return cached + fresh; }
 };
 
 // Throws InputError naming the flag when the sharding cannot be made: layout
 // not ring/striped/zigzag, cached or fresh (prefill) not divisible by N (2N
-// for zigzag), heads not divisible by kv_heads, a count below its minimum.
+// for zigzag), heads not divisible by kv_heads, a count below its minimum,
+// documents without a causal mask or not summing to the context.
 // `context_flag`/`cached_flag` name the flags in the message.
 void check_infer(const InferWork& w, const std::string& context_flag = "--context",
                  const std::string& cached_flag = "--cached");
+// The documents part of check_infer alone (callers that check the sharding
+// their own way, naming their own flags).
+void check_infer_documents(const InferWork& w);
 
 // Ascending absolute positions rank i holds: of the cached tokens (K/V), of
 // the fresh tokens' queries (prefill: its shard; decode: all of them), of the
@@ -81,7 +94,8 @@ std::int64_t infer_kv_source(const InferWork& w, std::int64_t rank, std::int64_t
 
 // Visible (query, key) pairs rank i computes at step s, over its query heads.
 std::uint64_t infer_step_entries(const InferWork& w, std::int64_t rank, std::int64_t step);
-// Of those, the pairs against cached keys (every one visible: a full block).
+// Of those, the pairs against cached keys (without documents every one is
+// visible: a full block).
 std::uint64_t infer_step_cached_entries(const InferWork& w, std::int64_t rank, std::int64_t step);
 // All ranks and steps: heads x (each fresh query's visible keys), summed.
 std::uint64_t infer_total_entries(const InferWork& w);
@@ -97,7 +111,8 @@ std::uint64_t infer_return_elements(const InferWork& w, std::int64_t rank);
 
 // The attention calls one rank-step makes (for the kernel model): a full call
 // of its queries against the cached keys, and the fresh-against-fresh calls
-// (the training layout's calls, models/core/calls.hpp).
+// (the training layout's calls, models/core/calls.hpp); with documents, the
+// varlen kernel's calls over the step's queries and keys (document_calls).
 struct KernelCall;
 std::vector<KernelCall> infer_step_calls(const InferWork& w, std::int64_t rank, std::int64_t step);
 

@@ -145,12 +145,12 @@ TEST(DocumentsCli, TheIssueExampleSaysTrue) {
 }
 
 TEST(DocumentsCli, BadInputIsOneLineAndExitTwo) {
-  for (const auto& args :
-       std::vector<std::vector<std::string>>{{"verify", "--documents", "8,x"},
-                                             {"verify", "--documents", "fixed:0"},
-                                             {"verify", "--documents", "8", "--no-causal"},
-                                             {"verify", "--pack", "thd"},
-                                             {"verify", "--documents", "8", "--mode", "decode"}}) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"verify", "--documents", "8,x"},
+           {"verify", "--documents", "fixed:0"},
+           {"verify", "--documents", "8", "--no-causal"},
+           {"verify", "--pack", "thd"},
+           {"verify", "--documents", "8", "--mode", "decode", "--pack", "document"}}) {
     const auto r = run_cli(args);
     EXPECT_EQ(r.code, 2) << fmt::format("{}", fmt::join(args, " ")) << r.out << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <random>
 #include <set>
 
 #include "helpers.hpp"
@@ -348,4 +349,88 @@ TEST(Documents, ImbalanceNamesTheBusiestDevicesDocuments) {
   EXPECT_EQ(documents_imbalance(w, 1),
             "packed documents: at step 1 device 1 computes 25% of all devices' pairs, from "
             "document 0 (8192 tokens); --pack document splits every document over all devices");
+}
+
+// document_calls walks stretches of consecutive positions in pieces; it must
+// give the calls of document_calls_by_row, the one-row-at-a-time definition,
+// call for call: on every layout x pack mode's step tokens under random
+// packings, and on random position sets with runs, gaps and lone tokens, or
+// evenly spaced with a few missing.
+TEST(Documents, FastCallsEqualTheRowByRowCalls) {
+  const auto spec = parse_documents("--documents", "uniform:1..30");
+  int compared = 0;
+  for (Layout l : {Layout::Ring, Layout::Striped, Layout::Zigzag, Layout::Ulysses,
+                   Layout::Allgather, Layout::Hybrid})
+    for (Pack p : {Pack::Sequence, Pack::Document})
+      for (std::int64_t n : {2, 4})
+        for (std::uint64_t seed : {1, 2, 3}) {
+          auto w = ringsim::testing::make_workload(n, 24, l, true);
+          w.shape.heads = 4;
+          w.shape.kv_heads = 4;
+          w.documents = pack_documents("--documents", spec, w.seq_len(), seed);
+          w.pack = p;
+          const auto starts = document_starts(w.documents);
+          for (std::int64_t d = 0; d < n; ++d)
+            for (std::int64_t s = 0; s < num_steps(w); ++s) {
+              const auto t = step_tokens(w, d, s);
+              ASSERT_EQ(document_calls(t.q, t.k, starts, t.heads),
+                        document_calls_by_row(t.q, t.k, starts, t.heads))
+                  << to_string(l) << " " << to_string(p) << " n=" << n << " seed " << seed
+                  << " device " << d << " step " << s;
+              ++compared;
+            }
+        }
+  EXPECT_GT(compared, 200);
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 400; ++trial) {
+    // Positions 0..199 kept in runs of random length, each run kept or not.
+    const auto pick = [&](int keep_percent) {
+      std::vector<std::int64_t> v;
+      for (std::int64_t p = 0; p < 200;) {
+        const auto len = 1 + static_cast<std::int64_t>(rng() % 12);
+        const bool keep = static_cast<int>(rng() % 100) < keep_percent;
+        for (std::int64_t i = 0; i < len && p < 200; ++i, ++p)
+          if (keep) v.push_back(p);
+      }
+      return v;
+    };
+    // Or every s-th position from an offset (striped's pattern), a few dropped.
+    const auto strided = [&](std::int64_t stride) {
+      std::vector<std::int64_t> v;
+      for (auto p = static_cast<std::int64_t>(rng() % 3); p < 200; p += stride)
+        if (rng() % 10 != 0) v.push_back(p);
+      return v;
+    };
+    const auto stride = 2 + static_cast<std::int64_t>(rng() % 4);
+    const auto q = trial % 2 ? pick(50) : strided(stride);
+    const auto k = trial % 3 ? pick(60) : strided(trial % 4 ? stride : stride + 1);
+    std::vector<std::int64_t> lengths;
+    for (std::int64_t left = 200; left > 0;) {
+      const auto L = std::min<std::int64_t>(left, 1 + static_cast<std::int64_t>(rng() % 40));
+      lengths.push_back(L);
+      left -= L;
+    }
+    const auto starts = trial % 5 == 0 ? std::vector<std::int64_t>{} : document_starts(lengths);
+    ASSERT_EQ(document_calls(q, k, starts, 3), document_calls_by_row(q, k, starts, 3))
+        << "trial " << trial;
+  }
+}
+
+// step_calls keeps the last packing's calls: asking about another workload
+// and coming back gives the same calls as computing them afresh.
+TEST(Documents, StepCallsCacheFollowsTheWorkload) {
+  auto a = ringsim::testing::make_workload(4, 16, Layout::Zigzag, true);
+  a.documents = {8, 24, 3, 29};
+  auto b = a;
+  b.pack = Pack::Document;
+  auto c = a;
+  c.documents = {32, 32};
+  const auto fresh = [](const Workload& w, std::int64_t d, std::int64_t s) {
+    const auto t = step_tokens(w, d, s);
+    return document_calls_by_row(t.q, t.k, document_starts(w.documents), t.heads);
+  };
+  for (int round = 0; round < 2; ++round)
+    for (const auto* w : {&a, &b, &c, &a})
+      for (std::int64_t d = 0; d < 4; ++d)
+        for (std::int64_t s = 0; s < 4; ++s) EXPECT_EQ(step_calls(*w, d, s), fresh(*w, d, s));
 }
