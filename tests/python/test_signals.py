@@ -52,6 +52,17 @@ PRELUDE = textwrap.dedent("""
     def report(**kw):
         print(json.dumps(kw), flush=True)
 
+    # 'ready' once n children run: each call installs its signal forwarding before it
+    # starts its child, so a signal sent after 'ready' reaches every call (a fixed
+    # delay was not enough on a loaded machine).
+    def ready_when_children(n):
+        def wait():
+            deadline = time.monotonic() + 120
+            while len(children()) < n and time.monotonic() < deadline:
+                time.sleep(0.005)
+            print("ready", flush=True)
+        threading.Thread(target=wait, daemon=True).start()
+
     BEFORE = handlers()
     # A simulation that takes seconds in its child ringsim.
     SLOW = dict(devices=1024, block=16384)
@@ -74,8 +85,8 @@ def finish(p, timeout=120):
     return p.returncode, lines, err
 
 
-def interrupt_mid_call(p, sig=signal.SIGINT, settle=0.7):
-    """The signal once the call is surely running (it printed 'ready' just before)."""
+def interrupt_mid_call(p, sig=signal.SIGINT, settle=0.2):
+    """The signal once the calls run (the script printed 'ready': their children are up)."""
     time.sleep(settle)
     p.send_signal(sig)
 
@@ -96,7 +107,7 @@ def wait_for_rows(journal, n, limit_s=120):
 
 def test_ctrl_c_during_a_child_run_raises_keyboardinterrupt_and_restores_python():
     p = start("""
-        print("ready", flush=True)
+        ready_when_children(1)
         try:
             ringsim.run(**SLOW)
             report(result="finished")
@@ -132,7 +143,7 @@ def test_ctrl_c_with_worker_threads_stops_every_call():
         threads = [threading.Thread(target=work) for _ in range(3)]
         for t in threads:
             t.start()
-        print("ready", flush=True)
+        ready_when_children(3)
         try:
             for t in threads:
                 t.join()
@@ -172,7 +183,7 @@ def test_calls_from_threads_leave_no_handler_installed():
 
 def test_sigterm_during_a_call_ends_the_interpreter_as_plain_python():
     p = start("""
-        print("ready", flush=True)
+        ready_when_children(1)
         ringsim.run(**SLOW)
         report(result="finished")
     """)
