@@ -11,6 +11,7 @@
 #include "sim/platform.hpp"
 #include "sim/progress.hpp"
 #include "sim/simulate.hpp"
+#include "sim/transfer.hpp"
 
 namespace ringsim::sim {
 
@@ -175,8 +176,8 @@ class Gpu {
     int* got = nullptr;
     auto send = box(g_, to)->put_async(&g_token, bytes);
     auto recv = box(from, g_)->get_async<int>(&got);
-    recv->wait();
-    send->wait();
+    wait_transfer(recv);
+    wait_transfer(send);
     busy(slot) += now() - t0;
     r_.record(g_, ph, layer, -1, t0, now(), bytes, to, round);
     r_.res.activities += 2;
@@ -204,8 +205,8 @@ class Gpu {
       const double tc = now();
       if (xfer && !r_.overlap) post();
       if (xfer) {
-        recv->wait();
-        send->wait();
+        wait_transfer(recv);
+        wait_transfer(send);
         r_.res.activities += 2;
         r_.record(g_, Phase::Send, layer, static_cast<std::int32_t>(s),
                   send->get_start_time() / g_scale, send->get_finish_time() / g_scale, l.ring_bytes,

@@ -19,6 +19,7 @@
 #include "sim/platform.hpp"
 #include "sim/progress.hpp"
 #include "sim/recorder.hpp"
+#include "sim/transfer.hpp"
 
 namespace ringsim::sim {
 
@@ -271,8 +272,8 @@ void tp_ring_rounds(Run& r, std::int64_t d, sg4::Mailbox* out, sg4::Mailbox* in,
     int* got = nullptr;
     auto send = out->put_async(&g_token, r.tp_share);
     auto recv = in->get_async<int>(&got);
-    recv->wait();
-    send->wait();
+    wait_transfer(recv);
+    wait_transfer(send);
     round(k, t0, sg4::Engine::get_clock() / g_time_scale);
   }
 }
@@ -401,7 +402,7 @@ class Device {
     if (!busy) return t0;
     const double slowed = overlap_phases(cost, f, 1e300);
     const bool send_first = sg4::Comm::wait_any_for({send}, slowed * g_time_scale) == 0;
-    if (!send_first) send->wait();
+    if (!send_first) wait_transfer(send);
     ends = overlap_phase_ends(cost, f, now() - t0);
     if (send_first) {
       const double rest = t0 + ends.merge - now();
@@ -447,8 +448,8 @@ class Device {
       if (xfer && !overlap) post();
       CommTimes ct;
       if (xfer) {
-        recv->wait();
-        send->wait();
+        wait_transfer(recv);
+        wait_transfer(send);
         ct = times_of(send, recv);
         r_.meter_add(d_, next_, bytes, ct.send_start, ct.send_end);
       }
@@ -465,8 +466,8 @@ class Device {
       int* got = nullptr;
       auto send = out_->put_async(&g_token, fb);
       auto recv = in_->get_async<int>(&got);
-      recv->wait();
-      send->wait();
+      wait_transfer(recv);
+      wait_transfer(send);
       r_.rec.hop_time(d_, now() - h0);
       const auto hop = times_of(send, recv);
       r_.meter_add(d_, next_, fb, hop.send_start, hop.send_end);
@@ -492,8 +493,8 @@ class Device {
       int* got = nullptr;
       auto send = out->put_async(&g_token, bytes);
       auto recv = in->template get_async<int>(&got);
-      recv->wait();
-      send->wait();
+      wait_transfer(recv);
+      wait_transfer(send);
       r_.rec.round(d_, ph, layer, pass, static_cast<std::int32_t>(r + 1), t0, now(), bytes, peer,
                    block);
       r_.progress.tick();
@@ -620,8 +621,8 @@ void fsdp_main(Run* run, std::int64_t d) {
         int* got = nullptr;
         auto send = out->put_async(&g_token, bytes);
         auto recv = in->get_async<int>(&got);
-        recv->wait();
-        send->wait();
+        wait_transfer(recv);
+        wait_transfer(send);
         const auto t = times_of(send, recv);
         r.meter_add(d, next, bytes, t.send_start, t.send_end);
         r.rec.extra_activities(1);
