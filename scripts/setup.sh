@@ -21,6 +21,8 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   # Sweep journals: SHA-256 of the catalog/profile/config files and of each row (libcrypto).
   libssl-dev
+  # The ringsim program's malloc: the simulator's many small SimGrid objects (cli/CMakeLists.txt).
+  libjemalloc-dev
   clang clang-format libclang-rt-14-dev
   # The Python module (python/, docs/python.md) and its tests.
   pybind11-dev python3-dev python3-pytest python3-numpy
