@@ -1,13 +1,16 @@
 // `ringsim validate`: the fit's arithmetic by hand (geometric mean, leave-one-
-// out, the direction of time and throughput metrics), and the scoreboard
-// itself: every published case of models/data/validation.json within its
-// tolerance, so a later change cannot silently undo fidelity.
+// out, the direction of time and throughput metrics), the speedup metric (two
+// runs whose ratio is known by construction), and the scoreboard itself: every published case of
+// models/data/validation.json within its tolerance, so a later change cannot silently undo
+// fidelity.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "cli/validate_case.hpp"
 #include "helpers.hpp"
+#include "models/core/errors.hpp"
 #include "models/plan/validation.hpp"
 
 namespace ringsim {
@@ -72,6 +75,75 @@ TEST(ValidationData, EmbeddedSetMeetsTheBar) {
   EXPECT_GE(v.sources.size(), 6u);
 }
 
+// A speedup case: `ringsim run` one layer of ringattention-jax (striped, 4
+// A100s) against a baseline of its own flags.
+ValidationCase speedup_case(const std::string& baseline_extra) {
+  ValidationCase c;
+  c.id = "hand";
+  c.source = "hand";
+  c.command = "run";
+  c.metric = "speedup";
+  c.args =
+      "--cluster dgx-a100 --kernel ringattention-jax --devices 4 --block 4K --pass fwdbwd "
+      "--scope layer --layout striped";
+  c.baseline_args = c.args + baseline_extra;
+  c.published = 1;
+  c.fit = false;
+  return c;
+}
+
+TEST(ValidationSpeedup, SameCommandIsExactlyOne) {
+  const auto c = speedup_case("");
+  const auto row = cli::predict_case(c);
+  EXPECT_EQ(row.first_principles, 1.0);
+  EXPECT_TRUE(row.group.empty()) << "a ratio has no calibration group";
+}
+
+TEST(ValidationSpeedup, BaselineOfThreeLayersIsThreeTimesSlower) {
+  // --layers 3 runs the same layer three times: the baseline takes 3x as long.
+  const auto c = speedup_case(" --layers 3");
+  const auto row = cli::predict_case(c);
+  EXPECT_NEAR(row.first_principles, 3.0, 1e-12);
+  // A factor on the step time multiplies both runs: the ratio ignores it.
+  EXPECT_EQ(apply_factor(c, row.first_principles, 1.7), row.first_principles);
+  EXPECT_EQ(cli::case_command(c, true).back(), "--json");
+  EXPECT_EQ(cli::case_command(c, true).front(), "run");
+}
+
+TEST(ValidationSpeedup, TheFileRefusesWhatARatioCannotBe) {
+  const std::string head =
+      R"({"schema": "ringsim-validation-1", "sources": [{"id": "s", "title": "t", "url": "u",
+      "setup": "x"}], "cases": [{"id": "a", "source": "s", "published": 1.2, "tolerance": 0.35, )";
+  auto refused = [&](const std::string& rest, const std::string& why) {
+    try {
+      parse_validation(head + rest + "}]}", "f.json");
+      ADD_FAILURE() << "accepted: " << rest;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  refused(R"("command": "run", "args": "--devices 4", "metric": "speedup", "fit": false)",
+          "'baseline_args'");
+  refused(R"("command": "run", "args": "--devices 4", "baseline_args": "--devices 8",
+      "metric": "speedup", "fit": true)",
+          "only plan cases calibrate");
+  refused(R"("command": "plan", "args": "--devices 4", "baseline_args": "--devices 8",
+      "metric": "speedup", "fit": true)",
+          "does not calibrate");
+  refused(R"("command": "run", "args": "--devices 4", "metric": "step_time_s", "fit": false)",
+          "only the metric speedup");
+  refused(R"("command": "infer", "args": "--devices 4", "baseline_args": "--devices 8",
+      "metric": "speedup", "fit": false)",
+          "plan or run");
+  const auto ok = parse_validation(
+      head + R"("command": "run", "args": "--devices 4", "baseline_args": "--devices 8",
+      "metric": "speedup", "fit": false, "table": "Table 3", "also_published": {"tms": 1.5}}]})",
+      "f.json");
+  EXPECT_EQ(ok.cases.at(0).baseline_args, "--devices 8");
+  EXPECT_EQ(ok.cases.at(0).table, "Table 3");
+  EXPECT_EQ(ok.cases.at(0).also_published.at("tms"), 1.5);
+}
+
 TEST(ValidateCli, Scoreboard) {
   const auto r = run_cli({"validate", "--json"});
   const auto j = nlohmann::json::parse(r.out);
@@ -81,6 +153,16 @@ TEST(ValidateCli, Scoreboard) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_LE(j.at("summary").at("median_abs_error").get<double>(), 0.15);
   EXPECT_LE(j.at("summary").at("max_abs_error").get<double>(), 0.35);
+  // Striped Attention's Tables 3-5 are on the board, each a held-out ratio.
+  int striped = 0;
+  for (const auto& c : j.at("cases"))
+    if (c.at("source") == "striped-attention-2311") {
+      ++striped;
+      EXPECT_EQ(c.at("metric"), "speedup");
+      EXPECT_FALSE(c.at("fit").get<bool>());
+      EXPECT_TRUE(c.at("baseline_args").is_string());
+    }
+  EXPECT_EQ(striped, 53);
 }
 
 TEST(ValidateCli, BadOnlyIsOneLine) {
