@@ -34,7 +34,8 @@ std::vector<std::pair<double, std::string>> ticks(const Panel& p, bool decades) 
   return t;
 }
 
-// A panel's range: whole decades, or for ratios a quarter below and above.
+// A panel's range: whole decades, or for ratios 10% beyond the points on
+// each side, out to the next quarter (no point sits on the frame).
 Panel fit_panel(double x0, double y0, double size, const std::vector<const ValidationRow*>& rows,
                 bool decades) {
   double lo = 1e300, hi = 0;
@@ -46,8 +47,9 @@ Panel fit_panel(double x0, double y0, double size, const std::vector<const Valid
     const double l0 = std::floor(std::log10(lo)), l1 = std::max(l0 + 1, std::ceil(std::log10(hi)));
     return {x0, y0, size, std::pow(10.0, l0), std::pow(10.0, l1)};
   }
-  return {x0, y0, size, std::floor(lo * 4) / 4,
-          std::max(std::floor(lo * 4) / 4 + 0.5, std::ceil(hi * 4) / 4)};
+  double a = std::floor(lo * 0.9 * 4) / 4;
+  if (a <= 0) a = lo * 0.9;  // a ratio below 0.28: the log axis needs a positive start
+  return {x0, y0, size, a, std::max(std::ceil(hi * 1.1 * 4) / 4, a + 0.5)};
 }
 
 void draw_frame(std::string& s, const Panel& p, bool decades, const std::string& xlabel,

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/validate_case.hpp"
+#include "cli/validate_plot.hpp"
 #include "helpers.hpp"
 #include "models/core/errors.hpp"
 #include "models/plan/validation.hpp"
@@ -142,6 +143,33 @@ TEST(ValidationSpeedup, TheFileRefusesWhatARatioCannotBe) {
   EXPECT_EQ(ok.cases.at(0).baseline_args, "--devices 8");
   EXPECT_EQ(ok.cases.at(0).table, "Table 3");
   EXPECT_EQ(ok.cases.at(0).also_published.at("tms"), 1.5);
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (auto i = text.find(what); i != std::string::npos; i = text.find(what, i + 1)) ++n;
+  return n;
+}
+
+TEST(ValidatePlot, RatiosHaveAPanelOfTheirOwn) {
+  // A step time of 2 s and a speedup of 1.5: one log-log panel each, the
+  // ratio's from 1.25 to 1.75 (10% beyond, to the quarter) with ticks in
+  // steps of 0.25, not decades.
+  auto a = make_case("a", "step_time_s", 2);
+  auto b = make_case("b", "speedup", 1.5);
+  a.source = b.source = "s";
+  ValidationSet set;
+  set.sources.push_back({"s", "t", "u", "x"});
+  std::vector<ValidationRow> rows{{&a, "", 2, 2, 2}, {&b, "", 1.5, 1.5, 1.5}};
+  const auto both = cli::validation_plot_svg(rows, set);
+  EXPECT_EQ(count(both, "stroke=\"#444\""), 2) << both;
+  EXPECT_EQ(count(both, "<circle"), 3) << "two cases and one legend entry";
+  EXPECT_NE(both.find(">1.25</text>"), std::string::npos);
+  EXPECT_NE(both.find(">1e0</text>"), std::string::npos);
+  rows.pop_back();
+  const auto one = cli::validation_plot_svg(rows, set);
+  EXPECT_EQ(count(one, "stroke=\"#444\""), 1);
+  EXPECT_EQ(one.find(">1.25</text>"), std::string::npos);
 }
 
 TEST(ValidateCli, Scoreboard) {
