@@ -8,7 +8,8 @@
 //    (`plan --max-context --framework jax-xla`), ring and no-CP (BPT);
 //  - Striped Attention's Tables 3-5 (striped over ring, end-to-end training
 //    speedup against the block, 8 A100 and 16 TPU v4): one layer, causal,
-//    forward + backward, the paper's tiles as the scan's chunks.
+//    forward + backward, the paper's tiles as the scan's chunks; each point
+//    is a `ringsim validate` case (seed_striped.hpp) and runs its commands.
 // Every point is a closed form evaluated in process (the analytic engine as
 // `ringsim run --engine analytic` runs it, the planner, the minimum block).
 // Declared as data (grid_experiment.hpp); the report is seed_report.cpp.
@@ -23,6 +24,7 @@
 #include "experiments/markdown.hpp"
 #include "experiments/seed_published.hpp"
 #include "experiments/seed_report.hpp"
+#include "experiments/seed_striped.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/analytic/minblock.hpp"
 #include "models/analytic/report.hpp"
@@ -202,47 +204,21 @@ const seed::StripedSeries& striped_series(const Config& c) {
   throw InputError("seed-reproduction: no Striped Attention series " + c.name);
 }
 
-// One point of a Striped Attention series as `ringsim run` flags: the paper's
-// mesh (--tp x --devices), tiles (chunks) and model, one layer, causal,
-// forward + backward.
-proc::RunSpec trend_spec(const seed::StripedSeries& s, std::int64_t block, Layout layout) {
-  proc::RunSpec r;
-  auto& h = r.hardware;
-  if (s.device == "tpu-v4") {
-    // A flat ring of 8 TP pairs on ICI: --tp needs GPUs grouped in nodes or flat.
-    h.gpu = s.device;
-    h.platform = Platform::Flat;
-  } else {
-    h.cluster = "dgx-a100";
-  }
-  h.kernel = kKernel;
-  h.query_chunk = s.query_chunk;
-  h.key_chunk = s.key_chunk;
-  auto& ws = r.workload;
-  ws.devices = s.sp;
-  ws.tp = s.mp;
-  ws.block = block;
-  ws.layout = layout;
-  ws.causal = true;
-  ws.pass = Pass::FwdBwd;
-  ws.scope = Scope::Layer;
-  set_shape(ws, seed_model(s.model));
-  return r;
+const seed::StripedPoint& striped_point(const seed::StripedSeries& s, std::int64_t block) {
+  for (const auto& p : s.points)
+    if (p.block == block) return p;
+  throw InputError(fmt::format("seed-reproduction: no block {} in {} {}", block, s.table, s.model));
 }
 
 json evaluate_trend(const Config& c, const std::map<std::string, std::string>& axes) {
   const auto& s = striped_series(c);
   const auto block = parse_count("--block", axes.at("--block"), 1, std::int64_t{1} << 30);
-  const auto rs = trend_spec(s, block, Layout::Ring);
-  const auto ss = trend_spec(s, block, Layout::Striped);
+  const auto& p = striped_point(s, block);
+  const auto rs = seed::striped_spec(p, Layout::Ring);
+  const auto ss = seed::striped_spec(p, Layout::Striped);
   const auto ring = run_analytic(rs.hardware, rs.workload);
   const auto striped = run_analytic(ss.hardware, ss.workload);
-  double pub = std::nan(""), tms = std::nan("");
-  for (const auto& p : s.points)
-    if (p.block == block) {
-      pub = p.speedup;
-      tms = p.tms;
-    }
+  const double pub = p.speedup, tms = p.tms;
   const double tr = ring.at("time_s"), ts = striped.at("time_s");
   const double ex_r = ring.at("executed_flops"), ex_s = striped.at("executed_flops");
   const double merge_launch = striped.at("verdict").at("losses").at("merge_launch");
@@ -262,7 +238,7 @@ json evaluate_trend(const Config& c, const std::map<std::string, std::string>& a
                                  striped.at("exposed_comm_s").get<double>() / ts)},
       {"permutation_where", striped.at("permutation").at("where")},
       {"memory_gib_per_device", striped.at("memory_bytes_per_device").get<double>() / 1073741824.0},
-      {"query_chunk", s.query_chunk},
+      {"query_chunk", ss.hardware.query_chunk.value_or(0)},
       {"key_chunk", s.key_chunk}};
 }
 
@@ -289,7 +265,7 @@ void simgrid_recheck(const std::vector<GridPoint>& pts, const Context& ctx, Outp
     if (block != s.points.front().block && (ctx.quick || block != s.points.back().block)) continue;
     chosen.push_back(&p);
     for (Layout l : {Layout::Ring, Layout::Striped}) {
-      auto spec = trend_spec(s, block, l);
+      auto spec = seed::striped_spec(striped_point(s, block), l);
       spec.sim.engine = proc::Engine::SimGrid;
       spec.json = true;
       proc::Command cmd;

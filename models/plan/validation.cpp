@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "models/core/errors.hpp"
 #include "models/core/json_reader.hpp"
@@ -18,8 +19,23 @@ extern const char* const validation_json;
 
 namespace {
 
-const char* const kMetrics[] = {"tokens_per_s_per_gpu", "model_tflops_per_gpu", "step_time_s",
-                                "ttft_s", "decode_s_per_token"};
+const char* const kMetrics[] = {"tokens_per_s_per_gpu", "model_tflops_per_gpu",
+                                "step_time_s",          "ttft_s",
+                                "decode_s_per_token",   "speedup"};
+
+// A ratio's own fields: speedup compares two runs of plan or run, is held
+// out (the calibration's factor cancels in it), and only it may use run.
+void read_ratio(const JsonReader& rc, ValidationCase& c) {
+  const bool ratio = metric_is_ratio(c.metric);
+  if (ratio) {
+    c.baseline_args = rc.str("baseline_args");
+    if (c.command == "infer") throw rc.error("metric speedup needs command plan or run");
+  } else if (c.command == "run") {
+    throw rc.error("command run gives only the metric speedup");
+  }
+  if (ratio && c.fit)
+    throw rc.error("a speedup does not calibrate (the factor cancels in it): fit must be false");
+}
 
 double geomean(const std::vector<double>& v) {
   double s = 0;
@@ -42,6 +58,17 @@ bool known_metric(const std::string& metric) {
 
 bool metric_is_time(const std::string& metric) {
   return metric == "step_time_s" || metric == "ttft_s" || metric == "decode_s_per_token";
+}
+
+bool metric_is_ratio(const std::string& metric) {
+  return metric == "speedup";
+}
+
+std::vector<std::string> case_words(const std::string& args) {
+  std::vector<std::string> w;
+  std::istringstream in(args);
+  for (std::string x; in >> x;) w.push_back(x);
+  return w;
 }
 
 ValidationSet parse_validation(const std::string& text, const std::string& origin) {
@@ -71,8 +98,8 @@ ValidationSet parse_validation(const std::string& text, const std::string& origi
     c.source = rc.str("source");
     if (!sources.count(c.source)) throw rc.error(fmt::format("unknown source '{}'", c.source));
     c.command = rc.str("command");
-    if (c.command != "plan" && c.command != "infer")
-      throw rc.error(fmt::format("'command' must be plan or infer, got '{}'", c.command));
+    if (c.command != "plan" && c.command != "infer" && c.command != "run")
+      throw rc.error(fmt::format("'command' must be plan, infer or run, got '{}'", c.command));
     c.args = rc.str("args");
     c.metric = rc.str("metric");
     if (!known_metric(c.metric)) throw rc.error(fmt::format("unknown metric '{}'", c.metric));
@@ -81,8 +108,13 @@ ValidationSet parse_validation(const std::string& text, const std::string& origi
     if (!rc.at("fit").is_boolean()) throw rc.error("'fit' must be true or false");
     c.fit = rc.at("fit").get<bool>();
     c.note = rc.str_or("note", "");
+    c.table = rc.str_or("table", "");
+    if (rc.has("also_published"))
+      for (const auto& [k, x] : rc.object("also_published").items())
+        c.also_published[k] = rc.number(x, "also_published." + k, 1e-9, 1e12);
     if (c.metric == "model_tflops_per_gpu") c.flops_per_token = rc.num("flops_per_token", 1, 1e18);
     if (c.fit && c.command != "plan") throw rc.error("only plan cases calibrate (fit: false)");
+    read_ratio(rc, c);
     v.cases.push_back(c);
   }
   return v;
@@ -103,6 +135,7 @@ double time_ratio(const ValidationCase& c, double first_principles) {
 }
 
 double apply_factor(const ValidationCase& c, double first_principles, double factor) {
+  if (metric_is_ratio(c.metric)) return first_principles;
   return metric_is_time(c.metric) ? first_principles * factor : first_principles / factor;
 }
 

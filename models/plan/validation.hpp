@@ -19,6 +19,14 @@ struct ValidationSource {
 
 struct ValidationCase {
   std::string id, source, command, args, metric, note;
+  // metric "speedup" only: the baseline's flags (the same command); the case
+  // is time(baseline_args) / time(args).
+  std::string baseline_args;
+  // Where the source prints the number ("Table 3"; "" = see the note), and
+  // the numbers it prints beside it for the same configuration (not scored;
+  // kept here so an experiment reads them from this one copy).
+  std::string table;
+  std::map<std::string, double> also_published;
   double published = 0, tolerance = 0.35, flops_per_token = 0;
   bool fit = false;
 };
@@ -36,9 +44,15 @@ ValidationSet parse_validation(const std::string& text, const std::string& origi
 // The median of `v` (0 when empty): the summary's and the leave-one-out's.
 double median(std::vector<double> v);
 
-// Metrics a case may name, and whether more is faster (throughput) or slower (time).
+// Metrics a case may name, and whether more is faster (throughput) or slower
+// (time). A ratio ("speedup": one run's time over another's of the same
+// command) is neither: a factor on the step time cancels in it.
 bool metric_is_time(const std::string& metric);
+bool metric_is_ratio(const std::string& metric);
 bool known_metric(const std::string& metric);
+
+// A case's flags as the words a shell would pass (split at whitespace).
+std::vector<std::string> case_words(const std::string& args);
 
 // One case's outcome. first_principles: the prediction with no calibration;
 // predicted: with the group's factor; loo: with the factor refitted without
@@ -54,7 +68,7 @@ struct ValidationRow {
 
 // Time ratio published / first-principles of one case (> 1: the run was slower).
 double time_ratio(const ValidationCase& c, double first_principles);
-// A metric value under a factor on the step time.
+// A metric value under a factor on the step time (a ratio: unchanged).
 double apply_factor(const ValidationCase& c, double first_principles, double factor);
 
 // Fits one factor per group: the geometric mean of time_ratio over its fit

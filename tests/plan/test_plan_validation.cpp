@@ -1,13 +1,17 @@
 // `ringsim validate`: the fit's arithmetic by hand (geometric mean, leave-one-
-// out, the direction of time and throughput metrics), and the scoreboard
-// itself: every published case of models/data/validation.json within its
-// tolerance, so a later change cannot silently undo fidelity.
+// out, the direction of time and throughput metrics), the speedup metric (two
+// runs whose ratio is known by construction), and the scoreboard itself: every published case of
+// models/data/validation.json within its tolerance, so a later change cannot silently undo
+// fidelity.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "cli/validate_case.hpp"
+#include "cli/validate_plot.hpp"
 #include "helpers.hpp"
+#include "models/core/errors.hpp"
 #include "models/plan/validation.hpp"
 
 namespace ringsim {
@@ -72,6 +76,102 @@ TEST(ValidationData, EmbeddedSetMeetsTheBar) {
   EXPECT_GE(v.sources.size(), 6u);
 }
 
+// A speedup case: `ringsim run` one layer of ringattention-jax (striped, 4
+// A100s) against a baseline of its own flags.
+ValidationCase speedup_case(const std::string& baseline_extra) {
+  ValidationCase c;
+  c.id = "hand";
+  c.source = "hand";
+  c.command = "run";
+  c.metric = "speedup";
+  c.args =
+      "--cluster dgx-a100 --kernel ringattention-jax --devices 4 --block 4K --pass fwdbwd "
+      "--scope layer --layout striped";
+  c.baseline_args = c.args + baseline_extra;
+  c.published = 1;
+  c.fit = false;
+  return c;
+}
+
+TEST(ValidationSpeedup, SameCommandIsExactlyOne) {
+  const auto c = speedup_case("");
+  const auto row = cli::predict_case(c);
+  EXPECT_EQ(row.first_principles, 1.0);
+  EXPECT_TRUE(row.group.empty()) << "a ratio has no calibration group";
+}
+
+TEST(ValidationSpeedup, BaselineOfThreeLayersIsThreeTimesSlower) {
+  // --layers 3 runs the same layer three times: the baseline takes 3x as long.
+  const auto c = speedup_case(" --layers 3");
+  const auto row = cli::predict_case(c);
+  EXPECT_NEAR(row.first_principles, 3.0, 1e-12);
+  // A factor on the step time multiplies both runs: the ratio ignores it.
+  EXPECT_EQ(apply_factor(c, row.first_principles, 1.7), row.first_principles);
+  EXPECT_EQ(cli::case_command(c, true).back(), "--json");
+  EXPECT_EQ(cli::case_command(c, true).front(), "run");
+}
+
+TEST(ValidationSpeedup, TheFileRefusesWhatARatioCannotBe) {
+  const std::string head =
+      R"({"schema": "ringsim-validation-1", "sources": [{"id": "s", "title": "t", "url": "u",
+      "setup": "x"}], "cases": [{"id": "a", "source": "s", "published": 1.2, "tolerance": 0.35, )";
+  auto refused = [&](const std::string& rest, const std::string& why) {
+    try {
+      parse_validation(head + rest + "}]}", "f.json");
+      ADD_FAILURE() << "accepted: " << rest;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  refused(R"("command": "run", "args": "--devices 4", "metric": "speedup", "fit": false)",
+          "'baseline_args'");
+  refused(R"("command": "run", "args": "--devices 4", "baseline_args": "--devices 8",
+      "metric": "speedup", "fit": true)",
+          "only plan cases calibrate");
+  refused(R"("command": "plan", "args": "--devices 4", "baseline_args": "--devices 8",
+      "metric": "speedup", "fit": true)",
+          "does not calibrate");
+  refused(R"("command": "run", "args": "--devices 4", "metric": "step_time_s", "fit": false)",
+          "only the metric speedup");
+  refused(R"("command": "infer", "args": "--devices 4", "baseline_args": "--devices 8",
+      "metric": "speedup", "fit": false)",
+          "plan or run");
+  const auto ok = parse_validation(
+      head + R"("command": "run", "args": "--devices 4", "baseline_args": "--devices 8",
+      "metric": "speedup", "fit": false, "table": "Table 3", "also_published": {"tms": 1.5}}]})",
+      "f.json");
+  EXPECT_EQ(ok.cases.at(0).baseline_args, "--devices 8");
+  EXPECT_EQ(ok.cases.at(0).table, "Table 3");
+  EXPECT_EQ(ok.cases.at(0).also_published.at("tms"), 1.5);
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (auto i = text.find(what); i != std::string::npos; i = text.find(what, i + 1)) ++n;
+  return n;
+}
+
+TEST(ValidatePlot, RatiosHaveAPanelOfTheirOwn) {
+  // A step time of 2 s and a speedup of 1.5: one log-log panel each, the
+  // ratio's from 1.25 to 1.75 (10% beyond, to the quarter) with ticks in
+  // steps of 0.25, not decades.
+  auto a = make_case("a", "step_time_s", 2);
+  auto b = make_case("b", "speedup", 1.5);
+  a.source = b.source = "s";
+  ValidationSet set;
+  set.sources.push_back({"s", "t", "u", "x"});
+  std::vector<ValidationRow> rows{{&a, "", 2, 2, 2}, {&b, "", 1.5, 1.5, 1.5}};
+  const auto both = cli::validation_plot_svg(rows, set);
+  EXPECT_EQ(count(both, "stroke=\"#444\""), 2) << both;
+  EXPECT_EQ(count(both, "<circle"), 3) << "two cases and one legend entry";
+  EXPECT_NE(both.find(">1.25</text>"), std::string::npos);
+  EXPECT_NE(both.find(">1e0</text>"), std::string::npos);
+  rows.pop_back();
+  const auto one = cli::validation_plot_svg(rows, set);
+  EXPECT_EQ(count(one, "stroke=\"#444\""), 1);
+  EXPECT_EQ(one.find(">1.25</text>"), std::string::npos);
+}
+
 TEST(ValidateCli, Scoreboard) {
   const auto r = run_cli({"validate", "--json"});
   const auto j = nlohmann::json::parse(r.out);
@@ -81,6 +181,16 @@ TEST(ValidateCli, Scoreboard) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_LE(j.at("summary").at("median_abs_error").get<double>(), 0.15);
   EXPECT_LE(j.at("summary").at("max_abs_error").get<double>(), 0.35);
+  // Striped Attention's Tables 3-5 are on the board, each a held-out ratio.
+  int striped = 0;
+  for (const auto& c : j.at("cases"))
+    if (c.at("source") == "striped-attention-2311") {
+      ++striped;
+      EXPECT_EQ(c.at("metric"), "speedup");
+      EXPECT_FALSE(c.at("fit").get<bool>());
+      EXPECT_TRUE(c.at("baseline_args").is_string());
+    }
+  EXPECT_EQ(striped, 53);
 }
 
 TEST(ValidateCli, BadOnlyIsOneLine) {

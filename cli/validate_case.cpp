@@ -1,0 +1,98 @@
+#include "cli/validate_case.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/command.hpp"
+#include "models/core/errors.hpp"
+
+namespace ringsim::cli {
+
+namespace {
+
+InputError case_error(const ValidationCase& c, const std::string& why) {
+  return InputError(fmt::format("models/data/validation.json: case '{}': {}", c.id, why));
+}
+
+// Runs `ringsim ARGS` in this process and returns what it printed on stdout.
+nlohmann::json run_captured(const std::vector<std::string>& args, const ValidationCase& c) {
+  std::vector<const char*> argv{"ringsim"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  auto* old_out = std::cout.rdbuf(out.rdbuf());
+  auto* old_err = std::cerr.rdbuf(err.rdbuf());
+  const int rc = run_cli(static_cast<int>(argv.size()), argv.data());
+  std::cout.rdbuf(old_out);
+  std::cerr.rdbuf(old_err);
+  if (rc != 0) throw case_error(c, "its command failed: " + one_line(err.str()));
+  return nlohmann::json::parse(out.str());
+}
+
+// plan's best configuration, refused when the planner finds it infeasible.
+const nlohmann::json& plan_config(const nlohmann::json& j, const ValidationCase& c) {
+  const auto& cf = j.at("configs").at(0);
+  if (!cf.at("feasible").get<bool>())
+    throw case_error(c, "ringsim plan finds the configuration infeasible: " +
+                            cf.at("reason").get<std::string>());
+  return cf;
+}
+
+// The time a speedup compares: plan's step, or one run's time.
+double time_of(const ValidationCase& c, bool baseline) {
+  const auto j = run_captured(case_command(c, baseline), c);
+  if (c.command == "plan") return plan_config(j, c).at("step_time_s").get<double>();
+  return j.at("time_s").get<double>();
+}
+
+// The absolute metrics: plan's throughput, FLOP rate or step; infer's TTFT or decode.
+double metric_of(const ValidationCase& c, const nlohmann::json& j) {
+  if (c.command == "plan") {
+    const auto& cf = plan_config(j, c);
+    const double tps = cf.at("tokens_per_s_per_gpu").get<double>();
+    if (c.metric == "tokens_per_s_per_gpu") return tps;
+    if (c.metric == "model_tflops_per_gpu") return tps * c.flops_per_token / 1e12;
+    if (c.metric == "step_time_s") return cf.at("step_time_s").get<double>();
+    return 0;
+  }
+  const auto& a = j.at("analytic");
+  if (c.metric == "ttft_s") return a.at("ttft_s").get<double>();
+  if (c.metric == "decode_s_per_token") return a.at("decode_s_per_token").get<double>();
+  return 0;
+}
+
+}  // namespace
+
+std::vector<std::string> case_command(const ValidationCase& c, bool baseline) {
+  std::vector<std::string> a{c.command};
+  for (auto& w : case_words(baseline ? c.baseline_args : c.args)) a.push_back(std::move(w));
+  if (c.command == "plan") {
+    a.insert(a.end(), {"--calibration", "none", "--top", "1"});
+  } else if (std::find(a.begin(), a.end(), "--engine") == a.end()) {
+    a.insert(a.end(), {"--engine", "analytic"});
+  }
+  a.push_back("--json");
+  return a;
+}
+
+ValidationRow predict_case(const ValidationCase& c) {
+  ValidationRow row;
+  row.c = &c;
+  if (metric_is_ratio(c.metric)) {
+    // No group: a factor on the step time multiplies both runs and cancels.
+    const double t = time_of(c, false), base = time_of(c, true);
+    row.first_principles = t > 0 ? base / t : 0;
+  } else {
+    const auto j = run_captured(case_command(c), c);
+    if (c.command == "plan") row.group = j.at("calibration").at("group").get<std::string>();
+    row.first_principles = metric_of(c, j);
+  }
+  if (!(row.first_principles > 0))
+    throw case_error(c, "metric " + c.metric + " is not given by " + c.command);
+  return row;
+}
+
+}  // namespace ringsim::cli
