@@ -9,20 +9,22 @@
 
 namespace ringsim::sim {
 
-std::string shared_ring_link(const Topology& topo, std::int64_t devices) {
-  if (devices < 2) return "";
+std::string shared_ring_link(const Topology& topo, std::int64_t ring) {
+  const auto devices = topo.devices();
+  if (ring < 2) return "";
   // Per link direction, the first hop that crossed it (-1: none yet).
   std::vector<std::int64_t> user(2 * topo.links().size(), -1);
   std::vector<Hop> hops;
   for (std::int64_t d = 0; d < devices; ++d) {
-    const auto next = (d + 1) % devices;
+    const auto next = d - d % ring + (d % ring + 1) % ring;
     hops.clear();
     topo.route(d, next, hops);
     for (const auto& h : hops) {
       auto& first = user[2 * static_cast<std::size_t>(h.link) + (h.up ? 0 : 1)];
       if (first >= 0)
-        return fmt::format("hop {}->{} and {}->{} both cross {} {}", first, (first + 1) % devices,
-                           d, next, topo.links()[static_cast<std::size_t>(h.link)].name,
+        return fmt::format("hop {}->{} and {}->{} both cross {} {}", first,
+                           first - first % ring + (first % ring + 1) % ring, d, next,
+                           topo.links()[static_cast<std::size_t>(h.link)].name,
                            h.up ? "up" : "down");
       first = d;
     }

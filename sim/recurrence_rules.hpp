@@ -20,9 +20,11 @@ namespace ringsim::sim {
 std::string recurrence_refusal(const Workload& w, const Implementation& im,
                                const TopologyOptions& t, NetworkModel network);
 
-// The first two ring hops d -> d + 1 (of `devices`) whose routes cross the
-// same direction of a link, in words ("hop 7->8 and 15->16 both cross
-// leaf0-spine0 up"); "" when every hop's route is its own.
-std::string shared_ring_link(const Topology& topo, std::int64_t devices);
+// The first two ring hops whose routes cross the same direction of a link,
+// in words ("hop 47->0 and 63->64 both cross leaf1-spine0 up"); "" when
+// every hop's route is its own. The topology's devices form rings of `ring`
+// consecutive devices (job mode's layout; one ring: all of them), each
+// sending d -> d + 1 inside its ring.
+std::string shared_ring_link(const Topology& topo, std::int64_t ring);
 
 }  // namespace ringsim::sim

@@ -5,13 +5,18 @@
 // roofline), on a flat ring of NVLink4 links (the platform the bare program
 // can build in ten lines), on ringsim's default cluster (8-GPU nodes + rail
 // IB), and that cluster with device 1 a 2x straggler (a ring no symmetry
-// reduces).
+// reduces). Those runs use SimGrid's actors (--recurrence off), so their ratio
+// to the bare program measures how ringsim uses SimGrid. Beside them, the
+// path a run past 1024 devices takes by default: the straggler ring (the flat
+// ring with --flat-only) played as a recurrence (--recurrence on), no SimGrid
+// activities, checked to simulate the same time as the actors.
 //
 // usage: ringsim-bench-sim [--devices 1024,4096] [--reps 1] [--flat-only] [--ringsim PATH]
 //                          [--bare PATH]
 // Prints a markdown table: median CPU seconds, peak memory, each ringsim run's
 // CPU over the bare program's of the same repetition, and device-steps per
 // CPU second; checks the bare program and the flat ring simulate the same time.
+// The recurrence's columns: CPU s, its ratio to the bare run, device-steps/s.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -55,7 +60,7 @@ double median(std::vector<double> v) {
 // `ringsim run` on one ring of `n` devices, block 4096, llama3-8b, as a spec:
 // on a flat ring, or the default cluster with device 1 a 2x straggler or not.
 enum class Variant { Flat, Nodes, Straggler };
-std::vector<std::string> ringsim_args(long n, Variant v) {
+std::vector<std::string> ringsim_args(long n, Variant v, bool recurrence = false) {
   ringsim::proc::RunSpec spec;
   spec.workload.devices = n;
   spec.workload.block = 4096;
@@ -67,6 +72,7 @@ std::vector<std::string> ringsim_args(long n, Variant v) {
   // curves with an eager merge).
   spec.hardware.kernel = "roofline";
   spec.sim.max_memory = std::uint64_t{64} << 30;
+  spec.sim.recurrence = recurrence ? ringsim::sim::Recurrence::On : ringsim::sim::Recurrence::Off;
   spec.json = true;
   return ringsim::proc::to_args(spec);
 }
@@ -127,9 +133,12 @@ int main(int argc, char** argv) {
   ringsim::RooflineModel cm(gpu.peak(ringsim::DType::BF16) * gpu.attention_efficiency);
 
   std::printf(
-      "| devices | bare CPU s | flat CPU s | flat / bare | flat device-steps/s | flat MB |%s\n",
-      nodes ? " nodes CPU s | nodes / bare | straggler CPU s | straggler / bare | nodes MB |" : "");
-  std::printf("|---:|---:|---:|---:|---:|---:|%s\n", nodes ? "---:|---:|---:|---:|---:|" : "");
+      "| devices | bare CPU s | flat CPU s | flat / bare | flat device-steps/s | flat MB |%s%s\n",
+      nodes ? " nodes CPU s | nodes / bare | straggler CPU s | straggler / bare | nodes MB |" : "",
+      nodes ? " straggler, recurrence CPU s | / bare | device-steps/s |"
+            : " flat, recurrence CPU s | / bare | device-steps/s |");
+  std::printf("|---:|---:|---:|---:|---:|---:|%s---:|---:|---:|\n",
+              nodes ? "---:|---:|---:|---:|---:|" : "");
   int status = 0;
   for (long n : sizes) {
     ringsim::Workload w;
@@ -147,7 +156,7 @@ int main(int argc, char** argv) {
                                              fmt::format("{:.17g}", nvl.latency)};
     // Per repetition: bare CPU, then each ringsim run's CPU and its ratio to
     // that bare run (contention on a shared machine moves both alike).
-    std::vector<double> bc, fc, fr, fm, nc, nr, sc, sr, nm;
+    std::vector<double> bc, fc, fr, fm, nc, nr, sc, sr, nm, rc, rr;
     for (int r = 0; r < reps; ++r) {
       const auto b = run(bare, bare_args);
       const auto f = run(ringsim, ringsim_args(n, Variant::Flat));
@@ -164,6 +173,7 @@ int main(int argc, char** argv) {
         status = 1;
       }
       bc.push_back(b.cpu), fc.push_back(f.cpu), fr.push_back(f.cpu / b.cpu), fm.push_back(f.rss_mb);
+      double actors = tf;  // the ring the recurrence plays, on the actors
       if (nodes) {
         const auto x = run(ringsim, ringsim_args(n, Variant::Nodes));
         const auto y = run(ringsim, ringsim_args(n, Variant::Straggler));
@@ -174,7 +184,21 @@ int main(int argc, char** argv) {
         }
         nc.push_back(x.cpu), nr.push_back(x.cpu / b.cpu), nm.push_back(x.rss_mb);
         sc.push_back(y.cpu), sr.push_back(y.cpu / b.cpu);
+        actors = simulated(y);
       }
+      // The recurrence plays the same ring as the actors just did.
+      const auto rec =
+          run(ringsim, ringsim_args(n, nodes ? Variant::Straggler : Variant::Flat, true));
+      if (!rec.ok) {
+        std::fprintf(stderr, "bench: the recurrence run failed: %s\n", rec.failure.c_str());
+        return 1;
+      }
+      if (std::fabs(simulated(rec) / actors - 1) > 1e-9) {
+        std::fprintf(stderr, "bench: the recurrence simulated %.12g s, the actors %.12g s\n",
+                     simulated(rec), actors);
+        status = 1;
+      }
+      rc.push_back(rec.cpu), rr.push_back(rec.cpu / b.cpu);
     }
     const double device_steps = static_cast<double>(n) * static_cast<double>(n);
     std::printf("| %ld | %.2f | %.2f | %.3f | %.0f | %.0f |", n, median(bc), median(fc), median(fr),
@@ -182,7 +206,7 @@ int main(int argc, char** argv) {
     if (nodes)
       std::printf(" %.2f | %.3f | %.2f | %.3f | %.0f |", median(nc), median(nr), median(sc),
                   median(sr), median(nm));
-    std::printf("\n");
+    std::printf(" %.2f | %.4f | %.0f |\n", median(rc), median(rr), device_steps / median(rc));
     std::fflush(stdout);
   }
   return status;
