@@ -220,6 +220,15 @@ TEST(Recurrence, RefusesWhatItCannotPlay) {
     EXPECT_EQ(c.err.rfind("ringsim: error: " + line, 0), 0u) << c.err;
     EXPECT_EQ(std::count(c.err.begin(), c.err.end(), '\n'), 1) << c.err;
   }
+  // Its own size estimate: 64K devices are 4.3G device-steps, cheap in
+  // activities but 16 bytes of recorded waits each.
+  const auto big = run({"--devices", "64K", "--block", "1024"});
+  EXPECT_EQ(big.exit_code, 2);
+  EXPECT_EQ(big.err.rfind("ringsim: error: --max-memory: this simulation needs about 1.34e+08 "
+                          "activities",
+                          0),
+            0u)
+      << big.err;
   // Below 1024 devices auto keeps the actors; off always does.
   const auto a = run({"--devices", "16", "--json"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
