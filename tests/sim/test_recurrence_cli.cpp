@@ -52,9 +52,9 @@ std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
 // simulated clock) of another event at that event, so where two events of a
 // run nearly coincide its times come out up to a nanosecond early per event;
 // the recurrence's arithmetic has no such window. Equal: to 1e-12 relative,
-// or within 100 of those nanoseconds (a wrong schedule is off by
+// or within 10 of those nanoseconds (a wrong schedule is off by
 // microseconds at least: a step here is 10 us to 1 ms).
-constexpr double kPrecisionSlack = 1e-7;
+constexpr double kPrecisionSlack = 1e-8;
 bool close(double a, double b) {
   return std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b)) + kPrecisionSlack;
 }
