@@ -191,6 +191,8 @@ TEST(Recurrence, EqualsTheActorsOnLinkDisjointRings) {
       {"--devices", "16", "--platform", "torus2d", "--gpu", "tpu-v5e", "--block", "2048"},
       {"--devices", "64", "--block", "1024", "--kernel", "roofline", "--straggler", "1:2"},
       {"--devices", "8", "--tp", "2", "--pass", "bwd"},  // attention scope: no TP collectives
+      {"--devices", "16", "--documents", "dataset:wikipedia", "--layout", "zigzag", "--pack",
+       "document", "--pass", "fwdbwd"},
   };
   for (const auto& shape : shapes) {
     std::string name;
