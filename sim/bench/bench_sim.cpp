@@ -11,8 +11,8 @@
 // ring with --flat-only) played as a recurrence (--recurrence on), no SimGrid
 // activities, checked to simulate the same time as the actors.
 //
-// usage: ringsim-bench-sim [--devices 1024,4096] [--reps 1] [--flat-only] [--ringsim PATH]
-//                          [--bare PATH]
+// usage: ringsim-bench-sim [--devices 1024,4096] [--reps 1] [--flat-only] [--recurrence-only]
+//                          [--ringsim PATH] [--bare PATH]
 // Prints a markdown table: median CPU seconds, peak memory, each ringsim run's
 // CPU over the bare program's of the same repetition, and device-steps per
 // CPU second; checks the bare program and the flat ring simulate the same time.
@@ -82,12 +82,73 @@ double simulated(const Sample& s) {
   return ringsim::RunSummary::from_json(nlohmann::json::parse(s.out), "ringsim").time_s;
 }
 
+// The bare program's arguments for the same ring: devices, a full step's and
+// the diagonal step's compute at the H100 roofline, the block's bytes, and
+// NVLink4's bandwidth and latency.
+std::vector<std::string> bare_ring_args(long n) {
+  const auto cat = ringsim::Catalog::embedded();
+  const auto& gpu = cat.device("h100-sxm");
+  const auto& nvl = cat.interconnect("nvlink4");
+  ringsim::RooflineModel cm(gpu.peak(ringsim::DType::BF16) * gpu.attention_efficiency);
+  ringsim::Workload w;
+  w.devices = n;
+  w.block = 4096;
+  w.shape = ringsim::find_model("--model", "llama3-8b");
+  const double diag = ringsim::step_seconds(w, cm, 0, 0, false);
+  const double full = n > 1 ? ringsim::step_seconds(w, cm, 1, 1, false) : diag;
+  const auto bytes = ringsim::pass_bytes(w, false).ring;
+  return {std::to_string(n),
+          fmt::format("{:.17g}", full),
+          fmt::format("{:.17g}", diag),
+          std::to_string(bytes),
+          fmt::format("{:.17g}", nvl.bandwidth),
+          fmt::format("{:.17g}", nvl.latency)};
+}
+
+// --recurrence-only: the bare program against the default path past 1024
+// devices, without the actors' runs (at 4096 each takes minutes): the flat
+// ring as a recurrence (checked to simulate the bare program's time) and the
+// straggler ring on the default cluster as a recurrence.
+int recurrence_only(const std::vector<long>& sizes, int reps, const std::string& ringsim,
+                    const std::string& bare) {
+  std::printf(
+      "| devices | bare CPU s | flat, recurrence CPU s | / bare | straggler, recurrence CPU s | / "
+      "bare | device-steps/s | straggler MB |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  int status = 0;
+  for (long n : sizes) {
+    std::vector<double> bc, fc, fr, sc, sr, sm;
+    for (int r = 0; r < reps; ++r) {
+      const auto b = run(bare, bare_ring_args(n));
+      const auto f = run(ringsim, ringsim_args(n, Variant::Flat, true));
+      const auto s = run(ringsim, ringsim_args(n, Variant::Straggler, true));
+      if (!b.ok || !f.ok || !s.ok) {
+        std::fprintf(stderr, "bench: a run failed (bare: %s; flat: %s; straggler: %s)\n",
+                     b.failure.c_str(), f.failure.c_str(), s.failure.c_str());
+        return 1;
+      }
+      if (std::fabs(std::stod(b.out) / simulated(f) - 1) > 1e-9) {
+        std::fprintf(stderr, "bench: bare simulated %s s, the recurrence %.12g s\n", b.out.c_str(),
+                     simulated(f));
+        status = 1;
+      }
+      bc.push_back(b.cpu), fc.push_back(f.cpu), fr.push_back(f.cpu / b.cpu);
+      sc.push_back(s.cpu), sr.push_back(s.cpu / b.cpu), sm.push_back(s.rss_mb);
+    }
+    const double device_steps = static_cast<double>(n) * static_cast<double>(n);
+    std::printf("| %ld | %.2f | %.2f | %.4f | %.2f | %.4f | %.0f | %.0f |\n", n, median(bc),
+                median(fc), median(fr), median(sc), median(sr), device_steps / median(sc),
+                median(sm));
+    std::fflush(stdout);
+  }
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<long> sizes{1024, 4096};
   int reps = 1;
-  bool nodes = true;
+  bool nodes = true, rec_only = false;
   std::string ringsim = ringsim::proc::sibling_exe("ringsim"),
               bare = ringsim::proc::sibling_exe("ringsim-bare-ring");
   for (int i = 1; i < argc; ++i) {
@@ -98,8 +159,8 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "--help" || a == "-h") {
       std::printf(
-          "usage: %s [--devices 1024,4096] [--reps 1] [--flat-only] [--ringsim PATH] [--bare "
-          "PATH]\n"
+          "usage: %s [--devices 1024,4096] [--reps 1] [--flat-only] [--recurrence-only] "
+          "[--ringsim PATH] [--bare PATH]\n"
           "Times ringsim against ringsim-bare-ring (the barest SimGrid ring) on the same work "
           "(docs/sim.md).\n",
           argv[0]);
@@ -114,24 +175,22 @@ int main(int argc, char** argv) {
       nodes = true;  // the default; kept for older scripts
     } else if (a == "--flat-only") {
       nodes = false;
+    } else if (a == "--recurrence-only") {
+      rec_only = true;
     } else if (a == "--ringsim") {
       ringsim = next();
     } else if (a == "--bare") {
       bare = next();
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--devices 1024,4096] [--reps 1] [--flat-only] [--ringsim PATH] "
-                   "[--bare PATH]\n",
+                   "usage: %s [--devices 1024,4096] [--reps 1] [--flat-only] [--recurrence-only] "
+                   "[--ringsim PATH] [--bare PATH]\n",
                    argv[0]);
       return 2;
     }
   }
 
-  const auto cat = ringsim::Catalog::embedded();
-  const auto& gpu = cat.device("h100-sxm");
-  const auto& nvl = cat.interconnect("nvlink4");
-  ringsim::RooflineModel cm(gpu.peak(ringsim::DType::BF16) * gpu.attention_efficiency);
-
+  if (rec_only) return recurrence_only(sizes, reps, ringsim, bare);
   std::printf(
       "| devices | bare CPU s | flat CPU s | flat / bare | flat device-steps/s | flat MB |%s%s\n",
       nodes ? " nodes CPU s | nodes / bare | straggler CPU s | straggler / bare | nodes MB |" : "",
@@ -141,19 +200,7 @@ int main(int argc, char** argv) {
               nodes ? "---:|---:|---:|---:|---:|" : "");
   int status = 0;
   for (long n : sizes) {
-    ringsim::Workload w;
-    w.devices = n;
-    w.block = 4096;
-    w.shape = ringsim::find_model("--model", "llama3-8b");
-    const double diag = ringsim::step_seconds(w, cm, 0, 0, false);
-    const double full = n > 1 ? ringsim::step_seconds(w, cm, 1, 1, false) : diag;
-    const auto bytes = ringsim::pass_bytes(w, false).ring;
-    const std::vector<std::string> bare_args{std::to_string(n),
-                                             fmt::format("{:.17g}", full),
-                                             fmt::format("{:.17g}", diag),
-                                             std::to_string(bytes),
-                                             fmt::format("{:.17g}", nvl.bandwidth),
-                                             fmt::format("{:.17g}", nvl.latency)};
+    const auto bare_args = bare_ring_args(n);
     // Per repetition: bare CPU, then each ringsim run's CPU and its ratio to
     // that bare run (contention on a shared machine moves both alike).
     std::vector<double> bc, fc, fr, fm, nc, nr, sc, sr, nm, rc, rr;
