@@ -17,6 +17,7 @@
 #include "proc/run_spec.hpp"
 #include "sim/guard.hpp"
 #include "sim/progress.hpp"
+#include "sim/recurrence_rules.hpp"
 #include "sim/sim_report.hpp"
 #include "sim/simulate.hpp"
 #include "sim/symmetry.hpp"
@@ -28,6 +29,10 @@ namespace {
 // --symmetry auto reduces a symmetric ring to one period past this size, where
 // the full simulation starts to take seconds (docs/sim.md, "Speed").
 constexpr std::int64_t kAutoSymmetryDevices = 1024;
+// --recurrence auto plays a link-disjoint ring as a recurrence past this size
+// (below it SimGrid's actors take seconds at most; docs/sim.md, "Link-disjoint
+// rings: recurrences").
+constexpr std::int64_t kAutoRecurrenceDevices = 1024;
 
 // Exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
 constexpr int kInterrupted = 130;
@@ -49,6 +54,10 @@ sim::SimOptions job_options(const proc::SimSpec& spec, const Workload& w, const 
     throw InputError("--dp: job mode runs on --platform nodes, fattree or flat, not a torus");
   if (spec.symmetry == sim::Symmetry::On)
     throw InputError("--symmetry: job mode (--dp > 1) simulates every ring; use auto or off");
+  if (spec.recurrence == sim::Recurrence::On)
+    throw InputError(
+        "--recurrence on: job mode (--dp > 1) runs rings and collectives that share links; use "
+        "auto or off");
   if (spec.fsdp && *spec.fsdp && w.scope != Scope::Layer)
     throw InputError("--fsdp: the FSDP flows gather a layer's weights; give --scope layer");
   auto job = w;
@@ -58,6 +67,18 @@ sim::SimOptions job_options(const proc::SimSpec& spec, const Workload& w, const 
   o.rings = spec.dp;
   o.fsdp = spec.fsdp.value_or(true) && w.scope == Scope::Layer;
   return o;
+}
+
+// --recurrence: a ring whose hops share no link played as arithmetic
+// (sim/recurrence.hpp), unless a symmetric period was chosen (cheaper still).
+void choose_recurrence(const proc::SimSpec& spec, const Workload& w, const Implementation& cm,
+                       sim::SimOptions& o) {
+  const bool on = spec.recurrence == sim::Recurrence::On;
+  if (spec.recurrence == sim::Recurrence::Off || o.topology.devices != w.devices) return;
+  if (!on && w.devices <= kAutoRecurrenceDevices) return;
+  const auto why = sim::recurrence_refusal(w, cm, o.topology, o.network);
+  if (on && !why.empty()) throw InputError("--recurrence on: " + why + "; use auto or off");
+  o.recurrence = why.empty();
 }
 
 // The simulator's record of the run: the spec resolved, the simulated
@@ -80,7 +101,10 @@ sim::SimOptions sim_options(const proc::SimSpec& spec, const Workload& w, const 
   o.record_rows = !spec.csv.empty();
   o.progress = sim::progress_wanted(spec.progress);
   if (spec.dp > 1) return job_options(spec, w, hw, std::move(o));
-  if (spec.symmetry != sim::Symmetry::Off) {
+  if (spec.symmetry == sim::Symmetry::On && spec.recurrence == sim::Recurrence::On)
+    throw InputError(
+        "--recurrence on: --symmetry on simulates one period instead; give one of them");
+  if (spec.symmetry != sim::Symmetry::Off && spec.recurrence != sim::Recurrence::On) {
     const auto p = sim::symmetric_period(tp_rank_workload(w), o.topology, o.faults,
                                          o.network == sim::NetworkModel::Exact,
                                          o.record_events || o.record_rows, &cm);
@@ -89,6 +113,7 @@ sim::SimOptions sim_options(const proc::SimSpec& spec, const Workload& w, const 
     if (p.devices > 0 && (spec.symmetry == sim::Symmetry::On || w.devices > kAutoSymmetryDevices))
       o.topology = p.topology;
   }
+  choose_recurrence(spec, w, cm, o);
   return o;
 }
 
@@ -146,7 +171,9 @@ int run(const proc::RunSpec& spec) {
   auto budget = sim::default_budget();
   if (spec.sim.max_activities) budget.max_activities = *spec.sim.max_activities;
   if (spec.sim.max_memory) budget.max_memory_bytes = *spec.sim.max_memory;
-  auto size = sim::estimate_size(w, o.topology, o.record_events, o.record_rows);
+  auto size = o.recurrence
+                  ? sim::estimate_recurrence_size(w, o.topology, o.record_events, o.record_rows)
+                  : sim::estimate_size(w, o.topology, o.record_events, o.record_rows);
   if (o.rings > 1) sim::add_job_size(size, w, o.topology, o.fsdp);
   sim::check_budget(size, budget);
 

@@ -250,6 +250,11 @@ void add_sim_flags(CLI::App* app, SimFlags& f) {
                   "auto|on|off: simulate one period of a uniform ring (auto: past 1024 devices)")
       ->capture_default_str()
       ->type_name(flag_type::kName);
+  app->add_option("--recurrence", f.recurrence,
+                  "auto|on|off: play a ring whose hops share no link as arithmetic, without "
+                  "SimGrid's activities (auto: past 1024 devices)")
+      ->capture_default_str()
+      ->type_name(flag_type::kName);
   app->add_option("--overlap", f.overlap,
                   "full: a step's transfer runs during its compute (GPUs, RDMA) | none: it "
                   "starts when the compute ends (MPI over shared memory; `ringsim calibrate` "
@@ -374,6 +379,7 @@ SimSpec parse_sim(const SimFlags& f, std::int64_t devices) {
   s.faults.seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
   s.progress = f.progress;
   s.symmetry = choose<sim::Symmetry>("--symmetry", f.symmetry, sim::symmetry_names());
+  s.recurrence = choose<sim::Recurrence>("--recurrence", f.recurrence, sim::recurrence_names());
   s.overlap = parse_choice("--overlap", f.overlap, {"full", "none"}) == "full";
   if (!f.max_activities.empty())
     s.max_activities =
@@ -474,6 +480,7 @@ std::vector<std::string> to_args(const SimSpec& s) {
     put(a, "--jitter", real_text(s.faults.jitter_sigma));
   if (s.faults.seed != d.faults.seed) put(a, "--seed", std::to_string(s.faults.seed));
   if (s.symmetry != d.symmetry) put(a, "--symmetry", sim::to_string(s.symmetry));
+  if (s.recurrence != d.recurrence) put(a, "--recurrence", sim::to_string(s.recurrence));
   if (!s.overlap) put(a, "--overlap", "none");
   if (s.dp != d.dp) put(a, "--dp", std::to_string(s.dp));
   if (s.fsdp) put(a, "--fsdp", *s.fsdp ? "on" : "off");

@@ -76,6 +76,7 @@ struct SimSpec {
   std::vector<int> torus_dims;        // empty: chosen from the device count
   sim::Faults faults;
   sim::Symmetry symmetry = sim::Symmetry::Auto;
+  sim::Recurrence recurrence = sim::Recurrence::Auto;
   bool overlap = true;  // --overlap full|none
   std::optional<std::uint64_t> max_activities, max_memory;
   bool progress = false;
@@ -122,6 +123,7 @@ struct SimFlags {
   std::string jitter, seed = "1";
   bool progress = false;
   std::string max_activities, max_memory, symmetry = "auto", overlap = "full";
+  std::string recurrence = "auto";
   std::string dp = "1", fsdp;
 };
 

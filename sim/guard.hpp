@@ -27,6 +27,15 @@ constexpr std::int64_t kFsdpStages = 8;
 // whole job's topology).
 void add_job_size(SizeEstimate& e, const Workload& w, const TopologyOptions& t, bool fsdp);
 
+// A run played as a recurrence (sim/recurrence.hpp): no actors, mailboxes or
+// SimGrid activities, only the platform's hosts and links (for the routes),
+// the recorder and any events and rows. Its arithmetic counts against
+// --max-activities as one activity per kRecurrencePerActivity computes and
+// transfers played (measured: about 80 ns each against SimGrid's 5-14 us).
+constexpr double kRecurrencePerActivity = 64;
+SizeEstimate estimate_recurrence_size(const Workload& w, const TopologyOptions& t, bool trace,
+                                      bool csv);
+
 struct Budget {
   std::uint64_t max_activities = 0;
   std::uint64_t max_memory_bytes = 0;

@@ -18,4 +18,12 @@ std::string to_string(Symmetry s) {
   return symmetry_names()[static_cast<int>(s)];
 }
 
+const std::vector<std::string>& recurrence_names() {
+  static const std::vector<std::string> n{"auto", "on", "off"};
+  return n;
+}
+std::string to_string(Recurrence r) {
+  return recurrence_names()[static_cast<int>(r)];
+}
+
 }  // namespace ringsim::sim

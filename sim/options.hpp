@@ -18,4 +18,10 @@ enum class Symmetry { Auto, On, Off };
 const std::vector<std::string>& symmetry_names();
 std::string to_string(Symmetry s);
 
+// --recurrence: play a ring whose hops share no link as arithmetic, without
+// SimGrid's activities (sim/recurrence.hpp).
+enum class Recurrence { Auto, On, Off };
+const std::vector<std::string>& recurrence_names();
+std::string to_string(Recurrence r);
+
 }  // namespace ringsim::sim

@@ -183,6 +183,9 @@ RunSummary sim_summary(const Summary& a, const SimResult& r, const SimOptions& o
   if (o.hardware.platform == Platform::Nodes) m.inter_topology = to_string(o.topology.inter);
   m.activities = r.activities;
   m.simulated_devices = r.simulated_devices;
+  m.simulation_method = r.recurrence                               ? "recurrence"
+                        : r.simulated_devices < o.workload.devices ? "symmetry"
+                                                                   : "simgrid";
   m.stalled_fwd = r.stalled_steps[0];
   m.stalled_bwd = r.stalled_steps[1];
   m.stalled_device_steps = r.stalled_device_steps;
@@ -236,6 +239,10 @@ std::string sim_summary_text(const Summary& a, const SimResult& r, const SimOpti
         fmt::format("every device's timeline is the same: simulated one period of {} devices "
                     "(--symmetry off for all {})",
                     r.simulated_devices, w.devices));
+  if (r.recurrence)
+    row("recurrence",
+        "no two ring hops share a link: the schedule played as a recurrence of SimGrid's exact "
+        "timing, without its actors (--recurrence off for them)");
   if (o.faults.any()) row("faults", faults_text(o.faults));
   if (o.rings > 1)
     for (const auto& [k, v] : job_rows(r.job, o, a.time_s)) row(k, v);
@@ -293,7 +300,10 @@ std::string sim_summary_text(const Summary& a, const SimResult& r, const SimOpti
   row("min block to hide comm", min_block_text(a.verdict, a.overlap) + " (analytic)");
   row("memory per device", human_bytes(static_cast<double>(a.memory_bytes_per_device)) +
                                " (attention buffers, one layer)");
-  row("simulated activities", fmt::format("{}", r.activities));
+  row("simulated activities",
+      r.recurrence ? fmt::format("{} computes and transfers played as a recurrence (0 in SimGrid)",
+                                 r.activities)
+                   : fmt::format("{}", r.activities));
   return out;
 }
 

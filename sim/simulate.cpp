@@ -19,6 +19,8 @@
 #include "sim/platform.hpp"
 #include "sim/progress.hpp"
 #include "sim/recorder.hpp"
+#include "sim/recurrence.hpp"
+#include "sim/run.hpp"
 #include "sim/transfer.hpp"
 
 namespace ringsim::sim {
@@ -64,141 +66,6 @@ bool g_engine_used = false;
 // The clock stretch of this process's one simulation (build_platform): a
 // power of two, 1 unless the run's activities are shorter than ~1 us.
 double g_time_scale = 1;
-
-struct Interrupted {};
-
-// The inputs the actors share and the recorder they report to. SimGrid runs
-// actors one at a time in one thread, so no locking is needed, and the order
-// is deterministic, so sums are too.
-struct Run {
-  const SimOptions& o;
-  const Workload& w;
-  const Implementation& im;
-  const Topology& topo;
-  std::int64_t n, steps;
-  std::vector<int> passes;  // 0 = fwd, 1 = bwd, in order
-  PassBytes bytes[2];
-  double dense_s[2] = {0, 0};
-  // --tp: GPUs per group, the bytes each sends per ring round, ring
-  // collectives per pass (0: none, e.g. --scope attention), whether they are
-  // all-gathers + reduce-scatters (sequence parallel) or all-reduces, and one
-  // barrier per group: its GPUs compute alike, so they enter each collective
-  // together.
-  int tp = 1;
-  std::uint64_t tp_share = 0;
-  int tp_collectives = 0;
-  bool sequence_parallel = true;
-  std::vector<sg4::BarrierPtr> tp_barrier;
-  std::vector<double> slow;
-  // Job mode: ranks per CP ring (n itself outside job mode), the link meter,
-  // and the FSDP flows: bytes one rank sends per round (all-gather,
-  // reduce-scatter), each device's time in them, and one barrier per device
-  // where its FSDP actor meets it at the start of each pass.
-  std::int64_t ring = 0;
-  std::unique_ptr<LinkMeter> meter;
-  std::uint64_t fsdp_ag = 0, fsdp_rs = 0;
-  std::vector<double> fsdp_s;
-  std::vector<sg4::BarrierPtr> fsdp_barrier;
-  // Every FSDP actor meets here as a collective ends; the slowest hop's route
-  // latency, paid once per round.
-  sg4::BarrierPtr fsdp_all;
-  double fsdp_lat = 0;
-  Recorder rec;
-  Progress progress;
-  std::string error;
-  bool deadlock = false;
-
-  Run(const SimOptions& opt, const Workload& user, const Topology& t, std::vector<int> ps,
-      std::uint64_t units)
-      : o(opt),
-        w(opt.workload),
-        im(*opt.compute),
-        topo(t),
-        n(opt.topology.devices),
-        steps(num_steps(opt.workload)),
-        passes(ps),
-        ring(opt.rings > 1 ? opt.workload.devices : opt.topology.devices),
-        rec(opt, opt.topology.devices, num_steps(opt.workload), std::move(ps)),
-        progress(opt.progress, units, "ringsim: simulating") {
-    for (int p : passes) {
-      bytes[p] = pass_bytes(w, p == 1, im);
-      if (w.scope == Scope::Layer)
-        dense_s[p] = other_layer_flops(w, p == 1) / o.hardware.gemm_flops();
-    }
-    slow = device_slowdowns(n, o.faults.stragglers);
-    // The same collectives and bytes the closed forms charge (tp_pass_seconds).
-    tp = std::max(user.tp, 1);
-    if (tp > 1 && user.scope == Scope::Layer) {
-      tp_collectives = tp_ring_collectives_per_pass(tp);
-      tp_share =
-          tp_share_bytes(user.block * user.batch, user.shape.d_model, dtype_bytes(user.dtype), tp);
-    }
-    sequence_parallel = user.sequence_parallel;
-    if (o.fsdp && o.rings > 1 && user.scope == Scope::Layer) {
-      // The layer's TP shard (1/tp of its weights) gathered over every rank
-      // of the job (TorchTitan's flattened dp_shard x cp mesh): each of the n
-      // rounds' shares is 1/n of it; weights in the run's dtype, gradients
-      // reduced in fp32 (TorchTitan's default reduce dtype).
-      const double shard = static_cast<double>(layer_params(user.shape)) / tp;
-      const double per = shard / static_cast<double>(n);
-      fsdp_ag = static_cast<std::uint64_t>(std::ceil(per * dtype_bytes(user.dtype)));
-      fsdp_rs = static_cast<std::uint64_t>(std::ceil(per * 4));
-      fsdp_s.assign(static_cast<std::size_t>(n), 0.0);
-    }
-  }
-
-  // Ring-local rank of device d (job mode: device r x ring + c is rank c of ring r).
-  std::int64_t rank(std::int64_t d) const { return d % ring; }
-  // Job mode: a transfer's bytes on the links of its route.
-  void meter_add(std::int64_t from, std::int64_t to, std::uint64_t bytes, double t0, double t1) {
-    if (!meter) return;
-    thread_local std::vector<Hop> hops;
-    hops.clear();
-    topo.route(from, to, hops);
-    meter->add(hops, static_cast<double>(bytes), t0 + topo.route_latency(from, to), t1);
-  }
-
-  // One device-step's phases (models/kernel/implementation.hpp). A straggler
-  // or jitter slows all of them alike.
-  StepCost cost(std::int64_t d, int layer, int pass, std::int64_t step, bool sends) const {
-    auto c = im.step(w, rank(d), step, pass == 1, sends);
-    const double k = factor(d, layer, pass, step);
-    c.launch_s *= k;
-    c.attention_s *= k;
-    c.merge_s *= k;
-    return c;
-  }
-  // The pass's closing work (the reduce phase); `step` -2 keeps its jitter
-  // apart from the steps' and the dense work's (-1).
-  double reduce_seconds(std::int64_t d, int layer, int pass) const {
-    const double t = im.reduce(w, rank(d), pass == 1);
-    return t > 0 ? t * factor(d, layer, pass, -2) : 0;
-  }
-  double factor(std::int64_t d, int layer, int pass, std::int64_t step) const {
-    return slow[static_cast<std::size_t>(d)] *
-           jitter_factor(o.faults.jitter_sigma, o.faults.seed, d, layer, pass, step);
-  }
-  // How the implementation's communication library slows device d while its
-  // own send to `next` runs: the kind and bandwidth of that route's slowest link.
-  Interference interference(std::int64_t d, std::int64_t next) const {
-    const auto& hw = o.hardware;
-    if (next < 0 || !hw.overlap) return {};
-    std::vector<Hop> hops;
-    topo.route(d, next, hops);
-    double bw = 0;
-    for (const auto& h : hops) {
-      const double b = topo.links()[static_cast<std::size_t>(h.link)].bandwidth;
-      bw = bw == 0 ? b : std::min(bw, b);
-    }
-    if (bw == 0) bw = hw.ring_bandwidth(w.devices);
-    std::string kind = hw.intra_kind;
-    if (hw.platform == Platform::FatTree && !hw.bandwidth_override)
-      kind = hw.inter_kind;
-    else if (bw < o.topology.intra_bw * (1 - 1e-12))
-      kind = hw.inter_kind;  // the route leaves the node (NIC) or closes over an inter link
-    return im.interference(kind, bw);
-  }
-};
 
 // SimGrid's timing precision is 1 ns: an activity shorter than that ends at
 // once (a block of 7 tokens computes in picoseconds and came out free). The
@@ -285,7 +152,6 @@ class Device {
   Device(Run& run, std::int64_t d) : r_(run), w_(run.w), d_(d) {
     // Neighbours inside the device's own ring (job mode: ring r's ranks are
     // devices r x ring .. r x ring + ring - 1).
-    const auto n = r_.ring, c = r_.rank(d), base = d - c;
     std::int64_t hop = 0;
     switch (w_.layout) {
       case Layout::Ulysses:
@@ -296,9 +162,8 @@ class Device {
       default:
         hop = 1;
     }
-    if (hop > 0 && (c + hop) % n != c) {
-      next_ = base + (c + hop) % n;
-      prev_ = base + (c - hop + n) % n;
+    std::tie(prev_, next_) = r_.ring_neighbours(d, hop);
+    if (next_ >= 0) {
       out_ = sg4::Mailbox::by_name(fmt::format("{}>{}", d, next_));
       in_ = sg4::Mailbox::by_name(fmt::format("{}>{}", prev_, d));
       slowdown_ = r_.interference(d, next_);
@@ -378,9 +243,7 @@ class Device {
   Interference slowdown_;  // while this device's own send runs
 
   static double now() { return sg4::Engine::get_clock() / g_time_scale; }
-  std::int32_t kv(std::int64_t step) const {
-    return static_cast<std::int32_t>(kv_source(w_, r_.rank(d_), step));
-  }
+  std::int32_t kv(std::int64_t step) const { return r_.kv(d_, step); }
 
   // `seconds` of compute. A timed wait, not an exec: every device has a host
   // of its own, so an exec would share its CPU with nothing, and a sleep costs
@@ -453,11 +316,8 @@ class Device {
         ct = times_of(send, recv);
         r_.meter_add(d_, next_, bytes, ct.send_start, ct.send_end);
       }
-      StepTimes st{t0, t0 + ends.launch, t0 + ends.attention, tc, now()};
-      st.free_s = cost.total();
-      r_.rec.step(d_, layer, pi, s, st, busy, cost, xfer ? bytes : 0, ct, prev_, next_, kv(s),
-                  xfer ? kv(s + 1) : -1);
-      r_.progress.tick();
+      r_.record_step(d_, layer, pi, s, cost, busy, ends, t0, tc, now(), xfer, bytes, ct, prev_,
+                     next_);
     }
     // Backward: dK/dV of the block held last is one hop short of home.
     if (pass == 1 && ringed && out_ && r_.bytes[1].final_hop) {
@@ -545,10 +405,7 @@ class Device {
   void dense(int layer, int pi, int pass) {
     if (r_.dense_s[pass] <= 0) return;
     const double t0 = now();
-    const double dur =
-        r_.dense_s[pass] * r_.slow[static_cast<std::size_t>(d_)] *
-        jitter_factor(r_.o.faults.jitter_sigma, r_.o.faults.seed, d_, layer, pass, -1);
-    compute(dur);
+    compute(r_.dense_seconds(d_, layer, pass));
     r_.rec.dense(d_, layer, pi, pass, t0, now());
   }
 };
@@ -730,6 +587,19 @@ std::string describe_run(const SimOptions& o, const Topology& topo) {
                     o.hardware);
 }
 
+// The run played as a recurrence (no actors: SimGrid only built the platform
+// whose routes it reads).
+SimResult play(Run& run, const std::vector<sg4::Host*>& hosts) {
+  try {
+    play_recurrence(run, hosts, g_time_scale);
+  } catch (const Interrupted&) {
+    run.rec.result().interrupted = true;
+  }
+  run.progress.finish();
+  if (run.rec.result().interrupted) return std::move(run.rec.result());
+  return run.rec.take();
+}
+
 }  // namespace
 
 bool simulation_available() {
@@ -791,6 +661,8 @@ SimResult simulate(const SimOptions& user) {
       throw std::invalid_argument(
           "simulate: a reduced ring needs a uniform ring layout and no faults or outputs");
   }
+  if (o.recurrence && (o.rings > 1 || o.topology.devices != o.workload.devices))
+    throw std::invalid_argument("simulate: a recurrence plays one whole ring");
   Topology topo(o.topology);
   const auto divisors = link_divisors(topo, o.faults.degrades);
 
@@ -812,6 +684,8 @@ SimResult simulate(const SimOptions& user) {
   const auto hosts = build_platform(topo, divisors, g_time_scale);
   run.rec.result().platform = describe_run(o, topo);
   run.rec.result().simulated_devices = o.topology.devices;
+  run.rec.result().recurrence = o.recurrence;
+  if (o.recurrence) return play(run, hosts);
   sg4::Engine::on_deadlock_cb([&run] { run.deadlock = true; });
   for (std::int64_t d = 0; d < run.n; ++d)
     sg4::Actor::create(fmt::format("device{}", d), hosts[static_cast<std::size_t>(d)], device_main,

@@ -65,6 +65,9 @@ struct SimOptions {
   // reduce-scatter) over all the job's ranks run as flows beside the rings.
   std::int64_t rings = 1;
   bool fsdp = false;
+  // Play the schedule as a recurrence instead of SimGrid's actors
+  // (sim/recurrence.hpp): only for a run recurrence_refusal() accepts.
+  bool recurrence = false;
 };
 
 // Job mode's results (SimOptions::rings > 1).
@@ -112,6 +115,7 @@ struct SimResult {
   // full cluster's, then "(simulated: ...)" and the period's.
   std::string platform;
   std::int64_t simulated_devices = 0;  // < workload.devices: a symmetric run's period
+  bool recurrence = false;             // played as a recurrence: no SimGrid activities
   bool interrupted = false;
   std::vector<std::vector<Event>> events;  // per device, in time order
   std::vector<std::vector<StepRow>> rows;  // per device

@@ -78,6 +78,7 @@ std::string* field(proc::RunFlags& f, const std::string& flag) {
       {"--jitter", &proc::SimFlags::jitter},
       {"--seed", &proc::SimFlags::seed},
       {"--symmetry", &proc::SimFlags::symmetry},
+      {"--recurrence", &proc::SimFlags::recurrence},
       {"--overlap", &proc::SimFlags::overlap}};
   for (const auto& [name, m] : w)
     if (name == flag) return &(f.w.*m);
@@ -168,6 +169,7 @@ const std::vector<std::string>& sweepable_flags() {
                                "--jitter",
                                "--seed",
                                "--symmetry",
+                               "--recurrence",
                                "--overlap",
                                "--straggler",
                                "--degrade",

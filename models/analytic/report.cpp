@@ -181,6 +181,7 @@ json RunSummary::to_json() const {
     if (s.inter_topology) j["inter_topology"] = *s.inter_topology;
     j["activities"] = s.activities;
     j["simulated_devices"] = s.simulated_devices;
+    j["simulation_method"] = s.simulation_method;
     j["stalled_steps"] = {{"fwd", s.stalled_fwd}, {"bwd", s.stalled_bwd}};
     j["stalled_device_steps"] = s.stalled_device_steps;
     j["wait_s"] = s.wait_s;
@@ -283,6 +284,8 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
     if (j.contains("inter_topology")) m.inter_topology = r.text("inter_topology");
     m.activities = r.count("activities");
     m.simulated_devices = r.integer("simulated_devices");
+    // Absent from summaries written before the recurrence: SimGrid's actors.
+    if (j.contains("simulation_method")) m.simulation_method = r.text("simulation_method");
     const auto& st = r.at("stalled_steps");
     if (!st.is_object() || !st.contains("fwd") || !st.contains("bwd"))
       r.wrong("stalled_steps", "an object with 'fwd' and 'bwd'");

@@ -56,6 +56,10 @@ struct RunSummary {
     std::optional<std::string> inter_topology;  // nodes platform only
     std::uint64_t activities = 0;
     std::int64_t simulated_devices = 0;
+    // How the schedule was played: "simgrid" (every device an actor),
+    // "symmetry" (one period of a uniform ring), "recurrence" (a link-disjoint
+    // ring as arithmetic, no SimGrid activities; docs/sim.md).
+    std::string simulation_method = "simgrid";
     std::vector<std::int64_t> stalled_fwd, stalled_bwd;
     std::uint64_t stalled_device_steps = 0;
     double wait_s = 0;

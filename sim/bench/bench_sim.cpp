@@ -5,13 +5,18 @@
 // roofline), on a flat ring of NVLink4 links (the platform the bare program
 // can build in ten lines), on ringsim's default cluster (8-GPU nodes + rail
 // IB), and that cluster with device 1 a 2x straggler (a ring no symmetry
-// reduces).
+// reduces). Those runs use SimGrid's actors (--recurrence off), so their ratio
+// to the bare program measures how ringsim uses SimGrid. Beside them, the
+// path a run past 1024 devices takes by default: the straggler ring (the flat
+// ring with --flat-only) played as a recurrence (--recurrence on), no SimGrid
+// activities, checked to simulate the same time as the actors.
 //
-// usage: ringsim-bench-sim [--devices 1024,4096] [--reps 1] [--flat-only] [--ringsim PATH]
-//                          [--bare PATH]
+// usage: ringsim-bench-sim [--devices 1024,4096] [--reps 1] [--flat-only] [--recurrence-only]
+//                          [--ringsim PATH] [--bare PATH]
 // Prints a markdown table: median CPU seconds, peak memory, each ringsim run's
 // CPU over the bare program's of the same repetition, and device-steps per
 // CPU second; checks the bare program and the flat ring simulate the same time.
+// The recurrence's columns: CPU s, its ratio to the bare run, device-steps/s.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -55,7 +60,7 @@ double median(std::vector<double> v) {
 // `ringsim run` on one ring of `n` devices, block 4096, llama3-8b, as a spec:
 // on a flat ring, or the default cluster with device 1 a 2x straggler or not.
 enum class Variant { Flat, Nodes, Straggler };
-std::vector<std::string> ringsim_args(long n, Variant v) {
+std::vector<std::string> ringsim_args(long n, Variant v, bool recurrence = false) {
   ringsim::proc::RunSpec spec;
   spec.workload.devices = n;
   spec.workload.block = 4096;
@@ -67,6 +72,7 @@ std::vector<std::string> ringsim_args(long n, Variant v) {
   // curves with an eager merge).
   spec.hardware.kernel = "roofline";
   spec.sim.max_memory = std::uint64_t{64} << 30;
+  spec.sim.recurrence = recurrence ? ringsim::sim::Recurrence::On : ringsim::sim::Recurrence::Off;
   spec.json = true;
   return ringsim::proc::to_args(spec);
 }
@@ -76,12 +82,73 @@ double simulated(const Sample& s) {
   return ringsim::RunSummary::from_json(nlohmann::json::parse(s.out), "ringsim").time_s;
 }
 
+// The bare program's arguments for the same ring: devices, a full step's and
+// the diagonal step's compute at the H100 roofline, the block's bytes, and
+// NVLink4's bandwidth and latency.
+std::vector<std::string> bare_ring_args(long n) {
+  const auto cat = ringsim::Catalog::embedded();
+  const auto& gpu = cat.device("h100-sxm");
+  const auto& nvl = cat.interconnect("nvlink4");
+  ringsim::RooflineModel cm(gpu.peak(ringsim::DType::BF16) * gpu.attention_efficiency);
+  ringsim::Workload w;
+  w.devices = n;
+  w.block = 4096;
+  w.shape = ringsim::find_model("--model", "llama3-8b");
+  const double diag = ringsim::step_seconds(w, cm, 0, 0, false);
+  const double full = n > 1 ? ringsim::step_seconds(w, cm, 1, 1, false) : diag;
+  const auto bytes = ringsim::pass_bytes(w, false).ring;
+  return {std::to_string(n),
+          fmt::format("{:.17g}", full),
+          fmt::format("{:.17g}", diag),
+          std::to_string(bytes),
+          fmt::format("{:.17g}", nvl.bandwidth),
+          fmt::format("{:.17g}", nvl.latency)};
+}
+
+// --recurrence-only: the bare program against the default path past 1024
+// devices, without the actors' runs (at 4096 each takes minutes): the flat
+// ring as a recurrence (checked to simulate the bare program's time) and the
+// straggler ring on the default cluster as a recurrence.
+int recurrence_only(const std::vector<long>& sizes, int reps, const std::string& ringsim,
+                    const std::string& bare) {
+  std::printf(
+      "| devices | bare CPU s | flat, recurrence CPU s | / bare | straggler, recurrence CPU s | / "
+      "bare | device-steps/s | straggler MB |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  int status = 0;
+  for (long n : sizes) {
+    std::vector<double> bc, fc, fr, sc, sr, sm;
+    for (int r = 0; r < reps; ++r) {
+      const auto b = run(bare, bare_ring_args(n));
+      const auto f = run(ringsim, ringsim_args(n, Variant::Flat, true));
+      const auto s = run(ringsim, ringsim_args(n, Variant::Straggler, true));
+      if (!b.ok || !f.ok || !s.ok) {
+        std::fprintf(stderr, "bench: a run failed (bare: %s; flat: %s; straggler: %s)\n",
+                     b.failure.c_str(), f.failure.c_str(), s.failure.c_str());
+        return 1;
+      }
+      if (std::fabs(std::stod(b.out) / simulated(f) - 1) > 1e-9) {
+        std::fprintf(stderr, "bench: bare simulated %s s, the recurrence %.12g s\n", b.out.c_str(),
+                     simulated(f));
+        status = 1;
+      }
+      bc.push_back(b.cpu), fc.push_back(f.cpu), fr.push_back(f.cpu / b.cpu);
+      sc.push_back(s.cpu), sr.push_back(s.cpu / b.cpu), sm.push_back(s.rss_mb);
+    }
+    const double device_steps = static_cast<double>(n) * static_cast<double>(n);
+    std::printf("| %ld | %.2f | %.2f | %.4f | %.2f | %.4f | %.0f | %.0f |\n", n, median(bc),
+                median(fc), median(fr), median(sc), median(sr), device_steps / median(sc),
+                median(sm));
+    std::fflush(stdout);
+  }
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<long> sizes{1024, 4096};
   int reps = 1;
-  bool nodes = true;
+  bool nodes = true, rec_only = false;
   std::string ringsim = ringsim::proc::sibling_exe("ringsim"),
               bare = ringsim::proc::sibling_exe("ringsim-bare-ring");
   for (int i = 1; i < argc; ++i) {
@@ -92,8 +159,8 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "--help" || a == "-h") {
       std::printf(
-          "usage: %s [--devices 1024,4096] [--reps 1] [--flat-only] [--ringsim PATH] [--bare "
-          "PATH]\n"
+          "usage: %s [--devices 1024,4096] [--reps 1] [--flat-only] [--recurrence-only] "
+          "[--ringsim PATH] [--bare PATH]\n"
           "Times ringsim against ringsim-bare-ring (the barest SimGrid ring) on the same work "
           "(docs/sim.md).\n",
           argv[0]);
@@ -108,46 +175,35 @@ int main(int argc, char** argv) {
       nodes = true;  // the default; kept for older scripts
     } else if (a == "--flat-only") {
       nodes = false;
+    } else if (a == "--recurrence-only") {
+      rec_only = true;
     } else if (a == "--ringsim") {
       ringsim = next();
     } else if (a == "--bare") {
       bare = next();
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--devices 1024,4096] [--reps 1] [--flat-only] [--ringsim PATH] "
-                   "[--bare PATH]\n",
+                   "usage: %s [--devices 1024,4096] [--reps 1] [--flat-only] [--recurrence-only] "
+                   "[--ringsim PATH] [--bare PATH]\n",
                    argv[0]);
       return 2;
     }
   }
 
-  const auto cat = ringsim::Catalog::embedded();
-  const auto& gpu = cat.device("h100-sxm");
-  const auto& nvl = cat.interconnect("nvlink4");
-  ringsim::RooflineModel cm(gpu.peak(ringsim::DType::BF16) * gpu.attention_efficiency);
-
+  if (rec_only) return recurrence_only(sizes, reps, ringsim, bare);
   std::printf(
-      "| devices | bare CPU s | flat CPU s | flat / bare | flat device-steps/s | flat MB |%s\n",
-      nodes ? " nodes CPU s | nodes / bare | straggler CPU s | straggler / bare | nodes MB |" : "");
-  std::printf("|---:|---:|---:|---:|---:|---:|%s\n", nodes ? "---:|---:|---:|---:|---:|" : "");
+      "| devices | bare CPU s | flat CPU s | flat / bare | flat device-steps/s | flat MB |%s%s\n",
+      nodes ? " nodes CPU s | nodes / bare | straggler CPU s | straggler / bare | nodes MB |" : "",
+      nodes ? " straggler, recurrence CPU s | / bare | device-steps/s |"
+            : " flat, recurrence CPU s | / bare | device-steps/s |");
+  std::printf("|---:|---:|---:|---:|---:|---:|%s---:|---:|---:|\n",
+              nodes ? "---:|---:|---:|---:|---:|" : "");
   int status = 0;
   for (long n : sizes) {
-    ringsim::Workload w;
-    w.devices = n;
-    w.block = 4096;
-    w.shape = ringsim::find_model("--model", "llama3-8b");
-    const double diag = ringsim::step_seconds(w, cm, 0, 0, false);
-    const double full = n > 1 ? ringsim::step_seconds(w, cm, 1, 1, false) : diag;
-    const auto bytes = ringsim::pass_bytes(w, false).ring;
-    const std::vector<std::string> bare_args{std::to_string(n),
-                                             fmt::format("{:.17g}", full),
-                                             fmt::format("{:.17g}", diag),
-                                             std::to_string(bytes),
-                                             fmt::format("{:.17g}", nvl.bandwidth),
-                                             fmt::format("{:.17g}", nvl.latency)};
+    const auto bare_args = bare_ring_args(n);
     // Per repetition: bare CPU, then each ringsim run's CPU and its ratio to
     // that bare run (contention on a shared machine moves both alike).
-    std::vector<double> bc, fc, fr, fm, nc, nr, sc, sr, nm;
+    std::vector<double> bc, fc, fr, fm, nc, nr, sc, sr, nm, rc, rr;
     for (int r = 0; r < reps; ++r) {
       const auto b = run(bare, bare_args);
       const auto f = run(ringsim, ringsim_args(n, Variant::Flat));
@@ -164,6 +220,7 @@ int main(int argc, char** argv) {
         status = 1;
       }
       bc.push_back(b.cpu), fc.push_back(f.cpu), fr.push_back(f.cpu / b.cpu), fm.push_back(f.rss_mb);
+      double actors = tf;  // the ring the recurrence plays, on the actors
       if (nodes) {
         const auto x = run(ringsim, ringsim_args(n, Variant::Nodes));
         const auto y = run(ringsim, ringsim_args(n, Variant::Straggler));
@@ -174,7 +231,21 @@ int main(int argc, char** argv) {
         }
         nc.push_back(x.cpu), nr.push_back(x.cpu / b.cpu), nm.push_back(x.rss_mb);
         sc.push_back(y.cpu), sr.push_back(y.cpu / b.cpu);
+        actors = simulated(y);
       }
+      // The recurrence plays the same ring as the actors just did.
+      const auto rec =
+          run(ringsim, ringsim_args(n, nodes ? Variant::Straggler : Variant::Flat, true));
+      if (!rec.ok) {
+        std::fprintf(stderr, "bench: the recurrence run failed: %s\n", rec.failure.c_str());
+        return 1;
+      }
+      if (std::fabs(simulated(rec) / actors - 1) > 1e-9) {
+        std::fprintf(stderr, "bench: the recurrence simulated %.12g s, the actors %.12g s\n",
+                     simulated(rec), actors);
+        status = 1;
+      }
+      rc.push_back(rec.cpu), rr.push_back(rec.cpu / b.cpu);
     }
     const double device_steps = static_cast<double>(n) * static_cast<double>(n);
     std::printf("| %ld | %.2f | %.2f | %.3f | %.0f | %.0f |", n, median(bc), median(fc), median(fr),
@@ -182,7 +253,7 @@ int main(int argc, char** argv) {
     if (nodes)
       std::printf(" %.2f | %.3f | %.2f | %.3f | %.0f |", median(nc), median(nr), median(sc),
                   median(sr), median(nm));
-    std::printf("\n");
+    std::printf(" %.2f | %.4f | %.0f |\n", median(rc), median(rr), device_steps / median(rc));
     std::fflush(stdout);
   }
   return status;

@@ -63,6 +63,7 @@ RunSpec every_field_set() {
   m.faults.jitter_sigma = 0.1;
   m.faults.seed = 42;
   m.symmetry = sim::Symmetry::Off;
+  m.recurrence = sim::Recurrence::On;
   m.overlap = false;
   m.max_activities = 12345;
   m.max_memory = std::uint64_t{3} << 30;

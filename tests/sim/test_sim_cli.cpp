@@ -160,7 +160,7 @@ TEST(SimCli, DataOnStandardOutputMovesTheReportToStderr) {
 }
 
 TEST(SimCli, SizeGuardRefusesAndSuggestsTheAnalyticEngine) {
-  const auto c = run({"--devices", "64K", "--block", "1024"});
+  const auto c = run({"--devices", "64K", "--block", "1024", "--recurrence", "off"});
   EXPECT_EQ(c.exit_code, 2);
   EXPECT_EQ(c.err.rfind("ringsim: error: --max-activities: ", 0), 0u) << c.err;
   EXPECT_NE(c.err.find("--engine analytic"), std::string::npos) << c.err;
