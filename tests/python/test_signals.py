@@ -72,15 +72,17 @@ PRELUDE = textwrap.dedent("""
 def start(body):
     """python3 running PRELUDE + body; returns the process once it printed 'ready'."""
     script = PRELUDE + textwrap.dedent(body)
+    # Unbuffered bytes: a buffered readline may read past 'ready' into lines that
+    # communicate() (which reads the pipe itself) would then never see.
     p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=dict(os.environ))
-    line = p.stdout.readline()
-    assert line.strip() == "ready", (line, p.stderr.read())
+                         stderr=subprocess.PIPE, bufsize=0, env=dict(os.environ))
+    line = p.stdout.readline().decode()
+    assert line.strip() == "ready", (line, p.stderr.read().decode())
     return p
 
 
 def finish(p, timeout=120):
-    out, err = p.communicate(timeout=timeout)
+    out, err = (b.decode() for b in p.communicate(timeout=timeout))
     lines = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
     return p.returncode, lines, err
 
