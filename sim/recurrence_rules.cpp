@@ -15,15 +15,16 @@ std::string shared_ring_link(const Topology& topo, std::int64_t ring) {
   // Per link direction, the first hop that crossed it (-1: none yet).
   std::vector<std::int64_t> user(2 * topo.links().size(), -1);
   std::vector<Hop> hops;
+  // Each ring of `ring` consecutive devices closes on its own first device.
+  const auto next_of = [ring](std::int64_t d) { return d - d % ring + (d % ring + 1) % ring; };
   for (std::int64_t d = 0; d < devices; ++d) {
-    const auto next = d - d % ring + (d % ring + 1) % ring;
+    const auto next = next_of(d);
     hops.clear();
     topo.route(d, next, hops);
     for (const auto& h : hops) {
       auto& first = user[2 * static_cast<std::size_t>(h.link) + (h.up ? 0 : 1)];
       if (first >= 0)
-        return fmt::format("hop {}->{} and {}->{} both cross {} {}", first,
-                           first - first % ring + (first % ring + 1) % ring, d, next,
+        return fmt::format("hop {}->{} and {}->{} both cross {} {}", first, next_of(first), d, next,
                            topo.links()[static_cast<std::size_t>(h.link)].name,
                            h.up ? "up" : "down");
       first = d;
