@@ -17,6 +17,7 @@
 #include "models/core/flag_types.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/schema.hpp"
+#include "models/plan/activations.hpp"
 #include "models/plan/calibration.hpp"
 #include "models/plan/cost.hpp"
 #include "models/plan/documents.hpp"
@@ -40,6 +41,7 @@ struct PlanFlags {
                           recheck = "0";
   bool max_context = false, explain = false, json = false, causal = true;
   std::string pp = "auto", pp_virtual = "1", microbatches;  // pipeline (models/plan/pipeline.hpp)
+  std::string pp_layout = "auto", pp_first_layers, pp_last_layers;
   // Precision and framework profile (models/plan/precision.hpp, framework.hpp)
   std::string precision = "bf16", attention_precision = "bf16", framework = "pytorch-fsdp";
   // --inference (cli/plan_inference.hpp)
@@ -52,6 +54,9 @@ struct PlanFlags {
   // Execution and calibration (models/plan/execution.hpp, calibration.hpp)
   std::string compile = "off", tp_overlap, micro_batch, calibration = "default",
               memory_check = "on";
+  // Memory rules apart from the framework's defaults (models/plan/framework.hpp)
+  std::string grad_dtype, fp8_weights, remat_policy, fsdp, recompute_layers, offload_layers;
+  std::string norm;
 };
 
 // The inference planner takes the flags it shares with training; those that
@@ -63,6 +68,9 @@ int run_inference(const PlanFlags& f) {
   if (f.recheck_given) throw InputError("--recheck: plans training; not with --inference");
   if (f.pp_given) throw InputError("--pp: plans training; not with --inference");
   if (f.pp_virtual != "1") throw InputError("--pp-virtual: plans training; not with --inference");
+  if (f.pp_layout != "auto") throw InputError("--pp-layout: plans training; not with --inference");
+  if (!f.pp_first_layers.empty() || !f.pp_last_layers.empty())
+    throw InputError("--pp-first-stage-layers: plans training; not with --inference");
   if (!f.microbatches.empty())
     throw InputError("--microbatches: plans training; not with --inference");
   if (f.attention_precision != "bf16")
@@ -111,6 +119,85 @@ void apply_execution_flags(const PlanFlags& f, const Device& device, PlanRequest
   if (cal == "default")
     if (const auto* c = find_calibration(to_string(r.framework), device.family))
       r.calibration = c->factor;
+}
+
+// When nothing fits for memory: the catalog devices whose reported memory
+// holds what the closest config needs (the runtime's terms differ a little
+// by device; the estimate is this device's).
+std::string larger_device_text(const std::vector<PlanConfig>& cs, const Catalog& cat,
+                               const std::string& gpu) {
+  if (cs.empty() || cs.front().feasible) return {};
+  const PlanConfig* best = nullptr;
+  for (const auto& c : cs)
+    if (c.why.kind == Infeasibility::Kind::Memory &&
+        (!best || c.why.needed_bytes < best->why.needed_bytes))
+      best = &c;
+  if (!best) return {};
+  std::vector<std::string> names;
+  for (const auto& d : cat.devices())
+    if (d.name != gpu && d.hbm_bytes >= best->why.needed_bytes)
+      names.push_back(fmt::format("{} ({:.1f} GiB)", d.name, d.hbm_bytes / 1073741824.0));
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  return fmt::format(
+      "\nthe closest config, {}, needs {:.1f} GiB per device; {}\n", best->label(),
+      best->why.needed_bytes / 1073741824.0,
+      names.empty() ? std::string("no device in the catalog holds that: more devices (--gpus) or "
+                                  "more parallelism (--cp, --pp, --tp)")
+                    : "a device that holds it: " + list + " (--gpu NAME)");
+}
+
+// --grad-dtype, --fp8-weights and --remat-policy onto the request: each
+// refused, with the reason, where the framework has no such rule.
+void apply_memory_flags(const PlanFlags& f, PlanRequest& r) {
+  const auto& fw = framework_profile(r);
+  if (!f.grad_dtype.empty())
+    r.grad_bytes = parse_choice("--grad-dtype", f.grad_dtype, {"bf16", "fp32"}) == "bf16" ? 2 : 4;
+  if (!f.fp8_weights.empty()) {
+    const bool on = parse_choice("--fp8-weights", f.fp8_weights, {"on", "off"}) == "on";
+    if (on && r.precision != Precision::FP8)
+      throw InputError("--fp8-weights: FP8 weights need --precision fp8");
+    if (on && !fw.fp8_weights_supported)
+      throw InputError(fmt::format(
+          "--fp8-weights: {} keeps its master weights and gathers FP8 copies; FP8 weight "
+          "storage is modelled for --framework megatron (--fp8-param-gather)",
+          fw.name));
+    r.fp8_weights = on ? 1 : 0;
+  }
+  if (!f.fsdp.empty()) {
+    const bool on = parse_choice("--fsdp", f.fsdp, {"on", "off"}) == "on";
+    if (r.framework != Framework::Megatron && !on)
+      throw InputError(fmt::format(
+          "--fsdp: {} always shards parameters, gradients and optimizer state (FSDP); off "
+          "applies to --framework megatron",
+          fw.name));
+    r.fsdp = on ? 1 : 0;
+  }
+  if (!f.recompute_layers.empty()) {
+    if (r.checkpointing != Checkpointing::Full)
+      throw InputError(
+          "--recompute-layers: partial recompute needs --activation-checkpointing full");
+    r.recompute_layers = static_cast<int>(
+        parse_count("--recompute-layers", f.recompute_layers, 1, r.shape.layers));
+  }
+  if (!f.norm.empty()) {
+    r.fused_norm = parse_choice("--norm", f.norm, {"eager", "fused"}) == "fused";
+    if (r.framework != Framework::PytorchFsdp)
+      throw InputError(fmt::format(
+          "--norm: chooses PyTorch's RMSNorm under --framework pytorch-fsdp; {} fuses its own",
+          fw.name));
+  }
+  if (!f.offload_layers.empty())
+    r.offload_layers =
+        static_cast<int>(parse_count("--offload-layers", f.offload_layers, 1, r.shape.layers));
+  if (!f.remat_policy.empty()) {
+    if (r.framework != Framework::JaxXla)
+      throw InputError(
+          "--remat-policy: MaxText's jax.checkpoint policies apply to --framework jax-xla; use "
+          "--activation-checkpointing none|selective|full");
+    r.remat_policy = parse_choice("--remat-policy", f.remat_policy, remat_policy_names());
+    r.checkpointing = remat_policy_checkpointing(r.remat_policy);
+  }
 }
 
 // Flags of --inference alone.
@@ -248,6 +335,7 @@ int run(const PlanFlags& f) {
       attention_dtype);
   PlanRequest r;
   r.attention_dtype = attention_dtype;
+  r.kernel = cm->kernel();
   r.framework = parse_framework("--framework", f.framework);
   r.tpu = device.kind == "tpu";
   r.precision = parse_precision("--precision", f.precision);
@@ -286,6 +374,7 @@ int run(const PlanFlags& f) {
   r.checkpointing = parse_checkpointing("--activation-checkpointing", f.checkpointing);
   parse_choice("--optimizer", f.optimizer, {"adamw"});
   r.loss = parse_loss("--loss", f.loss);
+  apply_memory_flags(f, r);
   r.causal = f.causal;
   if (!f.cp.empty()) r.cp_degrees = {parse_count("--cp", f.cp, 1, 1 << 20)};
   // One layout, or a comma list of the layouts to search (e.g. those a framework has).
@@ -312,6 +401,22 @@ int run(const PlanFlags& f) {
   else
     r.pp_degrees = {parse_count("--pp", f.pp, 1, 1 << 20)};
   r.pp_virtual = static_cast<int>(parse_count("--pp-virtual", f.pp_virtual, 1, 1024));
+  r.pp_layout = parse_pipeline_layout("--pp-layout", f.pp_layout);
+  if (!f.pp_first_layers.empty())
+    r.pp_first_layers = static_cast<int>(
+        parse_count("--pp-first-stage-layers", f.pp_first_layers, 1, r.shape.layers));
+  if (!f.pp_last_layers.empty())
+    r.pp_last_layers = static_cast<int>(
+        parse_count("--pp-last-stage-layers", f.pp_last_layers, 1, r.shape.layers));
+  if ((r.pp_first_layers > 0) != (r.pp_last_layers > 0))
+    throw InputError(
+        "--pp-first-stage-layers: give it with --pp-last-stage-layers (Megatron's uneven edge "
+        "stages take both)");
+  if (r.pp_first_layers > 0 && r.pp_layout != PipelineLayout::Auto &&
+      r.pp_layout != PipelineLayout::Even)
+    throw InputError(
+        "--pp-layout: the edge stages' layers (--pp-first/last-stage-layers) split the middle "
+        "stages evenly; use --pp-layout even or auto with them");
   if (!f.microbatches.empty())
     r.microbatches = parse_count("--microbatches", f.microbatches, 1, 1 << 20);
   apply_execution_flags(f, device, r);
@@ -447,6 +552,7 @@ int run(const PlanFlags& f) {
         "  memory check off: configurations are timed even where the memory model says they "
         "do not fit\n";
   out += table(configs, top);
+  out += larger_device_text(configs, cat, hw.gpu_name);
   if (costed && !f.explain) out += cost_text(*chosen, plan_cost(*chosen, r.gpus, cost));
   if (docs) out += documents_text(*docs, *sampling);
   if (sampling && !docs)
@@ -486,6 +592,38 @@ Command plan_command() {
         sub->add_option("--activation-checkpointing", f->checkpointing, "none|selective|full")
             ->capture_default_str()
             ->type_name(flag_type::kName);
+        sub->add_option("--grad-dtype", f->grad_dtype,
+                        "Gradients' dtype: megatron's main-gradient buffer (default bf16, as "
+                        "NeMo's performance recipes), pytorch-fsdp's reduce dtype (default fp32)")
+            ->type_name("bf16|fp32");
+        sub->add_option("--fp8-weights", f->fp8_weights,
+                        "megatron with --precision fp8: linear weights stored in FP8 (Megatron's "
+                        "--fp8-param-gather; default on, as Megatron-Bridge's FP8 recipes)")
+            ->type_name("on|off");
+        sub->add_option("--fsdp", f->fsdp,
+                        "megatron: on = Megatron FSDP (params, gradients and optimizer state "
+                        "sharded over cp x dp, gathered per layer); default off (the "
+                        "distributed optimizer)")
+            ->type_name("on|off");
+        sub->add_option("--norm", f->norm,
+                        "pytorch-fsdp: eager RMSNorm (keeps an fp32 copy of its input; the "
+                        "default) or fused (a fused kernel, TorchTitan's fused_rmsnorm)")
+            ->type_name("eager|fused");
+        sub->add_option("--recompute-layers", f->recompute_layers,
+                        "With full checkpointing: only N layers per stage and model chunk "
+                        "recompute, the rest keep their activations (Megatron's "
+                        "--recompute-method block --recompute-num-layers N)")
+            ->type_name(flag_type::kInt);
+        sub->add_option("--offload-layers", f->offload_layers,
+                        "Activations of N layers per stage kept in host memory (Megatron's "
+                        "cpu_offloading_num_layers); the copies are not timed")
+            ->type_name(flag_type::kInt);
+        sub->add_option("--remat-policy", f->remat_policy,
+                        "jax-xla: MaxText's remat_policy (full, minimal, minimal_with_context, "
+                        "save_dot_with_context_except_mlp, save_dot_except_mlpwi, "
+                        "save_dot_except_mlp, save_qkv_proj, save_out_proj, qkv_proj_offloaded, "
+                        "minimal_offloaded); overrides --activation-checkpointing")
+            ->type_name(flag_type::kName);
         sub->add_option("--optimizer", f->optimizer, "adamw")
             ->capture_default_str()
             ->type_name(flag_type::kName);
@@ -503,7 +641,8 @@ Command plan_command() {
             ->capture_default_str()
             ->type_name(flag_type::kName);
         sub->add_option("--loss", f->loss,
-                        "eager (fp32 logits of every token) | chunked (4096-token chunks)")
+                        "eager (fp32 logits of every token) | chunked (4096-token chunks) | "
+                        "compiled (torch.compile's fused cross-entropy: bf16 logits and gradient)")
             ->capture_default_str()
             ->type_name(flag_type::kName);
         sub->add_option("--cp", f->cp,
@@ -526,6 +665,22 @@ Command plan_command() {
         sub->add_option("--pp-virtual", f->pp_virtual,
                         "Virtual stages per device: 1 = 1F1B, V > 1 = interleaved 1F1B")
             ->capture_default_str()
+            ->type_name(flag_type::kInt);
+        sub->add_option("--pp-layout", f->pp_layout,
+                        "How layers split over stages: balanced (Llama 3: edge stages lighter), "
+                        "even (Megatron's default), embedding-loss (the embedding and the loss "
+                        "count as a layer each: Megatron's --account-for-embedding/loss-in-"
+                        "pipeline-split), auto (balanced where it splits into whole virtual "
+                        "chunks, else embedding-loss, else even)")
+            ->capture_default_str()
+            ->type_name("auto|balanced|even|embedding-loss");
+        sub->add_option("--pp-first-stage-layers", f->pp_first_layers,
+                        "Layers on the first stage, the rest even over the middle stages "
+                        "(Megatron's --decoder-first-pipeline-num-layers); with "
+                        "--pp-last-stage-layers")
+            ->type_name(flag_type::kInt);
+        sub->add_option("--pp-last-stage-layers", f->pp_last_layers,
+                        "Layers on the last stage (Megatron's --decoder-last-pipeline-num-layers)")
             ->type_name(flag_type::kInt);
         sub->add_option("--microbatches", f->microbatches,
                         "Microbatches per data-parallel replica per step (default: sequences per "

@@ -34,36 +34,65 @@ std::string pct(double x) {
   return fmt::format("{:+.1f}%", 100 * x);
 }
 
+// One row of the table: a fits case says fits or REFUSED (and why).
+std::string table_row(const ValidationRow& r) {
+  const auto& c = *r.c;
+  if (metric_is_fits(c.metric))
+    return fmt::format("{:<26}{:<24}{:<22}{:>11}{:>11}{:>8}{:>8}{:>6}{:>9}  {}{}\n", c.id, c.source,
+                       c.metric, c.published > 0 ? "yes" : "no (OOM)",
+                       r.predicted > 0 ? "yes" : "no", "", "", "", "-",
+                       r.within() ? "ok" : "OUT", r.refused.empty() ? "" : ": " + r.refused);
+  return fmt::format("{:<26}{:<24}{:<22}{:>11.4g}{:>11.4g}{:>8}{:>8}{:>5.0f}%{:>9}  {}{}\n", c.id,
+                     c.source, c.metric, c.published, r.predicted, pct(r.error()),
+                     pct(r.first_principles / c.published - 1), 100 * c.tolerance,
+                     c.fit ? pct(r.loo_error()) : "-", r.within() ? "ok" : "OUT",
+                     r.refused.empty() ? "" : ": refused: " + r.refused);
+}
+
 std::string table(const std::vector<ValidationRow>& rows) {
   std::string out =
       fmt::format("{:<26}{:<24}{:<22}{:>11}{:>11}{:>8}{:>8}{:>6}{:>9}  {}\n", "case", "source",
                   "metric", "published", "predicted", "error", "first", "tol", "LOO", "");
-  for (const auto& r : rows) {
-    out +=
-        fmt::format("{:<26}{:<24}{:<22}{:>11.4g}{:>11.4g}{:>8}{:>8}{:>5.0f}%{:>9}  {}\n", r.c->id,
-                    r.c->source, r.c->metric, r.c->published, r.predicted, pct(r.error()),
-                    pct(r.first_principles / r.c->published - 1), 100 * r.c->tolerance,
-                    r.c->fit ? pct(r.loo_error()) : "-", r.within() ? "ok" : "OUT");
-  }
+  for (const auto& r : rows) out += table_row(r);
   return out;
 }
 
+// The summary keeps three kinds apart: step times and speedups (the time
+// error, as before), measured peak memory, and whether published runs fit.
 struct Summary {
   double median_abs = 0, max_abs = 0, median_abs_first = 0;
-  int out = 0;
+  int out = 0, cases = 0;
+  int memory_cases = 0;
+  int fits_cases = 0, refused = 0;    // published runs that ran, and those the planner refuses
+  int oom_cases = 0, oom_refused = 0;  // published out-of-memory runs, and those it refuses
+  double memory_median_abs = 0, memory_max_abs = 0;
 };
 
 Summary summarise(const std::vector<ValidationRow>& rows) {
-  std::vector<double> e, f;
+  std::vector<double> e, f, mem;
   Summary s;
   for (const auto& r : rows) {
+    if (!r.within()) ++s.out;
+    if (metric_is_fits(r.c->metric)) {
+      const bool ran = r.c->published > 0;
+      ++(ran ? s.fits_cases : s.oom_cases);
+      if (r.predicted <= 0) ++(ran ? s.refused : s.oom_refused);
+      continue;
+    }
+    if (metric_is_memory(r.c->metric)) {
+      ++s.memory_cases;
+      mem.push_back(std::fabs(r.error()));
+      continue;
+    }
+    ++s.cases;
     e.push_back(std::fabs(r.error()));
     f.push_back(std::fabs(r.first_principles / r.c->published - 1));
-    if (!r.within()) ++s.out;
   }
   s.median_abs = median(e);
   s.median_abs_first = median(f);
   s.max_abs = e.empty() ? 0 : *std::max_element(e.begin(), e.end());
+  s.memory_median_abs = median(mem);
+  s.memory_max_abs = mem.empty() ? 0 : *std::max_element(mem.begin(), mem.end());
   return s;
 }
 
@@ -103,6 +132,10 @@ nlohmann::json to_json(const std::vector<ValidationRow>& rows,
          {"tolerance", r.c->tolerance},
          {"fit", r.c->fit},
          {"group", r.group},
+         {"memory_scope",
+          metric_is_memory(r.c->metric) ? nlohmann::json(r.c->memory_scope) : nullptr},
+         {"derived", r.c->derived},
+         {"refused", r.refused.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.refused)},
          {"within", r.within()}});
   j["sources"] = nlohmann::json::array();
   for (const auto& s : set.sources)
@@ -119,6 +152,13 @@ nlohmann::json to_json(const std::vector<ValidationRow>& rows,
                   {"median_abs_error", sum.median_abs},
                   {"max_abs_error", sum.max_abs},
                   {"median_abs_error_first_principles", sum.median_abs_first},
+                  {"memory_cases", sum.memory_cases},
+                  {"memory_median_abs_error", sum.memory_median_abs},
+                  {"memory_max_abs_error", sum.memory_max_abs},
+                  {"fits_cases", sum.fits_cases},
+                  {"refused", sum.refused},
+                  {"oom_cases", sum.oom_cases},
+                  {"oom_refused", sum.oom_refused},
                   {"out_of_tolerance", sum.out}};
   return j;
 }
@@ -164,10 +204,14 @@ int run(const ValidateFlags& f) {
           "worst {:.1f}%\n",
           k.key, k.factor, k.runs, 100 * k.loo_median_abs_error, 100 * k.loo_max_abs_error);
     std::cout << fmt::format(
-        "{} cases from {} sources: median |error| {:.1f}% (first principles {:.1f}%), worst "
-        "{:.1f}%; {} out of tolerance{}\n",
-        rows.size(), set.sources.size(), 100 * sum.median_abs, 100 * sum.median_abs_first,
-        100 * sum.max_abs, sum.out,
+        "{} cases from {} sources: {} step and speedup cases, median |error| {:.1f}% (first "
+        "principles {:.1f}%), worst {:.1f}%; {} measured peak memory, median |error| {:.1f}%, "
+        "worst {:.1f}%; {} runs that ran checked to fit, {} refused; {} published out-of-memory "
+        "runs, {} refused; {} out of tolerance{}\n",
+        rows.size(), set.sources.size(), sum.cases, 100 * sum.median_abs,
+        100 * sum.median_abs_first, 100 * sum.max_abs, sum.memory_cases,
+        100 * sum.memory_median_abs, 100 * sum.memory_max_abs, sum.fits_cases, sum.refused,
+        sum.oom_cases, sum.oom_refused, sum.out,
         f.fit.empty() ? "" : fmt::format("; factors written to {}", f.fit));
   }
   return sum.out > 0 ? 1 : 0;

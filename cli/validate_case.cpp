@@ -32,32 +32,58 @@ nlohmann::json run_captured(const std::vector<std::string>& args, const Validati
   return nlohmann::json::parse(out.str());
 }
 
-// plan's best configuration, refused when the planner finds it infeasible.
-const nlohmann::json& plan_config(const nlohmann::json& j, const ValidationCase& c) {
+// plan's best configuration, or null with the reason when the planner
+// finds it infeasible (the case is then out: a run that ran must fit).
+const nlohmann::json* plan_config(const nlohmann::json& j, std::string* refused) {
   const auto& cf = j.at("configs").at(0);
-  if (!cf.at("feasible").get<bool>())
-    throw case_error(c, "ringsim plan finds the configuration infeasible: " +
-                            cf.at("reason").get<std::string>());
-  return cf;
+  if (!cf.at("feasible").get<bool>()) {
+    *refused = cf.at("reason").get<std::string>();
+    return nullptr;
+  }
+  return &cf;
 }
 
-// The time a speedup compares: plan's step, or one run's time.
-double time_of(const ValidationCase& c, bool baseline) {
+// The peak a memory case compares, in GiB (2^30 bytes).
+double memory_gib(const ValidationCase& c, const nlohmann::json& cf) {
+  const char* key = c.memory_scope == "allocated" ? "memory_allocated_bytes"
+                    : c.memory_scope == "reserved" ? "memory_reserved_bytes"
+                                                    : "memory_bytes_per_device";
+  return cf.at(key).get<double>() / (1024.0 * 1024 * 1024);
+}
+
+// The time a speedup compares: plan's step, or one run's time (0 when the
+// planner refuses it, with the reason).
+double time_of(const ValidationCase& c, bool baseline, std::string* refused) {
   const auto j = run_captured(case_command(c, baseline), c);
-  if (c.command == "plan") return plan_config(j, c).at("step_time_s").get<double>();
-  return j.at("time_s").get<double>();
+  if (c.command != "plan") return j.at("time_s").get<double>();
+  const auto* cf = plan_config(j, refused);
+  return cf ? cf->at("step_time_s").get<double>() : 0;
 }
 
-// The absolute metrics: plan's throughput, FLOP rate or step; infer's TTFT or decode.
-double metric_of(const ValidationCase& c, const nlohmann::json& j) {
+// infer's verdict on memory, with the same reason a refusal carries.
+double infer_fits(const nlohmann::json& j, std::string* refused) {
+  const auto& m = j.at("memory");
+  if (m.at("fits").get<bool>()) return 1;
+  *refused = fmt::format("needs {:.2f} GiB > {:.2f} GiB", m.at("total_bytes").get<double>() / 1073741824.0,
+                         m.at("hbm_bytes").get<double>() / 1073741824.0);
+  return 0;
+}
+
+// The absolute metrics: plan's throughput, FLOP rate, step or peak memory;
+// infer's TTFT or decode; either's fits (1 or 0).
+double metric_of(const ValidationCase& c, const nlohmann::json& j, std::string* refused) {
   if (c.command == "plan") {
-    const auto& cf = plan_config(j, c);
-    const double tps = cf.at("tokens_per_s_per_gpu").get<double>();
+    const auto* cf = plan_config(j, refused);
+    if (metric_is_fits(c.metric)) return cf ? 1 : 0;
+    if (!cf) return 0;
+    const double tps = cf->at("tokens_per_s_per_gpu").get<double>();
     if (c.metric == "tokens_per_s_per_gpu") return tps;
     if (c.metric == "model_tflops_per_gpu") return tps * c.flops_per_token / 1e12;
-    if (c.metric == "step_time_s") return cf.at("step_time_s").get<double>();
+    if (c.metric == "step_time_s") return cf->at("step_time_s").get<double>();
+    if (metric_is_memory(c.metric)) return memory_gib(c, *cf);
     return 0;
   }
+  if (metric_is_fits(c.metric)) return infer_fits(j, refused);
   const auto& a = j.at("analytic");
   if (c.metric == "ttft_s") return a.at("ttft_s").get<double>();
   if (c.metric == "decode_s_per_token") return a.at("decode_s_per_token").get<double>();
@@ -83,14 +109,15 @@ ValidationRow predict_case(const ValidationCase& c) {
   row.c = &c;
   if (metric_is_ratio(c.metric)) {
     // No group: a factor on the step time multiplies both runs and cancels.
-    const double t = time_of(c, false), base = time_of(c, true);
+    const double t = time_of(c, false, &row.refused), base = time_of(c, true, &row.refused);
     row.first_principles = t > 0 ? base / t : 0;
   } else {
     const auto j = run_captured(case_command(c), c);
-    if (c.command == "plan") row.group = j.at("calibration").at("group").get<std::string>();
-    row.first_principles = metric_of(c, j);
+    if (c.command == "plan" && metric_is_step(c.metric))
+      row.group = j.at("calibration").at("group").get<std::string>();
+    row.first_principles = metric_of(c, j, &row.refused);
   }
-  if (!(row.first_principles > 0))
+  if (!(row.first_principles > 0) && row.refused.empty() && !metric_is_fits(c.metric))
     throw case_error(c, "metric " + c.metric + " is not given by " + c.command);
   return row;
 }

@@ -99,7 +99,10 @@ std::string validation_plot_svg(const std::vector<ValidationRow>& rows, const Va
   const char* colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                            "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
   std::vector<const ValidationRow*> absolute, ratio;
-  for (const auto& r : rows) (metric_is_ratio(r.c->metric) ? ratio : absolute).push_back(&r);
+  // Fits cases are yes/no, and a refused run has no value: neither is a point.
+  for (const auto& r : rows)
+    if (!metric_is_fits(r.c->metric) && r.predicted > 0)
+      (metric_is_ratio(r.c->metric) ? ratio : absolute).push_back(&r);
   const double M = 80, P = 460, Q = 300;
   // The absolute panel first, the ratio panel to its right; the legend after both.
   double x = M;

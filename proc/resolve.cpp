@@ -143,6 +143,10 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
   hw.efficiency = dev.attention_efficiency;
   hw.gemm_efficiency = dev.gemm_efficiency;
   hw.hbm_bytes = dev.hbm_bytes;
+  hw.hbm_driver_reserved = dev.hbm_driver_reserved_bytes;
+  hw.context_bytes = dev.context_bytes;
+  hw.blas_workspace_bytes = dev.blas_workspace_bytes;
+  hw.tpu = dev.kind == "tpu";
   hw.hbm_bandwidth = h.hbm_bandwidth ? *h.hbm_bandwidth : dev.hbm_bandwidth;
   hw.platform = platform ? *platform : parse_platform("--platform", dev.default_platform);
   hw.gpus_per_node = gpn ? *gpn : dev.default_gpus_per_node;

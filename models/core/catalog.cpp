@@ -70,6 +70,24 @@ void read_deployment(const Reader& r, Device& d) {
   }
 }
 
+// The device's memory as its tools report it and what the runtime takes
+// out of it (docs/models.md, "Device memory"): optional for a --catalog
+// device, each default saying what it assumes.
+void read_memory(const Reader& r, Device& d) {
+  d.hbm_reported_by = r.str_or("hbm_reported_by", "the catalog file's hbm_bytes");
+  d.hbm_source = r.str_or("hbm_source", "not given");
+  d.hbm_driver_reserved_bytes = r.num_or("hbm_driver_reserved_bytes", 0, 1e12, 0);
+  d.hbm_driver_reserved_source = r.str_or("hbm_driver_reserved_source", "not given: none charged");
+  const bool gpu = d.kind != "tpu";
+  d.context_bytes = r.num_or("context_bytes", 0, 1e11, gpu ? kDefaultContextBytes : 0);
+  d.context_source = r.str_or(
+      "context_source", gpu ? "assumption: PyTorch's maintainers' ~400 MB CUDA context with lazy "
+                              "module loading (pytorch/pytorch issue 109888)"
+                            : "none: the runtime's reserve is outside the reported limit");
+  d.blas_workspace_bytes = r.num_or("blas_workspace_bytes", 0, 1e10, 0);
+  d.blas_workspace_source = r.str_or("blas_workspace_source", "not given: none charged");
+}
+
 void read_efficiencies(const Reader& r, Interconnect& n) {
   n.p2p_efficiency = r.num_or("p2p_efficiency", 0.01, 1.0, 1.0);
   n.p2p_efficiency_source =
@@ -224,6 +242,7 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
       read_range(r, d.name, "attention_efficiency", d.attention_efficiency, d.efficiency_source,
                  1e-3, 1.0, d.assumptions);
       read_deployment(r, d);
+      read_memory(r, d);
       upsert(next.devices_, d);
     }
   }

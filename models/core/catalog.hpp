@@ -34,6 +34,11 @@ struct PowerModel {
   double clock_scale(double watts) const;
 };
 
+// A CUDA/HIP context with lazy module loading, where the catalog gives none:
+// "around 400MB if CUDA >= 11.7 is used and lazy module loading enabled"
+// (a PyTorch maintainer, pytorch/pytorch issue 109888).
+inline constexpr double kDefaultContextBytes = 400e6;
+
 struct Device {
   std::string name, display, kind;  // kind: gpu | tpu
   std::string family;               // architecture family (hopper, ampere, ...): calibration's key
@@ -62,6 +67,15 @@ struct Device {
   std::string default_power_source, same_compute_as;
   double hbm_efficiency = 1;
   std::string hbm_efficiency_source;
+  // Memory as the device's own tools report it (hbm_bytes: nvidia-smi's
+  // total, rocm-smi's, or JAX's bytes_limit on a TPU), the part of it the
+  // driver keeps from CUDA (nvidia-smi's total less cudaMemGetInfo's), the
+  // runtime context and the BLAS library's workspace (docs/models.md).
+  std::string hbm_reported_by, hbm_source;
+  double hbm_driver_reserved_bytes = 0;
+  std::string hbm_driver_reserved_source;
+  double context_bytes = 0, blas_workspace_bytes = 0;
+  std::string context_source, blas_workspace_source;
   std::vector<std::pair<int, int>> gemm_tiles;
   std::string gemm_tiles_source;
   double peak(DType d) const;

@@ -88,6 +88,10 @@ struct Hardware {
   double efficiency = 0;       // attention fraction of peak (roofline kernel; prior without curves)
   double gemm_efficiency = 0;  // matmul fraction of peak (projections, MLP, logits); 0: efficiency
   double hbm_bytes = 0, hbm_bandwidth = 0;
+  // What the runtime takes out of hbm_bytes before a framework allocates
+  // (catalog Device): the driver's reserve, the context, the BLAS workspace.
+  double hbm_driver_reserved = 0, context_bytes = 0, blas_workspace_bytes = 0;
+  bool tpu = false;
   Platform platform = Platform::Nodes;
   int gpus_per_node = 8;
   std::string intra_name, inter_name;

@@ -14,7 +14,7 @@ const std::vector<std::string>& checkpointing_names() {
   return n;
 }
 const std::vector<std::string>& loss_names() {
-  static const std::vector<std::string> n{"eager", "chunked"};
+  static const std::vector<std::string> n{"eager", "chunked", "compiled"};
   return n;
 }
 std::string to_string(Checkpointing c) {
@@ -29,7 +29,21 @@ Checkpointing parse_checkpointing(const std::string& flag, const std::string& s)
   return static_cast<Checkpointing>(std::find(n.begin(), n.end(), v) - n.begin());
 }
 LossImpl parse_loss(const std::string& flag, const std::string& s) {
-  return parse_choice(flag, s, loss_names()) == "eager" ? LossImpl::Eager : LossImpl::Chunked;
+  const auto v = parse_choice(flag, s, loss_names());
+  const auto& n = loss_names();
+  return static_cast<LossImpl>(std::find(n.begin(), n.end(), v) - n.begin());
+}
+const std::vector<std::string>& pipeline_layout_names() {
+  static const std::vector<std::string> n{"auto", "balanced", "even", "embedding-loss"};
+  return n;
+}
+std::string to_string(PipelineLayout l) {
+  return pipeline_layout_names()[static_cast<int>(l)];
+}
+PipelineLayout parse_pipeline_layout(const std::string& flag, const std::string& s) {
+  const auto v = parse_choice(flag, s, pipeline_layout_names());
+  const auto& n = pipeline_layout_names();
+  return static_cast<PipelineLayout>(std::find(n.begin(), n.end(), v) - n.begin());
 }
 
 std::uint64_t embedding_params(const ModelShape& s) {

@@ -21,7 +21,13 @@
 namespace ringsim {
 
 enum class Checkpointing { None, Selective, Full };
-enum class LossImpl { Eager, Chunked };
+enum class LossImpl { Eager, Chunked, Compiled };
+// How the layers split over pipeline stages (--pp-layout; models/plan/
+// pipeline.hpp stage_split, docs/plan.md "Pipeline parallelism").
+enum class PipelineLayout { Auto, Balanced, Even, EmbeddingLoss };
+const std::vector<std::string>& pipeline_layout_names();  // auto balanced even embedding-loss
+std::string to_string(PipelineLayout l);
+PipelineLayout parse_pipeline_layout(const std::string& flag, const std::string& s);
 const std::vector<std::string>& checkpointing_names();
 const std::vector<std::string>& loss_names();
 std::string to_string(Checkpointing c);
@@ -38,11 +44,21 @@ struct PlanConstants {
   // loss does): peak 12 B per (token, vocab entry) in the loss backward
   // (saved fp32 log-softmax 4 + its incoming grad 4 + the logits grad 4).
   static constexpr double kLossBytesPerLogit = 12;
+  // The same loss under torch.compile (--loss compiled): Inductor fuses the
+  // upcast, log-softmax and NLL into one kernel that saves the bf16 logits
+  // (2) and a per-token log-sum-exp, and writes the bf16 logits gradient (2)
+  // in one backward kernel: 4 B per logit at the backward's peak.
+  static constexpr double kCompiledLossBytesPerLogit = 4;
   static constexpr std::int64_t kLossChunkTokens = 4096;  // --loss chunked
   // CUDA context + cuBLAS workspaces + NCCL communicator buffers.
   static constexpr double kFixedOverheadBytes = 1.5 * 1024 * 1024 * 1024;
   // Caching-allocator fragmentation, as a fraction of the modelled tensors.
   static constexpr double kFragmentation = 0.05;
+  // The memory model's band: the scoreboard's measured-peak cases hold it
+  // within 10% (ringsim validate, peak_memory_gib; docs/validation.md). A
+  // config whose estimate is over the HBM by less than that cannot be told
+  // from one that fits: it is "tight", kept and marked, never refused.
+  static constexpr double kMemoryBand = 0.10;
   // AdamW update traffic per parameter shard: read master, m, v (12) + grad
   // (2), write master, m, v (12) + bf16 param (2).
   static constexpr double kOptimizerTrafficBytes = 28;
@@ -77,6 +93,10 @@ struct PlanRequest {
   std::vector<std::int64_t> pp_degrees{1};
   int pp_virtual = 1;
   std::int64_t microbatches = 0;
+  // The layers' split over the stages, and Megatron's uneven edge stages
+  // (--pp-first-stage-layers / --pp-last-stage-layers; 0: the layout's own).
+  PipelineLayout pp_layout = PipelineLayout::Auto;
+  int pp_first_layers = 0, pp_last_layers = 0;
   // Execution (models/plan/execution.hpp): torch.compile under pytorch-fsdp,
   // TP collectives overlapped with the GEMMs (-1: the framework's default),
   // sequences per micro-step fixed (0: searched).
@@ -87,6 +107,29 @@ struct PlanRequest {
   // calibration.hpp): 1 and empty under --calibration none.
   double calibration = 1;
   std::string calibration_key;
+  // Memory rules a run may set apart from its framework's defaults
+  // (framework.hpp): the gradients' dtype in bytes (0: the framework's),
+  // FP8 weights (-1: the framework's; Megatron's --fp8-param-gather), and a
+  // named jax.checkpoint policy (jax-xla: MaxText's remat_policy; empty: the
+  // one --activation-checkpointing maps to; models/plan/activations.hpp).
+  int grad_bytes = 0;
+  int fp8_weights = -1;
+  // --fsdp on|off (-1: the framework's): Megatron with --use-megatron-fsdp
+  // shards params, gradients and optimizer state over cp x dp (ZeRO-3).
+  int fsdp = -1;
+  // Megatron's partial recompute and activation offloading: with full
+  // checkpointing, only --recompute-layers N layers per stage and model
+  // chunk recompute (recompute_method block; 0: all), and the activations of
+  // --offload-layers M layers per stage go to host memory
+  // (cpu_offloading_num_layers; 0: none).
+  int recompute_layers = 0, offload_layers = 0;
+  // pytorch-fsdp: a fused RMSNorm kernel (--norm fused, TorchTitan's
+  // fused_rmsnorm) instead of the eager one that keeps an fp32 copy.
+  bool fused_norm = false;
+  std::string remat_policy;
+  // The attention kernel's catalog name (models/kernel/implementation.hpp):
+  // what TorchTitan's per-op checkpointing policy saves depends on it.
+  std::string kernel;
   // --memory-check off: time configurations the memory model says do not fit
   // (validating runs that did fit; docs/validation.md). Their rows keep the
   // memory total, over the HBM.

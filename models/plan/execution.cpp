@@ -115,14 +115,28 @@ Execution jax_xla() {
   return e;
 }
 
+// Megatron FSDP (--use-megatron-fsdp): Megatron's layers, with the
+// parameters gathered and the gradients reduce-scattered per layer, as FSDP.
+Execution megatron_fsdp() {
+  Execution e = megatron_te();
+  e.name = "Megatron-LM with Megatron FSDP";
+  e.dp_comm = DataParallelComm::PerLayer;
+  e.reshard_after_forward = true;
+  e.source =
+      "Megatron-LM docs (Megatron FSDP, --data-parallel-sharding-strategy optim_grads_params; "
+      "--tp-comm-overlap; selective recompute of core attention); Transformer Engine fused "
+      "LayerNormLinear, RoPE and SwiGLU";
+  return e;
+}
+
 }  // namespace
 
 const Execution& execution(const PlanRequest& r) {
   static const Execution eager = pytorch_eager(), compiled = pytorch_compiled(),
-                         mega = megatron_te(), jax = jax_xla();
+                         mega = megatron_te(), mega_fsdp = megatron_fsdp(), jax = jax_xla();
   switch (r.framework) {
     case Framework::Megatron:
-      return mega;
+      return r.fsdp == 1 ? mega_fsdp : mega;
     case Framework::JaxXla:
       return jax;
     case Framework::PytorchFsdp:

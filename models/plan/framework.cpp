@@ -28,15 +28,35 @@ FrameworkProfile pytorch_fsdp() {
   p.name = "pytorch-fsdp";
   p.sharding = StateSharding::Zero3;
   p.sharding_source =
-      "ZeRO-3 (Rajbhandari et al. 2020, arXiv 1910.02054, sec. 3.1): 2 + 2 + 12 = 16 B/param "
-      "sharded over cp x dp; TorchTitan's FSDP2 also totals 16 B/param";
-  p.param_bytes = PlanConstants::kParamBytes;
-  p.grad_bytes = PlanConstants::kGradBytes;
-  p.optimizer_bytes = PlanConstants::kOptimizerBytes;
-  p.fixed_overhead_bytes = PlanConstants::kFixedOverheadBytes;
-  p.fixed_source = "assumption: 1.5 GiB for the CUDA context, cuBLAS workspaces, NCCL buffers";
-  p.fragmentation = PlanConstants::kFragmentation;
-  p.fragmentation_source = "assumption: 5% of the tensors' peak lost to the caching allocator";
+      "ZeRO-3 (Rajbhandari et al. 2020, arXiv 1910.02054, sec. 3.1) as TorchTitan's FSDP2 "
+      "holds it: fp32 params 4 + fp32 grads 4 + Adam m, v 8 = 16 B/param sharded over cp x dp";
+  // FSDP2 as TorchTitan configures it (mixed_precision_param bfloat16,
+  // mixed_precision_reduce float32): the sharded parameters stay fp32 (the
+  // master copy), their gradients are reduce-scattered in fp32 into fp32
+  // shards, AdamW keeps m and v in fp32: 4 + 4 + 8 = 16 B per parameter.
+  p.param_bytes = 4;
+  p.grad_bytes = 4;
+  p.optimizer_bytes = 8;
+  p.grad_source =
+      "TorchTitan (mixed_precision_reduce = float32): FSDP2 reduce-scatters fp32 gradients into "
+      "fp32 shards of the fp32 parameters";
+  p.runtime_terms = true;
+  p.allocator_reserve = PlanConstants::kFragmentation;
+  p.allocator_source =
+      "assumption: the caching allocator reserves 5% above the tensors' peak (no published "
+      "fraction; stated, not fitted)";
+  p.fsdp_gathered_with_pp = true;
+  p.fsdp_pp_source =
+      "TorchTitan torchtitan/distributed/fsdp.py: fsdp_reshard_after_forward 'default' = not "
+      "pp_enabled ('For PP, by default do not reshard after forward to avoid per-microbatch "
+      "all-gathers'); torch.distributed.pipelining skips the gradient reduce-scatter until the "
+      "last microbatch (set_requires_gradient_sync(False)), and FSDP2 accumulates the unsharded "
+      "gradients in the reduce dtype (fp32)";
+  p.saver = FrameworkProfile::Saver::PytorchEager;
+  p.saver_source =
+      "PyTorch eager autograd (TorchTitan's Llama); selective = TorchTitan's per-op SAC policy "
+      "(torchtitan activation checkpointing, selective_ac_option 'op': sdpa outputs and every "
+      "other matmul's output saved)";
   p.usable_hbm_fraction_gpu = 1;
   p.usable_hbm_source = "the whole HBM (--hbm to change it)";
   p.remat_source = "PyTorch activation checkpointing (full: per layer; selective: op-level SAC)";
@@ -66,11 +86,25 @@ FrameworkProfile megatron() {
   // [no] distribute model parameters). Tensor parallelism shards all of it.
   p.sharding = StateSharding::DistributedOptimizer;
   p.sharding_source =
-      "Megatron Core user guide, 'Distributed Optimizer' table: bf16 param + fp32 grads = "
-      "6 + 12/d B/param, d = data-parallel size (cp x dp); params and grads not sharded";
+      "Megatron Core user guide, 'Distributed Optimizer' table: bf16 params 2 + grads (bf16 2, "
+      "or fp32 4: --grad-dtype) + 12/d B/param, d = data-parallel size x context-parallel size "
+      "(the optimizer shards over the data-parallel group with context parallelism); params and "
+      "grads not sharded";
   p.param_bytes = 2;
-  p.grad_bytes = 4;
+  p.grad_bytes = 2;
   p.optimizer_bytes = 12;
+  p.grad_source =
+      "bf16 main gradients, as NeMo 2.0's Llama recipes run in performance mode "
+      "(nemo/collections/llm/recipes/llama3_*.py: recipe.trainer.plugins.grad_reduce_in_fp32 = "
+      "False) and Megatron Core's DistributedDataParallelConfig defaults (grad_reduce_in_fp32 "
+      "False); --grad-dtype fp32 for Megatron-LM's own bf16 default "
+      "(accumulate_allreduce_grads_in_fp32) and the recipes' non-performance mode";
+  p.fsdp_gathered_with_pp = false;
+  p.saver = FrameworkProfile::Saver::TransformerEngine;
+  p.saver_source =
+      "Transformer Engine layers (LayerNormLinear, DotProductAttention, Linear) as Megatron Core "
+      "builds a Llama layer: each saves its own inputs; selective recomputes the core attention "
+      "(--recompute-modules core_attn)";
   p.remat_source = "Megatron-LM --recompute-granularity (full: per layer; selective)";
   // Transformer Engine (TE) Linear / LayerNormLinear / LayerNormMLP save the
   // FP8 cast of their input for the weight-gradient GEMM; Megatron-LM's
@@ -83,6 +117,12 @@ FrameworkProfile megatron() {
   p.fp8_source =
       "Transformer Engine (DelayedScaling; Megatron-LM --fp8-amax-history-len default 1): "
       "FP8-cast linear inputs saved for backward, output head kept bf16";
+  p.fp8_weights_supported = true;
+  p.fp8_weights_default = true;
+  p.fp8_weights_source =
+      "Megatron-LM --fp8-param-gather ('Keep the compute param in fp8 ... and perform the param "
+      "all-gather in fp8'), set by Megatron-Bridge's FP8 recipes (fp8_param_gather = True); "
+      "Transformer Engine keeps the FP8 transpose beside it";
   return p;
 }
 
@@ -97,17 +137,28 @@ FrameworkProfile jax_xla() {
   // total GPU memory when the first JAX operation is run"
   // (XLA_PYTHON_CLIENT_MEM_FRACTION); the CUDA context lives outside that
   // pool, so no fixed term is charged inside it. TPUs: the whole HBM.
-  p.fixed_overhead_bytes = 0;
-  p.fixed_source = "none inside XLA's pool (the CUDA context is outside the preallocated 75%)";
+  p.runtime_terms = true;
   // assumption: XLA assigns buffers at compile time (buffer assignment), so
-  // no allocator fragmentation is charged; no source quantifies it.
-  p.fragmentation = 0;
-  p.fragmentation_source =
+  // no allocator reserve is charged; no source quantifies it.
+  p.allocator_reserve = 0;
+  p.allocator_source =
       "assumption: none (XLA assigns buffers at compile time; no published fraction)";
-  p.usable_hbm_fraction_gpu = 0.75;
+  p.fsdp_gathered_with_pp = false;
+  // MaxText (weight_dtype float32): fp32 parameters, fp32 gradients, Adam's
+  // m and v in fp32, all sharded (FSDP): 4 + 4 + 8 = 16 B per parameter.
+  p.param_bytes = 4;
+  p.grad_bytes = 4;
+  p.optimizer_bytes = 8;
+  p.grad_source = "MaxText weight_dtype float32: fp32 gradients, sharded as the parameters";
+  p.saver = FrameworkProfile::Saver::JaxPolicy;
+  p.saver_source =
+      "MaxText's remat_policy (src/maxtext/layers/decoders.py): the named tensors each policy "
+      "saves (--remat-policy)";
+  p.usable_hbm_fraction_gpu = 1;
   p.usable_hbm_source =
-      "JAX docs 'GPU memory allocation': preallocates 75% of total GPU memory "
-      "(XLA_PYTHON_CLIENT_MEM_FRACTION); TPUs: all HBM";
+      "JAX docs 'GPU memory allocation': the default policy is '0.75+', preallocate 75% of "
+      "the GPU's memory and let ordinary buffers grow towards 100% "
+      "(XLA_PYTHON_CLIENT_MEM_FRACTION sets the fraction); TPUs: the bytes_limit";
   // Blockwise FFN and loss: the Ring Attention / BPT JAX code scans the FFN
   // (scan_mlp) and the loss over chunks of the sequence; BPT's README
   // (Liu & Abbeel 2023, arXiv 2305.19370) trains with scan_mlp_chunk_size=2048.
@@ -133,6 +184,20 @@ const FrameworkProfile& framework_profile(Framework f) {
 
 const FrameworkProfile& framework_profile(const PlanRequest& r) {
   return framework_profile(r.framework);
+}
+
+double grad_bytes(const PlanRequest& r) {
+  return r.grad_bytes > 0 ? r.grad_bytes : framework_profile(r).grad_bytes;
+}
+
+bool fp8_weights(const PlanRequest& r) {
+  if (r.precision != Precision::FP8) return false;
+  return r.fp8_weights < 0 ? framework_profile(r).fp8_weights_default : r.fp8_weights == 1;
+}
+
+bool fully_sharded(const PlanRequest& r) {
+  if (framework_profile(r).sharding == StateSharding::Zero3) return true;
+  return r.fsdp == 1;
 }
 
 double usable_hbm_bytes(const PlanRequest& r, const Hardware& hw) {

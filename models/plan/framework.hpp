@@ -28,13 +28,24 @@ struct FrameworkProfile {
   const char* name = "";
   StateSharding sharding = StateSharding::Zero3;
   const char* sharding_source = "";
-  // Persistent bytes per parameter (before sharding): bf16 params, grads
-  // (bf16 or the fp32 main grads), optimizer state (fp32 master, m, v).
+  // Persistent bytes per parameter (before sharding): params, grads (their
+  // dtype: --grad-dtype overrides), optimizer state (fp32 master, m, v).
   double param_bytes = 2, grad_bytes = 2, optimizer_bytes = 12;
-  double fixed_overhead_bytes = 0;  // CUDA context, library workspaces, communicator buffers
-  const char* fixed_source = "";
-  double fragmentation = 0;  // fraction of the tensors' peak the allocator loses
-  const char* fragmentation_source = "";
+  const char* grad_source = "";
+  // The runtime outside the framework's allocator (CUDA context, NCCL
+  // buffers, the driver's reserve: models/plan/runtime_memory.hpp) is
+  // charged on a GPU; XLA's pool (jax-xla) leaves it outside its fraction.
+  bool runtime_terms = true;
+  double allocator_reserve = 0;  // fraction of the tensors' peak the caching allocator holds
+  const char* allocator_source = "";
+  // FSDP with pipeline parallelism (TorchTitan's fsdp_reshard_after_forward
+  // "default"): a stage keeps its parameters gathered across microbatches
+  // and accumulates unsharded gradients in the reduce dtype until the last.
+  bool fsdp_gathered_with_pp = false;
+  const char* fsdp_pp_source = "";
+  // Which saved-activation count applies (models/plan/activations.hpp).
+  enum class Saver { PytorchEager, TransformerEngine, JaxPolicy } saver = Saver::PytorchEager;
+  const char* saver_source = "";
   // Fraction of a GPU's HBM the program may use (TPUs: all of it).
   double usable_hbm_fraction_gpu = 1;
   const char* usable_hbm_source = "";
@@ -50,6 +61,11 @@ struct FrameworkProfile {
   bool fp8_allgather = false;
   int fp8_amax_history = 0;
   const char* fp8_source = "";
+  // FP8 weights (--fp8-weights): the linears' weights stored in FP8 with
+  // their transpose, no bf16 copy (Megatron's --fp8-param-gather); the
+  // framework's default, and whether it can at all.
+  bool fp8_weights_default = false, fp8_weights_supported = false;
+  const char* fp8_weights_source = "";
 };
 
 const FrameworkProfile& framework_profile(Framework f);
@@ -61,5 +77,13 @@ double usable_hbm_bytes(const PlanRequest& r, const Hardware& hw);
 
 // jax.checkpoint policy the checkpointing flag maps to under jax-xla.
 const char* remat_policy_name(int checkpointing);
+
+// The request's rules where it overrides the framework's: gradient bytes per
+// parameter (its dtype) and whether the linears' weights are FP8.
+double grad_bytes(const PlanRequest& r);
+bool fp8_weights(const PlanRequest& r);
+// Whether every state is sharded ZeRO-3 style: pytorch-fsdp and jax-xla
+// always, megatron with --fsdp on (Megatron FSDP).
+bool fully_sharded(const PlanRequest& r);
 
 }  // namespace ringsim

@@ -5,169 +5,366 @@
 #include <algorithm>
 
 #include "models/analytic/memory.hpp"
+#include "models/plan/activations.hpp"
 #include "models/plan/framework.hpp"
 #include "models/plan/precision.hpp"
+#include "models/plan/runtime_memory.hpp"
 
 namespace ringsim {
 
 const PlanMemoryItem& PlanMemory::largest() const {
-  static const PlanMemoryItem none{"none", 0, "", ""};
+  static const PlanMemoryItem none{"none", 0, "", "", "tensors"};
   if (items.empty()) return none;
   return *std::max_element(items.begin(), items.end(),
                            [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
 }
 
-PlanMemory training_memory(const PlanRequest& r, const Hardware& hw, Layout layout, std::int64_t cp,
-                           std::int64_t tp, std::int64_t micro_batch,
-                           const StageMemoryView* stage) {
-  const auto& s = r.shape;
-  const double D = s.d_model, F = s.ffn, V = s.vocab;
-  // Pipeline parallelism: one stage's layers and parameters over its devices.
-  const double L = stage ? stage->layers : s.layers;
-  const double t = static_cast<double>(tp);
-  const double G = static_cast<double>(stage ? stage->devices : r.gpus);
-  const double N = stage ? stage->params : static_cast<double>(total_params(s));
-  const bool edge = !stage || stage->embedding || stage->head;
-  const double in_flight = stage ? stage->in_flight : 1;
-  const double c = static_cast<double>(r.context / cp) * static_cast<double>(micro_batch);
-  const double ct = c / t;  // sequence parallel: norms and residuals shard by tp too
-  const double unit =
-      static_cast<double>(std::max(layer_params(s), edge ? embedding_params(s) : 0)) / t;
-  PlanMemory m;
-  if (stage) m.stage = stage->stage;
-  auto add = [&](std::string name, double bytes, const char* phase, std::string formula) {
-    m.items.push_back({std::move(name), bytes, phase, std::move(formula)});
-  };
-  const auto& fw = framework_profile(r);
-  const bool fp8 = r.precision == Precision::FP8;
-  if (fw.sharding == StateSharding::Zero3) {
-    add("params_bf16", fw.param_bytes * N / G, "persistent", "2 B x params / devices (ZeRO-3)");
-    add("grads_bf16", fw.grad_bytes * N / G, "persistent", "2 B x params / devices (ZeRO-3)");
-    add("optimizer_fp32_master_m_v", fw.optimizer_bytes * N / G, "persistent",
-        "12 B x params / devices (fp32 master, Adam m, v)");
-    // FP8 all-gather (TorchTitan enable_fsdp_float8_all_gather): a layer's
-    // linear weights arrive as FP8 and are used as such (no bf16 copy).
-    const double layer_unit =
-        static_cast<double>(layer_params(s)) / t * 2 * fsdp_allgather_fraction(r);
-    const double edge_unit = edge ? 2 * static_cast<double>(embedding_params(s)) / t : 0;
-    const double unit_bytes = std::max(layer_unit, edge_unit);
-    add("fsdp_gathered_params", 2 * (fp8 ? unit_bytes : 2 * unit), "persistent",
-        fp8 && layer_unit <= edge_unit
-            ? "2 units (current + prefetched) x largest unit / tp x 2 B (the bf16 embedding/head)"
-        : fp8 ? "2 units x one layer / tp, linear weights gathered in FP8 (1 B), norms bf16"
-              : "2 units (current + prefetched) x largest unit / tp x 2 B");
-    add("fsdp_unsharded_grads", 2 * unit, "persistent",
-        "1 unit x largest unit / tp x 2 B, before reduce-scatter");
-  } else {
-    // Megatron's distributed optimizer: params and grads replicated over the
-    // d = cp x dp data-parallel ranks (sharded by tp only), the fp32 optimizer
-    // state sharded over them: 2 + 4 + 12/d bytes per parameter / tp.
-    const double d = G / t;
-    add("params_bf16", fw.param_bytes * N / t, "persistent",
-        "2 B x params / tp (not sharded over data parallel; Megatron distributed optimizer)");
-    add("grads_fp32", fw.grad_bytes * N / t, "persistent",
-        "4 B x params / tp (fp32 main grads, not sharded)");
-    add("optimizer_fp32_master_m_v", fw.optimizer_bytes * N / t / d, "persistent",
-        fmt::format("12 B x params / tp / d, d = cp x dp = {:.0f} (distributed optimizer)", d));
+std::vector<PlanMemoryItem> PlanMemory::by_size() const {
+  auto out = items;
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+  return out;
+}
+
+namespace {
+
+// What every term reads: the request, the stage's share of the model, and
+// the tokens one device holds per microbatch.
+struct Ctx {
+  const PlanRequest& r;
+  const Hardware& hw;
+  const FrameworkProfile& fw;
+  const StageMemoryView* stage;
+  std::int64_t cp, tp;
+  double L, t, G, N, in_flight, c, ct;
+  bool edge, head, fp8, pipelined;
+};
+
+void add(PlanMemory& m, std::string name, double bytes, const char* phase, std::string formula,
+         const char* pool = "tensors") {
+  m.items.push_back({std::move(name), bytes, phase, std::move(formula), pool});
+}
+
+std::string dtype_name(double bytes) {
+  return bytes >= 4 ? "fp32" : "bf16";
+}
+
+// FSDP / ZeRO-3 (pytorch-fsdp, jax-xla): every state sharded over the stage's
+// devices; the gathered units live beside them.
+void add_zero3_state(const Ctx& x, PlanMemory& m) {
+  const auto& s = x.r.shape;
+  const double gb = grad_bytes(x.r);
+  add(m, fmt::format("params_{}_shard", dtype_name(x.fw.param_bytes)), x.fw.param_bytes * x.N / x.G,
+      "persistent", fmt::format("{:.0f} B x params / devices (sharded)", x.fw.param_bytes));
+  add(m, fmt::format("grads_{}_shard", dtype_name(gb)), gb * x.N / x.G, "persistent",
+      fmt::format("{:.0f} B x params / devices (reduce-scattered into shards)", gb));
+  const bool master = x.fw.optimizer_bytes >= 12;  // Megatron FSDP: fp32 master beside m, v
+  add(m, master ? "optimizer_fp32_master_m_v" : "optimizer_m_v_fp32",
+      x.fw.optimizer_bytes * x.N / x.G, "persistent",
+      master ? "12 B x params / devices (fp32 master, Adam m and v, sharded)"
+             : "8 B x params / devices (Adam m and v, fp32)");
+  // FP8 all-gather (TorchTitan enable_fsdp_float8_all_gather): the linear
+  // weights arrive as FP8 and are used as such (no bf16 copy).
+  const double lp = static_cast<double>(layer_params(s));
+  const double layer = lp / x.t * 2 * fsdp_allgather_fraction(x.r);
+  const double root = (2 * static_cast<double>(embedding_params(s)) + s.d_model) / x.t * 2;
+  if (x.pipelined && x.fw.fsdp_gathered_with_pp) {
+    // TorchTitan under PP: the stage stays gathered across microbatches and
+    // accumulates unsharded fp32 gradients until the last one.
+    const double edge_p = x.N - x.L * lp;
+    add(m, "fsdp_gathered_params", x.L * layer + edge_p / x.t * 2, "persistent",
+        "the stage's parameters / tp, gathered across microbatches (no reshard under PP), "
+        "linear weights at the all-gather's dtype");
+    add(m, "fsdp_accumulated_grads_fp32", 4 * x.N / x.t, "persistent",
+        "4 B x the stage's parameters / tp: unsharded gradients accumulated in the reduce "
+        "dtype until the last microbatch");
+    return;
   }
-  if (fp8) {
-    add("fp8_scales", L * fp8_scale_bytes_per_layer(r), "persistent",
-        fw.fp8_amax_history > 0
-            ? fmt::format("layers x 7 linears x 3 tensors x (scale, scale_inv, {} amax) x 4 B",
-                          fw.fp8_amax_history)
-            : "layers x 7 linears x 3 tensors x one fp32 scale (dynamic scaling)");
-    if (fw.fp8_saves_cast_inputs)
-      add("fp8_weight_copies", L * 2 * fp8_linear_params(s) / t, "persistent",
+  const double edge = x.edge ? root : 0;
+  add(m, "fsdp_gathered_params", edge + 2 * layer, "persistent",
+      x.edge ? "embedding + output head + norm / tp (the root unit, kept gathered) + 2 layers "
+               "(current + prefetched) / tp, bf16 (linears FP8 under FP8 all-gather)"
+             : "2 layers (current + prefetched) / tp, bf16");
+}
+
+// Megatron's distributed optimizer: params and the main-gradient buffer
+// replicated over the d = cp x dp data-parallel ranks, the fp32 optimizer
+// state sharded over them.
+void add_megatron_state(const Ctx& x, PlanMemory& m) {
+  const auto& s = x.r.shape;
+  const double d = x.G / x.t, gb = grad_bytes(x.r);
+  const double lin = x.fp8 ? x.L * fp8_linear_params(s) : 0;
+  if (fp8_weights(x.r)) {
+    add(m, "params_fp8_bf16", (x.N - lin) * 2 / x.t + lin / x.t, "persistent",
+        "linear weights 1 B (FP8, --fp8-weights) + the rest 2 B, x params / tp");
+    add(m, "fp8_weight_transposes", lin / x.t, "persistent",
+        "layers x linear params / tp x 1 B (Transformer Engine's FP8 transpose)");
+  } else {
+    add(m, "params_bf16", 2 * x.N / x.t, "persistent",
+        "2 B x params / tp (not sharded over data parallel; Megatron distributed optimizer)");
+    if (x.fp8)
+      add(m, "fp8_weight_copies", 2 * lin / x.t, "persistent",
           "layers x linear params / tp x 2 B (FP8 weight + transpose cached by Transformer "
           "Engine between microbatches)");
   }
-  const double act = activation_bytes_per_token(s, r.checkpointing) +
-                     saved_bytes_delta_per_token(r, r.checkpointing);
-  add(r.checkpointing == Checkpointing::Full ? "activations_layer_inputs" : "activations_saved",
-      L * act * ct * in_flight, "persistent",
-      fmt::format("layers x {:.0f} B/token x tokens / tp ({} checkpointing){}", act,
-                  to_string(r.checkpointing),
-                  stage ? fmt::format(" x {:.4g} microbatches in flight", in_flight) : ""));
-  const double block = static_cast<double>(fw.block_tokens);  // jax-xla: blockwise FFN and loss
-  const double loss_tokens = block > 0 ? std::min(c, block)
-                             : r.loss == LossImpl::Eager
-                                 ? c
-                                 : std::min<double>(c, PlanConstants::kLossChunkTokens);
-  if (!stage || stage->head)  // pipeline: only the last stage computes the loss
-    add("logits_and_loss_fp32", PlanConstants::kLossBytesPerLogit * loss_tokens * V / t, "loss",
-        block > 0 ? fmt::format("12 B x {}-token block x vocab / tp (blockwise loss, jax-xla)",
-                                fw.block_tokens)
-        : r.loss == LossImpl::Eager
-            ? "12 B x tokens x vocab / tp (fp32 cross-entropy on upcast logits)"
-            : "12 B x 4096-token chunk x vocab / tp (chunked loss)");
-  const double none = activation_bytes_per_token(s, Checkpointing::None) +
-                      saved_bytes_delta_per_token(r, Checkpointing::None);
-  const double recomputed = none - act;  // 0 without checkpointing
+  add(m, fmt::format("grads_{}", dtype_name(gb)), gb * x.N / x.t, "persistent",
+      fmt::format("{:.0f} B x params / tp (main-gradient buffer, not sharded)", gb));
+  add(m, "optimizer_fp32_master_m_v", x.fw.optimizer_bytes * x.N / x.t / d, "persistent",
+      fmt::format("12 B x params / tp / d, d = cp x dp = {:.0f} (distributed optimizer)", d));
+}
+
+// Saved activations of the stage's layers: under --recompute-layers only
+// that many recompute (the others keep everything), and --offload-layers
+// moves that many layers' activations to host memory, one layer's worth
+// staying on the device while it is copied.
+void add_activations(const Ctx& x, PlanMemory& m) {
+  const double act = saved_bytes_per_token(x.r);
+  const bool full = x.r.checkpointing == Checkpointing::Full && x.r.remat_policy.empty();
+  const int v = x.stage && x.stage->stages > 1 ? static_cast<int>(x.r.pp_virtual) : 1;
+  const double fr = full ? recompute_fraction(x.r, static_cast<int>(x.L), v) : 1;
+  const double kept = layer_forward_bytes_per_token(x.r);
+  const double per_layer = fr * act + (1 - fr) * kept;  // mean over the stage's layers
+  const double offloaded = std::min(x.L, static_cast<double>(x.r.offload_layers));
+  const double on_device = x.L - offloaded + (offloaded > 0 ? 1 : 0);
+  const std::string partial =
+      fr < 1 ? fmt::format(", {} of the stage's layers recompute, the rest keep {:.0f} B/token",
+                           fr * x.L, kept)
+             : "";
+  const std::string off =
+      offloaded > 0 ? fmt::format(", {:.0f} layers offloaded to host (one in flight)", offloaded)
+                    : "";
+  add(m, full && fr >= 1 ? "activations_layer_inputs" : "activations_saved",
+      on_device * per_layer * x.ct * x.in_flight, "persistent",
+      fmt::format("layers x {:.0f} B/token x tokens / tp ({}{}{}){}", per_layer,
+                  saved_bytes_formula(x.r), partial, off,
+                  x.stage ? fmt::format(" x {:.4g} microbatches in flight", x.in_flight) : ""));
+}
+
+// Bytes per logit at the loss's peak, as each implementation allocates:
+// PyTorch eager cross-entropy on fp32-upcast logits holds the saved fp32
+// log-softmax, the NLL gradient and the log-softmax gradient (12 B); under
+// TP, TorchTitan's loss_parallel runs DTensor's decomposed log-softmax
+// (torch/distributed/tensor/parallel/loss.py), whose fused backward holds
+// the saved output, a zero gradient, exp(x), their sum and the product
+// (16 B); Megatron's vocab-parallel cross-entropy upcasts once and works in
+// place (an fp32 copy 4 + the bf16 logits or gradient 2 = 6 B).
+double loss_bytes_per_logit(const Ctx& x) {
+  if (x.fw.block_tokens > 0) return PlanConstants::kLossBytesPerLogit;
+  if (x.r.loss == LossImpl::Compiled) return PlanConstants::kCompiledLossBytesPerLogit;
+  if (x.r.framework == Framework::Megatron) return 6;
+  if (x.r.loss == LossImpl::Eager && x.tp > 1) return 16;
+  return PlanConstants::kLossBytesPerLogit;
+}
+
+// Tokens whose logits live at once, and the bytes per logit at the peak.
+void add_loss(const Ctx& x, PlanMemory& m) {
+  if (!x.head) return;  // pipeline: only the last stage computes the loss
+  const double block = static_cast<double>(x.fw.block_tokens);  // jax-xla: blockwise loss
+  const auto loss = x.r.loss;
+  const double tokens = block > 0                      ? std::min(x.c, block)
+                        : loss == LossImpl::Chunked ? std::min<double>(
+                                                          x.c, PlanConstants::kLossChunkTokens)
+                                                    : x.c;
+  const double per = loss_bytes_per_logit(x);
+  const double logits = tokens * x.r.shape.vocab / x.t;
+  const bool megatron = x.r.framework == Framework::Megatron;
+  add(m, "logits_and_loss_fp32", per * logits, "loss",
+      block > 0 ? fmt::format("12 B x {}-token block x vocab / tp (blockwise loss, jax-xla)",
+                              x.fw.block_tokens)
+      : loss == LossImpl::Compiled
+          ? "4 B x tokens x vocab / tp (compiled cross-entropy: bf16 logits + their gradient)"
+      : megatron ? "6 B x tokens x vocab / tp (vocab-parallel cross-entropy: fp32 copy softmaxed "
+                   "in place + bf16 logits)"
+      : loss == LossImpl::Chunked ? "12 B x 4096-token chunk x vocab / tp (chunked loss)"
+      : x.tp > 1 ? "16 B x tokens x vocab / tp (loss_parallel's decomposed log-softmax backward)"
+                 : "12 B x tokens x vocab / tp (fp32 cross-entropy on upcast logits)");
+  // The bf16 logits are freed before the backward's larger fp32 buffers
+  // exist; the caching allocator cannot reuse their smaller block, so it
+  // stays reserved (max_memory_reserved counts it, allocated does not).
+  if (!megatron && block == 0 && loss == LossImpl::Eager)
+    add(m, "logits_block_cached", 2 * logits, "loss",
+        "2 B x tokens x vocab / tp: the freed bf16 logits' block, too small for the fp32 ones",
+        "allocator");
+}
+
+}  // namespace
+
+namespace {
+
+// One layer's backward: its recomputed activations, the residual gradient,
+// attention's or the MLP's buffers, and FSDP's unit gradients.
+void add_backward(const Ctx& x, PlanMemory& m, Layout layout) {
+  const auto& s = x.r.shape;
+  const double D = s.d_model, F = s.ffn;
+  const double act = saved_bytes_per_token(x.r), none = layer_forward_bytes_per_token(x.r);
+  const double recomputed = std::max(0.0, none - act);
+  const double block = static_cast<double>(x.fw.block_tokens);
   // Blockwise FFN (jax-xla): the recomputed FFN intermediates (gate, up,
-  // SiLU, product: 8F under full, SiLU and product 4F under selective) exist
-  // one block of tokens at a time.
-  const double ffn_part = block > 0 ? (r.checkpointing == Checkpointing::Full        ? 8 * F
-                                       : r.checkpointing == Checkpointing::Selective ? 4 * F
-                                                                                     : 0)
-                                    : 0;
-  const double cb = block > 0 ? std::min(c, block) / t : ct;  // FFN tokens live at once
+  // SiLU, product) exist one block of tokens at a time.
+  const double ffn_part = block > 0 && recomputed > 0 ? std::min(recomputed, 8 * F) : 0;
+  const double cb = block > 0 ? std::min(x.c, block) / x.t : x.ct;  // FFN tokens live at once
   if (recomputed > 0)
-    add("recomputed_layer_activations", (recomputed - ffn_part) * ct + ffn_part * cb,
+    add(m, "recomputed_layer_activations", (recomputed - ffn_part) * x.ct + ffn_part * cb,
         "layer_backward",
         ffn_part > 0
             ? fmt::format("{:.0f} B/token x tokens / tp + FFN {:.0f} B/token x {}-token block / tp",
-                          recomputed - ffn_part, ffn_part, fw.block_tokens)
+                          recomputed - ffn_part, ffn_part, x.fw.block_tokens)
             : fmt::format("{:.0f} B/token x tokens / tp (one layer, recomputed for its backward)",
                           recomputed));
-  add("residual_grad", 2 * D * ct, "layer_backward", "2D B/token x tokens / tp");
+  add(m, "residual_grad", 2 * D * x.ct, "layer_backward", "2D B/token x tokens / tp");
+  if (fully_sharded(x.r) && !(x.pipelined && x.fw.fsdp_gathered_with_pp)) {
+    const double lp = static_cast<double>(layer_params(s)) / x.t;
+    const double staging = grad_bytes(x.r) >= 4 ? 4 : 0;
+    const double head =
+        x.head && x.fw.saver == FrameworkProfile::Saver::PytorchEager
+            ? 2 * static_cast<double>(embedding_params(s)) / x.t
+            : 0;
+    add(m, "fsdp_unsharded_grads", (2 + staging) * lp + head, "layer_backward",
+        fmt::format("one layer's bf16 gradients{} / tp{}",
+                    staging > 0 ? " + their fp32 reduce-scatter input" : "",
+                    head > 0 ? " + the output head's bf16 gradient (held until the root unit's "
+                               "reduce-scatter)"
+                             : ""));
+  }
   int ulysses = 0;
-  if (layout == Layout::Hybrid && cp > 1)
-    ulysses = auto_ulysses_degree(cp, s.kv_heads / static_cast<int>(tp),
-                                  group_hardware(hw, tp).gpus_per_node);
-  auto w = attention_workload(r, layout, cp, tp, ulysses);
-  w.batch = micro_batch;
+  if (layout == Layout::Hybrid && x.cp > 1)
+    ulysses = auto_ulysses_degree(x.cp, s.kv_heads / static_cast<int>(x.tp),
+                                  group_hardware(x.hw, x.tp).gpus_per_node);
+  auto w = attention_workload(x.r, layout, x.cp, x.tp, ulysses);
+  w.batch = static_cast<std::int64_t>(x.c / static_cast<double>(x.r.context / x.cp));
   const double attn = static_cast<double>(attention_memory(w).total());
   const double mlp_grads = 6 * F * cb;
   // FP8 casts live in the MLP's backward: the two output gradients (F each)
   // and, where the bf16 input was saved (torchao), its FP8 recast (D), plus
   // the layer's FP8 weights transposed for the input-gradient GEMMs.
-  const double fp8_casts = fp8 ? ((fw.fp8_saves_cast_inputs ? 0 : D) + 2 * F) * cb +
-                                     (fw.fp8_saves_cast_inputs ? 0 : fp8_linear_params(s) / t)
-                               : 0;
+  const bool te = x.fw.fp8_saves_cast_inputs;
+  const double fp8_casts =
+      x.fp8 ? ((te ? 0 : D) + 2 * F) * cb + (te ? 0 : fp8_linear_params(s) / x.t) : 0;
   // Attention's and the MLP's backward do not run at once: the larger counts.
   if (attn >= mlp_grads + fp8_casts) {
-    add("attention_buffers", attn, "layer_backward",
+    add(m, "attention_buffers", attn, "layer_backward",
         "models/analytic/memory.hpp attention_memory (fwd+bwd, one layer)");
-  } else {
-    add("mlp_grads", mlp_grads, "layer_backward",
-        block > 0 ? fmt::format("6F B/token x {}-token block / tp (blockwise FFN, jax-xla)",
-                                fw.block_tokens)
-                  : "6F B/token x tokens / tp (gate, up, product grads)");
-    if (fp8)
-      add("fp8_cast_buffers", fp8_casts, "layer_backward",
-          fw.fp8_saves_cast_inputs
-              ? "2F B/token x tokens / tp (FP8 output grads of w1, w3)"
-              : "(D + 2F) B/token x tokens / tp (FP8 input recast, output grads) + the layer's "
-                "FP8 weights transposed / tp");
+    return;
   }
+  add(m, "mlp_grads", mlp_grads, "layer_backward",
+      block > 0 ? fmt::format("6F B/token x {}-token block / tp (blockwise FFN, jax-xla)",
+                              x.fw.block_tokens)
+                : "6F B/token x tokens / tp (gate, up, product grads)");
+  if (x.fp8)
+    add(m, "fp8_cast_buffers", fp8_casts, "layer_backward",
+        te ? "2F B/token x tokens / tp (FP8 output grads of w1, w3)"
+           : "(D + 2F) B/token x tokens / tp (FP8 input recast, output grads) + the layer's "
+             "FP8 weights transposed / tp");
+}
 
+}  // namespace
+
+namespace {
+
+// The runtime beside the tensors, on a GPU under a PyTorch framework: the
+// BLAS workspace (inside the allocator), the allocator's reserve, and what
+// lives outside it (docs/plan.md, "Memory per device").
+void add_runtime(const Ctx& x, PlanMemory& m, double tensors) {
+  if (!x.fw.runtime_terms || x.hw.tpu) return;
+  const auto pp = x.stage ? x.stage->stages : 1;
+  const auto shard = static_cast<std::int64_t>(x.G / x.t);
+  const bool torch = x.fw.saver != FrameworkProfile::Saver::JaxPolicy;  // XLA owns its buffers
+  if (torch && x.hw.blas_workspace_bytes > 0)
+    add(m, "blas_workspace", x.hw.blas_workspace_bytes, "overhead",
+        "cuBLAS workspace of the compute stream (PyTorch's default for the device)");
+  if (x.fw.allocator_reserve > 0)
+    add(m, "allocator_reserve", x.fw.allocator_reserve * tensors, "overhead",
+      fmt::format("{:.0f}% of the tensors' peak (the caching allocator's blocks beyond it; "
+                  "assumption)",
+                  100 * x.fw.allocator_reserve),
+      "allocator");
+  if (x.hw.hbm_driver_reserved > 0)
+    add(m, "driver_reserved", x.hw.hbm_driver_reserved, "overhead",
+        "the device's total less what CUDA may allocate (nvidia-smi's total - cudaMemGetInfo's)",
+        "runtime");
+  add(m, "cuda_context", x.hw.context_bytes, "overhead",
+      "the CUDA/HIP context with lazy module loading (catalog)", "runtime");
+  const int comms = communicators(shard, x.tp, x.cp, pp);
+  add(m, "nccl_buffers", comms * NcclConstants::per_communicator(), "overhead",
+      fmt::format("{} communicator(s) x {} channels x {} connections x (4 MiB SIMPLE + 4.7 MiB "
+                  "LL128 + 0.5 MiB LL)",
+                  comms, NcclConstants::kChannels, NcclConstants::kConnectionsPerChannel),
+      "runtime");
+}
+
+// Phase sums of one pool; the peak is persistent + the larger transient.
+struct PoolSums {
+  double persistent = 0, loss = 0, backward = 0, overhead = 0;
+};
+PoolSums sums(const PlanMemory& m, const char* pool) {
+  PoolSums p;
   for (const auto& i : m.items) {
-    if (i.phase == std::string("persistent")) m.persistent += i.bytes;
-    if (i.phase == std::string("loss")) m.loss_phase += i.bytes;
-    if (i.phase == std::string("layer_backward")) m.backward_phase += i.bytes;
+    if (i.pool != pool) continue;
+    if (i.phase == std::string("persistent")) p.persistent += i.bytes;
+    if (i.phase == std::string("loss")) p.loss += i.bytes;
+    if (i.phase == std::string("layer_backward")) p.backward += i.bytes;
+    if (i.phase == std::string("overhead")) p.overhead += i.bytes;
   }
-  const double tensors = m.persistent + std::max(m.loss_phase, m.backward_phase);
+  return p;
+}
+
+// allocated: the tensors' peak; reserved: + the allocator's blocks (the
+// transient ones at the same phase); total: + the runtime.
+void total_up(PlanMemory& m) {
+  const auto t = sums(m, "tensors"), a = sums(m, "allocator"), rt = sums(m, "runtime");
+  m.persistent = t.persistent + a.persistent;
+  m.loss_phase = t.loss + a.loss;
+  m.backward_phase = t.backward + a.backward;
   m.peak_phase = m.loss_phase >= m.backward_phase ? "loss" : "layer_backward";
-  // Framework rules (framework.cpp): jax-xla charges neither term (its
-  // usable HBM is XLA's preallocated fraction instead, usable_hbm_bytes).
-  if (fw.fixed_overhead_bytes > 0)
-    add("framework_fixed", fw.fixed_overhead_bytes, "overhead",
-        "1.5 GiB: CUDA context, cuBLAS workspaces, NCCL buffers");
-  if (fw.fragmentation > 0)
-    add("allocator_fragmentation", fw.fragmentation * tensors, "overhead",
-        "5% of the tensors' peak (caching allocator)");
-  m.overhead = fw.fixed_overhead_bytes + fw.fragmentation * tensors;
-  m.total = tensors + m.overhead;
+  m.allocated = t.persistent + std::max(t.loss, t.backward) + t.overhead;
+  m.reserved = m.persistent + std::max(m.loss_phase, m.backward_phase) + t.overhead + a.overhead;
+  m.overhead = t.overhead + a.overhead + rt.overhead;
+  m.total = m.reserved + rt.overhead;
+}
+
+}  // namespace
+
+PlanMemory training_memory(const PlanRequest& r, const Hardware& hw, Layout layout, std::int64_t cp,
+                           std::int64_t tp, std::int64_t micro_batch,
+                           const StageMemoryView* stage) {
+  const auto& s = r.shape;
+  const double c = static_cast<double>(r.context / cp) * static_cast<double>(micro_batch);
+  const double t = static_cast<double>(tp);
+  Ctx x{r,
+        hw,
+        framework_profile(r),
+        stage,
+        cp,
+        tp,
+        stage ? static_cast<double>(stage->layers) : static_cast<double>(s.layers),
+        t,
+        static_cast<double>(stage ? stage->devices : r.gpus),
+        stage ? stage->params : static_cast<double>(total_params(s)),
+        stage ? stage->in_flight : 1,
+        c,
+        c / t,  // sequence parallel: norms and residuals shard by tp too
+        !stage || stage->embedding || stage->head,
+        !stage || stage->head,
+        r.precision == Precision::FP8,
+        stage && stage->stages > 1};
+  PlanMemory m;
+  if (stage) m.stage = stage->stage;
+  if (fully_sharded(r))
+    add_zero3_state(x, m);
+  else
+    add_megatron_state(x, m);
+  if (x.fp8)
+    add(m, "fp8_scales", x.L * fp8_scale_bytes_per_layer(r), "persistent",
+        x.fw.fp8_amax_history > 0
+            ? fmt::format("layers x 7 linears x 3 tensors x (scale, scale_inv, {} amax) x 4 B",
+                          x.fw.fp8_amax_history)
+            : "layers x 7 linears x 3 tensors x one fp32 scale (dynamic scaling)");
+  add_activations(x, m);
+  add_loss(x, m);
+  add_backward(x, m, layout);
+  total_up(m);
+  add_runtime(x, m, m.allocated);
+  total_up(m);
   return m;
 }
 

@@ -1,7 +1,11 @@
 #pragma once
-// Training memory per device of one configuration, itemised by term and by
-// the phase in which it is live (docs/plan.md): persistent state, the loss,
-// one layer's backward, and a fixed overhead.
+// Training memory per device of one configuration, itemised by term, by the
+// phase in which it is live (docs/plan.md): persistent state, the loss, one
+// layer's backward, the runtime's overhead; and by the pool it comes from:
+// the framework's tensors (what torch.cuda.max_memory_allocated counts), the
+// caching allocator's reserve above them (max_memory_reserved counts both),
+// and the runtime outside the allocator (the driver's reserve, the CUDA
+// context, NCCL's buffers: what nvidia-smi adds).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,6 +19,7 @@ struct PlanMemoryItem {
   double bytes = 0;
   std::string phase;  // persistent | loss | layer_backward | overhead
   std::string formula;
+  std::string pool = "tensors";  // tensors | allocator | runtime
 };
 
 // One pipeline stage as the memory model sees it (built by
@@ -33,9 +38,14 @@ struct PlanMemory {
   std::int64_t stage = -1;  // pipeline stage these numbers are for (-1: no pipeline)
   std::vector<PlanMemoryItem> items;
   double persistent = 0, loss_phase = 0, backward_phase = 0, overhead = 0;
+  // allocated: the tensors' peak, persistent + max(loss, backward);
+  // reserved: + the allocator's reserve; total: + the runtime (the device).
+  double allocated = 0, reserved = 0;
   double total = 0;  // persistent + max(loss, backward) + overhead
   std::string peak_phase;
   const PlanMemoryItem& largest() const;
+  // The items, largest first (ties: the order they were added).
+  std::vector<PlanMemoryItem> by_size() const;
 };
 
 // Memory of one config (the request's context); shape rules are not checked.

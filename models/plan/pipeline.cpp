@@ -69,6 +69,106 @@ std::vector<int> split_layers(const ModelShape& s, std::int64_t context, bool ca
   return split_units(s.layers, p, head);
 }
 
+namespace {
+
+// Balanced: split_layers; with V > 1 every stage must hold whole chunks.
+StageSplit balanced_split(const PlanRequest& r, std::int64_t pp, int v) {
+  StageSplit out;
+  out.layout = PipelineLayout::Balanced;
+  out.layers = split_layers(r.shape, r.context, r.causal, pp, v);
+  if (v > 1)
+    for (int n : out.layers)
+      if (n % v != 0) {
+        out.rule = fmt::format(
+            "interleaved 1F1B needs every stage's layers ({}) divisible by pp-virtual {}",
+            layers_text(out.layers), v);
+        break;
+      }
+  return out;
+}
+
+// Even, or embedding-loss with `extra` = 2 units: (L + extra) / pp per stage.
+StageSplit even_split(const PlanRequest& r, std::int64_t pp, int v, int extra) {
+  StageSplit out;
+  out.layout = extra ? PipelineLayout::EmbeddingLoss : PipelineLayout::Even;
+  const int units = r.shape.layers + extra;
+  const auto chunks = pp * v;
+  if (units % chunks != 0) {
+    out.rule = fmt::format("pp-layout {} needs {} ({}) divisible by pp x pp-virtual = {}",
+                           to_string(out.layout),
+                           extra ? "the layers + embedding + loss" : "the layers", units, chunks);
+    return out;
+  }
+  if (units / pp - extra / 2 < 1) {
+    out.rule = fmt::format("pp-layout {} leaves an edge stage of pp {} without a layer",
+                           to_string(out.layout), pp);
+    return out;
+  }
+  out.layers.assign(static_cast<size_t>(pp), static_cast<int>(units / pp));
+  out.layers.front() -= extra / 2;
+  out.layers.back() -= extra / 2;
+  return out;
+}
+
+// Megatron's uneven edges: first and last given, the middle stages even.
+StageSplit edge_split(const PlanRequest& r, std::int64_t pp, int v) {
+  StageSplit out;
+  out.layout = PipelineLayout::Even;
+  out.edges_given = true;
+  const int L = r.shape.layers, first = r.pp_first_layers, last = r.pp_last_layers;
+  const auto middle = pp - 2;
+  const int rest = L - first - last;
+  if (pp < 2 || rest < 0 || (middle == 0 && rest != 0) || (middle > 0 && rest % middle != 0) ||
+      (middle > 0 && rest / middle < 1)) {
+    out.rule = fmt::format(
+        "--pp-first-stage-layers {} and --pp-last-stage-layers {} leave {} layers, which do not "
+        "split evenly over the {} middle stages of pp {}",
+        first, last, rest, std::max<std::int64_t>(middle, 0), pp);
+    return out;
+  }
+  out.layers.assign(static_cast<size_t>(pp), middle > 0 ? static_cast<int>(rest / middle) : 0);
+  out.layers.front() = first;
+  out.layers.back() = last;
+  for (int n : out.layers)
+    if (n % v != 0) {
+      out.rule = fmt::format(
+          "interleaved 1F1B needs every stage's layers ({}) divisible by pp-virtual {}",
+          layers_text(out.layers), v);
+      break;
+    }
+  return out;
+}
+
+}  // namespace
+
+std::string StageSplit::text() const {
+  if (edges_given)
+    return fmt::format("first {}, last {}", layers.empty() ? 0 : layers.front(),
+                       layers.empty() ? 0 : layers.back());
+  return to_string(layout);
+}
+
+StageSplit stage_split(const PlanRequest& r, std::int64_t pp, int v) {
+  if (r.pp_first_layers > 0 || r.pp_last_layers > 0) return edge_split(r, pp, v);
+  switch (r.pp_layout) {
+    case PipelineLayout::Balanced:
+      return balanced_split(r, pp, v);
+    case PipelineLayout::Even:
+      return even_split(r, pp, v, 0);
+    case PipelineLayout::EmbeddingLoss:
+      return even_split(r, pp, v, 2);
+    case PipelineLayout::Auto:
+      break;
+  }
+  // Auto: the balanced split where it holds whole chunks (every existing
+  // plan unchanged), else the layouts Megatron users run.
+  auto b = balanced_split(r, pp, v);
+  if (b.rule.empty()) return b;
+  for (int extra : {2, 0})
+    if (auto e = even_split(r, pp, v, extra); e.rule.empty()) return e;
+  return b;
+}
+
 std::string layers_text(const std::vector<int>& layers) {
   std::string out;
   for (size_t i = 0; i < layers.size();) {
@@ -156,19 +256,15 @@ PipelineP2P pipeline_p2p(const PlanRequest& r, const Hardware& hw, std::int64_t 
   return x;
 }
 
-std::string pipeline_rule(const PlanRequest&, const PipelineChoice& pc,
-                          const std::vector<int>& layers, std::int64_t microbatches) {
-  if (pc.pp <= 1 || pc.virtual_stages <= 1) return {};
-  if (microbatches % pc.pp != 0)
+std::string pipeline_rule(const PlanRequest&, const PipelineChoice& pc, const StageSplit& split,
+                          std::int64_t microbatches) {
+  if (pc.pp <= 1) return {};
+  if (!split.rule.empty()) return split.rule;
+  if (pc.virtual_stages > 1 && microbatches % pc.pp != 0)
     return fmt::format(
         "interleaved 1F1B needs the microbatches ({}) to be a multiple of pp ({}) (Megatron's "
         "rule)",
         microbatches, pc.pp);
-  for (int n : layers)
-    if (n % pc.virtual_stages != 0)
-      return fmt::format(
-          "interleaved 1F1B needs every stage's layers ({}) divisible by pp-virtual {}",
-          layers_text(layers), pc.virtual_stages);
   return {};
 }
 

@@ -42,6 +42,29 @@ double head_layer_equivalents(const ModelShape& s, std::int64_t context, bool ca
 std::vector<int> split_layers(const ModelShape& s, std::int64_t context, bool causal,
                               std::int64_t pp, int virtual_stages = 1);
 
+// The split a request asks for (--pp-layout, --pp-first/last-stage-layers):
+//  - balanced: split_layers above (Llama 3's edge-light split);
+//  - even: L / pp layers per stage (Megatron's default), (L / pp) % V == 0;
+//  - embedding-loss: the input embedding and the loss count as one layer
+//    each (Megatron's --account-for-embedding-in-pipeline-split and
+//    --account-for-loss-in-pipeline-split, as NeMo's Llama 3.1 405B recipes
+//    run): (L + 2) / pp units per stage, (L + 2) / (pp V) per model chunk,
+//    the first stage's first chunk and the last stage's last chunk one
+//    transformer layer short (405B, pp 8, V 8: 15, 16 x6, 15);
+//  - first/last stage layers given: those on the edge stages, the rest even
+//    over the middle ones (Megatron's --decoder-first/last-pipeline-num-layers);
+//  - auto: balanced where its stages split into V chunks, else
+//    embedding-loss, else even.
+// `rule` says why the split cannot be made ("" when it can).
+struct StageSplit {
+  std::vector<int> layers;
+  PipelineLayout layout = PipelineLayout::Balanced;  // never Auto
+  std::string rule;
+  std::string text() const;  // "embedding-loss" or "first 7, last 7"
+  bool edges_given = false;
+};
+StageSplit stage_split(const PlanRequest& r, std::int64_t pp, int virtual_stages);
+
 // "7, 8 x14, 7": runs of equal counts.
 std::string layers_text(const std::vector<int>& layers);
 
@@ -86,11 +109,11 @@ struct PipelineP2P {
 PipelineP2P pipeline_p2p(const PlanRequest& r, const Hardware& hw, std::int64_t cp, std::int64_t tp,
                          std::int64_t block, std::int64_t micro_batch, std::int64_t pp);
 
-// An interleaving rule broken by this config (one line), or "": interleaved
-// 1F1B needs m to be a multiple of p (Megatron's rule) and every stage's
-// layers divisible by V. (pp dividing the devices and keeping a layer per
-// stage are shape rules, models/plan/plan.cpp.)
-std::string pipeline_rule(const PlanRequest& r, const PipelineChoice& pc,
-                          const std::vector<int>& layers, std::int64_t microbatches);
+// A pipeline rule broken by this config (one line), or "": the split's own
+// (stage_split's `rule`), and interleaved 1F1B's m a multiple of p
+// (Megatron's rule). (pp dividing the devices and keeping a layer per stage
+// are shape rules, models/plan/plan.cpp.)
+std::string pipeline_rule(const PlanRequest& r, const PipelineChoice& pc, const StageSplit& split,
+                          std::int64_t microbatches);
 
 }  // namespace ringsim

@@ -81,6 +81,61 @@ std::string shape_rule(const PlanRequest& r, const Hardware& hw, Layout layout, 
   return {};
 }
 
+// One change of the request that would make `c` fit: the flag, and the
+// request and shape with it applied.
+struct FitChange {
+  std::string flag;
+  PlanRequest r;
+  std::int64_t cp, pp;
+};
+
+std::vector<FitChange> fit_changes(const PlanRequest& r, const PlanConfig& c) {
+  std::vector<FitChange> out;
+  auto with = [&](std::string flag, auto&& edit, std::int64_t cp, std::int64_t pp) {
+    FitChange f{std::move(flag), r, cp, pp};
+    edit(f.r);
+    out.push_back(std::move(f));
+  };
+  if (r.checkpointing != Checkpointing::Full || r.recompute_layers > 0)
+    with("--activation-checkpointing full", [](PlanRequest& q) {
+      q.checkpointing = Checkpointing::Full;
+      q.recompute_layers = 0;
+      q.remat_policy.clear();
+    }, c.cp, c.pp);
+  if (r.loss == LossImpl::Eager && framework_profile(r).block_tokens == 0)
+    with("--loss chunked", [](PlanRequest& q) { q.loss = LossImpl::Chunked; }, c.cp, c.pp);
+  with(fmt::format("--cp {}", 2 * c.cp), [](PlanRequest&) {}, 2 * c.cp, c.pp);
+  if (2 * c.pp <= r.shape.layers)
+    with(fmt::format("--pp {}", 2 * c.pp), [](PlanRequest&) {}, c.cp, 2 * c.pp);
+  if (r.precision == Precision::FP8 && framework_profile(r).fp8_weights_supported &&
+      !fp8_weights(r))
+    with("--fp8-weights on", [](PlanRequest& q) { q.fp8_weights = 1; }, c.cp, c.pp);
+  if (r.precision == Precision::BF16 && r.fp8_flops > 0)
+    with("--precision fp8", [](PlanRequest& q) { q.precision = Precision::FP8; }, c.cp, c.pp);
+  return out;
+}
+
+}  // namespace
+
+std::string fit_hint(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
+                     const PlanConfig& c) {
+  std::vector<std::string> fits;
+  for (auto& f : fit_changes(r, c)) {
+    f.r.micro_batch = c.micro_batch;
+    auto alt = evaluate(f.r, hw, cm, c.layout, f.cp, c.tp, c.micro_batch, std::nullopt, true,
+                        {f.pp, c.pp_virtual});
+    if (alt.evaluated && alt.feasible)
+      fits.push_back(fmt::format("{} ({:.1f} GiB{})", f.flag, alt.memory.total / 1073741824.0,
+                                 alt.memory_verdict == "tight" ? ", tight" : ""));
+  }
+  if (fits.empty()) return {};
+  std::string out = "fits with ";
+  for (size_t i = 0; i < fits.size(); ++i) out += (i ? ", or " : "") + fits[i];
+  return out;
+}
+
+namespace {
+
 Infeasibility broken(std::string rule) {
   Infeasibility i;
   i.kind = Infeasibility::Kind::Rule;
@@ -94,6 +149,7 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
                     Layout layout, std::int64_t cp, std::int64_t tp, std::int64_t micro_batch,
                     const std::optional<AttentionOverride>& attention, bool memory_only,
                     const PipelineChoice& pipeline) {
+  // (fit_hint re-enters with memory_only: its alternatives never hint again.)
   PlanConfig c;
   c.layout = cp == 1 ? Layout::Ring : layout;
   c.cp = cp;
@@ -125,8 +181,10 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
   c.grad_accum = per_replica / micro_batch;
   const PipelineChoice pc{c.pp, c.pp_virtual};
   if (c.pp > 1) {
-    c.stage_layers = split_layers(r.shape, r.context, r.causal, c.pp, c.pp_virtual);
-    if (auto rule = pipeline_rule(r, pc, c.stage_layers, c.grad_accum); !rule.empty()) {
+    const auto split = stage_split(r, c.pp, c.pp_virtual);
+    c.stage_layers = split.layers;
+    c.pp_layout = split.text();
+    if (auto rule = pipeline_rule(r, pc, split, c.grad_accum); !rule.empty()) {
       c.why = broken(std::move(rule));
       return c;
     }
@@ -143,7 +201,10 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
                       : training_memory(r, hw, c.layout, cp, tp, micro_batch);
   const double hbm = usable_hbm_bytes(r, hw);  // the framework's share (framework.hpp)
   c.overflow_bytes = c.memory.total - hbm;
-  if (c.overflow_bytes > 0 && r.memory_check) {
+  const bool tight = c.overflow_bytes > 0 &&
+                     c.memory.total * (1 - PlanConstants::kMemoryBand) <= hbm;
+  c.memory_verdict = c.overflow_bytes <= 0 ? "fits" : tight ? "tight" : "over";
+  if (c.overflow_bytes > 0 && !tight && r.memory_check) {
     const auto& big = c.memory.largest();
     c.why.kind = Infeasibility::Kind::Memory;
     c.why.needed_bytes = c.memory.total;
@@ -152,8 +213,7 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
     c.why.term_bytes = big.bytes;
     c.why.term_phase = big.phase;
     c.why.stage = c.memory.stage;
-    if (big.name == "logits_and_loss_fp32" && r.loss == LossImpl::Eager)
-      c.why.hint = "--loss chunked keeps 4096 tokens of logits at a time";
+    if (!memory_only) c.why.hint = fit_hint(r, hw, cm, c);
   } else {
     c.feasible = true;
   }
@@ -330,9 +390,9 @@ PlanMemory memory_of(const PlanRequest& r, const Hardware& hw, const Candidate& 
   if (cd.pp <= 1) return training_memory(r, hw, cd.layout, cd.cp, cd.tp, 1);
   const auto dp = r.gpus / (cd.tp * cd.cp * cd.pp);
   const auto m = sequences_per_step(r, dp, cd.pp) / dp;
-  return pipeline_memory(r, hw, cd.layout, cd.cp, cd.tp, 1,
-                         split_layers(r.shape, r.context, r.causal, cd.pp, r.pp_virtual),
-                         {cd.pp, r.pp_virtual}, m);
+  auto layers = stage_split(r, cd.pp, r.pp_virtual).layers;
+  if (layers.empty()) layers = split_layers(r.shape, r.context, r.causal, cd.pp, r.pp_virtual);
+  return pipeline_memory(r, hw, cd.layout, cd.cp, cd.tp, 1, layers, {cd.pp, r.pp_virtual}, m);
 }
 }  // namespace
 

@@ -30,7 +30,11 @@ struct PlanConfig {
   std::int64_t pp = 1;
   int pp_virtual = 1;
   std::vector<int> stage_layers;
+  std::string pp_layout;  // stage_split's text: "balanced", "embedding-loss", "first 7, last 7"
   bool feasible = false;
+  // fits | tight (over the HBM by less than the memory model's band,
+  // PlanConstants::kMemoryBand: kept, marked) | over
+  std::string memory_verdict = "fits";
   Infeasibility why;          // why not (kind Fits when feasible)
   double overflow_bytes = 0;  // memory total - HBM (> 0 when memory-infeasible)
   bool evaluated = false;     // memory/time computed (false: rejected by a shape rule)
@@ -53,6 +57,12 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
                     Layout layout, std::int64_t cp, std::int64_t tp, std::int64_t micro_batch,
                     const std::optional<AttentionOverride>& attention = std::nullopt,
                     bool memory_only = false, const PipelineChoice& pipeline = {});
+// What would make a config the memory model refuses fit, as one line ("fits
+// with --activation-checkpointing full (61.2 GiB), or --cp 8 (70.1 GiB)"):
+// each of full recompute, a chunked loss, twice the CP or PP degree, FP8
+// weights or FP8, tried alone on the memory model. "" when none does.
+std::string fit_hint(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
+                     const PlanConfig& c);
 // The same shape as `like` (layout, cp, tp, micro-batch, pp, pp_virtual)
 // evaluated again, e.g. with a SimGrid re-check's attention times.
 PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementation& cm,

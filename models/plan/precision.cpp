@@ -54,7 +54,8 @@ double fp8_linear_params(const ModelShape& s) {
 }
 
 double fsdp_allgather_fraction(const PlanRequest& r) {
-  if (r.precision != Precision::FP8 || !framework_profile(r).fp8_allgather) return 1;
+  if (r.precision != Precision::FP8) return 1;
+  if (!framework_profile(r).fp8_allgather && !fp8_weights(r)) return 1;
   const double all = static_cast<double>(layer_params(r.shape));
   const double lin = fp8_linear_params(r.shape);
   return (lin * 1 + (all - lin) * 2) / (2 * all);

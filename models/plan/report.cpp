@@ -62,14 +62,20 @@ nlohmann::json config_json(const PlanConfig& c, int rank, double hbm) {
     return j;
   }
   j["memory_bytes_per_device"] = std::llround(c.memory.total);
+  j["memory_verdict"] = c.memory_verdict;
+  // The same peak as PyTorch counts it: the tensors (max_memory_allocated)
+  // and with the caching allocator's reserve (max_memory_reserved).
+  j["memory_allocated_bytes"] = std::llround(c.memory.allocated);
+  j["memory_reserved_bytes"] = std::llround(c.memory.reserved);
   if (c.pp > 1) {
     j["stage_layers"] = c.stage_layers;
+    j["pp_layout"] = c.pp_layout;
     j["memory_worst_stage"] = c.memory.stage;
   }
   j["memory_peak_phase"] = c.memory.peak_phase;
   nlohmann::json mem = nlohmann::json::object();
   for (const auto& i : c.memory.items)
-    mem[i.name] = {{"bytes", std::llround(i.bytes)}, {"phase", i.phase}};
+    mem[i.name] = {{"bytes", std::llround(i.bytes)}, {"phase", i.phase}, {"pool", i.pool}};
   j["memory_breakdown"] = mem;
   if (!c.feasible) {
     j["step_time_s"] = nullptr;
@@ -159,25 +165,44 @@ std::string precision_framework_text(const PlanRequest& r, const Hardware& hw) {
                           r.fp8_flops / 1e12, r.fp8_gemm_efficiency)
             : "",
         to_string(r.attention_dtype));
-  if (r.framework != Framework::PytorchFsdp) {
-    const auto& fw = framework_profile(r);
-    const double hbm = r.hbm_bytes > 0 ? r.hbm_bytes : hw.hbm_bytes;
-    if (r.framework == Framework::Megatron)
-      out +=
-          "  framework  megatron: distributed optimizer, 6 + 12/d B/param (bf16 params, fp32 "
-          "grads, d = cp x dp), params and grads sharded by tp only; 1.5 GiB fixed, 5% "
-          "fragmentation\n";
-    else
-      out += fmt::format(
-          "  framework  jax-xla: FSDP 16 B/param over cp x dp; usable HBM {} ({}); no fixed "
-          "overhead, no fragmentation; blockwise FFN and loss, {} tokens; remat {}\n",
-          gb(usable_hbm_bytes(r, hw)),
-          r.tpu ? "TPU: all of it"
-                : fmt::format("XLA preallocates {:.0f}% of {}", 100 * fw.usable_hbm_fraction_gpu,
-                              gb(hbm)),
-          fw.block_tokens, remat_policy_name(static_cast<int>(r.checkpointing)));
-  }
+  const auto& fw = framework_profile(r);
+  if (r.framework == Framework::Megatron)
+    out += fmt::format(
+        "  framework  megatron: {}; {} grads, FP8 weights {}; Transformer Engine's saved "
+        "activations; vocab-parallel cross-entropy\n",
+        fully_sharded(r) ? "Megatron FSDP, every state sharded over cp x dp"
+                         : "distributed optimizer, params and grads sharded by tp only",
+        grad_bytes(r) >= 4 ? "fp32" : "bf16", fp8_weights(r) ? "on" : "off");
+  else if (r.framework == Framework::JaxXla)
+    out += fmt::format(
+        "  framework  jax-xla: FSDP 16 B/param over cp x dp; usable HBM {} ({}); blockwise FFN "
+        "and loss, {} tokens; remat {}\n",
+        gb(usable_hbm_bytes(r, hw)),
+        r.tpu ? "TPU: the bytes_limit"
+              : fmt::format("XLA's pool may grow to {:.0f}%", 100 * fw.usable_hbm_fraction_gpu),
+        fw.block_tokens,
+        r.remat_policy.empty() ? remat_policy_name(static_cast<int>(r.checkpointing))
+                               : r.remat_policy.c_str());
   return out;
+}
+
+}  // namespace
+
+namespace {
+
+// The optimizer state as the framework holds it, bytes per parameter.
+std::string state_text(const PlanRequest& r) {
+  const double gb = grad_bytes(r);
+  if (r.framework == Framework::Megatron)
+    return fully_sharded(r)
+               ? fmt::format("AdamW 2 + {:.0f} + 12 B/param sharded over cp x dp (Megatron FSDP)", gb)
+               : fmt::format(
+                     "AdamW 2 + {:.0f} + 12/d B/param (Megatron distributed optimizer, d = cp x "
+                     "dp)",
+                     gb);
+  return fmt::format("AdamW {:.0f} B/param (params 4, grads {:.0f}, m and v 8) sharded FSDP over "
+                     "cp x dp",
+                     12 + gb, gb);
 }
 
 }  // namespace
@@ -194,9 +219,7 @@ std::string header(const PlanRequest& r, const Hardware& hw, double hbm,
   out += fmt::format("  hardware   {}\n", hw.describe());
   out += fmt::format(
       "  training   bf16 mixed precision, {}, {} activation checkpointing, {} loss, {} mask\n",
-      r.framework == Framework::Megatron
-          ? "AdamW 6 + 12/d B/param (Megatron distributed optimizer, d = cp x dp)"
-          : "AdamW 16 B/param sharded ZeRO-3/FSDP over cp x dp",
+      state_text(r),
       to_string(r.checkpointing),
       r.framework == Framework::JaxXla ? std::string("blockwise") : to_string(r.loss),
       r.causal ? "causal" : "full");
@@ -254,16 +277,25 @@ std::string table(const std::vector<PlanConfig>& cs, int top) {
       if (c.feasible) lw = std::max(lw, c.label().size() + 2);
     out += fmt::format("\n{:>4}  {:<{}}{:>4}{:>9}{:>9}{:>11}{:>11}{:>11}{:>7}\n", "rank", "config",
                        lw, "dp", "block", "mb x ga", "memory", "step", "tok/s/GPU", "MFU");
+    bool any_tight = false;
     for (const auto& c : cs) {
       if (!c.feasible || shown >= top) continue;
       ++shown;
+      const bool tight = c.memory_verdict == "tight";
+      any_tight = any_tight || tight;
       out += fmt::format("{:>4}  {:<{}}{:>4}{:>9}{:>9}{:>11}{:>11}{:>11.0f}{:>6.1f}%\n", shown,
                          c.label(), lw, c.dp, c.block,
-                         fmt::format("{}x{}", c.micro_batch, c.grad_accum), gb(c.memory.total),
-                         seconds(c.time.step_time_s), c.tokens_per_s_per_gpu, 100 * c.mfu);
+                         fmt::format("{}x{}", c.micro_batch, c.grad_accum),
+                         gb(c.memory.total) + (tight ? "*" : ""), seconds(c.time.step_time_s),
+                         c.tokens_per_s_per_gpu, 100 * c.mfu);
     }
     if (feasible > shown)
       out += fmt::format("  ... {} more feasible (--top N, or --json for all)\n", feasible - shown);
+    if (any_tight)
+      out += fmt::format(
+          "  * tight: over the HBM by less than the memory model's {:.0f}% band (its measured "
+          "error, docs/validation.md): it may fit; --explain itemises it\n",
+          100 * PlanConstants::kMemoryBand);
   }
   if (feasible < static_cast<int>(cs.size())) {
     // Layouts with the same cp/tp and the same reason share one line; each
@@ -316,6 +348,27 @@ std::string table(const std::vector<PlanConfig>& cs, int top) {
   return out;
 }
 
+std::string memory_itemised(const PlanMemory& m) {
+  const auto items = m.by_size();
+  std::string out = "    largest:";
+  for (size_t i = 0; i < items.size() && i < 3; ++i)
+    out += fmt::format("{} {} ({})", i ? "," : "", items[i].name, gb(items[i].bytes));
+  out += "\n";
+  for (const auto& i : items)
+    out += fmt::format("    {:<32}{:>10}  {:<15}{:<10}{}\n", i.name, gb(i.bytes), i.phase, i.pool,
+                       i.formula);
+  out += fmt::format(
+      "    {:<32}{:>10}  persistent {} + max(loss {}, layer_backward {}) + overhead {}; "
+      "peak at the {}\n",
+      "total", gb(m.total), gb(m.persistent), gb(m.loss_phase), gb(m.backward_phase),
+      gb(m.overhead), m.peak_phase);
+  out += fmt::format(
+      "    {:<32}{:>10}  the tensors' peak (torch.cuda.max_memory_allocated); with the "
+      "allocator's reserve {} (max_memory_reserved)\n",
+      "allocated", gb(m.allocated), gb(m.reserved));
+  return out;
+}
+
 std::string explain(const PlanConfig& c, double hbm) {
   std::string out = fmt::format(
       "\nexplain: {} (dp {}, block {} tokens, micro-batch {} x {} accumulation steps)\n", c.label(),
@@ -323,24 +376,25 @@ std::string explain(const PlanConfig& c, double hbm) {
   if (!c.evaluated) return out + "  " + c.reason() + "\n";
   if (c.pp > 1)
     out += fmt::format(
-        "  pipeline   {} stages{}, {} microbatches, layers per stage {} (+ embedding on stage 0, "
-        "output head + loss on stage {}); neighbours {} ranks apart\n",
+        "  pipeline   {} stages{}, {} microbatches, layers per stage {} ({} split; + embedding on "
+        "stage 0, output head + loss on stage {}); neighbours {} ranks apart\n",
         c.pp,
         c.pp_virtual > 1 ? fmt::format(" x {} virtual (interleaved 1F1B)", c.pp_virtual)
                          : std::string(" (1F1B)"),
-        c.grad_accum, layers_text(c.stage_layers), c.pp - 1, c.tp * c.cp);
+        c.grad_accum, layers_text(c.stage_layers), c.pp_layout, c.pp - 1, c.tp * c.cp);
   out += c.pp > 1
              ? fmt::format("  memory per device of the worst stage, stage {} (GiB = 2^30 bytes)\n",
                            c.memory.stage)
              : std::string("  memory per device (GiB = 2^30 bytes)\n");
-  for (const auto& i : c.memory.items)
-    out += fmt::format("    {:<32}{:>10}  {:<15}{}\n", i.name, gb(i.bytes), i.phase, i.formula);
-  out += fmt::format(
-      "    {:<32}{:>10}  persistent {} + max(loss {}, layer_backward {}) + overhead {}; "
-      "peak at the {}\n",
-      "total", gb(c.memory.total), gb(c.memory.persistent), gb(c.memory.loss_phase),
-      gb(c.memory.backward_phase), gb(c.memory.overhead), c.memory.peak_phase);
-  out += fmt::format("    {:<32}{:>10}  {}\n", "HBM", gb(hbm), c.feasible ? "fits" : c.reason());
+  out += memory_itemised(c.memory);
+  out += fmt::format("    {:<32}{:>10}  {}\n", "HBM", gb(hbm),
+                     !c.feasible               ? c.reason()
+                     : c.memory_verdict == "tight" ? fmt::format(
+                                                     "tight: over by {}, within the memory "
+                                                     "model's {:.0f}% band",
+                                                     gb(c.memory.total - hbm),
+                                                     100 * PlanConstants::kMemoryBand)
+                                               : "fits");
   if (!c.feasible) return out;
   const auto& t = c.time;
   out += fmt::format("  time per step (engine: {}){}\n", t.engine,

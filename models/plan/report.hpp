@@ -20,6 +20,9 @@ std::string header(const PlanRequest& r, const Hardware& hw, double hbm,
 // The ranked feasible configs (at most `top`), then the infeasible ones with
 // their reasons, rows of one cp/tp and one reason merged, hints said once.
 std::string table(const std::vector<PlanConfig>& cs, int top);
+// A memory itemisation: the largest three terms first, then every term by
+// size with its phase, pool and formula, the total and PyTorch's peaks.
+std::string memory_itemised(const PlanMemory& m);
 // One config's memory and time, term by term.
 std::string explain(const PlanConfig& c, double hbm);
 

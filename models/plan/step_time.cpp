@@ -11,6 +11,7 @@
 #include "models/core/work.hpp"
 #include "models/kernel/gemm.hpp"
 #include "models/kernel/implementation.hpp"
+#include "models/plan/activations.hpp"
 #include "models/plan/execution.hpp"
 #include "models/plan/pipeline.hpp"
 
@@ -204,17 +205,28 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
 
   // Recomputation in backward (execution.hpp: what "selective" means where).
   const bool full = r.checkpointing == Checkpointing::Full;
+  // --recompute-layers N: only N layers per stage and model chunk recompute
+  // (Megatron's block method); the others keep their activations.
+  const int stage_l = sh.stage_layers.empty() ? s.layers : *std::max_element(
+                                                                sh.stage_layers.begin(),
+                                                                sh.stage_layers.end());
+  const double fr = full ? recompute_fraction(r, stage_l, sh.pp > 1 ? sh.pp_virtual : 1) : 0;
   const bool selective = r.checkpointing == Checkpointing::Selective;
   double re = 0, re_gap = 0, re_host = 0, re_attn = 0;
   if (full) {
-    re = a_f + o_f + p_f + c8_f;
-    re_attn = a_f;
-    re_gap = gap_f;
-    re_host = host_f;
+    re = fr * (a_f + o_f + p_f + c8_f);
+    re_attn = fr * a_f;
+    re_gap = fr * gap_f;
+    re_host = fr * host_f;
   } else if (selective) {
     switch (e.selective) {
       case SelectiveRecompute::OpLevel:
         re = 0.5 * o_f + p_f;  // every other matmul, every pointwise op
+        // TorchTitan's save list leaves cuDNN attention out: it runs again.
+        if (!sac_saves_attention(r)) {
+          re += a_f;
+          re_attn = a_f;
+        }
         break;
       case SelectiveRecompute::CoreAttention:
         re = a_f;
@@ -233,14 +245,14 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   const double dev_b = a_b + o_b + p_b + c8_b + gap_b + re + re_gap;
   const double run_f = std::max(dev_f, host_f), run_b = std::max(dev_b, host_b + re_host);
   // TP: exposed, or overlapped with the linears (their share of the GEMMs).
-  const double tpb_total = tp_b + (full ? tp_f : 0);
+  const double tpb_total = tp_b + fr * tp_f;
   const double tpx_f = tp_overlap ? std::max(0.0, tp_f - o_f) : tp_f;
   const double tpx_b =
       tp_overlap && e.tp_overlap_backward ? std::max(0.0, tpb_total - o_b) : tpb_total;
   // Overlapped communication (FSDP prefetch, a CP ring sharing its link, TP
   // under overlap) slows the compute it runs beside.
   const double link_f = f_f + (shared ? r_f : 0);
-  const double link_b = f_b + (shared ? r_b + (full ? r_f : 0) : 0);
+  const double link_b = f_b + (shared ? r_b + fr * r_f : 0);
   const int sms = hw.sm_count;
   const double ov_f = link_f + (tp_overlap ? tp_f - tpx_f : 0);
   const double ov_b = link_b + tpb_total - tpx_b;
@@ -283,18 +295,20 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   T.attention_s = k * Ls * (a_f + a_b);
   T.attention_recompute_s = k * Ls * re_attn;
   T.other_compute_s = k * Ls *
-                      (o_f + o_b + (full ? o_f : 0) +
+                      (o_f + o_b + fr * o_f +
                        (selective && e.selective == SelectiveRecompute::OpLevel ? 0.5 * o_f : 0));
   T.pointwise_s =
       k * Ls *
       (p_f + p_b +
-       (full || (selective && e.selective != SelectiveRecompute::CoreAttention) ? p_f : 0));
-  T.fp8_cast_s = k * Ls * (c8_f + c8_b + (full ? c8_f : 0));
+       (full ? fr * p_f
+             : selective && e.selective != SelectiveRecompute::CoreAttention ? p_f
+                                                                             : 0));
+  T.fp8_cast_s = k * Ls * (c8_f + c8_b + fr * c8_f);
   T.head_s = last ? k * (hc_f + hc_b) : 0;
   T.tp_comm_s = k * Ls * (tp_f + tpb_total);
   T.tp_exposed_s = k * Ls * (tpx_f + tpx_b);
   T.fsdp_comm_s = k * (Ls * (f_f + f_b) + (last ? 2 * ag_head + rs_head : 0) + (first ? edges : 0));
-  T.cp_link_s = k * Ls * (r_f + r_b + (full ? r_f : 0));
+  T.cp_link_s = k * Ls * (r_f + r_b + fr * r_f);
   T.launch_s = k * Ls * (gap_f + gap_b + re_gap);
   T.host_bound_s = k * Ls * (run_f - dev_f + run_b - dev_b);
   T.interference_s = k * Ls * (slow_f - run_f + slow_b - run_b);

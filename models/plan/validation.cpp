@@ -21,7 +21,8 @@ namespace {
 
 const char* const kMetrics[] = {"tokens_per_s_per_gpu", "model_tflops_per_gpu",
                                 "step_time_s",          "ttft_s",
-                                "decode_s_per_token",   "speedup"};
+                                "decode_s_per_token",   "speedup",
+                                "peak_memory_gib",      "fits"};
 
 // A ratio's own fields: speedup compares two runs of plan or run, is held
 // out (the calibration's factor cancels in it), and only it may use run.
@@ -35,6 +36,51 @@ void read_ratio(const JsonReader& rc, ValidationCase& c) {
   }
   if (ratio && c.fit)
     throw rc.error("a speedup does not calibrate (the factor cancels in it): fit must be false");
+}
+
+// A measured peak names the planner's peak it compares with; a memory or
+// fits case never calibrates (the factor is on the step time), and a run
+// that ran is published as fitting (1).
+void read_memory(const JsonReader& rc, ValidationCase& c) {
+  const bool memory = metric_is_memory(c.metric), fits = metric_is_fits(c.metric);
+  if (memory) {
+    c.memory_scope = rc.str("memory_scope");
+    if (c.memory_scope != "reserved" && c.memory_scope != "allocated" &&
+        c.memory_scope != "device")
+      throw rc.error("'memory_scope' must be reserved, allocated or device");
+  }
+  if ((memory || fits) && c.fit)
+    throw rc.error("a memory or fits case does not calibrate the step time: fit must be false");
+  if ((memory || fits) && c.command == "run")
+    throw rc.error("metric " + c.metric + " needs command plan or infer");
+  if (fits && c.published != 1 && c.published != 0)
+    throw rc.error("a fits case publishes 1 (the run ran) or 0 (it ran out of memory)");
+  if (c.args.find("--memory-check") != std::string::npos)
+    throw rc.error("a published run must fit: no case may pass --memory-check");
+}
+
+// Every plan or infer case is a run that ran: one fits case per distinct
+// command line the file does not already list as fits.
+void add_derived_fits(ValidationSet& v) {
+  std::set<std::string> seen;
+  for (const auto& c : v.cases)
+    if (metric_is_fits(c.metric)) seen.insert(c.command + " " + c.args);
+  const auto n = v.cases.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto c = v.cases[i];
+    if (c.command == "run" || metric_is_fits(c.metric)) continue;
+    if (!seen.insert(c.command + " " + c.args).second) continue;
+    ValidationCase f = c;
+    f.id = c.id + ":fits";
+    f.metric = "fits";
+    f.published = 1;
+    f.tolerance = 0.01;
+    f.fit = false;
+    f.derived = true;
+    f.memory_scope.clear();
+    f.note = "derived from case " + c.id + ": the run ran, so its configuration must fit";
+    v.cases.push_back(f);
+  }
 }
 
 double geomean(const std::vector<double>& v) {
@@ -62,6 +108,18 @@ bool metric_is_time(const std::string& metric) {
 
 bool metric_is_ratio(const std::string& metric) {
   return metric == "speedup";
+}
+
+bool metric_is_memory(const std::string& metric) {
+  return metric == "peak_memory_gib";
+}
+
+bool metric_is_fits(const std::string& metric) {
+  return metric == "fits";
+}
+
+bool metric_is_step(const std::string& metric) {
+  return !metric_is_ratio(metric) && !metric_is_memory(metric) && !metric_is_fits(metric);
 }
 
 std::vector<std::string> case_words(const std::string& args) {
@@ -103,7 +161,7 @@ ValidationSet parse_validation(const std::string& text, const std::string& origi
     c.args = rc.str("args");
     c.metric = rc.str("metric");
     if (!known_metric(c.metric)) throw rc.error(fmt::format("unknown metric '{}'", c.metric));
-    c.published = rc.num("published", 1e-9, 1e12);
+    c.published = rc.num("published", metric_is_fits(c.metric) ? 0 : 1e-9, 1e12);
     c.tolerance = rc.num("tolerance", 0.01, 1);
     if (!rc.at("fit").is_boolean()) throw rc.error("'fit' must be true or false");
     c.fit = rc.at("fit").get<bool>();
@@ -115,8 +173,10 @@ ValidationSet parse_validation(const std::string& text, const std::string& origi
     if (c.metric == "model_tflops_per_gpu") c.flops_per_token = rc.num("flops_per_token", 1, 1e18);
     if (c.fit && c.command != "plan") throw rc.error("only plan cases calibrate (fit: false)");
     read_ratio(rc, c);
+    read_memory(rc, c);
     v.cases.push_back(c);
   }
+  add_derived_fits(v);
   return v;
 }
 
@@ -127,6 +187,8 @@ const ValidationSet& embedded_validation() {
 }
 
 bool ValidationRow::within() const {
+  if (!refused.empty() && !metric_is_fits(c->metric)) return false;
+  if (metric_is_fits(c->metric)) return predicted == c->published;
   return std::fabs(error()) <= c->tolerance && (!c->fit || std::fabs(loo_error()) <= c->tolerance);
 }
 
@@ -135,7 +197,7 @@ double time_ratio(const ValidationCase& c, double first_principles) {
 }
 
 double apply_factor(const ValidationCase& c, double first_principles, double factor) {
-  if (metric_is_ratio(c.metric)) return first_principles;
+  if (!metric_is_step(c.metric)) return first_principles;
   return metric_is_time(c.metric) ? first_principles * factor : first_principles / factor;
 }
 
@@ -152,7 +214,8 @@ void apply_calibration(std::vector<ValidationRow>& rows,
 std::vector<CalibrationFactor> fit_calibration(std::vector<ValidationRow>& rows) {
   std::map<std::string, std::vector<std::size_t>> groups;
   for (std::size_t i = 0; i < rows.size(); ++i)
-    if (rows[i].c->fit && !rows[i].group.empty()) groups[rows[i].group].push_back(i);
+    if (rows[i].c->fit && !rows[i].group.empty() && rows[i].refused.empty())
+      groups[rows[i].group].push_back(i);
   std::vector<CalibrationFactor> out;
   for (const auto& [key, members] : groups) {
     CalibrationFactor f;

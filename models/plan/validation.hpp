@@ -29,6 +29,13 @@ struct ValidationCase {
   std::map<std::string, double> also_published;
   double published = 0, tolerance = 0.35, flops_per_token = 0;
   bool fit = false;
+  // metric peak_memory_gib: which of the planner's peaks the source measured:
+  // "reserved" (torch.cuda.max_memory_reserved, as TorchTitan logs it),
+  // "allocated" (max_memory_allocated) or "device" (nvidia-smi's used).
+  std::string memory_scope;
+  // A fits case the file does not list: derived from a run case with the
+  // same command and flags (every published run must fit).
+  bool derived = false;
 };
 
 struct ValidationSet {
@@ -50,6 +57,13 @@ double median(std::vector<double> v);
 bool metric_is_time(const std::string& metric);
 bool metric_is_ratio(const std::string& metric);
 bool known_metric(const std::string& metric);
+// peak_memory_gib: a measured peak (no step-time factor applies); fits: a
+// run that ran must be predicted to fit (1) rather than refused (0).
+bool metric_is_memory(const std::string& metric);
+bool metric_is_fits(const std::string& metric);
+// Whole-step metrics (throughput, step time, TTFT, decode): the scoreboard's
+// time error and the calibration's domain.
+bool metric_is_step(const std::string& metric);
 
 // A case's flags as the words a shell would pass (split at whitespace).
 std::vector<std::string> case_words(const std::string& args);
@@ -61,6 +75,7 @@ struct ValidationRow {
   const ValidationCase* c = nullptr;
   std::string group;  // framework/family of the calibration, empty: none applies
   double first_principles = 0, predicted = 0, loo = 0;
+  std::string refused;  // the planner's reason when it found the run infeasible
   double error() const { return predicted / c->published - 1; }
   double loo_error() const { return loo / c->published - 1; }
   bool within() const;

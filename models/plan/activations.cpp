@@ -1,0 +1,178 @@
+#include "models/plan/activations.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/core/errors.hpp"
+#include "models/plan/framework.hpp"
+#include "models/plan/precision.hpp"
+
+namespace ringsim {
+
+const std::vector<std::string>& remat_policy_names() {
+  static const std::vector<std::string> n{"full",
+                                          "minimal",
+                                          "minimal_with_context",
+                                          "save_dot_with_context_except_mlp",
+                                          "save_dot_except_mlpwi",
+                                          "save_dot_except_mlp",
+                                          "save_qkv_proj",
+                                          "save_out_proj",
+                                          "qkv_proj_offloaded",
+                                          "minimal_offloaded"};
+  return n;
+}
+
+Checkpointing remat_policy_checkpointing(const std::string& policy) {
+  return policy == "full" ? Checkpointing::Full : Checkpointing::Selective;
+}
+
+LayerTensors layer_tensors(const ModelShape& s) {
+  const double D = s.d_model, d = s.head_dim, H = s.heads, kvh = s.kv_heads, F = s.ffn;
+  LayerTensors t;
+  t.input = t.norm = t.residual = t.o_proj = t.down = 2 * D;
+  t.q = t.attn_out = 2 * H * d;
+  t.k = t.v = 2 * kvh * d;
+  t.lse = 4 * H;
+  t.gate = t.up = t.act = t.product = 2 * F;
+  return t;
+}
+
+namespace {
+
+// PyTorch eager autograd: every op saves what its backward reads. Layer
+// input, both norm outputs (the projections' inputs), Q/K/V after RoPE and
+// the attention output with its LSE (flash attention), the residual, the
+// MLP's gate and up (w1, w3 outputs), SiLU(gate) and the product.
+// Without torch.compile, an eager RMSNorm (TorchTitan's norm_type rmsnorm:
+// x.float() * rsqrt(mean(x^2))) keeps the fp32 copy of its input for the
+// multiply's backward, 4D per norm; a fused RMSNorm kernel (--norm fused)
+// or Inductor saves the bf16 input alone. (RoPE's fp32 complex product
+// saves only the constant frequencies, its other operand.)
+double eager_none(const LayerTensors& t, const ModelShape& s, bool upcast) {
+  const double upcasts = upcast ? 2 * 4.0 * s.d_model : 0;
+  return t.input + 2 * t.norm + t.q + t.k + t.v + t.attn_out + t.lse + t.residual + t.gate +
+         t.up + t.act + t.product + upcasts;
+}
+
+// TorchTitan's per-op selective checkpointing (selective_ac_option 'op'):
+// the policy saves the attention kernel's outputs and every other matmul's
+// output (its mm counter saves odd calls: half of the seven projections on
+// average), plus the checkpoint's input; everything else is recomputed.
+double torchtitan_sac(const LayerTensors& t, bool attention) {
+  const double mms = t.q + t.k + t.v + t.o_proj + t.gate + t.up + t.down;
+  return t.input + (attention ? t.attn_out + t.lse : 0) + mms / 2;
+}
+
+// Transformer Engine modules as Megatron Core builds a Llama layer: each
+// LayerNormLinear saves its input, its normalised output and an fp32
+// rsigma; attention saves Q, K, V, its output and LSE; the output
+// projection saves its input (the attention output, shared in bf16, an FP8
+// copy under FP8); fc1 saves its input's norm, the fused SwiGLU saves fc1's
+// output (gate and up) and fc2 saves the product. FP8: the two normalised
+// outputs and fc2's input are saved as FP8 casts (1 B).
+double te_none(const LayerTensors& t, const ModelShape& s, bool fp8) {
+  const double D = s.d_model, H = s.heads, d = s.head_dim, F = s.ffn;
+  double b = t.input + t.norm + 4 + t.q + t.k + t.v + t.attn_out + t.lse + t.residual + t.norm +
+             4 + t.gate + t.up + t.product;
+  if (fp8) b += -2 * D + H * d - F;
+  return b;
+}
+
+// MaxText's named checkpoints (decoders.py): which of a layer's named
+// tensors each remat_policy saves on the device; offloaded ones go to host
+// memory. The scan carry (the layer input) is always kept.
+double maxtext_policy(const LayerTensors& t, const std::string& p) {
+  const double qkv = t.q + t.k + t.v;
+  double b = t.input;
+  if (p == "minimal" || p == "minimal_with_context") b += qkv + t.o_proj + t.gate + t.up + t.down;
+  if (p == "minimal_with_context") b += t.attn_out;
+  if (p == "save_dot_with_context_except_mlp") b += qkv + t.attn_out + t.o_proj;
+  if (p == "save_dot_except_mlpwi") b += qkv + t.o_proj + t.down;
+  if (p == "save_dot_except_mlp") b += qkv + t.o_proj;
+  if (p == "save_qkv_proj") b += qkv;
+  if (p == "save_out_proj") b += t.o_proj;
+  return b;  // full, qkv_proj_offloaded, minimal_offloaded: the input alone on device
+}
+
+// The policy a jax-xla request runs: --remat-policy, else the checkpointing
+// flag's (full: nothing saveable; selective: dots saveable = minimal).
+std::string jax_policy(const PlanRequest& r) {
+  if (!r.remat_policy.empty()) return r.remat_policy;
+  return r.checkpointing == Checkpointing::Full ? "full" : "minimal";
+}
+
+// fp32 attention keeps its saved Q, K, V and output at 4 B: the bytes the
+// count saved of them again.
+double fp32_attention_delta(const PlanRequest& r, double saved_qkvo) {
+  return r.attention_dtype == DType::FP32 ? saved_qkvo : 0;
+}
+
+}  // namespace
+
+double recompute_fraction(const PlanRequest& r, int stage_layers, int virtual_stages) {
+  if (r.checkpointing != Checkpointing::Full || stage_layers <= 0) return 0;
+  if (r.recompute_layers <= 0) return 1;
+  return std::min(1.0, static_cast<double>(r.recompute_layers) * virtual_stages / stage_layers);
+}
+
+bool sac_saves_attention(const PlanRequest& r) {
+  return r.kernel != "cudnn" && r.kernel != "te-cudnn";
+}
+
+double layer_forward_bytes_per_token(const PlanRequest& r) {
+  const auto t = layer_tensors(r.shape);
+  const auto& fw = framework_profile(r);
+  const double qkvo = t.q + t.k + t.v + t.attn_out;
+  if (fw.saver == FrameworkProfile::Saver::TransformerEngine)
+    return te_none(t, r.shape, r.precision == Precision::FP8) + fp32_attention_delta(r, qkvo);
+  const bool upcast =
+      !r.compile && !r.fused_norm && fw.saver == FrameworkProfile::Saver::PytorchEager;
+  return eager_none(t, r.shape, upcast) + fp32_attention_delta(r, qkvo);
+}
+
+double saved_bytes_per_token(const PlanRequest& r) {
+  const auto t = layer_tensors(r.shape);
+  const auto& fw = framework_profile(r);
+  const bool fp8 = r.precision == Precision::FP8;
+  switch (fw.saver) {
+    case FrameworkProfile::Saver::JaxPolicy:
+      if (r.remat_policy.empty() && r.checkpointing == Checkpointing::None)
+        return layer_forward_bytes_per_token(r);
+      return maxtext_policy(t, jax_policy(r));
+    case FrameworkProfile::Saver::TransformerEngine:
+      if (r.checkpointing == Checkpointing::Full) return t.input;
+      if (r.checkpointing == Checkpointing::Selective)  // core attention recomputed
+        return te_none(t, r.shape, fp8) - t.lse - (fp8 ? t.attn_out : 0) +
+               fp32_attention_delta(r, t.q + t.k + t.v);
+      return layer_forward_bytes_per_token(r);
+    case FrameworkProfile::Saver::PytorchEager:
+      break;
+  }
+  if (r.checkpointing == Checkpointing::Full) return t.input;
+  if (r.checkpointing == Checkpointing::Selective) {
+    const bool attn = sac_saves_attention(r);
+    return torchtitan_sac(t, attn) +
+           fp32_attention_delta(r, (attn ? t.attn_out : 0) + (t.q + t.k + t.v) / 2);
+  }
+  return layer_forward_bytes_per_token(r);
+}
+
+std::string saved_bytes_formula(const PlanRequest& r) {
+  const auto& fw = framework_profile(r);
+  if (fw.saver == FrameworkProfile::Saver::JaxPolicy && !(r.remat_policy.empty() &&
+                                                         r.checkpointing == Checkpointing::None))
+    return fmt::format("remat_policy {}: the layer input + the named tensors it saves",
+                       jax_policy(r));
+  if (r.checkpointing == Checkpointing::Full) return "the layer input, 2D (full recompute)";
+  if (fw.saver == FrameworkProfile::Saver::TransformerEngine)
+    return r.checkpointing == Checkpointing::Selective
+               ? "Transformer Engine's saved inputs, core attention recomputed"
+               : "Transformer Engine's saved inputs: 8D + Q/K/V + O + LSE + 6F (FP8 casts 1 B)";
+  return r.checkpointing == Checkpointing::Selective
+             ? "TorchTitan per-op SAC: input + attention out/LSE + every other matmul's output"
+             : "PyTorch eager: 8D + Q/K/V + O + LSE + 8F";
+}
+
+}  // namespace ringsim

@@ -1,0 +1,57 @@
+#pragma once
+// Saved activations per token per layer, as each framework keeps them for
+// the backward pass (docs/plan.md, "Memory per device"): which tensors of a
+// Llama layer stay alive, by framework, recompute policy and precision.
+// Bytes before tensor parallelism (each term divides by tp under sequence
+// parallelism).
+#include <string>
+#include <vector>
+
+#include "models/plan/basics.hpp"
+
+namespace ringsim {
+
+// MaxText's remat_policy names (src/maxtext/configs/base.yml), the policies
+// --remat-policy accepts under --framework jax-xla.
+const std::vector<std::string>& remat_policy_names();
+// The recompute class a policy costs in step time (full: the whole forward
+// again; selective: the unsaved matmuls and pointwise ops; none).
+Checkpointing remat_policy_checkpointing(const std::string& policy);
+
+// One Llama layer's forward tensors per token, in bytes (bf16 unless said).
+struct LayerTensors {
+  double input = 0;       // the layer input (the residual stream), 2D
+  double norm = 0;        // one RMSNorm output, 2D (two per layer)
+  double residual = 0;    // the residual after attention, 2D
+  double q = 0, k = 0, v = 0;  // projections after RoPE: 2Hd, 2 kvh d each
+  double attn_out = 0;    // attention output (the context), 2Hd
+  double lse = 0;         // flash attention's log-sum-exp, fp32 per head: 4H
+  double o_proj = 0;      // the output projection's result, 2D
+  double gate = 0, up = 0;  // w1, w3 outputs, 2F each
+  double act = 0;         // SiLU(gate), 2F
+  double product = 0;     // SiLU(gate) x up, 2F
+  double down = 0;        // w2 output, 2D
+};
+LayerTensors layer_tensors(const ModelShape& s);
+
+// Whether TorchTitan's per-op selective checkpointing saves the attention
+// kernel's outputs: its save list (torchtitan parallelize_llama.py, December
+// 2024 to November 2025) names SDPA's flash and memory-efficient kernels,
+// not cuDNN's, which is then recomputed in backward (TorchTitan added cuDNN
+// in December 2025, pull request 2095).
+bool sac_saves_attention(const PlanRequest& r);
+
+// The share of a stage's layers that recompute under full checkpointing:
+// 1, or with --recompute-layers N, min(1, N x virtual stages / layers).
+double recompute_fraction(const PlanRequest& r, int stage_layers, int virtual_stages);
+
+// Bytes per token per layer kept for backward under the request's
+// framework, checkpointing (or --remat-policy) and precision.
+double saved_bytes_per_token(const PlanRequest& r);
+// Bytes per token one layer's forward keeps with nothing recomputed: the
+// transient a recompute rebuilds for that layer's backward.
+double layer_forward_bytes_per_token(const PlanRequest& r);
+// The saved count as a formula, for --explain.
+std::string saved_bytes_formula(const PlanRequest& r);
+
+}  // namespace ringsim
