@@ -26,6 +26,15 @@ int run(const HardwareListFlags& f) {
     // docs/models.md says what each means.
     nlohmann::json j;
     j["schema_version"] = kJsonSchemaVersion;
+    // What each memory figure is and in which unit (docs/models.md, "Device memory").
+    j["units"] = {
+        {"hbm_bytes",
+         "bytes, as the device's own tool reports its memory (hbm_reported_by: nvidia-smi's "
+         "total in MiB x 2^20, rocm-smi's bytes, JAX's bytes_limit); hbm_gib = hbm_bytes / 2^30"},
+        {"hbm_bandwidth", "bytes/s"},
+        {"bandwidth", "bytes/s per direction"},
+        {"latency", "s"},
+        {"peak_flops", "FLOP/s, dense"}};
     for (const auto& d : cat.devices())
       j["devices"].push_back(
           {{"name", d.name},
@@ -33,6 +42,15 @@ int run(const HardwareListFlags& f) {
            {"kind", d.kind},
            {"peak_flops", {{"bf16", d.peak_bf16}, {"fp16", d.peak_fp16}, {"fp32", d.peak_fp32}}},
            {"hbm_bytes", d.hbm_bytes},
+           {"hbm_gib", d.hbm_bytes / 1073741824.0},
+           {"hbm_reported_by", d.hbm_reported_by},
+           {"hbm_source", d.hbm_source},
+           {"hbm_driver_reserved_bytes", d.hbm_driver_reserved_bytes},
+           {"hbm_driver_reserved_source", d.hbm_driver_reserved_source},
+           {"context_bytes", d.context_bytes},
+           {"context_source", d.context_source},
+           {"blas_workspace_bytes", d.blas_workspace_bytes},
+           {"blas_workspace_source", d.blas_workspace_source},
            {"hbm_bandwidth", d.hbm_bandwidth},
            {"attention_efficiency", d.attention_efficiency},
            {"gemm_efficiency", d.gemm_efficiency},
@@ -101,8 +119,9 @@ int run(const HardwareListFlags& f) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::cout << "Devices (dense peak FLOP/s; 0 = unsupported; HBM in GiB = 2^30 bytes, bandwidth in "
-               "decimal TB/s and GB/s as datasheets quote it):\n";
+  std::cout << "Devices (dense peak FLOP/s; 0 = unsupported; HBM in GiB = 2^30 bytes as the "
+               "device's own tool reports it (nvidia-smi, rocm-smi, JAX's bytes_limit; --sources "
+               "names each), bandwidth in decimal TB/s and GB/s as datasheets quote it):\n";
   std::cout << fmt::format("  {:<11} {:>9} {:>9} {:>9} {:>9} {:>10} {:>6}  {}\n", "name", "bf16 TF",
                            "fp16 TF", "fp32 TF", "HBM GiB", "HBM TB/s", "eff", "default fabric");
   for (const auto& d : cat.devices()) {
@@ -113,7 +132,8 @@ int run(const HardwareListFlags& f) {
         d.default_platform);
     if (f.sources)
       std::cout << "      source: " << d.source << "\n      efficiency: " << d.efficiency_source
-                << "\n";
+                << "\n      memory (" << d.hbm_reported_by << "): " << d.hbm_source
+                << "\n      driver's reserve: " << d.hbm_driver_reserved_source << "\n";
   }
   std::cout << "\nInterconnects (per direction):\n";
   for (const auto& n : cat.interconnects()) {

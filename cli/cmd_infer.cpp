@@ -48,8 +48,35 @@ std::string secs(double s) {
   return fmt::format("{:.3f} us", s * 1e6);
 }
 
+// The itemisation, the largest three first (as plan --explain prints it).
+std::string memory_items_text(const InferMemory& m) {
+  auto items = m.items;
+  std::stable_sort(items.begin(), items.end(),
+                   [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+  std::string out = "  largest:";
+  for (size_t i = 0; i < items.size() && i < 3; ++i)
+    out += fmt::format("{} {} ({})", i ? "," : "", items[i].name, human_bytes(items[i].bytes));
+  out += "\n";
+  for (const auto& i : items)
+    out += fmt::format("  {:<22}{:>12}  {:<10}{}\n", i.name, human_bytes(i.bytes), i.pool,
+                       i.formula);
+  return out;
+}
+
 std::string pct(double part, double whole) {
   return whole > 0 ? fmt::format("{:5.1f}%", 100 * part / whole) : std::string("    -");
+}
+
+// The itemisation, largest first: name, bytes, pool (tensors | allocator |
+// runtime) and formula.
+nlohmann::json items_json(const InferMemory& m) {
+  auto items = m.items;
+  std::stable_sort(items.begin(), items.end(),
+                   [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& i : items)
+    out.push_back({{"name", i.name}, {"bytes", i.bytes}, {"pool", i.pool}, {"formula", i.formula}});
+  return out;
 }
 
 nlohmann::json memory_json(const InferMemory& m) {
@@ -60,7 +87,8 @@ nlohmann::json memory_json(const InferMemory& m) {
           {"overhead_bytes", m.overhead},
           {"total_bytes", m.total},
           {"hbm_bytes", m.hbm},
-          {"fits", m.fits()}};
+          {"fits", m.fits()},
+          {"items", items_json(m)}};
 }
 
 int run(const InferFlags& f) {
@@ -272,9 +300,11 @@ int run(const InferFlags& f) {
   out += fmt::format(
       "\nMemory per GPU: {} of {} HBM ({}): weights {}, KV cache {}, activations {}, ring buffers "
       "{}, runtime {}\n",
-      human_bytes(m.total), human_bytes(m.hbm), m.fits() ? "fits" : "DOES NOT FIT",
+      human_bytes(m.total), human_bytes(m.hbm),
+      m.fits() ? "fits" : fmt::format("DOES NOT FIT, over by {}", human_bytes(m.total - m.hbm)),
       human_bytes(m.weights), human_bytes(m.kv_cache), human_bytes(m.activations),
       human_bytes(m.ring_buffers), human_bytes(m.overhead));
+  out += memory_items_text(m);
   if (s)
     out += fmt::format(
         "\nSimGrid: {} activities on {}; TTFT {:+.4f}% and decode {:+.4f}% from the closed forms\n",

@@ -1,5 +1,7 @@
 #include "models/infer/infer.hpp"
 
+#include "models/plan/runtime_memory.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include "models/kernel/implementation.hpp"
 #include "models/plan/basics.hpp"
 #include "models/plan/execution.hpp"
+#include "models/plan/runtime_memory.hpp"
 
 namespace ringsim {
 
@@ -269,8 +272,33 @@ InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant
   m.ring_buffers = 2 * ring;  // the block computed on and the one arriving
   if (variant == InferVariant::PassQ)
     m.ring_buffers += (cp - 1) * q * Hl * (d * db + 4);  // partials held for other ranks
-  m.overhead = PlanConstants::kFixedOverheadBytes;
-  m.total = m.weights + m.kv_cache + m.activations + m.ring_buffers + m.overhead;
+  auto add = [&](const char* name, double bytes, const char* pool, std::string formula) {
+    m.items.push_back({name, bytes, pool == std::string("tensors") ? "persistent" : "overhead",
+                       std::move(formula), pool});
+  };
+  add("weights", m.weights, "tensors", "params / tp (FP8 MLP weights at 1 B with --precision fp8)");
+  add("kv_cache", m.kv_cache, "tensors", "2 x layers x (context + decode) / cp x KV heads / tp x d");
+  add("activations", m.activations, "tensors", "one layer's live prefill tensors");
+  add("ring_buffers", m.ring_buffers, "tensors", "the block computed on and the one arriving");
+  const double tensors = m.weights + m.kv_cache + m.activations + m.ring_buffers;
+  // The runtime beside the tensors (models/plan/runtime_memory.hpp): as a
+  // PyTorch program on a GPU; a TPU's bytes_limit is already net of it.
+  if (!hw.tpu) {
+    add("blas_workspace", hw.blas_workspace_bytes, "tensors", "cuBLAS workspace (catalog)");
+    add("allocator_reserve", PlanConstants::kFragmentation * tensors, "allocator",
+        "5% of the tensors (the caching allocator's blocks beyond them; assumption)");
+    add("driver_reserved", hw.hbm_driver_reserved, "runtime",
+        "the device's total less what CUDA may allocate");
+    add("cuda_context", hw.context_bytes, "runtime", "the CUDA context with lazy loading (catalog)");
+    const int comms = communicators(1, r.tp, r.cp, 1);
+    add("nccl_buffers", comms * NcclConstants::per_communicator(), "runtime",
+        fmt::format("{} communicator(s) x NCCL's default channel buffers", comms));
+  }
+  m.overhead = 0;
+  for (const auto& i : m.items)
+    if (i.phase == std::string("overhead") || i.name == std::string("blas_workspace"))
+      m.overhead += i.bytes;
+  m.total = tensors + m.overhead;
   m.hbm = hw.hbm_bytes;
   return m;
 }

@@ -15,6 +15,7 @@
 
 #include "models/core/infer_work.hpp"
 #include "models/core/workload.hpp"
+#include "models/plan/memory.hpp"
 
 namespace ringsim {
 
@@ -107,8 +108,12 @@ struct InferMemory {
   double kv_cache = 0;      // K and V, all layers, context / cp tokens, batch
   double activations = 0;   // the prefill's largest live tensors of one layer
   double ring_buffers = 0;  // pass-kv: two K/V blocks in flight; pass-q: partial outputs
-  double overhead = 0;      // runtime context and workspaces
+  double overhead = 0;      // the runtime's terms, itemised in `items` with the rest
   double total = 0, hbm = 0;
+  // Every term (the five above, the runtime's one by one: the driver's
+  // reserve, the CUDA context, NCCL's buffers, the BLAS workspace, the
+  // allocator's reserve), as the planner itemises training memory.
+  std::vector<PlanMemoryItem> items;
   bool fits() const { return total <= hbm; }
 };
 InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant variant);

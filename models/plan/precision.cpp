@@ -65,24 +65,6 @@ double fsdp_allgather_fraction(const PlanRequest& r) {
 
 namespace ringsim {
 
-double saved_bytes_delta_per_token(const PlanRequest& r, Checkpointing c) {
-  if (c == Checkpointing::Full) return 0;  // only the bf16 layer input is kept
-  const auto& s = r.shape;
-  const double D = s.d_model, d = s.head_dim, H = s.heads, kvh = s.kv_heads, F = s.ffn;
-  double delta = 0;
-  // fp32 attention: Q, K, V and O are kept in fp32, twice their bf16 bytes.
-  if (r.attention_dtype == DType::FP32) delta += 2 * d * (H + 2 * kvh) + 2 * H * d;
-  if (r.precision == Precision::FP8 && framework_profile(r).fp8_saves_cast_inputs) {
-    // Transformer Engine saves each linear's FP8 input: the attention output
-    // gets an FP8 copy beside the bf16 one attention's backward needs (+Hd);
-    // without checkpointing the two norm outputs and the SwiGLU product are
-    // saved as FP8 instead of bf16 (-D, -D, -F). Selective recomputes those.
-    delta += H * d;
-    if (c == Checkpointing::None) delta -= 2 * D + F;
-  }
-  return delta;
-}
-
 double fp8_scale_bytes_per_layer(const PlanRequest& r) {
   if (r.precision != Precision::FP8) return 0;
   // Per scaled tensor: an fp32 scale (dynamic scaling); delayed scaling also

@@ -58,11 +58,6 @@ double fp8_linear_params(const ModelShape& s);
 // as FP8 (1 B); norms stay bf16. 1 when the rule does not apply.
 double fsdp_allgather_fraction(const PlanRequest& r);
 
-// Saved-activation bytes per token per layer that precision adds (+) or
-// removes (-) against the bf16 count of activation_bytes_per_token: fp32
-// attention keeps Q, K, V, O in fp32; Transformer Engine keeps the FP8 casts
-// of the linears' inputs (0 under full checkpointing).
-double saved_bytes_delta_per_token(const PlanRequest& r, Checkpointing c);
 // Bytes of FP8 scaling state per layer: 7 linears x 3 scaled tensors x (an
 // fp32 scale, or under delayed scaling scale + scale_inv + the amax history).
 double fp8_scale_bytes_per_layer(const PlanRequest& r);

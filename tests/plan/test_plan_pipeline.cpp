@@ -148,21 +148,30 @@ TEST(PlanPipeline, StageMemoryFirstMiddleLastByHand) {
     return items(training_memory(r, hw, Layout::Ring, 2, 1, 1, &v));
   };
   const auto first = stage(0), middle = stage(1), last = stage(3);
-  // First: 36992 + embedding 64000 = 100,992 params over 2 devices, 2 B each.
-  EXPECT_DOUBLE_EQ(first.at("params_bf16"), 100992);
-  EXPECT_DOUBLE_EQ(first.at("optimizer_fp32_master_m_v"), 12 * 100992 / 2.0);
-  EXPECT_DOUBLE_EQ(first.at("fsdp_gathered_params"), 4 * 64000);            // the embedding unit
+  // First: 36992 + embedding 64000 = 100,992 params over 2 devices, FSDP2's
+  // 4 + 8 B each sharded; under PP the stage stays gathered (bf16) and
+  // accumulates unsharded fp32 gradients (TorchTitan's default with PP).
+  EXPECT_DOUBLE_EQ(first.at("params_fp32_shard"), 4 * 100992 / 2.0);
+  EXPECT_DOUBLE_EQ(first.at("optimizer_m_v_fp32"), 8 * 100992 / 2.0);
+  EXPECT_DOUBLE_EQ(first.at("fsdp_gathered_params"), 2 * 100992.0);
+  EXPECT_DOUBLE_EQ(first.at("fsdp_accumulated_grads_fp32"), 4 * 100992.0);
   EXPECT_DOUBLE_EQ(first.at("activations_layer_inputs"), 128 * 512 * 4.0);  // 4 in flight
   EXPECT_EQ(first.count("logits_and_loss_fp32"), 0u);
-  // Middle (stage 1): one layer, 3 microbatches in flight, the layer is the unit.
-  EXPECT_DOUBLE_EQ(middle.at("params_bf16"), 36992);
-  EXPECT_DOUBLE_EQ(middle.at("fsdp_gathered_params"), 4 * 36992);
+  // Middle (stage 1): one layer, 3 microbatches in flight.
+  EXPECT_DOUBLE_EQ(middle.at("params_fp32_shard"), 4 * 36992 / 2.0);
+  EXPECT_DOUBLE_EQ(middle.at("fsdp_gathered_params"), 2 * 36992.0);
   EXPECT_DOUBLE_EQ(middle.at("activations_layer_inputs"), 128 * 512 * 3.0);
   EXPECT_EQ(middle.count("logits_and_loss_fp32"), 0u);
   // Last: layer + head 64000 + final norm 64 = 101,056 params; one in flight; the loss.
-  EXPECT_DOUBLE_EQ(last.at("params_bf16"), 101056);
+  EXPECT_DOUBLE_EQ(last.at("params_fp32_shard"), 4 * 101056 / 2.0);
   EXPECT_DOUBLE_EQ(last.at("activations_layer_inputs"), 128 * 512 * 1.0);
   EXPECT_DOUBLE_EQ(last.at("logits_and_loss_fp32"), 12 * 512 * 1000.0);
+  // A Megatron stage keeps its bf16 params and grads over the tp shards, no FSDP units.
+  r.framework = Framework::Megatron;
+  const auto mg = stage(1);
+  EXPECT_DOUBLE_EQ(mg.at("params_bf16"), 2 * 36992.0);
+  EXPECT_EQ(mg.count("fsdp_gathered_params"), 0u);
+  r.framework = Framework::PytorchFsdp;
   // The worst stage is the last (its 6.1 MB of logits), and is named.
   const auto worst = pipeline_memory(r, hw, Layout::Ring, 2, 1, 1, layers, pc, 4);
   EXPECT_EQ(worst.stage, 3);
@@ -200,15 +209,22 @@ TEST(PlanPipeline, ShapeRulesAndBadRequests) {
   EXPECT_EQ(c.why.kind, Infeasibility::Kind::Rule);
   EXPECT_NE(c.reason().find("multiple of pp (4)"), std::string::npos) << c.reason();
   // Llama 3 405B: 126 layers are 63 pairs, so V 2 splits in pairs (6 or 8
-  // per stage); 126 is not a multiple of 4, so V 4 falls back to 7, 8 x14, 7,
-  // whose stages do not divide into 4 virtual stages.
+  // per stage); 126 is not a multiple of 4, so the balanced split of V 4
+  // falls back to 7, 8 x14, 7, whose stages do not divide into 4 virtual
+  // stages: the automatic layout then counts the embedding and the loss as
+  // layers (128 = 16 stages x 4 chunks x 2), Megatron's way.
   auto big = request(find_model("--model", "llama3-405b"), 131072, 16384);
   const auto v2 = evaluate(big, hw, cm, Layout::Zigzag, 16, 8, 1, std::nullopt, false, {16, 2});
   EXPECT_NE(v2.why.kind, Infeasibility::Kind::Rule) << v2.reason();
   for (int n : v2.stage_layers) EXPECT_EQ(n % 2, 0);
   const auto v4 = evaluate(big, hw, cm, Layout::Zigzag, 16, 8, 1, std::nullopt, false, {16, 4});
-  EXPECT_NE(v4.reason().find("(7, 8 x14, 7) divisible by pp-virtual 4"), std::string::npos)
-      << v4.reason();
+  EXPECT_NE(v4.why.kind, Infeasibility::Kind::Rule) << v4.reason();
+  EXPECT_EQ(v4.pp_layout, "embedding-loss");
+  EXPECT_EQ(layers_text(v4.stage_layers), "7, 8 x14, 7");
+  big.pp_layout = PipelineLayout::Balanced;
+  const auto b4 = evaluate(big, hw, cm, Layout::Zigzag, 16, 8, 1, std::nullopt, false, {16, 4});
+  EXPECT_NE(b4.reason().find("(7, 8 x14, 7) divisible by pp-virtual 4"), std::string::npos)
+      << b4.reason();
 }
 
 using plan_testing::run_cli;

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "helpers.hpp"
+#include "models/plan/activations.hpp"
 #include "models/core/catalog.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/profile.hpp"
@@ -99,7 +100,9 @@ TEST(PlanPrecision, Fp8AllGatherHalvesTheLinearWeightsOnly) {
   auto r = llama8b_128k(Precision::FP8);
   // (218,103,808 x 1 B + 8,192 x 2 B) / (218,112,000 x 2 B) = 218,120,192 / 436,224,000.
   EXPECT_DOUBLE_EQ(fsdp_allgather_fraction(r), 218120192.0 / 436224000.0);
-  r.framework = Framework::Megatron;  // no FSDP
+  r.framework = Framework::Megatron;  // FP8 weights (--fp8-param-gather): gathered as FP8 too
+  EXPECT_DOUBLE_EQ(fsdp_allgather_fraction(r), 218120192.0 / 436224000.0);
+  r.fp8_weights = 0;  // bf16 weights: Megatron FSDP gathers bf16
   EXPECT_EQ(fsdp_allgather_fraction(r), 1);
   EXPECT_EQ(fsdp_allgather_fraction(llama8b_128k(Precision::BF16)), 1);
 }
@@ -121,9 +124,10 @@ TEST(PlanPrecision, Fp8MemoryTermsByHand) {
   r.fp8_gemm_efficiency = 0.78;
   const auto f8 = training_memory(r, hw, Layout::Ring, 2, 1, 1);
   // Layer params: 64 x 16 x 8 + 64 x 64 + 3 x 64 x 128 + 128 = 36,992 (36,864 in linears).
-  // bf16: 2 units x 36,992 x 2 B = 147,968; FP8 all-gather: 2 x (36,864 x 1 + 128 x 2) = 74,240.
-  EXPECT_DOUBLE_EQ(item(bf, "fsdp_gathered_params")->bytes, 147968);
-  EXPECT_DOUBLE_EQ(item(f8, "fsdp_gathered_params")->bytes, 74240);
+  // bf16: 2 units x 36,992 x 2 B = 147,968; FP8 all-gather: 2 x (36,864 x 1 + 128 x 2) = 74,240;
+  // both + the root unit (embedding, head, norm: 2 x 640 + 64) x 2 B = 2,688, kept bf16.
+  EXPECT_DOUBLE_EQ(item(bf, "fsdp_gathered_params")->bytes, 147968 + 2688);
+  EXPECT_DOUBLE_EQ(item(f8, "fsdp_gathered_params")->bytes, 74240 + 2688);
   // Scales: 2 layers x 7 linears x 3 tensors x 4 B (dynamic: one fp32 scale) = 168.
   ASSERT_NE(item(f8, "fp8_scales"), nullptr);
   EXPECT_DOUBLE_EQ(item(f8, "fp8_scales")->bytes, 168);
@@ -132,6 +136,7 @@ TEST(PlanPrecision, Fp8MemoryTermsByHand) {
   // scale_inv + 1 amax = 12 B per tensor: 2 x 7 x 3 x 12 = 504; FP8 weight
   // and transpose: 2 layers x 36,864 x 2 B / tp 1 = 147,456.
   r.framework = Framework::Megatron;
+  r.fp8_weights = 0;  // bf16 weights: Transformer Engine caches FP8 copies
   const auto te = training_memory(r, hw, Layout::Ring, 2, 1, 1);
   EXPECT_DOUBLE_EQ(item(te, "fp8_scales")->bytes, 504);
   EXPECT_DOUBLE_EQ(item(te, "fp8_weight_copies")->bytes, 147456);
@@ -147,21 +152,31 @@ TEST(PlanPrecision, TransformerEngineSavesFp8Inputs) {
   r.precision = Precision::FP8;
   const auto f8 = training_memory(r, hw, Layout::Ring, 2, 1, 1);
   // Per token per layer: + Hd (FP8 copy of O) - D - D (norm outputs in FP8)
-  // - F (SwiGLU product in FP8) = 64 - 128 - 128 = -192 B; 2 layers x 512
-  // tokens (cp 2) x -192 = -196,608 B.
-  EXPECT_DOUBLE_EQ(saved_bytes_delta_per_token(r, Checkpointing::None), -192);
-  EXPECT_DOUBLE_EQ(saved_bytes_delta_per_token(r, Checkpointing::Selective), 64);
-  EXPECT_DOUBLE_EQ(saved_bytes_delta_per_token(r, Checkpointing::Full), 0);
+  // - F (SwiGLU product in FP8) = 64 - 128 - 128 = -192 B (1,688 -> 1,496);
+  // 2 layers x 512 tokens (cp 2) x -192 = -196,608 B.
+  auto bf16 = r;
+  bf16.precision = Precision::BF16;
+  EXPECT_DOUBLE_EQ(saved_bytes_per_token(r) - saved_bytes_per_token(bf16), -192);
   EXPECT_DOUBLE_EQ(item(f8, "activations_saved")->bytes - item(bf, "activations_saved")->bytes,
                    -196608);
+  r.checkpointing = bf16.checkpointing = Checkpointing::Full;  // the layer input alone, in bf16
+  EXPECT_DOUBLE_EQ(saved_bytes_per_token(r), saved_bytes_per_token(bf16));
 }
 
 TEST(PlanPrecision, Fp32AttentionKeepsQkvoInFp32) {
   auto r = request(tiny_shape(), 1024, 4);
+  auto bf16 = r;
   r.attention_dtype = DType::FP32;
-  // 2 d (H + 2 kvh) + 2 H d = 2 x 16 x 8 + 2 x 4 x 16 = 256 + 128 = 384 more B/token.
-  EXPECT_DOUBLE_EQ(saved_bytes_delta_per_token(r, Checkpointing::Selective), 384);
-  EXPECT_DOUBLE_EQ(saved_bytes_delta_per_token(r, Checkpointing::Full), 0);
+  auto more = [&](Checkpointing c) {
+    r.checkpointing = bf16.checkpointing = c;
+    return saved_bytes_per_token(r) - saved_bytes_per_token(bf16);
+  };
+  // Nothing recomputed: Q, K, V and O twice their bf16 bytes, 2 d (H + 2 kvh)
+  // + 2 H d = 256 + 128 = 384 more B/token.
+  EXPECT_DOUBLE_EQ(more(Checkpointing::None), 384);
+  // TorchTitan's SAC keeps O and half the projections: 128 + 256 / 2 = 256.
+  EXPECT_DOUBLE_EQ(more(Checkpointing::Selective), 256);
+  EXPECT_DOUBLE_EQ(more(Checkpointing::Full), 0);
   // The attention workload runs fp32: its buffers are counted at 4 B.
   EXPECT_EQ(attention_workload(r, Layout::Ring, 2, 1, 0).dtype, DType::FP32);
 }

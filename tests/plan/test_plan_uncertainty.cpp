@@ -55,8 +55,9 @@ TEST(PlanUncertainty, EveryAssumedCatalogNumberHasARangeHoldingIt) {
     EXPECT_LE(a->low, a->value);
     EXPECT_GE(a->high, a->value);
   }
-  // mi300x: GEMM + attention; b200: attention; 4 TPUs x 2; 16 links (with gtt-roce-400g).
-  EXPECT_EQ(ranges, 2 + 1 + 8 + 16);
+  // mi300x: GEMM + attention; b200: attention; gb200: GEMM + attention; 4 TPUs x 2; 16
+  // links (with gtt-roce-400g).
+  EXPECT_EQ(ranges, 2 + 1 + 2 + 8 + 16);
   // The values typed in models/data/catalog.json (NCCL tuning.cc's NVLink ring hop 0.6-3.4 us).
   const auto* nv = find(cat.interconnect("nvlink4").assumptions, "nvlink4 latency");
   ASSERT_NE(nv, nullptr);

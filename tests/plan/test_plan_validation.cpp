@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli/validate_case.hpp"
 #include "cli/validate_plot.hpp"
@@ -191,6 +192,86 @@ TEST(ValidateCli, Scoreboard) {
       EXPECT_TRUE(c.at("baseline_args").is_string());
     }
   EXPECT_EQ(striped, 53);
+  // Does it fit: at least 30 measured peaks from at least 4 sources within
+  // 10%; every training run on the board also a fits case; none refused; the
+  // published out-of-memory runs refused; no case turns the memory check off.
+  std::set<std::string> memory_sources, fits_args;
+  int memory = 0, ran = 0, oom = 0;
+  for (const auto& c : j.at("cases")) {
+    EXPECT_EQ(c.at("args").get<std::string>().find("--memory-check"), std::string::npos)
+        << c.at("id");
+    if (c.at("metric") == "peak_memory_gib") {
+      ++memory;
+      memory_sources.insert(c.at("source").get<std::string>());
+      EXPECT_LE(c.at("tolerance").get<double>(), 0.10) << c.at("id");
+    }
+    if (c.at("metric") != "fits") continue;
+    fits_args.insert(c.at("command").get<std::string>() + " " + c.at("args").get<std::string>());
+    EXPECT_TRUE(c.at("within").get<bool>()) << c.at("id") << ": " << c.at("refused");
+    (c.at("published").get<double>() > 0 ? ran : oom) += 1;
+  }
+  EXPECT_GE(memory, 30);
+  EXPECT_GE(memory_sources.size(), 4u);
+  EXPECT_GE(oom, 2);
+  for (const auto& c : j.at("cases"))
+    if (c.at("command") != "run" && c.at("metric") != "fits")
+      EXPECT_TRUE(
+          fits_args.count(c.at("command").get<std::string>() + " " + c.at("args").get<std::string>()))
+          << c.at("id") << " has no fits case";
+  EXPECT_EQ(j.at("summary").at("refused").get<int>(), 0);
+  EXPECT_EQ(j.at("summary").at("oom_refused").get<int>(), oom);
+  EXPECT_LE(j.at("summary").at("memory_max_abs_error").get<double>(), 0.10);
+}
+
+TEST(ValidationMemory, TheFileRefusesWhatAMemoryCaseCannotBe) {
+  const std::string head =
+      R"({"schema": "ringsim-validation-1", "sources": [{"id": "s", "title": "t", "url": "u",
+      "setup": "x"}], "cases": [{"id": "a", "source": "s", "tolerance": 0.1, )";
+  auto refused = [&](const std::string& rest, const std::string& why) {
+    try {
+      parse_validation(head + rest + "}]}", "f.json");
+      ADD_FAILURE() << "accepted: " << rest;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  refused(R"("command": "plan", "args": "--gpus 8", "metric": "peak_memory_gib",
+      "published": 40, "fit": false)",
+          "'memory_scope'");
+  refused(R"("command": "plan", "args": "--gpus 8", "metric": "peak_memory_gib",
+      "published": 40, "fit": false, "memory_scope": "nvml")",
+          "reserved, allocated or device");
+  refused(R"("command": "plan", "args": "--gpus 8", "metric": "peak_memory_gib",
+      "published": 40, "fit": true, "memory_scope": "reserved")",
+          "does not calibrate");
+  refused(R"("command": "plan", "args": "--gpus 8", "metric": "fits", "published": 2,
+      "fit": false)",
+          "publishes 1");
+  refused(R"("command": "plan", "args": "--gpus 8 --memory-check off", "metric": "fits",
+      "published": 1, "fit": false)",
+          "must fit");
+  // A run case yields a derived fits case with its flags; an explicit one does not.
+  const auto v = parse_validation(
+      head + R"("command": "plan", "args": "--gpus 8", "metric": "step_time_s",
+      "published": 3, "fit": false}, {"id": "b", "source": "s", "command": "plan",
+      "args": "--gpus 16", "metric": "fits", "published": 0, "tolerance": 0.01, "fit": false}]})",
+      "f.json");
+  ASSERT_EQ(v.cases.size(), 3u);
+  EXPECT_EQ(v.cases.at(2).id, "a:fits");
+  EXPECT_TRUE(v.cases.at(2).derived);
+  EXPECT_EQ(v.cases.at(2).args, "--gpus 8");
+  EXPECT_EQ(v.cases.at(1).published, 0);  // a published out-of-memory run
+}
+
+TEST(ValidationMemory, APeakIsNotScaledByTheStepFactor) {
+  auto c = make_case("m", "peak_memory_gib", 40);
+  EXPECT_EQ(apply_factor(c, 41, 1.7), 41);
+  auto f = make_case("f", "fits", 1);
+  EXPECT_EQ(apply_factor(f, 1, 1.7), 1);
+  ValidationRow row{&f, "", 0, 0, 0};
+  EXPECT_FALSE(row.within()) << "a run that ran, refused";
+  row.predicted = 1;
+  EXPECT_TRUE(row.within());
 }
 
 TEST(ValidateCli, BadOnlyIsOneLine) {
