@@ -58,8 +58,8 @@ std::string memory_items_text(const InferMemory& m) {
     out += fmt::format("{} {} ({})", i ? "," : "", items[i].name, human_bytes(items[i].bytes));
   out += "\n";
   for (const auto& i : items)
-    out += fmt::format("  {:<22}{:>12}  {:<10}{}\n", i.name, human_bytes(i.bytes), i.pool,
-                       i.formula);
+    out +=
+        fmt::format("  {:<22}{:>12}  {:<10}{}\n", i.name, human_bytes(i.bytes), i.pool, i.formula);
   return out;
 }
 

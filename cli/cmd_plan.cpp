@@ -177,8 +177,8 @@ void apply_memory_flags(const PlanFlags& f, PlanRequest& r) {
     if (r.checkpointing != Checkpointing::Full)
       throw InputError(
           "--recompute-layers: partial recompute needs --activation-checkpointing full");
-    r.recompute_layers = static_cast<int>(
-        parse_count("--recompute-layers", f.recompute_layers, 1, r.shape.layers));
+    r.recompute_layers =
+        static_cast<int>(parse_count("--recompute-layers", f.recompute_layers, 1, r.shape.layers));
   }
   if (!f.norm.empty()) {
     r.fused_norm = parse_choice("--norm", f.norm, {"eager", "fused"}) == "fused";

@@ -40,8 +40,8 @@ std::string table_row(const ValidationRow& r) {
   if (metric_is_fits(c.metric))
     return fmt::format("{:<26}{:<24}{:<22}{:>11}{:>11}{:>8}{:>8}{:>6}{:>9}  {}{}\n", c.id, c.source,
                        c.metric, c.published > 0 ? "yes" : "no (OOM)",
-                       r.predicted > 0 ? "yes" : "no", "", "", "", "-",
-                       r.within() ? "ok" : "OUT", r.refused.empty() ? "" : ": " + r.refused);
+                       r.predicted > 0 ? "yes" : "no", "", "", "", "-", r.within() ? "ok" : "OUT",
+                       r.refused.empty() ? "" : ": " + r.refused);
   return fmt::format("{:<26}{:<24}{:<22}{:>11.4g}{:>11.4g}{:>8}{:>8}{:>5.0f}%{:>9}  {}{}\n", c.id,
                      c.source, c.metric, c.published, r.predicted, pct(r.error()),
                      pct(r.first_principles / c.published - 1), 100 * c.tolerance,
@@ -63,7 +63,7 @@ struct Summary {
   double median_abs = 0, max_abs = 0, median_abs_first = 0;
   int out = 0, cases = 0;
   int memory_cases = 0;
-  int fits_cases = 0, refused = 0;    // published runs that ran, and those the planner refuses
+  int fits_cases = 0, refused = 0;     // published runs that ran, and those the planner refuses
   int oom_cases = 0, oom_refused = 0;  // published out-of-memory runs, and those it refuses
   double memory_median_abs = 0, memory_max_abs = 0;
 };

@@ -45,9 +45,9 @@ const nlohmann::json* plan_config(const nlohmann::json& j, std::string* refused)
 
 // The peak a memory case compares, in GiB (2^30 bytes).
 double memory_gib(const ValidationCase& c, const nlohmann::json& cf) {
-  const char* key = c.memory_scope == "allocated" ? "memory_allocated_bytes"
+  const char* key = c.memory_scope == "allocated"  ? "memory_allocated_bytes"
                     : c.memory_scope == "reserved" ? "memory_reserved_bytes"
-                                                    : "memory_bytes_per_device";
+                                                   : "memory_bytes_per_device";
   return cf.at(key).get<double>() / (1024.0 * 1024 * 1024);
 }
 
@@ -64,8 +64,9 @@ double time_of(const ValidationCase& c, bool baseline, std::string* refused) {
 double infer_fits(const nlohmann::json& j, std::string* refused) {
   const auto& m = j.at("memory");
   if (m.at("fits").get<bool>()) return 1;
-  *refused = fmt::format("needs {:.2f} GiB > {:.2f} GiB", m.at("total_bytes").get<double>() / 1073741824.0,
-                         m.at("hbm_bytes").get<double>() / 1073741824.0);
+  *refused =
+      fmt::format("needs {:.2f} GiB > {:.2f} GiB", m.at("total_bytes").get<double>() / 1073741824.0,
+                  m.at("hbm_bytes").get<double>() / 1073741824.0);
   return 0;
 }
 

@@ -1,7 +1,5 @@
 #include "models/infer/infer.hpp"
 
-#include "models/plan/runtime_memory.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -277,7 +275,8 @@ InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant
                        std::move(formula), pool});
   };
   add("weights", m.weights, "tensors", "params / tp (FP8 MLP weights at 1 B with --precision fp8)");
-  add("kv_cache", m.kv_cache, "tensors", "2 x layers x (context + decode) / cp x KV heads / tp x d");
+  add("kv_cache", m.kv_cache, "tensors",
+      "2 x layers x (context + decode) / cp x KV heads / tp x d");
   add("activations", m.activations, "tensors", "one layer's live prefill tensors");
   add("ring_buffers", m.ring_buffers, "tensors", "the block computed on and the one arriving");
   const double tensors = m.weights + m.kv_cache + m.activations + m.ring_buffers;
@@ -289,7 +288,8 @@ InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant
         "5% of the tensors (the caching allocator's blocks beyond them; assumption)");
     add("driver_reserved", hw.hbm_driver_reserved, "runtime",
         "the device's total less what CUDA may allocate");
-    add("cuda_context", hw.context_bytes, "runtime", "the CUDA context with lazy loading (catalog)");
+    add("cuda_context", hw.context_bytes, "runtime",
+        "the CUDA context with lazy loading (catalog)");
     const int comms = communicators(1, r.tp, r.cp, 1);
     add("nccl_buffers", comms * NcclConstants::per_communicator(), "runtime",
         fmt::format("{} communicator(s) x NCCL's default channel buffers", comms));

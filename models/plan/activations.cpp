@@ -52,8 +52,8 @@ namespace {
 // saves only the constant frequencies, its other operand.)
 double eager_none(const LayerTensors& t, const ModelShape& s, bool upcast) {
   const double upcasts = upcast ? 2 * 4.0 * s.d_model : 0;
-  return t.input + 2 * t.norm + t.q + t.k + t.v + t.attn_out + t.lse + t.residual + t.gate +
-         t.up + t.act + t.product + upcasts;
+  return t.input + 2 * t.norm + t.q + t.k + t.v + t.attn_out + t.lse + t.residual + t.gate + t.up +
+         t.act + t.product + upcasts;
 }
 
 // TorchTitan's per-op selective checkpointing (selective_ac_option 'op'):
@@ -74,8 +74,8 @@ double torchtitan_sac(const LayerTensors& t, bool attention) {
 // outputs and fc2's input are saved as FP8 casts (1 B).
 double te_none(const LayerTensors& t, const ModelShape& s, bool fp8) {
   const double D = s.d_model, H = s.heads, d = s.head_dim, F = s.ffn;
-  double b = t.input + t.norm + 4 + t.q + t.k + t.v + t.attn_out + t.lse + t.residual + t.norm +
-             4 + t.gate + t.up + t.product;
+  double b = t.input + t.norm + 4 + t.q + t.k + t.v + t.attn_out + t.lse + t.residual + t.norm + 4 +
+             t.gate + t.up + t.product;
   if (fp8) b += -2 * D + H * d - F;
   return b;
 }
@@ -161,8 +161,8 @@ double saved_bytes_per_token(const PlanRequest& r) {
 
 std::string saved_bytes_formula(const PlanRequest& r) {
   const auto& fw = framework_profile(r);
-  if (fw.saver == FrameworkProfile::Saver::JaxPolicy && !(r.remat_policy.empty() &&
-                                                         r.checkpointing == Checkpointing::None))
+  if (fw.saver == FrameworkProfile::Saver::JaxPolicy &&
+      !(r.remat_policy.empty() && r.checkpointing == Checkpointing::None))
     return fmt::format("remat_policy {}: the layer input + the named tensors it saves",
                        jax_policy(r));
   if (r.checkpointing == Checkpointing::Full) return "the layer input, 2D (full recompute)";

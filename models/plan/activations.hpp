@@ -20,17 +20,17 @@ Checkpointing remat_policy_checkpointing(const std::string& policy);
 
 // One Llama layer's forward tensors per token, in bytes (bf16 unless said).
 struct LayerTensors {
-  double input = 0;       // the layer input (the residual stream), 2D
-  double norm = 0;        // one RMSNorm output, 2D (two per layer)
-  double residual = 0;    // the residual after attention, 2D
+  double input = 0;            // the layer input (the residual stream), 2D
+  double norm = 0;             // one RMSNorm output, 2D (two per layer)
+  double residual = 0;         // the residual after attention, 2D
   double q = 0, k = 0, v = 0;  // projections after RoPE: 2Hd, 2 kvh d each
-  double attn_out = 0;    // attention output (the context), 2Hd
-  double lse = 0;         // flash attention's log-sum-exp, fp32 per head: 4H
-  double o_proj = 0;      // the output projection's result, 2D
-  double gate = 0, up = 0;  // w1, w3 outputs, 2F each
-  double act = 0;         // SiLU(gate), 2F
-  double product = 0;     // SiLU(gate) x up, 2F
-  double down = 0;        // w2 output, 2D
+  double attn_out = 0;         // attention output (the context), 2Hd
+  double lse = 0;              // flash attention's log-sum-exp, fp32 per head: 4H
+  double o_proj = 0;           // the output projection's result, 2D
+  double gate = 0, up = 0;     // w1, w3 outputs, 2F each
+  double act = 0;              // SiLU(gate), 2F
+  double product = 0;          // SiLU(gate) x up, 2F
+  double down = 0;             // w2 output, 2D
 };
 LayerTensors layer_tensors(const ModelShape& s);
 

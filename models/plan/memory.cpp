@@ -161,10 +161,10 @@ void add_loss(const Ctx& x, PlanMemory& m) {
   if (!x.head) return;  // pipeline: only the last stage computes the loss
   const double block = static_cast<double>(x.fw.block_tokens);  // jax-xla: blockwise loss
   const auto loss = x.r.loss;
-  const double tokens = block > 0                      ? std::min(x.c, block)
-                        : loss == LossImpl::Chunked ? std::min<double>(
-                                                          x.c, PlanConstants::kLossChunkTokens)
-                                                    : x.c;
+  const double tokens = block > 0 ? std::min(x.c, block)
+                        : loss == LossImpl::Chunked
+                            ? std::min<double>(x.c, PlanConstants::kLossChunkTokens)
+                            : x.c;
   const double per = loss_bytes_per_logit(x);
   const double logits = tokens * x.r.shape.vocab / x.t;
   const bool megatron = x.r.framework == Framework::Megatron;
@@ -215,10 +215,9 @@ void add_backward(const Ctx& x, PlanMemory& m, Layout layout) {
   if (fully_sharded(x.r) && !(x.pipelined && x.fw.fsdp_gathered_with_pp)) {
     const double lp = static_cast<double>(layer_params(s)) / x.t;
     const double staging = grad_bytes(x.r) >= 4 ? 4 : 0;
-    const double head =
-        x.head && x.fw.saver == FrameworkProfile::Saver::PytorchEager
-            ? 2 * static_cast<double>(embedding_params(s)) / x.t
-            : 0;
+    const double head = x.head && x.fw.saver == FrameworkProfile::Saver::PytorchEager
+                            ? 2 * static_cast<double>(embedding_params(s)) / x.t
+                            : 0;
     add(m, "fsdp_unsharded_grads", (2 + staging) * lp + head, "layer_backward",
         fmt::format("one layer's bf16 gradients{} / tp{}",
                     staging > 0 ? " + their fp32 reduce-scatter input" : "",
@@ -274,10 +273,10 @@ void add_runtime(const Ctx& x, PlanMemory& m, double tensors) {
         "cuBLAS workspace of the compute stream (PyTorch's default for the device)");
   if (x.fw.allocator_reserve > 0)
     add(m, "allocator_reserve", x.fw.allocator_reserve * tensors, "overhead",
-      fmt::format("{:.0f}% of the tensors' peak (the caching allocator's blocks beyond it; "
-                  "assumption)",
-                  100 * x.fw.allocator_reserve),
-      "allocator");
+        fmt::format("{:.0f}% of the tensors' peak (the caching allocator's blocks beyond it; "
+                    "assumption)",
+                    100 * x.fw.allocator_reserve),
+        "allocator");
   if (x.hw.hbm_driver_reserved > 0)
     add(m, "driver_reserved", x.hw.hbm_driver_reserved, "overhead",
         "the device's total less what CUDA may allocate (nvidia-smi's total - cudaMemGetInfo's)",

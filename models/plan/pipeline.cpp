@@ -131,9 +131,9 @@ StageSplit edge_split(const PlanRequest& r, std::int64_t pp, int v) {
   out.layers.back() = last;
   for (int n : out.layers)
     if (n % v != 0) {
-      out.rule = fmt::format(
-          "interleaved 1F1B needs every stage's layers ({}) divisible by pp-virtual {}",
-          layers_text(out.layers), v);
+      out.rule =
+          fmt::format("interleaved 1F1B needs every stage's layers ({}) divisible by pp-virtual {}",
+                      layers_text(out.layers), v);
       break;
     }
   return out;

@@ -97,21 +97,29 @@ std::vector<FitChange> fit_changes(const PlanRequest& r, const PlanConfig& c) {
     out.push_back(std::move(f));
   };
   if (r.checkpointing != Checkpointing::Full || r.recompute_layers > 0)
-    with("--activation-checkpointing full", [](PlanRequest& q) {
-      q.checkpointing = Checkpointing::Full;
-      q.recompute_layers = 0;
-      q.remat_policy.clear();
-    }, c.cp, c.pp);
+    with(
+        "--activation-checkpointing full",
+        [](PlanRequest& q) {
+          q.checkpointing = Checkpointing::Full;
+          q.recompute_layers = 0;
+          q.remat_policy.clear();
+        },
+        c.cp, c.pp);
   if (r.loss == LossImpl::Eager && framework_profile(r).block_tokens == 0)
-    with("--loss chunked", [](PlanRequest& q) { q.loss = LossImpl::Chunked; }, c.cp, c.pp);
-  with(fmt::format("--cp {}", 2 * c.cp), [](PlanRequest&) {}, 2 * c.cp, c.pp);
+    with(
+        "--loss chunked", [](PlanRequest& q) { q.loss = LossImpl::Chunked; }, c.cp, c.pp);
+  with(
+      fmt::format("--cp {}", 2 * c.cp), [](PlanRequest&) {}, 2 * c.cp, c.pp);
   if (2 * c.pp <= r.shape.layers)
-    with(fmt::format("--pp {}", 2 * c.pp), [](PlanRequest&) {}, c.cp, 2 * c.pp);
+    with(
+        fmt::format("--pp {}", 2 * c.pp), [](PlanRequest&) {}, c.cp, 2 * c.pp);
   if (r.precision == Precision::FP8 && framework_profile(r).fp8_weights_supported &&
       !fp8_weights(r))
-    with("--fp8-weights on", [](PlanRequest& q) { q.fp8_weights = 1; }, c.cp, c.pp);
+    with(
+        "--fp8-weights on", [](PlanRequest& q) { q.fp8_weights = 1; }, c.cp, c.pp);
   if (r.precision == Precision::BF16 && r.fp8_flops > 0)
-    with("--precision fp8", [](PlanRequest& q) { q.precision = Precision::FP8; }, c.cp, c.pp);
+    with(
+        "--precision fp8", [](PlanRequest& q) { q.precision = Precision::FP8; }, c.cp, c.pp);
   return out;
 }
 
@@ -201,8 +209,8 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
                       : training_memory(r, hw, c.layout, cp, tp, micro_batch);
   const double hbm = usable_hbm_bytes(r, hw);  // the framework's share (framework.hpp)
   c.overflow_bytes = c.memory.total - hbm;
-  const bool tight = c.overflow_bytes > 0 &&
-                     c.memory.total * (1 - PlanConstants::kMemoryBand) <= hbm;
+  const bool tight =
+      c.overflow_bytes > 0 && c.memory.total * (1 - PlanConstants::kMemoryBand) <= hbm;
   c.memory_verdict = c.overflow_bytes <= 0 ? "fits" : tight ? "tight" : "over";
   if (c.overflow_bytes > 0 && !tight && r.memory_check) {
     const auto& big = c.memory.largest();
@@ -374,6 +382,9 @@ std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const I
   std::stable_sort(out.begin(), out.end(), [](const PlanConfig& a, const PlanConfig& b) {
     if (a.feasible != b.feasible) return a.feasible;
     if (a.feasible) {
+      // What surely fits ranks above what is tight (within the memory band).
+      const bool at = a.memory_verdict == "tight", bt = b.memory_verdict == "tight";
+      if (at != bt) return bt;
       if (a.tokens_per_s_per_gpu != b.tokens_per_s_per_gpu)
         return a.tokens_per_s_per_gpu > b.tokens_per_s_per_gpu;
       return a.memory.total < b.memory.total;

@@ -71,7 +71,8 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const ComputeModel
                     std::int64_t cp, std::int64_t tp, std::int64_t micro_batch,
                     const std::optional<AttentionOverride>& attention = std::nullopt);
 
-// All configs, ranked: feasible by tokens/s per device (best first), then the
+// All configs, ranked: those that fit by tokens/s per device (best first),
+// then the tight ones (within the memory model's band) the same way, then the
 // infeasible ones, closest to fitting first. Throws InputError for a request
 // that no config can express (e.g. --cp not dividing --gpus).
 std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const Implementation& cm);

@@ -195,14 +195,16 @@ std::string state_text(const PlanRequest& r) {
   const double gb = grad_bytes(r);
   if (r.framework == Framework::Megatron)
     return fully_sharded(r)
-               ? fmt::format("AdamW 2 + {:.0f} + 12 B/param sharded over cp x dp (Megatron FSDP)", gb)
+               ? fmt::format("AdamW 2 + {:.0f} + 12 B/param sharded over cp x dp (Megatron FSDP)",
+                             gb)
                : fmt::format(
                      "AdamW 2 + {:.0f} + 12/d B/param (Megatron distributed optimizer, d = cp x "
                      "dp)",
                      gb);
-  return fmt::format("AdamW {:.0f} B/param (params 4, grads {:.0f}, m and v 8) sharded FSDP over "
-                     "cp x dp",
-                     12 + gb, gb);
+  return fmt::format(
+      "AdamW {:.0f} B/param (params 4, grads {:.0f}, m and v 8) sharded FSDP over "
+      "cp x dp",
+      12 + gb, gb);
 }
 
 }  // namespace
@@ -219,8 +221,7 @@ std::string header(const PlanRequest& r, const Hardware& hw, double hbm,
   out += fmt::format("  hardware   {}\n", hw.describe());
   out += fmt::format(
       "  training   bf16 mixed precision, {}, {} activation checkpointing, {} loss, {} mask\n",
-      state_text(r),
-      to_string(r.checkpointing),
+      state_text(r), to_string(r.checkpointing),
       r.framework == Framework::JaxXla ? std::string("blockwise") : to_string(r.loss),
       r.causal ? "causal" : "full");
   out += precision_framework_text(r, hw);
@@ -388,13 +389,12 @@ std::string explain(const PlanConfig& c, double hbm) {
              : std::string("  memory per device (GiB = 2^30 bytes)\n");
   out += memory_itemised(c.memory);
   out += fmt::format("    {:<32}{:>10}  {}\n", "HBM", gb(hbm),
-                     !c.feasible               ? c.reason()
-                     : c.memory_verdict == "tight" ? fmt::format(
-                                                     "tight: over by {}, within the memory "
-                                                     "model's {:.0f}% band",
-                                                     gb(c.memory.total - hbm),
-                                                     100 * PlanConstants::kMemoryBand)
-                                               : "fits");
+                     !c.feasible ? c.reason()
+                     : c.memory_verdict == "tight"
+                         ? fmt::format("tight: over by {}, within the memory "
+                                       "model's {:.0f}% band",
+                                       gb(c.memory.total - hbm), 100 * PlanConstants::kMemoryBand)
+                         : "fits");
   if (!c.feasible) return out;
   const auto& t = c.time;
   out += fmt::format("  time per step (engine: {}){}\n", t.engine,

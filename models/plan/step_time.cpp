@@ -207,9 +207,9 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   const bool full = r.checkpointing == Checkpointing::Full;
   // --recompute-layers N: only N layers per stage and model chunk recompute
   // (Megatron's block method); the others keep their activations.
-  const int stage_l = sh.stage_layers.empty() ? s.layers : *std::max_element(
-                                                                sh.stage_layers.begin(),
-                                                                sh.stage_layers.end());
+  const int stage_l = sh.stage_layers.empty()
+                          ? s.layers
+                          : *std::max_element(sh.stage_layers.begin(), sh.stage_layers.end());
   const double fr = full ? recompute_fraction(r, stage_l, sh.pp > 1 ? sh.pp_virtual : 1) : 0;
   const bool selective = r.checkpointing == Checkpointing::Selective;
   double re = 0, re_gap = 0, re_host = 0, re_attn = 0;
@@ -297,12 +297,11 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   T.other_compute_s = k * Ls *
                       (o_f + o_b + fr * o_f +
                        (selective && e.selective == SelectiveRecompute::OpLevel ? 0.5 * o_f : 0));
-  T.pointwise_s =
-      k * Ls *
-      (p_f + p_b +
-       (full ? fr * p_f
-             : selective && e.selective != SelectiveRecompute::CoreAttention ? p_f
-                                                                             : 0));
+  T.pointwise_s = k * Ls *
+                  (p_f + p_b +
+                   (full                                                            ? fr * p_f
+                    : selective && e.selective != SelectiveRecompute::CoreAttention ? p_f
+                                                                                    : 0));
   T.fp8_cast_s = k * Ls * (c8_f + c8_b + fr * c8_f);
   T.head_s = last ? k * (hc_f + hc_b) : 0;
   T.tp_comm_s = k * Ls * (tp_f + tpb_total);

@@ -45,8 +45,7 @@ void read_memory(const JsonReader& rc, ValidationCase& c) {
   const bool memory = metric_is_memory(c.metric), fits = metric_is_fits(c.metric);
   if (memory) {
     c.memory_scope = rc.str("memory_scope");
-    if (c.memory_scope != "reserved" && c.memory_scope != "allocated" &&
-        c.memory_scope != "device")
+    if (c.memory_scope != "reserved" && c.memory_scope != "allocated" && c.memory_scope != "device")
       throw rc.error("'memory_scope' must be reserved, allocated or device");
   }
   if ((memory || fits) && c.fit)

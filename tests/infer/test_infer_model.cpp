@@ -126,7 +126,8 @@ TEST(InferHand, Fp8MlpWeightsTakeOneBytePerWeight) {
   const auto f8 = infer_memory(r, slow_flat(), InferVariant::PassKv);
   const double mlp = 3.0 * r.shape.d_model * r.shape.ffn * r.shape.layers;
   EXPECT_DOUBLE_EQ(bf.weights - f8.weights, mlp / static_cast<double>(r.tp));
-  EXPECT_DOUBLE_EQ(bf.total - f8.total, mlp / static_cast<double>(r.tp));
+  // The total also sheds the allocator's 5% reserve on them.
+  EXPECT_NEAR(bf.total - f8.total, 1.05 * mlp / static_cast<double>(r.tp), 1e-3);
 }
 
 TEST(InferHand, TensorParallelAllReduce) {

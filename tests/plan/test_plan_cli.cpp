@@ -48,8 +48,10 @@ TEST(PlanCli, JsonHasTheIssuesKeys) {
       // Within the H100's 81,559 MiB (nvidia-smi), or tight: over by less than the 10% band.
       EXPECT_LT(c["memory_bytes_per_device"].get<double>() * 0.9, 81559.0 * 1048576);
       EXPECT_NE(c["memory_verdict"], "over");
-      EXPECT_LE(c["memory_allocated_bytes"].get<double>(), c["memory_reserved_bytes"].get<double>());
-      EXPECT_LT(c["memory_reserved_bytes"].get<double>(), c["memory_bytes_per_device"].get<double>());
+      EXPECT_LE(c["memory_allocated_bytes"].get<double>(),
+                c["memory_reserved_bytes"].get<double>());
+      EXPECT_LT(c["memory_reserved_bytes"].get<double>(),
+                c["memory_bytes_per_device"].get<double>());
       EXPECT_GT(c["step_time_s"].get<double>(), 0);
       EXPECT_TRUE(c["reason"].is_null());
       EXPECT_EQ(c["engine"], "analytic");

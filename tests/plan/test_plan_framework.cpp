@@ -87,8 +87,7 @@ TEST(PlanFramework, JaxXlaUsesTheWholeGpuAndNoAllocatorReserve) {
   ASSERT_NE(item(m, "cuda_context"), nullptr);
   EXPECT_DOUBLE_EQ(m.reserved, m.allocated);
   EXPECT_DOUBLE_EQ(m.total, m.allocated + item(m, "cuda_context")->bytes +
-                                item(m, "driver_reserved")->bytes +
-                                item(m, "nccl_buffers")->bytes);
+                                item(m, "driver_reserved")->bytes + item(m, "nccl_buffers")->bytes);
 }
 
 TEST(PlanFramework, JaxXlaBlockwiseFfnAndLoss) {

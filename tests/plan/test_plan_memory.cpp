@@ -68,9 +68,9 @@ TEST(PlanMemory, EveryTermOfATinyConfigByHand) {
   EXPECT_DOUBLE_EQ(it.at("optimizer_m_v_fp32"), 404096);  // 8 * 202048 / 4
   // Root unit (2 x 64000 + 64) x 2 B = 256128, + 2 layers x 36992 x 2 B = 147968.
   EXPECT_DOUBLE_EQ(it.at("fsdp_gathered_params"), 404096);
-  EXPECT_DOUBLE_EQ(it.at("activations_layer_inputs"), 131072);      // 2 layers x 128 B x 512
-  EXPECT_DOUBLE_EQ(it.at("logits_and_loss_fp32"), 6144000);         // 12 B x 512 x 1000
-  EXPECT_DOUBLE_EQ(it.at("logits_block_cached"), 1024000);          // 2 B x 512 x 1000
+  EXPECT_DOUBLE_EQ(it.at("activations_layer_inputs"), 131072);       // 2 layers x 128 B x 512
+  EXPECT_DOUBLE_EQ(it.at("logits_and_loss_fp32"), 6144000);          // 12 B x 512 x 1000
+  EXPECT_DOUBLE_EQ(it.at("logits_block_cached"), 1024000);           // 2 B x 512 x 1000
   EXPECT_DOUBLE_EQ(it.at("recomputed_layer_activations"), 1187840);  // (2448 - 128) x 512
   EXPECT_DOUBLE_EQ(it.at("residual_grad"), 65536);                   // 2 * 64 * 512
   // A layer's bf16 grads + their fp32 reduce-scatter input (6 x 36992) + the head's bf16 grad.
@@ -101,8 +101,8 @@ TEST(PlanMemory, EveryTermOfATinyConfigByHand) {
   const double tensors = persistent + std::max(6144000.0, backward);
   EXPECT_DOUBLE_EQ(it.at("allocator_reserve"), 0.05 * tensors);
   EXPECT_DOUBLE_EQ(m.allocated, tensors + 32.0 * 1024 * 1024);
-  EXPECT_DOUBLE_EQ(m.reserved, persistent + std::max(7168000.0, backward) +
-                                   32.0 * 1024 * 1024 + 0.05 * tensors);
+  EXPECT_DOUBLE_EQ(
+      m.reserved, persistent + std::max(7168000.0, backward) + 32.0 * 1024 * 1024 + 0.05 * tensors);
   EXPECT_DOUBLE_EQ(m.total, m.reserved + it.at("driver_reserved") + 400e6 + it.at("nccl_buffers"));
 }
 
@@ -112,9 +112,8 @@ TEST(PlanMemory, TensorParallelShardsEveryPerTokenTerm) {
   auto r = request(s, 1024, 4);
   const auto one = items(training_memory(r, hw, Layout::Ring, 2, 1, 1));
   const auto two = items(training_memory(r, hw, Layout::Ring, 2, 2, 1));
-  for (const char* k :
-       {"activations_layer_inputs", "recomputed_layer_activations", "residual_grad",
-        "fsdp_gathered_params"})
+  for (const char* k : {"activations_layer_inputs", "recomputed_layer_activations", "residual_grad",
+                        "fsdp_gathered_params"})
     EXPECT_DOUBLE_EQ(two.at(k), one.at(k) / 2) << k;
   // Under TP the eager loss is loss_parallel's (16 B, not 12 B, per logit of a 1/tp shard).
   EXPECT_DOUBLE_EQ(two.at("logits_and_loss_fp32"), one.at("logits_and_loss_fp32") / 2 * 16 / 12);

@@ -45,8 +45,7 @@ TEST(MemoryRules, DistributedOptimizerShardsOverDataAndContextParallel) {
   r.grad_bytes = 4;  // --grad-dtype fp32: Megatron-LM's own bf16 default
   EXPECT_DOUBLE_EQ(items(training_memory(r, hw, Layout::Ring, 2, 2, 1)).at("grads_fp32"),
                    4.0 * 202048 / 2);
-  EXPECT_EQ(items(training_memory(r, hw, Layout::Ring, 2, 2, 1)).count("fsdp_gathered_params"),
-            0u);
+  EXPECT_EQ(items(training_memory(r, hw, Layout::Ring, 2, 2, 1)).count("fsdp_gathered_params"), 0u);
 }
 
 TEST(MemoryRules, MegatronFsdpShardsEveryState) {
@@ -123,7 +122,8 @@ TEST(MemoryRules, PartialRecomputeAndOffloading) {
   const auto hw = hardware("h100-sxm");
   auto r = megatron(4);
   r.checkpointing = Checkpointing::Full;
-  const double all = items(training_memory(r, hw, Layout::Ring, 1, 1, 1)).at("activations_layer_inputs");
+  const double all =
+      items(training_memory(r, hw, Layout::Ring, 1, 1, 1)).at("activations_layer_inputs");
   EXPECT_DOUBLE_EQ(all, 2 * 128.0 * 1024);
   // --recompute-layers 1: one layer recomputes (128 B), the other keeps 1688 B.
   r.recompute_layers = 1;
@@ -145,7 +145,7 @@ TEST(MemoryRules, LossBytesPerLogitByImplementation) {
   auto loss = [&](std::int64_t tp) {
     return items(training_memory(r, hw, Layout::Ring, 1, tp, 1)).at("logits_and_loss_fp32");
   };
-  EXPECT_DOUBLE_EQ(loss(1), 12.0 * 1024 * 1000);     // eager
+  EXPECT_DOUBLE_EQ(loss(1), 12.0 * 1024 * 1000);      // eager
   EXPECT_DOUBLE_EQ(loss(2), 16.0 * 1024 * 1000 / 2);  // loss_parallel
   r.loss = LossImpl::Compiled;
   EXPECT_DOUBLE_EQ(loss(1), 4.0 * 1024 * 1000);
@@ -213,8 +213,8 @@ TEST(MemoryRules, PipelineLayoutsSplitAsMegatronDoes) {
 }
 
 TEST(MemoryRules, RuntimeTermsOnGpusNotOnTpus) {
-  const auto gpu = items(training_memory(request(tiny_shape(), 1024, 4), hardware("h100-sxm"),
-                                         Layout::Ring, 1, 1, 1));
+  const auto gpu = items(
+      training_memory(request(tiny_shape(), 1024, 4), hardware("h100-sxm"), Layout::Ring, 1, 1, 1));
   EXPECT_EQ(gpu.count("cuda_context"), 1u);
   EXPECT_EQ(gpu.count("driver_reserved"), 1u);
   // One communicator (the shard group of 4): 16 channels x 2 x 9633792 B.
@@ -246,9 +246,10 @@ using plan_testing::run_cli;
 
 TEST(MemoryRules, NemosLlama405BLayoutIsAccepted) {
   // PP 8 x VP 8 of 126 layers: the embedding and the loss count as layers.
-  const auto r = run_cli({"plan", "--model", "llama3-405b", "--gpus", "512", "--tp", "8", "--pp",
-                          "8", "--pp-virtual", "8", "--cp", "2", "--context", "8K", "--precision",
-                          "fp8", "--framework", "megatron", "--json"});
+  const auto r = run_cli({"plan",        "--model", "llama3-405b", "--gpus",    "512",
+                          "--tp",        "8",       "--pp",        "8",         "--pp-virtual",
+                          "8",           "--cp",    "2",           "--context", "8K",
+                          "--precision", "fp8",     "--framework", "megatron",  "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto& c = j.at("configs").at(0);
@@ -261,8 +262,7 @@ TEST(MemoryRules, HardwareJsonReportsCapacitiesWithSources) {
   const auto r = run_cli({"hardware", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  EXPECT_NE(j.at("units").at("hbm_bytes").get<std::string>().find("nvidia-smi"),
-            std::string::npos);
+  EXPECT_NE(j.at("units").at("hbm_bytes").get<std::string>().find("nvidia-smi"), std::string::npos);
   for (const auto& d : j.at("devices")) {
     EXPECT_FALSE(d.at("hbm_source").get<std::string>().empty()) << d.at("name");
     EXPECT_FALSE(d.at("hbm_reported_by").get<std::string>().empty()) << d.at("name");
@@ -275,9 +275,9 @@ TEST(MemoryRules, HardwareJsonReportsCapacitiesWithSources) {
 
 TEST(MemoryRules, RefusalSaysByHowMuchAndWhatWouldFit) {
   // Llama 3 8B at 32K on 8 H100 with selective checkpointing and no CP.
-  const auto r = run_cli({"plan", "--model", "llama3-8b", "--context", "32K", "--gpus", "8",
-                          "--tp", "1", "--pp", "1", "--cp", "1", "--activation-checkpointing",
-                          "selective", "--json"});
+  const auto r =
+      run_cli({"plan", "--model", "llama3-8b", "--context", "32K", "--gpus", "8", "--tp", "1",
+               "--pp", "1", "--cp", "1", "--activation-checkpointing", "selective", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto& c = j.at("configs").at(0);

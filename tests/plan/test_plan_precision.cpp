@@ -7,10 +7,10 @@
 #include <cmath>
 
 #include "helpers.hpp"
-#include "models/plan/activations.hpp"
 #include "models/core/catalog.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/profile.hpp"
+#include "models/plan/activations.hpp"
 
 namespace ringsim {
 namespace {

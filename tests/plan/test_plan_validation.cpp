@@ -215,8 +215,8 @@ TEST(ValidateCli, Scoreboard) {
   EXPECT_GE(oom, 2);
   for (const auto& c : j.at("cases"))
     if (c.at("command") != "run" && c.at("metric") != "fits")
-      EXPECT_TRUE(
-          fits_args.count(c.at("command").get<std::string>() + " " + c.at("args").get<std::string>()))
+      EXPECT_TRUE(fits_args.count(c.at("command").get<std::string>() + " " +
+                                  c.at("args").get<std::string>()))
           << c.at("id") << " has no fits case";
   EXPECT_EQ(j.at("summary").at("refused").get<int>(), 0);
   EXPECT_EQ(j.at("summary").at("oom_refused").get<int>(), oom);
@@ -251,11 +251,11 @@ TEST(ValidationMemory, TheFileRefusesWhatAMemoryCaseCannotBe) {
       "published": 1, "fit": false)",
           "must fit");
   // A run case yields a derived fits case with its flags; an explicit one does not.
-  const auto v = parse_validation(
-      head + R"("command": "plan", "args": "--gpus 8", "metric": "step_time_s",
+  const auto v =
+      parse_validation(head + R"("command": "plan", "args": "--gpus 8", "metric": "step_time_s",
       "published": 3, "fit": false}, {"id": "b", "source": "s", "command": "plan",
       "args": "--gpus 16", "metric": "fits", "published": 0, "tolerance": 0.01, "fit": false}]})",
-      "f.json");
+                       "f.json");
   ASSERT_EQ(v.cases.size(), 3u);
   EXPECT_EQ(v.cases.at(2).id, "a:fits");
   EXPECT_TRUE(v.cases.at(2).derived);
