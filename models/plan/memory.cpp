@@ -214,16 +214,23 @@ void add_backward(const Ctx& x, PlanMemory& m, Layout layout) {
   add(m, "residual_grad", 2 * D * x.ct, "layer_backward", "2D B/token x tokens / tp");
   if (fully_sharded(x.r) && !(x.pipelined && x.fw.fsdp_gathered_with_pp)) {
     const double lp = static_cast<double>(layer_params(s)) / x.t;
-    const double staging = grad_bytes(x.r) >= 4 ? 4 : 0;
-    const double head = x.head && x.fw.saver == FrameworkProfile::Saver::PytorchEager
-                            ? 2 * static_cast<double>(embedding_params(s)) / x.t
-                            : 0;
-    add(m, "fsdp_unsharded_grads", (2 + staging) * lp + head, "layer_backward",
-        fmt::format("one layer's bf16 gradients{} / tp{}",
-                    staging > 0 ? " + their fp32 reduce-scatter input" : "",
-                    head > 0 ? " + the output head's bf16 gradient (held until the root unit's "
-                               "reduce-scatter)"
-                             : ""));
+    if (x.fw.saver == FrameworkProfile::Saver::JaxPolicy) {
+      // XLA differentiates the fp32 parameters: a layer's gradient is fp32,
+      // reduce-scattered as it is.
+      add(m, "fsdp_unsharded_grads", 4 * lp, "layer_backward",
+          "one layer's fp32 gradients / tp, before their reduce-scatter");
+    } else {
+      const double staging = grad_bytes(x.r) >= 4 ? 4 : 0;
+      const double head = x.head && x.fw.saver == FrameworkProfile::Saver::PytorchEager
+                              ? 2 * static_cast<double>(embedding_params(s)) / x.t
+                              : 0;
+      add(m, "fsdp_unsharded_grads", (2 + staging) * lp + head, "layer_backward",
+          fmt::format("one layer's bf16 gradients{} / tp{}",
+                      staging > 0 ? " + their fp32 reduce-scatter input" : "",
+                      head > 0 ? " + the output head's bf16 gradient (held until the root unit's "
+                                 "reduce-scatter)"
+                               : ""));
+    }
   }
   int ulysses = 0;
   if (layout == Layout::Hybrid && x.cp > 1)
