@@ -4,6 +4,7 @@
 // analytic planner starts no SimGrid engine).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,13 @@ inline PlanRequest request(const ModelShape& s, std::int64_t context, std::int64
   r.context = context;
   r.gpus = gpus;
   return r;
+}
+
+// A memory estimate's terms by name, in bytes.
+inline std::map<std::string, double> items(const PlanMemory& m) {
+  std::map<std::string, double> out;
+  for (const auto& i : m.items) out[i.name] = i.bytes;
+  return out;
 }
 
 using cli_testing::CliResult;

@@ -18,14 +18,9 @@ namespace ringsim {
 namespace {
 
 using plan_testing::hardware;
+using plan_testing::items;
 using plan_testing::request;
 using plan_testing::tiny_shape;
-
-std::map<std::string, double> items(const PlanMemory& m) {
-  std::map<std::string, double> out;
-  for (const auto& i : m.items) out[i.name] = i.bytes;
-  return out;
-}
 
 PlanRequest megatron(std::int64_t gpus) {
   auto r = request(tiny_shape(), 1024, gpus);

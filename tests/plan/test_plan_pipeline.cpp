@@ -18,14 +18,9 @@ namespace ringsim {
 namespace {
 
 using plan_testing::hardware;
+using plan_testing::items;
 using plan_testing::request;
 using plan_testing::tiny_shape;
-
-std::map<std::string, double> items(const PlanMemory& m) {
-  std::map<std::string, double> out;
-  for (const auto& i : m.items) out[i.name] = i.bytes;
-  return out;
-}
 
 TEST(PlanPipeline, BubbleByHand) {
   // 1F1B, p 4, m 8: (p-1)/(m+p-1) = 3/11 (Narayanan et al. 2021 sec. 2.2.1).
