@@ -21,6 +21,7 @@
 #include "models/infer/search.hpp"
 #include "models/kernel/implementation.hpp"
 #include "models/plan/basics.hpp"
+#include "models/plan/error_band.hpp"
 #include "proc/resolve.hpp"
 #include "proc/run_spec.hpp"
 #include "sim/infer_sim.hpp"
@@ -208,6 +209,12 @@ int run(const InferFlags& f) {
   }
   j["engine"] = simgrid ? "simgrid" : "analytic";
   j["memory"] = memory_json(a.memory);
+  // TTFT's band (the headline) and decode's (models/plan/error_band.hpp).
+  const auto& family = cat.device(hw.gpu_name).family;
+  const auto prefill_band = find_band(band_class("inference", family, "prefill"));
+  const auto decode_band = find_band(band_class("inference", family, "decode"));
+  j["error_band"] = prefill_band.to_json();
+  j["decode_error_band"] = decode_band.to_json();
 
   if (s && !f.trace.empty()) {
     AtomicFile file(f.trace, "--trace");
@@ -260,6 +267,7 @@ int run(const InferFlags& f) {
   };
   auto sg = [&](double x) { return s ? std::optional<double>(x) : std::nullopt; };
   row("TTFT", a.ttft_s, sg(s ? s->ttft_s : 0));
+  out += fmt::format("  {:<34}{}\n", "  error band", prefill_band.text());
   row("  attention ring", a.attention_s, sg(s ? s->prefill.attention_s : 0));
   row("    of which exposed transfers", a.attention_exposed_s, std::nullopt);
   row("  partial-output all-to-all", a.return_s, sg(s ? s->prefill.return_s : 0));
@@ -278,6 +286,7 @@ int run(const InferFlags& f) {
                      r.batch, r.context);
   out += fmt::format("  {:<34}{:>12}{}\n", "time per token", secs(a.decode_s_per_token),
                      s ? fmt::format("        {:>12} (simgrid)", secs(sim_decode)) : "");
+  out += fmt::format("  {:<34}{}\n", "  error band", decode_band.text());
   out += fmt::format("  {:<34}{:>12}\n", "  attention (+ pass-Q SendRecvs)",
                      secs(a.decode_attention_s));
   out += fmt::format("  {:<34}{:>12}\n", "  weights, MLP, head", secs(a.decode_dense_s));

@@ -39,7 +39,9 @@ nlohmann::json row_json(const std::string& device, const std::string& interconne
           {"causal", c.causal},
           {"backward", c.backward},
           {"efficiency", c.efficiency},
-          {"combined", c.combined > 0 ? nlohmann::json(c.combined) : nlohmann::json(nullptr)}};
+          {"combined", c.combined > 0 ? nlohmann::json(c.combined) : nlohmann::json(nullptr)},
+          {"ring_bytes_per_token", c.ring_bytes_per_token},
+          {"ring_bandwidth", c.ring_bandwidth}};
 }
 
 // The one JSON shape of `minblock --json`: the paper's table (empty when a
@@ -233,7 +235,8 @@ Command minblock_command() {
                 "\"custom\"). --json prints one shape whatever the flags: paper_table2 (empty "
                 "when rows were chosen), paper_source, rows (device, interconnect, flops, "
                 "bandwidth, min_seq_per_device, compute_model, paper, gqa, causal, backward, "
-                "efficiency, combined), assumptions, selection (gpu, links, by_hand), "
+                "efficiency, combined, ring_bytes_per_token, ring_bandwidth), assumptions, "
+                "selection (gpu, links, by_hand), "
                 "schema_version");
             proc::add_workload_flags(sub, f->w, false);
             proc::add_hardware_flags(sub, f->hw);

@@ -21,6 +21,7 @@
 #include "models/plan/calibration.hpp"
 #include "models/plan/cost.hpp"
 #include "models/plan/documents.hpp"
+#include "models/plan/error_band.hpp"
 #include "models/plan/plan.hpp"
 #include "models/plan/report.hpp"
 #include "models/plan/uncertainty.hpp"
@@ -102,6 +103,45 @@ int run_inference(const PlanFlags& f) {
 }
 
 // --compile, --tp-overlap, --micro-batch and --calibration onto the request.
+// The band of this framework on this device family at this context
+// (models/plan/error_band.hpp); first principles have their own.
+ErrorBand plan_error_band(const PlanRequest& r, const Device& device, bool calibration_none) {
+  auto k = band_class(to_string(r.framework), device.family, training_regime(r.context));
+  if (calibration_none) k += " (calibration none)";
+  return find_band(k);
+}
+
+// Rows whose band overlaps the best row's: the scoreboard cannot tell them
+// apart. Compared on time per token per GPU (the ranking's inverse), which
+// rows of different batches share.
+void mark_ties(std::vector<PlanConfig>& cs, const ErrorBand& band) {
+  const PlanConfig* best = nullptr;
+  for (auto& c : cs) {
+    if (!c.feasible) continue;
+    if (!best) {
+      best = &c;
+      continue;
+    }
+    c.tied =
+        band.validated() && c.tokens_per_s_per_gpu > 0 &&
+        (1 + band.low) / c.tokens_per_s_per_gpu <= (1 + band.high) / best->tokens_per_s_per_gpu;
+  }
+}
+
+std::string ties_text(const std::vector<PlanConfig>& cs, const ErrorBand& band, int top) {
+  int shown = 0, tied = 0;
+  for (const auto& c : cs) {
+    if (!c.feasible || shown++ >= top) continue;
+    tied += c.tied;
+  }
+  if (!band.validated()) return "  (no error band for this class: ranks rest on the model alone)\n";
+  if (tied == 0) return "";
+  return fmt::format(
+      "  = tied with rank 1: within its error band ({:+.0f}% to {:+.0f}% on the time per token), "
+      "so the scoreboard cannot rank them apart\n",
+      100 * band.low, 100 * band.high);
+}
+
 void apply_execution_flags(const PlanFlags& f, const Device& device, PlanRequest& r) {
   r.compile = parse_choice("--compile", f.compile, {"on", "off"}) == "on";
   if (r.compile && r.framework != Framework::PytorchFsdp)
@@ -440,6 +480,8 @@ int run(const PlanFlags& f) {
   }
   auto configs = search(r, hw, *cm);
   const auto rc = proc::recheck_top(recheck, configs, r, hw, hs, *cm);
+  const auto band = plan_error_band(r, device, f.calibration == "none");
+  mark_ties(configs, band);
   const PlanConfig* chosen = nullptr;
   if (!configs.empty()) chosen = &configs.front();
   // Cost and the step's sensitivity to catalog assumptions, for the chosen config.
@@ -481,6 +523,7 @@ int run(const PlanFlags& f) {
                         {"factor", r.calibration},
                         {"line", calibration_line(r.calibration_key, r.calibration)}};
     j["memory_check"] = r.memory_check;
+    j["error_band"] = band.to_json();
     j["causal"] = r.causal;
     j["global_batch_tokens"] =
         r.global_batch_tokens > 0 ? nlohmann::json(r.global_batch_tokens) : nlohmann::json(nullptr);
@@ -489,6 +532,8 @@ int run(const PlanFlags& f) {
     j["configs"] = nlohmann::json::array();
     for (size_t i = 0; i < configs.size(); ++i) {
       auto cj = config_json(configs[i], static_cast<int>(i + 1), hbm);
+      if (configs[i].feasible) cj["error_band"] = band.to_json();
+      cj["tied"] = configs[i].tied;
       if (cost.any() && configs[i].feasible)
         cj["cost"] = cost_json(plan_cost(configs[i], r.gpus, cost));
       if (i == 0 && uncertainty) cj["uncertainty"] = uncertainty_json(*uncertainty);
@@ -547,11 +592,13 @@ int run(const PlanFlags& f) {
                        human_tokens(static_cast<double>(r.context)));
   }
   out += "  " + calibration_line(r.calibration_key, r.calibration) + "\n";
+  out += "  error band " + band.text() + "\n";
   if (!r.memory_check)
     out +=
         "  memory check off: configurations are timed even where the memory model says they "
         "do not fit\n";
   out += table(configs, top);
+  out += ties_text(configs, band, top);
   out += larger_device_text(configs, cat, hw.gpu_name);
   if (costed && !f.explain) out += cost_text(*chosen, plan_cost(*chosen, r.gpus, cost));
   if (docs) out += documents_text(*docs, *sampling);

@@ -13,6 +13,7 @@
 #include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
+#include "models/plan/error_band.hpp"
 #include "proc/resolve.hpp"
 #include "proc/run_spec.hpp"
 #include "sim/guard.hpp"
@@ -159,11 +160,18 @@ int run(const proc::RunSpec& spec) {
   const auto cm = proc::make_implementation(spec.hardware, cat, hw, w.dtype);
 
   const Summary a = analyze(w, hw, *cm);
+  // run's band: its validated cases are published ring speedups (ratios of
+  // its times) on this device family (models/plan/error_band.hpp).
+  const auto band = find_band(band_class("run", cat.device(hw.gpu_name).family, "attention"));
+  const auto band_line = "  error band (time)         " + band.text() + "\n";
   if (spec.sim.engine == proc::Engine::Analytic) {
-    if (spec.json)
-      std::cout << summary_json(a).dump(2) << "\n";
-    else
-      std::cout << summary_text(a);
+    if (spec.json) {
+      auto j = summary_json(a);
+      j["error_band"] = band.to_json();
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << summary_text(a) << band_line;
+    }
     return 0;
   }
 
@@ -179,7 +187,8 @@ int run(const proc::RunSpec& spec) {
 
   const auto r = sim::simulate(o);
   if (r.interrupted) return interrupted();
-  const auto j = sim::sim_summary(a, r, o).to_json();
+  auto j = sim::sim_summary(a, r, o).to_json();
+  j["error_band"] = band.to_json();
   // Both outputs or neither: each is written to its temporary file, and only
   // when both are complete (and no Ctrl-C came) are they renamed into place.
   std::optional<AtomicFile> trace_file, csv_file;
@@ -199,7 +208,7 @@ int run(const proc::RunSpec& spec) {
   if (spec.json)
     std::cout << j.dump(2) << "\n";
   else
-    std::cout << sim::sim_summary_text(a, r, o);
+    std::cout << sim::sim_summary_text(a, r, o) << band_line;
   return 0;
 }
 

@@ -17,6 +17,7 @@
 #include "models/core/errors.hpp"
 #include "models/core/flag_types.hpp"
 #include "models/core/parse.hpp"
+#include "models/core/schema.hpp"
 #include "proc/run_spec.hpp"
 #include "sim/progress.hpp"
 #include "sweep/header.hpp"
@@ -178,7 +179,7 @@ int run(const SweepFlags& f) {
   if (f.json) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& r : res.rows) rows.push_back(sweep::to_json(r));
-    nlohmann::json j{{"schema_version", 1},
+    nlohmann::json j{{"schema_version", kJsonSchemaVersion},
                      {"command", "sweep"},
                      {"points", pts.size()},
                      {"ran", res.ran},

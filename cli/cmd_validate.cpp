@@ -19,6 +19,7 @@
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/schema.hpp"
+#include "models/plan/error_band.hpp"
 #include "models/plan/validation.hpp"
 
 namespace ringsim::cli {
@@ -26,7 +27,7 @@ namespace ringsim::cli {
 namespace {
 
 struct ValidateFlags {
-  std::string csv, plot, fit, only;
+  std::string csv, plot, fit, only, error_bands;
   bool json = false;
 };
 
@@ -132,6 +133,7 @@ nlohmann::json to_json(const std::vector<ValidationRow>& rows,
          {"tolerance", r.c->tolerance},
          {"fit", r.c->fit},
          {"group", r.group},
+         {"class", r.klass.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.klass)},
          {"memory_scope",
           metric_is_memory(r.c->metric) ? nlohmann::json(r.c->memory_scope) : nullptr},
          {"derived", r.c->derived},
@@ -192,6 +194,8 @@ int run(const ValidateFlags& f) {
     for (std::size_t i = 0; i < rows.size(); ++i) rows[i].loo = refit[i].loo;
   }
   const auto sum = summarise(rows);
+  if (!f.error_bands.empty())
+    write_file("--error-bands", f.error_bands, error_bands_json_text(bands_of(rows)));
   if (!f.csv.empty()) write_file("--csv", f.csv, csv(rows));
   if (!f.plot.empty()) write_file("--plot", f.plot, validation_plot_svg(rows, set));
   if (f.json) {
@@ -235,6 +239,10 @@ Command validate_command() {
         sub->add_option("--fit", f->fit,
                         "Refit the framework-level calibration to the cases marked fit and "
                         "write it to FILE (models/data/calibration.json; rebuild to embed)")
+            ->type_name("FILE");
+        sub->add_option("--error-bands", f->error_bands,
+                        "Write every class's error band (80% of its leave-one-out residuals) to "
+                        "FILE (models/data/error_bands.json; rebuild to embed)")
             ->type_name("FILE");
         sub->add_option("--only", f->only, "One source or one case id")->type_name("NAME");
         sub->add_flag("--json", f->json, "Print one JSON object");

@@ -53,8 +53,21 @@ double memory_gib(const ValidationCase& c, const nlohmann::json& cf) {
 
 // The time a speedup compares: plan's step, or one run's time (0 when the
 // planner refuses it, with the reason).
-double time_of(const ValidationCase& c, bool baseline, std::string* refused) {
+// The error-band class a command's output names (without plan's
+// "(calibration none)", which every case runs with).
+std::string band_class_of(const nlohmann::json& j, const char* key = "error_band") {
+  if (!j.contains(key)) return "";
+  auto k = j.at(key).at("class").get<std::string>();
+  const std::string none = " (calibration none)";
+  if (k.size() > none.size() && k.compare(k.size() - none.size(), none.size(), none) == 0)
+    k.resize(k.size() - none.size());
+  return k;
+}
+
+double time_of(const ValidationCase& c, bool baseline, std::string* refused,
+               std::string* klass = nullptr) {
   const auto j = run_captured(case_command(c, baseline), c);
+  if (klass) *klass = band_class_of(j);
   if (c.command != "plan") return j.at("time_s").get<double>();
   const auto* cf = plan_config(j, refused);
   return cf ? cf->at("step_time_s").get<double>() : 0;
@@ -110,12 +123,16 @@ ValidationRow predict_case(const ValidationCase& c) {
   row.c = &c;
   if (metric_is_ratio(c.metric)) {
     // No group: a factor on the step time multiplies both runs and cancels.
-    const double t = time_of(c, false, &row.refused), base = time_of(c, true, &row.refused);
+    const double t = time_of(c, false, &row.refused, &row.klass),
+                 base = time_of(c, true, &row.refused);
     row.first_principles = t > 0 ? base / t : 0;
   } else {
     const auto j = run_captured(case_command(c), c);
     if (c.command == "plan" && metric_is_step(c.metric))
       row.group = j.at("calibration").at("group").get<std::string>();
+    if (!metric_is_memory(c.metric) && !metric_is_fits(c.metric))
+      row.klass =
+          band_class_of(j, c.metric == "decode_s_per_token" ? "decode_error_band" : "error_band");
     row.first_principles = metric_of(c, j, &row.refused);
   }
   if (!(row.first_principles > 0) && row.refused.empty() && !metric_is_fits(c.metric))

@@ -131,6 +131,8 @@ json evaluate_table2(const Config& c) {
             {"bandwidth_gbs", r.bandwidth / 1e9},
             {"catalog_flops_tflops", dev.peak(DType::BF16) / 1e12},
             {"catalog_bandwidth_gbs", link.bandwidth / 1e9},
+            {"ring_bandwidth_gbs", link.p2p_bandwidth() / 1e9},
+            {"ring_min_block", paper_min_block(r.flops, link.p2p_bandwidth())},
             {"paper_min_block", cp},
             {"published_min_block", r.published_min_block},
             {"jax_min_block", s.at("min_block")},

@@ -158,9 +158,9 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
   hw.inter_kind = b.kind;
   // What a transfer achieves, not the line rate (the catalog's measured
   // fractions; 1 where none is published).
-  hw.intra_bw = a.bandwidth * a.p2p_efficiency;
+  hw.intra_bw = a.p2p_bandwidth();
   hw.intra_lat = a.latency;
-  hw.inter_bw = b.bandwidth * b.p2p_efficiency;
+  hw.inter_bw = b.p2p_bandwidth();
   hw.inter_lat = b.latency;
   hw.intra_coll_bw = a.bandwidth * a.collective_efficiency;
   hw.inter_coll_bw = b.bandwidth * b.collective_efficiency;

@@ -68,7 +68,11 @@ PassBytes pass_bytes(const Workload& w, bool backward, int grad_bytes, int k_byt
 }
 
 PassBytes pass_bytes(const Workload& w, bool backward, const Implementation& im) {
-  return pass_bytes(w, backward, im.grad_bytes(), im.k_bytes(), im.permutes_per_layer());
+  // The K/V as the implementation passes them (grouped or expanded): the
+  // one rule every command's bytes come from (KernelSpec ring_kv).
+  auto x = w;
+  x.shape.kv_heads = im.ring_kv_heads(w);
+  return pass_bytes(x, backward, im.grad_bytes(), im.k_bytes(), im.permutes_per_layer());
 }
 
 PassBytes pass_bytes(const Workload& w, bool backward, const Implementation& im,
@@ -77,9 +81,12 @@ PassBytes pass_bytes(const Workload& w, bool backward, const Implementation& im,
   // XLA: JAX transposes the all-gather of the dtype's K/V into a
   // reduce-scatter of their cotangents in the same dtype (jax.lax.all_gather's
   // transpose is psum_scatter), whatever the kernel accumulates in.
-  if (hw.xla_collectives && b.scatter_block)
+  if (hw.xla_collectives && b.scatter_block) {
+    auto x = w;
+    x.shape.kv_heads = im.ring_kv_heads(w);
     b.scatter_block =
-        mul_checked(2 * kv_block_elements(w), dtype_bytes(w.dtype), "reduce-scatter bytes");
+        mul_checked(2 * kv_block_elements(x), dtype_bytes(w.dtype), "reduce-scatter bytes");
+  }
   return b;
 }
 

@@ -93,14 +93,17 @@ Hardware flat_link_hardware(const Device& d, const Interconnect& ic, DType dtype
   hw.bandwidth_override = true;
   hw.intra_name = hw.inter_name = ic.name;
   hw.intra_kind = hw.inter_kind = ic.kind;
-  hw.intra_bw = hw.inter_bw = ic.bandwidth;
+  // The rate a ring step gets, as run and plan charge it (Interconnect::p2p_bandwidth).
+  hw.intra_bw = hw.inter_bw = ic.p2p_bandwidth();
   hw.intra_lat = hw.inter_lat = ic.latency;
   return hw;
 }
 
-MinblockColumns minblock_columns(const Hardware& hw, const Workload& w, const Implementation& im) {
+MinblockColumns minblock_columns(const Hardware& hw, const Workload& w, const Implementation& im,
+                                 double nominal_bw) {
   const auto& s = w.shape;
-  const double flops = hw.flops, eff = hw.efficiency, bw = hw.intra_bw;
+  const double flops = hw.flops, eff = hw.efficiency,
+               bw = nominal_bw > 0 ? nominal_bw : hw.intra_bw;
   MinblockColumns c;
   c.paper = paper_min_block(flops, bw);
   c.gqa = min_block_closed_form(flops, bw, 0, s.heads, s.kv_heads, s.head_dim, 2, false, 1.0);
@@ -109,6 +112,10 @@ MinblockColumns minblock_columns(const Hardware& hw, const Workload& w, const Im
   c.efficiency =
       min_block_closed_form(flops * eff, bw, 0, s.heads, s.heads, s.head_dim, 2, false, 1.0);
   c.combined = min_block_for(w, hw, im);
+  c.ring_bandwidth = hw.intra_bw;
+  if (w.block > 0)
+    c.ring_bytes_per_token =
+        static_cast<double>(pass_bytes(w, false, im, hw).ring) / static_cast<double>(w.block);
   return c;
 }
 
@@ -116,8 +123,10 @@ std::string minblock_assumptions(const Workload& w, bool from_profile) {
   return fmt::format(
       "paper: MHA, bf16, forward, peak FLOP/s, c >= F/B | gqa: {} ({} of {} KV heads) | causal: a "
       "causal mask (the lightest step does half a block) | backward: K,V,dK,dV (fp32 grads), 2.5x "
-      "compute | efficiency: catalog kernel fraction | combined: {} layout, {}, {}, {}, GQA, "
-      "efficiency{}, link latency",
+      "compute | efficiency: catalog kernel fraction | combined: {} layout, {}, {}, {}, K/V as "
+      "the kernel's ring passes them (grouped, or expanded to every query head under PyTorch "
+      "context_parallel), efficiency{}, the rate a ring step gets on the link (one ICI link on a "
+      "TPU), link latency",
       w.shape.name, w.shape.kv_heads, w.shape.heads, to_string(w.layout),
       w.causal ? "causal" : "non-causal", to_string(w.pass), to_string(w.dtype),
       from_profile ? " from the profile" : "");
@@ -140,8 +149,8 @@ std::vector<MinblockRow> minblock_rows(
       const auto& ic = cat.interconnect(ln);
       const auto hw = flat_link_hardware(d, ic, dtype);
       const auto im = model(hw);
-      rows.push_back(
-          {d.name, ic.name, hw.flops, ic.bandwidth, minblock_columns(hw, w, *im), im->name()});
+      rows.push_back({d.name, ic.name, hw.flops, ic.bandwidth,
+                      minblock_columns(hw, w, *im, ic.bandwidth), im->name()});
     }
   }
   return rows;

@@ -55,10 +55,17 @@ inline double paper_min_seq(double flops, double bandwidth) {
 struct MinblockColumns {
   double paper = 0, gqa = 0, causal = 0, backward = 0, efficiency = 0;
   std::int64_t combined = 0;
+  // Forward ring bytes per token of block, as run and plan send them
+  // (pass_bytes with the implementation: its grouped or expanded K/V).
+  double ring_bytes_per_token = 0;
+  double ring_bandwidth = 0;  // bytes/s per direction `combined` charges a ring step at
 };
 // `hw`: the device (flops, efficiency) on a flat ring of one link (intra_bw,
 // intra_lat, intra_kind).
-MinblockColumns minblock_columns(const Hardware& hw, const Workload& w, const Implementation& im);
+// `nominal_bw`: the link's catalog bandwidth, which the paper-style columns
+// use (0: hw.intra_bw); `combined` uses the rate a ring step gets, hw.intra_bw.
+MinblockColumns minblock_columns(const Hardware& hw, const Workload& w, const Implementation& im,
+                                 double nominal_bw = 0);
 
 // What each column assumes, in one line (`from_profile`: the kernel rate is a
 // measured profile's).

@@ -185,14 +185,27 @@ Verdict make_verdict(const VerdictInputs& in) {
         }
     v.stalled_steps.assign(all.begin(), all.end());
   }
-  // Hidden exactly when nothing is exposed beyond the tolerance; stalled
-  // steps can only be listed then, since their waits are part of it.
-  v.hidden = v.exposed_comm_s <= v.tolerance_s;
+  // Hidden when the steps' transfers are: nothing but interference and the
+  // final dK/dV hop is exposed beyond the tolerance. No block size removes
+  // those two (interference is compute slowed while a hidden transfer runs;
+  // the last hop has no step after it), and the minimum block (minblock.cpp)
+  // is the block above which the steps' transfers hide: so the two agree.
+  // The two as the schedule charges them (not their attributed shares, which
+  // the engines split differently when devices wait on one another).
+  const double interference = std::min(v.exposed_comm_s, in.interference_s);
+  const double final_hop = std::min(v.exposed_comm_s - interference, in.final_hop_s);
+  v.hidden = v.exposed_comm_s - interference - final_hop <= v.tolerance_s;
   rank_losses(in, v);
 
   if (v.hidden) {
-    v.text = "communication hidden: no step waited on a transfer and nothing else was exposed";
+    v.text = "communication hidden: no step waited on a transfer";
     if (v.min_block) v.text += fmt::format(" (block {} >= min block {})", in.block, *v.min_block);
+    if (final_hop > v.tolerance_s)
+      v.text += fmt::format("; the final dK/dV hop home, which no block hides, takes {}",
+                            human_seconds(final_hop));
+    if (interference > v.tolerance_s)
+      v.text += fmt::format("; the transfers slow the compute they run under by {} (interference)",
+                            human_seconds(interference));
     v.text += largest_loss_text(v, in.time_s);
     return v;
   }

@@ -97,6 +97,14 @@ struct Interconnect {
   // (models/analytic/xla_collectives.hpp); 0 = not described.
   double xla_link_bandwidth = 0;
   std::string xla_link_bandwidth_source;
+  // What one point-to-point transfer to a neighbour achieves, bytes/s per
+  // direction: on ICI one link (xla_link_bandwidth; a neighbour is one link
+  // away in the torus), else bandwidth x p2p_efficiency. Every command's ring
+  // step uses this rate (run, minblock, plan, infer).
+  double p2p_bandwidth() const {
+    return kind == "ici" && xla_link_bandwidth > 0 ? xla_link_bandwidth
+                                                   : bandwidth * p2p_efficiency;
+  }
 };
 
 struct ClusterPreset {

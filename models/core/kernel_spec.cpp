@@ -174,6 +174,14 @@ KernelSpec parse_kernel_spec(const json& e, const std::string& origin, std::size
   } else {
     k.permutation_source = "not given: the data pipeline";
   }
+  // Optional: the grouped K/V, as every attention kernel takes them.
+  if (r.has("ring_kv")) {
+    const JsonReader kr{origin, r.where + " ring_kv", r.object("ring_kv")};
+    k.ring_kv = one_of(kr, "heads", {"grouped", "expanded"});
+    k.ring_kv_source = kr.str("source");
+  } else {
+    k.ring_kv_source = "not given: the grouped K/V the kernel takes";
+  }
   if (k.rates == "chunk_scan") k.chunk_scan = chunk_scan(origin, r);
   if (k.rates == "curves" && k.curves.empty() && k.curves_from_kernel.empty() && !r.has("curves"))
     throw r.error("rates \"curves\" needs 'curves' (may be empty) or 'curves_from_kernel'");

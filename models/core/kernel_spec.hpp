@@ -98,6 +98,10 @@ struct KernelSpec {
   // loader, once per training step: token ids and positions) or "layer" (an
   // all-to-all of Q, K, V before each attention and of O back after it).
   std::string permutation = "pipeline", permutation_source;
+  // The K/V the ring passes: "grouped" (one head per KV head, as GQA keeps
+  // them) or "expanded" (repeated to every query head before the attention
+  // call the ring wraps, as TorchTitan's models do before SDPA).
+  std::string ring_kv = "grouped", ring_kv_source;
 };
 
 // SMs (CTAs) a communication library's transfers occupy while they run, per

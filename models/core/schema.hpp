@@ -5,5 +5,5 @@
 // renamed, removed or changes meaning; adding a key keeps it. Readers that
 // refuse a missing key (RunSummary::from_json) refuse a missing version too.
 namespace ringsim {
-inline constexpr int kJsonSchemaVersion = 1;
+inline constexpr int kJsonSchemaVersion = 2;
 }  // namespace ringsim

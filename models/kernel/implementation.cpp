@@ -29,6 +29,7 @@ Implementation::Implementation(const KernelSpec& spec, std::shared_ptr<const Com
       grad_bytes_(spec.grad_bytes),
       hbm_bandwidth_(device.hbm_bandwidth),
       sm_count_(device.sm_count),
+      expands_kv_(spec.ring_kv == "expanded"),
       permutation_(spec.permutation),
       rates_(std::move(rates)),
       kernel_(spec.name),
@@ -96,21 +97,22 @@ struct Units {
   double call_q_rows = 0, call_kv_rows = 0;
 };
 
-double units_of(const StepOp& op, const Workload& w, const Units& u) {
+// `kvh`: the KV heads the ring passes (Implementation::ring_kv_heads).
+double units_of(const StepOp& op, const Workload& w, const Units& u, double kvh) {
   const double d = w.shape.head_dim;
-  const double c = static_cast<double>(w.block), H = w.shape.heads, kvh = w.shape.kv_heads;
+  const double c = static_cast<double>(w.block), H = w.shape.heads;
   if (op.per == "call_q_elems") return u.call_q_rows * d;
   if (op.per == "call_q_rows") return u.call_q_rows;
   if (op.per == "call_kv_elems") return u.call_kv_rows * d;
   if (op.per == "all_q_elems") return static_cast<double>(device_query_rows(w)) * d;
   if (op.per == "all_qkv_elems") return c * d * (H + 2 * kvh);
-  if (op.per == "sent_kv_elems") return 2.0 * static_cast<double>(kv_block_elements(w));
+  if (op.per == "sent_kv_elems") return 2.0 * c * kvh * d;
   return 0;
 }
 
-Units call_units(const Workload& w, const std::vector<KernelCall>& calls) {
+Units call_units(const Workload& w, const std::vector<KernelCall>& calls, double kvh) {
   Units u;
-  const double kv_per_head = static_cast<double>(w.shape.kv_heads) / w.shape.heads;
+  const double kv_per_head = kvh / w.shape.heads;
   for (const auto& c : calls) {
     u.call_q_rows += static_cast<double>(c.q) * static_cast<double>(c.heads);
     u.call_kv_rows += static_cast<double>(c.k) * static_cast<double>(c.heads) * kv_per_head;
@@ -145,7 +147,7 @@ StepCost Implementation::step(const Workload& w, std::int64_t device, std::int64
     if (!varlen || kernels == 0) kernels += backward ? kernels_bwd_ : kernels_fwd_;
   }
   const bool computes = !calls.empty();
-  const auto u = call_units(w, calls);
+  const auto u = call_units(w, calls, ring_kv_heads(w));
   // A measured merge (profiles with merge points): forward steps after the
   // first, over the device's whole query block.
   if (!backward && step > 0 && computes)
@@ -160,7 +162,7 @@ StepCost Implementation::step(const Workload& w, std::int64_t device, std::int64
     if (op.when == "partial") on = partial;
     if (op.when == "send") on = sends;
     if (!on) continue;
-    c.merge_s += op_seconds(op, units_of(op, w, u));
+    c.merge_s += op_seconds(op, units_of(op, w, u, ring_kv_heads(w)));
     kernels += op.kernels;
   }
   if (sends && launch_s_ > 0) kernels += 1;  // the send/receive's own launch
@@ -182,13 +184,14 @@ double Implementation::reduce(const Workload& w, std::int64_t device, bool backw
   for (const auto& op : ops_) {
     if (!applies(op, backward)) continue;
     if (op.when == "final") {
-      work += op_seconds(op, units_of(op, w, {}));
+      work += op_seconds(op, units_of(op, w, {}, ring_kv_heads(w)));
       kernels += op.kernels;
     } else if (op.when == "deferred") {
       for (std::int64_t s = 0; s < num_steps(w); ++s) {
         const auto calls = step_calls(w, device, s);
         if (calls.empty()) continue;
-        work += op_seconds(op, units_of(op, w, call_units(w, calls)));
+        work += op_seconds(
+            op, units_of(op, w, call_units(w, calls, ring_kv_heads(w)), ring_kv_heads(w)));
         kernels += op.kernels;
       }
     }

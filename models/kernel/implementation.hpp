@@ -61,6 +61,12 @@ class Implementation {
   // Where striped and zigzag reorder the sequence: "pipeline" or "layer" (KernelSpec).
   const std::string& permutation() const { return permutation_; }
   bool permutes_per_layer() const { return permutation_ == "layer"; }
+  // KV heads of the blocks the ring passes: the query heads where the code
+  // around the kernel repeats K/V before the call (KernelSpec ring_kv).
+  int ring_kv_heads(const Workload& w) const {
+    return expands_kv_ ? w.shape.heads : w.shape.kv_heads;
+  }
+  bool expands_kv() const { return expands_kv_; }
   // Query chunks x key chunks one step's scan walks (0 x 0 without a chunk scan).
   std::pair<std::int64_t, std::int64_t> scan_grid(const Workload& w) const;
   double launch_s() const { return launch_s_; }
@@ -88,6 +94,7 @@ class Implementation {
   int sm_count_ = 0;
   CommLibrary comm_;
   bool dma_ = false;  // the library drives transfers without the device's SMs or merge traffic
+  bool expands_kv_ = false;
   std::string permutation_ = "pipeline";
 
  private:

@@ -108,10 +108,8 @@ Workload attention_workload(const PlanRequest& r, Layout layout, std::int64_t cp
   w.shape.heads = r.shape.heads / static_cast<int>(tp);
   w.shape.kv_heads = r.shape.kv_heads / static_cast<int>(tp);
   w.shape.ffn = r.shape.ffn / static_cast<int>(tp);
-  // TorchTitan repeats K and V to every query head before SDPA, which
-  // context_parallel wraps: the ring then carries the expanded K/V
-  // (execution.hpp, repeat_kv).
-  if (cp > 1 && execution(r).repeat_kv) w.shape.kv_heads = w.shape.heads;
+  // Whether the ring passes grouped or expanded K/V is the implementation's
+  // (KernelSpec ring_kv, Implementation::ring_kv_heads), as in run and minblock.
   w.ulysses_degree = layout == Layout::Hybrid ? ulysses_degree : 0;
   w.layers = r.shape.layers;
   w.scope = Scope::Attention;

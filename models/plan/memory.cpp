@@ -6,6 +6,7 @@
 
 #include "models/analytic/memory.hpp"
 #include "models/plan/activations.hpp"
+#include "models/plan/execution.hpp"
 #include "models/plan/framework.hpp"
 #include "models/plan/precision.hpp"
 #include "models/plan/runtime_memory.hpp"
@@ -238,6 +239,9 @@ void add_backward(const Ctx& x, PlanMemory& m, Layout layout) {
                                   group_hardware(x.hw, x.tp).gpus_per_node);
   auto w = attention_workload(x.r, layout, x.cp, x.tp, ulysses);
   w.batch = static_cast<std::int64_t>(x.c / static_cast<double>(x.r.context / x.cp));
+  // A framework that repeats K/V before the attention call holds them
+  // expanded to every query head (TorchTitan's repeat_kv; execution.hpp).
+  if (x.cp > 1 && execution(x.r).repeat_kv) w.shape.kv_heads = w.shape.heads;
   const double attn = static_cast<double>(attention_memory(w).total());
   const double mlp_grads = 6 * F * cb;
   // FP8 casts live in the MLP's backward: the two output gradients (F each)

@@ -23,7 +23,8 @@ struct PlanConfig {
   std::int64_t block = 0;        // tokens per device per sequence = context / cp
   std::int64_t micro_batch = 1;  // sequences per CP group per micro-step
   std::int64_t grad_accum = 1;   // micro-steps per step
-  int ulysses_degree = 0;        // hybrid only
+  bool tied = false;       // its error band overlaps the best row's (cli/cmd_plan.cpp, mark_ties)
+  int ulysses_degree = 0;  // hybrid only
   // Pipeline parallelism: stages, virtual stages per device (1: plain 1F1B),
   // layers per stage (empty without a pipeline). grad_accum is the schedule's
   // microbatch count m; memory is the worst stage's (memory.stage).

@@ -112,6 +112,7 @@ nlohmann::json config_json(const PlanConfig& c, int rank, double hbm) {
   j["time_breakdown"]["pp_p2p_s"] = t.pp_p2p_s;
   j["time_breakdown"]["pp_bubble_fraction"] = t.pp_bubble_fraction;
   j["cp_collective_model"] = t.cp_model;
+  j["ring_bytes_per_step"] = t.ring_bytes_per_step;
   j["cp_collectives"] = nlohmann::json::array();
   for (const auto& x : t.cp_collectives)
     j["cp_collectives"].push_back({{"op", x.op},
@@ -284,9 +285,9 @@ std::string table(const std::vector<PlanConfig>& cs, int top) {
       ++shown;
       const bool tight = c.memory_verdict == "tight";
       any_tight = any_tight || tight;
-      out += fmt::format("{:>4}  {:<{}}{:>4}{:>9}{:>9}{:>11}{:>11}{:>11.0f}{:>6.1f}%\n", shown,
-                         c.label(), lw, c.dp, c.block,
-                         fmt::format("{}x{}", c.micro_batch, c.grad_accum),
+      out += fmt::format("{:>4}  {:<{}}{:>4}{:>9}{:>9}{:>11}{:>11}{:>11.0f}{:>6.1f}%\n",
+                         fmt::format("{}{}", c.tied ? "=" : "", shown), c.label(), lw, c.dp,
+                         c.block, fmt::format("{}x{}", c.micro_batch, c.grad_accum),
                          gb(c.memory.total) + (tight ? "*" : ""), seconds(c.time.step_time_s),
                          c.tokens_per_s_per_gpu, 100 * c.mfu);
     }

@@ -317,6 +317,7 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
            (first ? edges : 0) + (last ? head_f - hc_f + head_b - hc_b : 0));
   T.micro_step_s = micro;
   T.cp_collectives = cp_collective_rows(w, g, cm);
+  T.ring_bytes_per_step = w.devices > 1 ? pass_bytes(w, false, cm, g).ring : 0;
   T.cp_model = g.xla_collectives ? "xla-ici" : "links";
 
   // The distributed optimizer's once-per-step collectives over the same

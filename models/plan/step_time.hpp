@@ -70,6 +70,9 @@ struct PlanTime {
   // or "links" (the catalog's ring links and staged collectives).
   std::vector<CpCollective> cp_collectives;
   std::string cp_model = "links";
+  // Forward K/V bytes one ring step sends per sequence and layer (0: no
+  // ring), as run and minblock charge them (pass_bytes with the implementation).
+  std::uint64_t ring_bytes_per_step = 0;
 };
 
 // Attention times that replace the analytic ones (a SimGrid re-check):

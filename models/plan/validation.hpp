@@ -76,6 +76,7 @@ struct ValidationRow {
   std::string group;  // framework/family of the calibration, empty: none applies
   double first_principles = 0, predicted = 0, loo = 0;
   std::string refused;  // the planner's reason when it found the run infeasible
+  std::string klass;    // the error-band class its command prints (error_band.hpp), "" for memory
   double error() const { return predicted / c->published - 1; }
   double loo_error() const { return loo / c->published - 1; }
   bool within() const;

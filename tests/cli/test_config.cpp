@@ -79,7 +79,7 @@ TEST(SchemaVersion, EveryJsonOutputCarriesIt) {
     ASSERT_EQ(r.exit_code, 0) << r.command << "\n" << r.err;
     const auto j = nlohmann::json::parse(r.out);
     ASSERT_TRUE(j.is_object()) << r.command;
-    EXPECT_EQ(j.value("schema_version", -1), 1) << r.command;
+    EXPECT_EQ(j.value("schema_version", -1), 2) << r.command;
   }
 }
 

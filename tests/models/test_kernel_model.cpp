@@ -160,11 +160,13 @@ TEST(Implementation, PackedDocumentsStepIsOneLaunch) {
 
 TEST(Implementation, ForwardStepCostsThePyTorchMergeBytes) {
   // fa2 on H100 (PyTorch context_parallel's eager fp32 merge), a
-  // non-causal 4-device ring of 4096 tokens, llama3-8b heads.
+  // non-causal 4-device ring of 4096 tokens, llama3-8b heads. The ring
+  // passes K/V expanded to the 32 query heads (kernels.json ring_kv).
   const auto hw = catalog_hardware("h100-sxm", "nvlink4");
   const auto im = make_implementation(cat(), hw, DType::BF16, {"fa2", nullptr, false});
   const auto w = make_workload(4, 4096, Layout::Ring, false);
-  const double q_elems = 4096.0 * 32 * 128, rows = 4096.0 * 32, sent = 2 * 4096.0 * 8 * 128;
+  ASSERT_TRUE(im->expands_kv());
+  const double q_elems = 4096.0 * 32 * 128, rows = 4096.0 * 32, sent = 2 * 4096.0 * 32 * 128;
   const double hbm = 3.35e12;
   // Step 0: cast the output to fp32 (6 B) and pack K,V to send (4 B).
   const auto c0 = im->step(w, 1, 0, false, true);
@@ -185,7 +187,8 @@ TEST(Implementation, BackwardStepAccumulatesInFp32) {
   const auto hw = catalog_hardware("h100-sxm", "nvlink4");
   const auto im = make_implementation(cat(), hw, DType::BF16, {"fa2", nullptr, false});
   const auto w = make_workload(4, 4096, Layout::Ring, false, Pass::Bwd);
-  const double q_elems = 4096.0 * 32 * 128, kv_elems = 4096.0 * 8 * 128, sent = 2 * kv_elems;
+  // K/V (and so dK/dV) expanded to the 32 query heads before the call.
+  const double q_elems = 4096.0 * 32 * 128, kv_elems = 4096.0 * 32 * 128, sent = 2 * kv_elems;
   const double hbm = 3.35e12;
   // dq += (10 B per query element), dk and dv += (10 B each per key element),
   // K,V packed (4 B) and dK,dV packed in fp32 (8 B) per element sent.
@@ -194,8 +197,7 @@ TEST(Implementation, BackwardStepAccumulatesInFp32) {
   // Final casts of dq, dk, dv (6 B per element).
   EXPECT_NEAR(im->reduce(w, 2, true), 6 * (q_elems + 2 * kv_elems) / hbm, 1e-18);
   // fp32 dK/dV on the ring: K,V bf16 + dK,dV fp32.
-  EXPECT_EQ(pass_bytes(w, true, im->grad_bytes()).ring,
-            static_cast<std::uint64_t>(sent * 2 + sent * 4));
+  EXPECT_EQ(pass_bytes(w, true, *im).ring, static_cast<std::uint64_t>(sent * 2 + sent * 4));
 }
 
 TEST(Implementation, TransformerEngineDefersTheOutputCorrection) {

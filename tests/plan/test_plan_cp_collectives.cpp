@@ -47,10 +47,11 @@ TEST(PlanCpCollectives, CpCommChargesTheImplementationsGradBytes) {
     return plan(a);
   };
   const auto fa2 = with("fa2"), fa3 = with("fa3");
-  // Eager PyTorch's repeat_kv expands K/V to the 32 query heads before the
-  // ring: K/V 8192 x 32 x 128 x 2 B x 2 = 134,217,728 B; dK/dV the same in
-  // bf16 (fa3), twice that in fp32 (fa2).
-  EXPECT_EQ(bwd_ring_payload(fa3), "K/V + dK/dV (268435456 B)");
+  // fa2 under PyTorch context_parallel gets K/V expanded to the 32 query
+  // heads (TorchTitan's repeat_kv before SDPA): K/V 8192 x 32 x 128 x 2 B x
+  // 2 = 134,217,728 B, dK/dV twice that in fp32. fa3 under TransformerEngine
+  // passes the 8 grouped heads, dK/dV in bf16: 2 x 33,554,432 B.
+  EXPECT_EQ(bwd_ring_payload(fa3), "K/V + dK/dV (67108864 B)");
   EXPECT_EQ(bwd_ring_payload(fa2), "K/V + dK/dV (402653184 B)");
   for (const auto* c : {&fa2, &fa3}) {
     EXPECT_EQ(c->at("cp_collective_model"), "links");

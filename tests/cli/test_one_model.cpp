@@ -1,0 +1,104 @@
+// One model in every command: the same configuration sent through `run`,
+// `minblock` and `plan` charges the same bytes per ring step (the
+// implementation's K/V, grouped or expanded, in the dtype) and the same link
+// rate, and `run`'s "communication hidden" agrees with the minimum block it
+// prints. Each command runs as a child process, as a user runs it.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "proc/child.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+json cli(std::vector<std::string> args) {
+  args.insert(args.begin(), RINGSIM_BIN);
+  const auto r = ringsim::proc::run(args, 120);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return json::parse(r.out);
+}
+
+// A configuration: model, CP degree, block, the cluster and its device's link.
+struct Case {
+  std::string name, model, cluster, gpu, link;
+  int cp = 8;
+  int block = 8192;
+  // Expected K/V heads on the ring over the model's KV heads (4: Llama 3
+  // 8B's 8 KV heads expanded to its 32 query heads, as TorchTitan does
+  // before SDPA under PyTorch context_parallel).
+  int expansion = 1;
+};
+
+const std::vector<Case> kCases = {
+    {"pytorch-h100", "llama3-8b", "dgx-h100", "h100-sxm", "nvlink4", 8, 8192, 4},
+    {"jax-v5p", "llama3-8b", "tpu-v5p-pod", "tpu-v5p", "ici-v5p", 8, 2048, 1},
+    // Below its minimum block (about 1.8K forward and backward): not hidden.
+    {"jax-v5p-small-block", "llama3-8b", "tpu-v5p-pod", "tpu-v5p", "ici-v5p", 8, 1024, 1},
+};
+
+class OneModel : public ::testing::TestWithParam<Case> {};
+
+TEST_P(OneModel, RunMinblockAndPlanSendTheSameBytesPerRingStep) {
+  const auto& c = GetParam();
+  const auto block = std::to_string(c.block), cp = std::to_string(c.cp);
+  const auto run = cli({"run", "--engine", "analytic", "--model", c.model, "--cluster", c.cluster,
+                        "--devices", cp, "--block", block, "--json"});
+  const auto mb =
+      cli({"minblock", "--model", c.model, "--gpu", c.gpu, "--intra", c.link, "--json"});
+  const auto plan = cli({"plan", "--model", c.model, "--cluster", c.cluster, "--gpus", cp,
+                         "--context", std::to_string(c.cp * c.block), "--cp", cp, "--tp", "1",
+                         "--pp", "1", "--layout", "ring", "--json"});
+  const double run_bytes = run.at("bytes_per_step").get<double>();
+  // K and V of one block in bf16: block x kv heads x head dim x 2 x 2 B.
+  const double kv = 8.0 * c.expansion, d = 128;
+  EXPECT_DOUBLE_EQ(run_bytes, c.block * kv * d * 2 * 2) << "run";
+  ASSERT_EQ(mb.at("rows").size(), 1u);
+  EXPECT_DOUBLE_EQ(mb.at("rows")[0].at("ring_bytes_per_token").get<double>() * c.block, run_bytes)
+      << "minblock";
+  ASSERT_FALSE(plan.at("configs").empty());
+  const auto& row = plan.at("configs")[0];
+  EXPECT_EQ(row.at("layout"), "ring");
+  EXPECT_DOUBLE_EQ(row.at("ring_bytes_per_step").get<double>(), run_bytes) << "plan";
+}
+
+TEST_P(OneModel, RunAndMinblockChargeTheSameLinkRate) {
+  const auto& c = GetParam();
+  const auto run =
+      cli({"run", "--engine", "analytic", "--model", c.model, "--cluster", c.cluster, "--devices",
+           std::to_string(c.cp), "--block", std::to_string(c.block), "--json"});
+  const auto mb =
+      cli({"minblock", "--model", c.model, "--gpu", c.gpu, "--intra", c.link, "--json"});
+  // run: one step's transfer is bytes / rate + one hop's latency.
+  const double bytes = run.at("bytes_per_step").get<double>();
+  const double comm = run.at("comm_s_per_step").get<double>();
+  const double rate = mb.at("rows")[0].at("ring_bandwidth").get<double>();
+  EXPECT_NEAR(comm, bytes / rate, 2e-6) << "run's step transfer is not bytes over minblock's rate";
+}
+
+TEST_P(OneModel, HiddenAgreesWithTheMinimumBlock) {
+  const auto& c = GetParam();
+  for (const auto* layout : {"ring", "zigzag"})
+    for (const auto* pass : {"fwd", "fwdbwd"}) {
+      const auto run = cli({"run", "--engine", "analytic", "--model", c.model, "--cluster",
+                            c.cluster, "--devices", std::to_string(c.cp), "--block",
+                            std::to_string(c.block), "--layout", layout, "--pass", pass, "--json"});
+      const auto& v = run.at("verdict");
+      ASSERT_TRUE(v.at("min_block").is_number()) << layout << " " << pass;
+      const bool above = c.block >= v.at("min_block").get<int>();
+      EXPECT_EQ(v.at("hidden").get<bool>(), above)
+          << layout << " " << pass << ": block " << c.block << ", min block " << v.at("min_block");
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, OneModel, ::testing::ValuesIn(kCases), [](const auto& info) {
+  auto n = info.param.name;
+  for (auto& ch : n)
+    if (ch == '-') ch = '_';
+  return n;
+});
+
+}  // namespace
