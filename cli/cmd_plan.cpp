@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -103,12 +104,91 @@ int run_inference(const PlanFlags& f) {
 }
 
 // --compile, --tp-overlap, --micro-batch and --calibration onto the request.
+std::string layouts_text(Framework fw) {
+  std::vector<std::string> v;
+  for (auto l : framework_layouts(fw)) v.push_back(to_string(l));
+  return join(v, ", ");
+}
+
 // The band of this framework on this device family at this context
 // (models/plan/error_band.hpp); first principles have their own.
 ErrorBand plan_error_band(const PlanRequest& r, const Device& device, bool calibration_none) {
   auto k = band_class(to_string(r.framework), device.family, training_regime(r.context));
   if (calibration_none) k += " (calibration none)";
   return find_band(k);
+}
+
+// The best row under each other framework, same request and hardware (its
+// own calibration, layouts and rules): what switching would give.
+struct OtherFramework {
+  std::string framework, label;
+  double tokens_per_s_per_gpu = 0, mfu = 0;
+  ErrorBand band;
+};
+std::optional<OtherFramework> best_other_framework(const PlanRequest& r, const Hardware& hw,
+                                                   const Implementation& cm, const Device& device,
+                                                   bool calibration_none) {
+  std::optional<OtherFramework> best;
+  for (const auto& name : framework_names()) {
+    const auto fw = parse_framework("--framework", name);
+    if (fw == r.framework && !r.any_layout) continue;
+    PlanRequest o = r;
+    o.framework = fw;
+    o.any_layout = false;
+    o.compile = o.compile && fw == Framework::PytorchFsdp;
+    std::erase_if(o.layouts, [&](Layout l) { return !framework_implements(fw, l); });
+    if (!r.layouts.empty() && o.layouts.empty()) continue;
+    o.calibration_key = name + "/" + device.family;
+    o.calibration = 1;
+    if (const auto* c = find_calibration(name, device.family); c && !calibration_none)
+      o.calibration = c->factor;
+    try {
+      for (const auto& c : search(o, hw, cm)) {
+        if (!c.feasible) continue;
+        if (!best || c.tokens_per_s_per_gpu > best->tokens_per_s_per_gpu)
+          best = OtherFramework{name, c.label(), c.tokens_per_s_per_gpu, c.mfu,
+                                plan_error_band(o, device, calibration_none)};
+        break;
+      }
+    } catch (const InputError&) {
+      // A request this framework refuses (a flag of another's) has no row.
+    }
+  }
+  return best;
+}
+
+std::string framework_text(const PlanRequest& r, const std::string& kernel,
+                           const std::optional<OtherFramework>& other) {
+  std::string out =
+      fmt::format("  framework  {}{}: ranks {} (docs/plan.md, 'Framework x layout'); kernel {}",
+                  r.any_layout ? "any, with the rules of " : "", to_string(r.framework),
+                  r.any_layout ? std::string("every layout")
+                               : "the layouts it implements, " + layouts_text(r.framework),
+                  kernel);
+  if (other)
+    out += fmt::format(
+        "; best other framework: {} {} at {:.0f} tok/s/GPU, MFU {:.1f}%, error band {} "
+        "(--framework {})",
+        other->framework, other->label, other->tokens_per_s_per_gpu, 100 * other->mfu,
+        other->band.validated() ? fmt::format("+-{:.0f}%", 100 * other->band.high)
+                                : std::string("unvalidated"),
+        other->framework);
+  return out + "\n";
+}
+
+// Like-for-like rows: one global batch for every row, the model card's or
+// kDefaultBatchTokens, in whole sequences (at least one).
+void default_batch(PlanRequest& r) {
+  const bool card = r.shape.global_batch_tokens > 0;
+  const auto budget = card ? r.shape.global_batch_tokens : kDefaultBatchTokens;
+  const auto seqs = std::max<std::int64_t>(1, budget / r.context);
+  r.global_batch_tokens = seqs * r.context;
+  r.batch_source =
+      card ? fmt::format("the model card's {} tokens ({})", budget, r.shape.global_batch_source)
+           : fmt::format(
+                 "the default budget of {} tokens (Llama 2's 4M-token batch; "
+                 "--global-batch-tokens N to change, replica for one sequence per replica)",
+                 budget);
 }
 
 // Rows whose band overlaps the best row's: the scoreboard cannot tell them
@@ -376,8 +456,16 @@ int run(const PlanFlags& f) {
   PlanRequest r;
   r.attention_dtype = attention_dtype;
   r.kernel = cm->kernel();
-  r.framework = parse_framework("--framework", f.framework);
   r.tpu = device.kind == "tpu";
+  // any: every layout, under the device's usual framework's rules.
+  r.any_layout = f.framework == "any";
+  if (!r.any_layout && std::find(framework_names().begin(), framework_names().end(), f.framework) ==
+                           framework_names().end())
+    throw InputError(fmt::format(
+        "--framework: unknown value '{}'; choose one of: pytorch-fsdp, megatron, jax-xla, any",
+        f.framework));
+  r.framework = r.any_layout ? (r.tpu ? Framework::JaxXla : Framework::PytorchFsdp)
+                             : parse_framework("--framework", f.framework);
   r.precision = parse_precision("--precision", f.precision);
   if (r.precision == Precision::FP8) {
     if (device.peak_fp8 <= 0)
@@ -408,8 +496,15 @@ int run(const PlanFlags& f) {
   if (!f.global_batch_tokens.empty()) {
     if (f.max_context)
       throw InputError("--global-batch-tokens: cannot be combined with --max-context");
-    r.global_batch_tokens =
-        parse_count("--global-batch-tokens", f.global_batch_tokens, 1, kMaxTokens);
+    if (f.global_batch_tokens != "replica") {
+      const auto& v = f.global_batch_tokens;
+      if (v.empty() || !std::isdigit(static_cast<unsigned char>(v.front())))
+        throw InputError(fmt::format(
+            "--global-batch-tokens: a token count (e.g. 4M, a multiple of --context) or "
+            "'replica', got '{}'",
+            v));
+      r.global_batch_tokens = parse_count("--global-batch-tokens", v, 1, kMaxTokens);
+    }
   }
   r.checkpointing = parse_checkpointing("--activation-checkpointing", f.checkpointing);
   parse_choice("--optimizer", f.optimizer, {"adamw"});
@@ -426,6 +521,13 @@ int run(const PlanFlags& f) {
         r.layouts.push_back(l);
       at = end + 1;
     }
+  if (!r.any_layout)
+    for (auto l : r.layouts)
+      if (!framework_implements(r.framework, l))
+        throw InputError(fmt::format(
+            "--layout: {} does not implement {} (it has {}; docs/plan.md, 'Framework x layout'); "
+            "pass --framework any to plan it anyway",
+            to_string(r.framework), to_string(l), layouts_text(r.framework)));
   if (f.tp == "auto") {
     r.tp_degrees.clear();
     for (int t = 1; t <= hw.gpus_per_node && t <= r.shape.kv_heads; t *= 2)
@@ -460,6 +562,7 @@ int run(const PlanFlags& f) {
   if (!f.microbatches.empty())
     r.microbatches = parse_count("--microbatches", f.microbatches, 1, 1 << 20);
   apply_execution_flags(f, device, r);
+  if (f.global_batch_tokens.empty() && f.microbatches.empty() && !f.max_context) default_batch(r);
   const int top = static_cast<int>(parse_count("--top", f.top, 1, 100000));
   const int recheck = static_cast<int>(parse_count("--recheck", f.recheck, 0, 100));
   const double hbm = usable_hbm_bytes(r, hw);  // jax-xla on a GPU: XLA's 75% (framework.hpp)
@@ -482,6 +585,8 @@ int run(const PlanFlags& f) {
   const auto rc = proc::recheck_top(recheck, configs, r, hw, hs, *cm);
   const auto band = plan_error_band(r, device, f.calibration == "none");
   mark_ties(configs, band);
+  const auto other =
+      mc ? std::nullopt : best_other_framework(r, hw, *cm, device, f.calibration == "none");
   const PlanConfig* chosen = nullptr;
   if (!configs.empty()) chosen = &configs.front();
   // Cost and the step's sensitivity to catalog assumptions, for the chosen config.
@@ -524,6 +629,17 @@ int run(const PlanFlags& f) {
                         {"line", calibration_line(r.calibration_key, r.calibration)}};
     j["memory_check"] = r.memory_check;
     j["error_band"] = band.to_json();
+    j["framework_layouts"] = nlohmann::json::array();
+    for (auto l : r.any_layout ? std::vector<Layout>() : framework_layouts(r.framework))
+      j["framework_layouts"].push_back(to_string(l));
+    j["any_layout"] = r.any_layout;
+    j["best_other_framework"] =
+        other ? nlohmann::json{{"framework", other->framework},
+                               {"label", other->label},
+                               {"tokens_per_s_per_gpu", other->tokens_per_s_per_gpu},
+                               {"mfu", other->mfu},
+                               {"error_band", other->band.to_json()}}
+              : nlohmann::json(nullptr);
     j["causal"] = r.causal;
     j["global_batch_tokens"] =
         r.global_batch_tokens > 0 ? nlohmann::json(r.global_batch_tokens) : nlohmann::json(nullptr);
@@ -593,6 +709,7 @@ int run(const PlanFlags& f) {
   }
   out += "  " + calibration_line(r.calibration_key, r.calibration) + "\n";
   out += "  error band " + band.text() + "\n";
+  out += framework_text(r, cm->kernel(), other);
   if (!r.memory_check)
     out +=
         "  memory check off: configurations are timed even where the memory model says they "
@@ -633,8 +750,9 @@ Command plan_command() {
         sub->add_option("--hbm", f->hbm, "Override HBM bytes per device (K/M/G binary suffix: 95G)")
             ->type_name(flag_type::kBytes);
         sub->add_option("--global-batch-tokens", f->global_batch_tokens,
-                        "Tokens per optimizer step (multiple of --context; default: one sequence "
-                        "per data-parallel replica)")
+                        "Tokens per optimizer step, the same for every row (multiple of "
+                        "--context; default: the model card's batch, else 4M tokens, in whole "
+                        "sequences; 'replica': one sequence per data-parallel replica)")
             ->type_name(flag_type::kTokens);
         sub->add_option("--activation-checkpointing", f->checkpointing, "none|selective|full")
             ->capture_default_str()
@@ -684,7 +802,9 @@ Command plan_command() {
             ->capture_default_str()
             ->type_name(flag_type::kName);
         sub->add_option("--framework", f->framework,
-                        "pytorch-fsdp | megatron | jax-xla: the framework's memory rules")
+                        "pytorch-fsdp | megatron | jax-xla: the framework's memory and time rules, "
+                        "and the layouts it implements | any: every layout (the device's usual "
+                        "framework's rules)")
             ->capture_default_str()
             ->type_name(flag_type::kName);
         sub->add_option("--loss", f->loss,

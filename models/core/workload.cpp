@@ -93,6 +93,8 @@ const std::vector<ModelShape>& model_shapes() {
       s.ffn = m.at("ffn");
       s.vocab = m.at("vocab");
       s.source = m.at("source");
+      s.global_batch_tokens = m.value("global_batch_tokens", std::int64_t{0});
+      s.global_batch_source = m.value("global_batch_source", std::string());
       out.push_back(s);
     }
     return out;

@@ -45,6 +45,10 @@ struct ModelShape {
   int layers = 32, d_model = 4096, heads = 32, kv_heads = 8, head_dim = 128, ffn = 14336;
   int vocab = 128256;
   std::string source;
+  // Tokens per optimizer step the model was published with (0: none given),
+  // plan's default batch for it (docs/plan.md, "Global batch").
+  std::int64_t global_batch_tokens = 0;
+  std::string global_batch_source;
 };
 const std::vector<ModelShape>& model_shapes();  // embedded models.json
 const ModelShape& find_model(const std::string& flag, const std::string& name);

@@ -64,11 +64,17 @@ struct PlanConstants {
   static constexpr double kOptimizerTrafficBytes = 28;
 };
 
+// plan's default batch where neither the flag nor the model card gives one:
+// 4M tokens, Llama 2's pre-training batch (Llama 2 paper, Section 2.2).
+inline constexpr std::int64_t kDefaultBatchTokens = std::int64_t{1} << 22;
+
 struct PlanRequest {
   ModelShape shape;          // shape.layers is the depth trained
   std::int64_t context = 0;  // tokens per sequence
   std::int64_t gpus = 0;
   std::int64_t global_batch_tokens = 0;  // 0: one sequence per data-parallel replica
+  std::string batch_source;  // where the batch comes from, for the header ("" = the flag)
+  bool any_layout = false;   // --framework any: every layout, not only the framework's
   Checkpointing checkpointing = Checkpointing::Full;
   LossImpl loss = LossImpl::Eager;
   bool causal = true;

@@ -20,6 +20,40 @@ Framework parse_framework(const std::string& flag, const std::string& s) {
   return static_cast<Framework>(std::find(n.begin(), n.end(), v) - n.begin());
 }
 
+const std::vector<Layout>& framework_layouts(Framework f) {
+  static const std::vector<Layout> pytorch{Layout::Ring, Layout::Zigzag, Layout::Allgather},
+      megatron{Layout::Zigzag, Layout::Allgather, Layout::Ulysses, Layout::Hybrid},
+      jax{Layout::Ring, Layout::Zigzag, Layout::Allgather, Layout::Ulysses};
+  switch (f) {
+    case Framework::Megatron:
+      return megatron;
+    case Framework::JaxXla:
+      return jax;
+    default:
+      return pytorch;
+  }
+}
+
+const char* framework_layouts_source(Framework f) {
+  switch (f) {
+    case Framework::Megatron:
+      return "Megatron-LM --cp-comm-type: p2p (TransformerEngine's ring over 2 x CP chunks: "
+             "zigzag), all_gather, a2a (Ulysses), a2a+p2p (hybrid)";
+    case Framework::JaxXla:
+      return "MaxText context_parallel_strategy: all_gather, ring (load-balanced: zigzag; "
+             "context_parallel_load_balance off: ring); Ulysses (pull request 4687)";
+    default:
+      return "PyTorch torch.distributed.tensor.experimental.context_parallel: the pass-KV ring "
+             "(load balancing off: ring; the head-tail load balancer: zigzag) and the all-gather "
+             "rotate method (set_rotate_method(\"allgather\"))";
+  }
+}
+
+bool framework_implements(Framework f, Layout l) {
+  const auto& v = framework_layouts(f);
+  return std::find(v.begin(), v.end(), l) != v.end();
+}
+
 namespace {
 
 FrameworkProfile pytorch_fsdp() {

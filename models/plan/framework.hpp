@@ -17,6 +17,12 @@ enum class Framework { PytorchFsdp, Megatron, JaxXla };
 const std::vector<std::string>& framework_names();  // pytorch-fsdp, megatron, jax-xla
 std::string to_string(Framework f);
 Framework parse_framework(const std::string& flag, const std::string& s);
+// The context-parallel layouts a framework implements (docs/plan.md,
+// "Framework x layout"), and where each is documented; plan ranks only these
+// unless --framework any.
+const std::vector<Layout>& framework_layouts(Framework f);
+const char* framework_layouts_source(Framework f);
+bool framework_implements(Framework f, Layout l);
 
 enum class StateSharding {
   Zero3,                // params, grads, optimizer sharded over every rank of a TP slice (FSDP)

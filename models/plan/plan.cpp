@@ -327,6 +327,8 @@ std::vector<Candidate> candidates(const PlanRequest& r, const Hardware& hw, bool
         if (!r.layouts.empty() &&
             std::find(r.layouts.begin(), r.layouts.end(), l) == r.layouts.end())
           continue;
+        // Only what the framework implements (framework.hpp), unless --framework any.
+        if (!r.any_layout && !framework_implements(r.framework, l)) continue;
         // Automatic search: hybrid only where it differs from zigzag and ulysses.
         if (r.layouts.empty() && l == Layout::Hybrid) {
           int u = 0;

@@ -247,6 +247,7 @@ std::string header(const PlanRequest& r, const Hardware& hw, double hbm,
           "microbatch (m = sequences per replica)";
     else
       batch += ", micro-batch searched";
+    if (!r.batch_source.empty()) batch += "; " + r.batch_source;
   } else if (r.microbatches > 0) {
     batch =
         fmt::format("{} microbatches of one sequence per data-parallel replica (--microbatches)",
@@ -277,17 +278,21 @@ std::string table(const std::vector<PlanConfig>& cs, int top) {
     size_t lw = 24;
     for (const auto& c : cs)
       if (c.feasible) lw = std::max(lw, c.label().size() + 2);
-    out += fmt::format("\n{:>4}  {:<{}}{:>4}{:>9}{:>9}{:>11}{:>11}{:>11}{:>7}\n", "rank", "config",
-                       lw, "dp", "block", "mb x ga", "memory", "step", "tok/s/GPU", "MFU");
+    out += fmt::format("\n{:>4}  {:<{}}{:>4}{:>7}{:>9}{:>9}{:>11}{:>11}{:>11}{:>7}\n", "rank",
+                       "config", lw, "dp", "batch", "block", "mb x ga", "memory", "step",
+                       "tok/s/GPU", "MFU");
     bool any_tight = false;
     for (const auto& c : cs) {
       if (!c.feasible || shown >= top) continue;
       ++shown;
       const bool tight = c.memory_verdict == "tight";
       any_tight = any_tight || tight;
-      out += fmt::format("{:>4}  {:<{}}{:>4}{:>9}{:>9}{:>11}{:>11}{:>11.0f}{:>6.1f}%\n",
+      // batch: tokens per optimizer step, the same on every row unless the
+      // flags made it per replica (--global-batch-tokens replica, --microbatches).
+      out += fmt::format("{:>4}  {:<{}}{:>4}{:>7}{:>9}{:>9}{:>11}{:>11}{:>11.0f}{:>6.1f}%\n",
                          fmt::format("{}{}", c.tied ? "=" : "", shown), c.label(), lw, c.dp,
-                         c.block, fmt::format("{}x{}", c.micro_batch, c.grad_accum),
+                         human_tokens(c.tokens_per_step), c.block,
+                         fmt::format("{}x{}", c.micro_batch, c.grad_accum),
                          gb(c.memory.total) + (tight ? "*" : ""), seconds(c.time.step_time_s),
                          c.tokens_per_s_per_gpu, 100 * c.mfu);
     }

@@ -62,4 +62,72 @@ TEST(PlanDefaults, InfeasibleRowsNameEachLayoutOnce) {
   EXPECT_EQ(r.out.find("more infeasible"), std::string::npos) << "--top 1000 shows them all";
 }
 
+// Like-for-like plans: the 405B question of the docs ranks every row at the
+// model card's batch (Llama 3: 16M tokens), lists only the layouts PyTorch's
+// context_parallel implements, marks the rows inside the best one's error
+// band, and names the best other framework.
+TEST(PlanDefaults, LlamaThree405BRanksLikeForLike) {
+  const auto r = ringsim::proc::run({RINGSIM_BIN, "plan", "--model", "llama3-405b", "--context",
+                                     "128K", "--gpus", "16384", "--json"},
+                                    120);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("global_batch_tokens"), 16777216);
+  const std::set<std::string> pytorch{"ring", "zigzag", "allgather", "none"};
+  int feasible = 0, tied = 0;
+  for (const auto& c : j.at("configs")) {
+    if (!c.at("feasible").get<bool>()) continue;
+    ++feasible;
+    EXPECT_EQ(c.at("tokens_per_step").get<double>(), 16777216.0) << c.at("label");
+    EXPECT_TRUE(pytorch.count(c.at("layout").get<std::string>())) << c.at("label");
+    tied += c.at("tied").get<bool>();
+  }
+  EXPECT_GT(feasible, 1);
+  EXPECT_GT(tied, 0) << "no row inside the best row's band";
+  EXPECT_FALSE(j.at("configs")[0].at("tied").get<bool>());
+  EXPECT_TRUE(j.at("best_other_framework").is_object());
+  EXPECT_NE(j.at("best_other_framework").at("framework"), "pytorch-fsdp");
+}
+
+TEST(PlanDefaults, DefaultBatchIsFourMillionTokensInWholeSequences) {
+  // 4M / 64K = 64 sequences; 4M / 3M rounds down to one sequence.
+  for (const auto& [context, tokens] :
+       std::vector<std::pair<std::string, double>>{{"64K", 4194304.0}, {"3M", 3145728.0}}) {
+    const auto r = ringsim::proc::run({RINGSIM_BIN, "plan", "--model", "llama3-8b", "--context",
+                                       context, "--gpus", "8", "--tp", "1", "--pp", "1", "--json"},
+                                      120);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out).at("global_batch_tokens").get<double>(), tokens)
+        << context;
+  }
+}
+
+TEST(PlanDefaults, OnlyTheFrameworksLayoutsUnlessAny) {
+  auto layouts = [](std::vector<std::string> extra) {
+    std::vector<std::string> a{RINGSIM_BIN, "plan",   "--model", "llama3-8b", "--context",
+                               "128K",      "--gpus", "32",      "--tp",      "1",
+                               "--pp",      "1",      "--top",   "1000",      "--json"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    const auto r = ringsim::proc::run(a, 120);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::set<std::string> out;
+    const auto j = nlohmann::json::parse(r.out);  // held: the loop reads into it
+    for (const auto& c : j.at("configs")) out.insert(c.at("layout").get<std::string>());
+    return out;
+  };
+  EXPECT_EQ(layouts({}), (std::set<std::string>{"none", "ring", "zigzag", "allgather"}));
+  using S = std::string;
+  EXPECT_EQ(layouts({S("--framework"), S("megatron")}),
+            (std::set<std::string>{"none", "zigzag", "allgather", "ulysses", "hybrid"}));
+  const auto any = layouts({S("--framework"), S("any")});
+  EXPECT_TRUE(any.count("ulysses") && any.count("striped")) << "--framework any lists every layout";
+  const auto refused = ringsim::proc::run({RINGSIM_BIN, "plan", "--model", "llama3-8b", "--context",
+                                           "128K", "--gpus", "32", "--layout", "ulysses"},
+                                          60);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("--layout: pytorch-fsdp does not implement ulysses"),
+            std::string::npos)
+      << refused.err;
+}
+
 }  // namespace

@@ -227,9 +227,10 @@ TEST(PlanCli, RecheckReportsARefusedChildAsFailedNotUnavailable) {
   // That is a failure of this config's re-check, said with the child's own
   // line; the engine is there, so the status is never "unavailable".
   int code = 0;
-  const auto out = run_binary({"plan", "--gpus", "131072", "--cp", "131072", "--layout", "hybrid",
-                               "--context", "16M", "--recheck", "1", "--json"},
-                              &code);
+  const auto out =
+      run_binary({"plan", "--gpus", "131072", "--cp", "131072", "--layout", "hybrid", "--framework",
+                  "any", "--context", "16M", "--recheck", "1", "--json"},
+                 &code);
   ASSERT_EQ(code, 0) << out;
   const auto rc = nlohmann::json::parse(out).at("recheck");
   EXPECT_EQ(rc.at("status"), "failed") << rc.dump();

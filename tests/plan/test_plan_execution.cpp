@@ -29,11 +29,14 @@ TEST(Execution, ATinyLayerIsHostBound) {
   // more than its microseconds of device work. The step is at least
   // 2 x 1.56 ms, the host-bound time is charged, and the device's gaps are
   // 2 x 156 x 0.9 us = 280.8 us.
-  const auto r = run_cli({"plan", "--d-model",     "256",      "--heads",   "4",   "--kv-heads",
-                          "4",    "--head-dim",    "64",       "--ffn",     "512", "--layers",
-                          "2",    "--vocab",       "1024",     "--context", "1K",  "--gpus",
-                          "1",    "--gpu",         "h100-sxm", "--tp",      "1",   "--pp",
-                          "1",    "--calibration", "none",     "--json"});
+  const auto r = run_cli({"plan",     "--d-model",     "256",  "--heads",
+                          "4",        "--kv-heads",    "4",    "--head-dim",
+                          "64",       "--ffn",         "512",  "--layers",
+                          "2",        "--vocab",       "1024", "--context",
+                          "1K",       "--gpus",        "1",    "--gpu",
+                          "h100-sxm", "--tp",          "1",    "--pp",
+                          "1",        "--calibration", "none", "--global-batch-tokens",
+                          "replica",  "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto& c = j.at("configs").at(0);
