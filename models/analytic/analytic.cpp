@@ -67,12 +67,19 @@ PassBytes pass_bytes(const Workload& w, bool backward, int grad_bytes, int k_byt
   return p;
 }
 
-PassBytes pass_bytes(const Workload& w, bool backward, const Implementation& im) {
-  // The K/V as the implementation passes them (grouped or expanded): the
-  // one rule every command's bytes come from (KernelSpec ring_kv).
+namespace {
+// The workload with the K/V as the implementation passes them (grouped or
+// expanded): the one rule every command's bytes come from (KernelSpec ring_kv).
+Workload as_passed(const Workload& w, const Implementation& im) {
   auto x = w;
   x.shape.kv_heads = im.ring_kv_heads(w);
-  return pass_bytes(x, backward, im.grad_bytes(), im.k_bytes(), im.permutes_per_layer());
+  return x;
+}
+}  // namespace
+
+PassBytes pass_bytes(const Workload& w, bool backward, const Implementation& im) {
+  return pass_bytes(as_passed(w, im), backward, im.grad_bytes(), im.k_bytes(),
+                    im.permutes_per_layer());
 }
 
 PassBytes pass_bytes(const Workload& w, bool backward, const Implementation& im,
@@ -81,12 +88,9 @@ PassBytes pass_bytes(const Workload& w, bool backward, const Implementation& im,
   // XLA: JAX transposes the all-gather of the dtype's K/V into a
   // reduce-scatter of their cotangents in the same dtype (jax.lax.all_gather's
   // transpose is psum_scatter), whatever the kernel accumulates in.
-  if (hw.xla_collectives && b.scatter_block) {
-    auto x = w;
-    x.shape.kv_heads = im.ring_kv_heads(w);
-    b.scatter_block =
-        mul_checked(2 * kv_block_elements(x), dtype_bytes(w.dtype), "reduce-scatter bytes");
-  }
+  if (hw.xla_collectives && b.scatter_block)
+    b.scatter_block = mul_checked(2 * kv_block_elements(as_passed(w, im)), dtype_bytes(w.dtype),
+                                  "reduce-scatter bytes");
   return b;
 }
 

@@ -11,6 +11,16 @@
 
 namespace ringsim {
 
+// A data file's text as JSON, or one line naming `origin` (the project's own
+// tables: calibration, error bands, validation).
+inline nlohmann::json parse_json_text(const std::string& text, const std::string& origin) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(fmt::format("{}: not valid JSON", origin));
+  }
+}
+
 struct JsonReader {
   const std::string& origin;
   std::string where;

@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "models/core/parse.hpp"
-#include "models/plan/execution.hpp"
 
 namespace ringsim {
 

@@ -14,12 +14,7 @@ extern const char* const calibration_json;
 }
 
 Calibration parse_calibration(const std::string& text, const std::string& origin) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception&) {
-    throw InputError(fmt::format("{}: not valid JSON", origin));
-  }
+  const auto j = parse_json_text(text, origin);
   JsonReader top{origin, "top level", j};
   Calibration c;
   c.schema = top.str("schema");

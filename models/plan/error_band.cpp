@@ -112,12 +112,7 @@ std::string error_bands_json_text(const std::vector<ErrorBand>& bands) {
 }
 
 std::vector<ErrorBand> parse_error_bands(const std::string& text, const std::string& origin) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception&) {
-    throw InputError(fmt::format("{}: not valid JSON", origin));
-  }
+  const auto j = parse_json_text(text, origin);
   JsonReader top{origin, "top level", j};
   if (top.str("schema") != "ringsim-error-bands-1")
     throw top.error("'schema' must be ringsim-error-bands-1");

@@ -129,12 +129,7 @@ std::vector<std::string> case_words(const std::string& args) {
 }
 
 ValidationSet parse_validation(const std::string& text, const std::string& origin) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception&) {
-    throw InputError(fmt::format("{}: not valid JSON", origin));
-  }
+  const auto j = parse_json_text(text, origin);
   JsonReader top{origin, "top level", j};
   if (top.str("schema") != "ringsim-validation-1")
     throw top.error("'schema' must be ringsim-validation-1");
