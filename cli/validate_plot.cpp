@@ -83,8 +83,8 @@ void draw_line(std::string& s, const Panel& p, double k, const char* style) {
 void draw_points(std::string& s, const Panel& p, const std::vector<const ValidationRow*>& rows,
                  const std::map<std::string, const char*>& colour) {
   draw_line(s, p, 1, "");
-  draw_line(s, p, 1.35, "stroke-dasharray=\"4 4\"");
-  draw_line(s, p, 1 / 1.35, "stroke-dasharray=\"4 4\"");
+  draw_line(s, p, 1.20, "stroke-dasharray=\"4 4\"");
+  draw_line(s, p, 1 / 1.20, "stroke-dasharray=\"4 4\"");
   for (const auto* r : rows)
     s += fmt::format(
         "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\" fill-opacity=\"0.8\"><title>{}: "
@@ -128,7 +128,7 @@ std::string validation_plot_svg(const std::vector<ValidationRow>& rows, const Va
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"620\" "
       "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" "
       "fill=\"white\"/>\n<text x=\"{}\" y=\"30\" font-size=\"15\">ringsim validate: predicted "
-      "against published, {} cases (dashed: +-35%)</text>\n",
+      "against published, {} cases (dashed: +-20%)</text>\n",
       x + 220, M, rows.size());
   s += body;
   for (std::size_t i = 0; i < set.sources.size(); ++i) {

@@ -434,11 +434,16 @@ std::string explain(const PlanConfig& c, double hbm) {
           : "ring transfers / all-to-alls / gathers, itemised:");
   out += cp_collective_text(t);
   row("exposed link time", t.fsdp_exposed_s, "link time not hidden behind compute");
-  row("  of which FSDP edges", t.edges_s,
-      "first all-gather and last reduce-scatter per micro-step");
-  if (t.dp_step_comm_s > 0)
+  if (t.dp_step_comm_s > 0) {
     row("  of which DP per step", t.dp_step_exposed_s,
-        "distributed optimizer's reduce-scatter + all-gather not hidden");
+        "the once-per-step reduce-scatter + all-gather not hidden");
+    if (t.edges_s > 0)
+      row("    of which FSDP edges", t.edges_s,
+          "first all-gather and last reduce-scatter per step");
+  } else {
+    row("  of which FSDP edges", t.edges_s,
+        "first all-gather and last reduce-scatter per micro-step");
+  }
   if (c.pp > 1) {
     out += fmt::format(
         "    {:<32}{:>10}  (p-1)/V = {:.4g} x the slowest stage's microbatch (stage {}, {}); "

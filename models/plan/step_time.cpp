@@ -13,6 +13,7 @@
 #include "models/kernel/implementation.hpp"
 #include "models/plan/activations.hpp"
 #include "models/plan/execution.hpp"
+#include "models/plan/framework.hpp"
 #include "models/plan/pipeline.hpp"
 
 namespace ringsim {
@@ -195,7 +196,12 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   // FP8 all-gather (precision.hpp): linear weights travel as FP8.
   const double ag_layer = gather(lp, 2 * fsdp_allgather_fraction(r));
   const double rs_layer = scatter(lp);
-  const bool per_layer = e.dp_comm == DataParallelComm::PerLayer && Z > 1;
+  // FSDP under a pipeline (framework.hpp, fsdp_gathered_with_pp): a stage
+  // gathers its parameters once per step and reduce-scatters its accumulated
+  // gradients once, after the last microbatch, as the memory model holds them.
+  const bool sharded = e.dp_comm == DataParallelComm::PerLayer && Z > 1;
+  const bool once_per_step = sharded && sh.pp > 1 && framework_profile(r).fsdp_gathered_with_pp;
+  const bool per_layer = sharded && !once_per_step;
   const double f_f = per_layer ? ag_layer : 0;
   const double f_b = per_layer ? (e.reshard_after_forward ? ag_layer : 0) + rs_layer : 0;
   // FP8 casts (precision.hpp): memory-bound, charged with the compute.
@@ -330,6 +336,20 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
     const double rs = scatter(stage_n), ag = gather(stage_n, 2);
     T.dp_step_comm_s = rs + ag;
     T.dp_step_exposed_s = std::max(0.0, rs - Ls * layer_b) + std::max(0.0, ag - Ls * layer_f);
+    T.fsdp_comm_s += T.dp_step_comm_s;
+    T.fsdp_exposed_s += T.dp_step_exposed_s;
+  } else if (once_per_step) {
+    // FSDP2's prefetch hides all but the first layer's all-gather behind the
+    // first microbatch's forward, and all but the last reduce-scatter behind
+    // the last one's backward.
+    const double lin = Ls * lp, rest = stage_n - lin;
+    const double ag = gather(lin, 2 * fsdp_allgather_fraction(r)) + gather(rest, 2);
+    const double rs = scatter(stage_n);
+    const double fwd = Ls * layer_f, bwd = Ls * layer_b;
+    T.dp_step_comm_s = rs + ag;
+    T.edges_s = ag_layer + rs_layer;
+    T.dp_step_exposed_s =
+        T.edges_s + std::max(0.0, ag - ag_layer - fwd) + std::max(0.0, rs - rs_layer - bwd);
     T.fsdp_comm_s += T.dp_step_comm_s;
     T.fsdp_exposed_s += T.dp_step_exposed_s;
   }

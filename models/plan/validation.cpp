@@ -77,6 +77,8 @@ void add_derived_fits(ValidationSet& v) {
     f.fit = false;
     f.derived = true;
     f.memory_scope.clear();
+    f.finding.clear();  // a finding is about the case's number, not whether it fits
+    f.finding_error = 0;
     f.note = "derived from case " + c.id + ": the run ran, so its configuration must fit";
     v.cases.push_back(f);
   }
@@ -165,6 +167,11 @@ ValidationSet parse_validation(const std::string& text, const std::string& origi
       for (const auto& [k, x] : rc.object("also_published").items())
         c.also_published[k] = rc.number(x, "also_published." + k, 1e-9, 1e12);
     if (c.metric == "model_tflops_per_gpu") c.flops_per_token = rc.num("flops_per_token", 1, 1e18);
+    if (rc.has("finding") || rc.has("finding_error")) {
+      c.finding = rc.str("finding");
+      if (c.finding.empty()) throw rc.error("'finding' must say why the case misses");
+      c.finding_error = rc.num("finding_error", -10, 10);
+    }
     if (c.fit && c.command != "plan") throw rc.error("only plan cases calibrate (fit: false)");
     read_ratio(rc, c);
     read_memory(rc, c);
@@ -184,6 +191,14 @@ bool ValidationRow::within() const {
   if (!refused.empty() && !metric_is_fits(c->metric)) return false;
   if (metric_is_fits(c->metric)) return predicted == c->published;
   return std::fabs(error()) <= c->tolerance && (!c->fit || std::fabs(loo_error()) <= c->tolerance);
+}
+
+std::string ValidationRow::status() const {
+  const bool stated = !c->finding.empty();
+  if (within()) return stated ? "resolved" : "ok";
+  if (!stated || !refused.empty()) return "OUT";
+  const double worst = std::max(std::fabs(error()), c->fit ? std::fabs(loo_error()) : 0.0);
+  return worst <= std::fabs(c->finding_error) + kFindingSlack ? "finding" : "OUT";
 }
 
 double time_ratio(const ValidationCase& c, double first_principles) {

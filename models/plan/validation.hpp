@@ -36,7 +36,15 @@ struct ValidationCase {
   // A fits case the file does not list: derived from a run case with the
   // same command and flags (every published run must fit).
   bool derived = false;
+  // A stated finding (docs/validation.md, 'Findings'): the case is out of its
+  // tolerance for a reason the text names, and stays counted as out. Its
+  // signed error when stated guards it: worse by more than kFindingSlack
+  // fails, and so does coming back within tolerance (remove the finding).
+  std::string finding;
+  double finding_error = 0;
 };
+
+inline constexpr double kFindingSlack = 0.05;
 
 struct ValidationSet {
   std::vector<ValidationSource> sources;
@@ -80,6 +88,10 @@ struct ValidationRow {
   double error() const { return predicted / c->published - 1; }
   double loo_error() const { return loo / c->published - 1; }
   bool within() const;
+  // "ok" (within), "finding" (out, stated, no worse than stated),
+  // "resolved" (within, but a finding is still stated) or "OUT".
+  std::string status() const;
+  bool failing() const { return status() == "OUT" || status() == "resolved"; }
 };
 
 // Time ratio published / first-principles of one case (> 1: the run was slower).

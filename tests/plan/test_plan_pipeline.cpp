@@ -116,7 +116,10 @@ TEST(PlanPipeline, StepIsMicrobatchesPlusBubblePlusP2P) {
   EXPECT_DOUBLE_EQ(t.pp_bubble_fraction, 1.0 / 3);
   // P2P: 3 slots x 2 messages of 8,388,608 B on IB NDR.
   EXPECT_NEAR(t.pp_p2p_s, 3 * 2 * (8388608 / 50e9 + 3e-6), 1e-12);
-  EXPECT_NEAR(t.step_time_s, 2 * t.micro_step_s + t.pp_bubble_s + t.pp_p2p_s + t.optimizer_s,
+  // FSDP under PP gathers once per step: its exposed edges join the step once.
+  EXPECT_GT(t.dp_step_exposed_s, 0);
+  EXPECT_NEAR(t.step_time_s,
+              2 * t.micro_step_s + t.pp_bubble_s + t.pp_p2p_s + t.optimizer_s + t.dp_step_exposed_s,
               1e-12 * t.step_time_s);
   // Evaluated again from the config (as a re-check does): the same pipeline.
   const auto again = evaluate(r, hw, cm, c, std::nullopt);
@@ -127,6 +130,32 @@ TEST(PlanPipeline, StepIsMicrobatchesPlusBubblePlusP2P) {
   ASSERT_TRUE(v.feasible) << v.reason();
   EXPECT_DOUBLE_EQ(v.time.pp_bubble_s, 0.5 * v.time.micro_step_s);
   EXPECT_NEAR(v.time.pp_p2p_s, 2.5 * 4 * (8388608 / 50e9 + 3e-6), 1e-12);
+}
+
+TEST(PlanPipeline, FsdpUnderPipelineGathersOncePerStep) {
+  // TorchTitan under PP keeps a stage gathered across microbatches and
+  // reduce-scatters once after the last (framework.hpp): the FSDP link time
+  // is the same at 2 and at 8 microbatches, and equals one all-gather of the
+  // stage plus one reduce-scatter of its fp32 gradients.
+  const auto hw = hardware("h100-sxm");
+  auto r = request(find_model("--model", "llama3-8b"), 8192, 64);
+  const RooflineModel roofline(hw.effective_flops());
+  const auto cm = bare_implementation(roofline);
+  auto at = [&](std::int64_t m) {
+    r.microbatches = m;
+    const auto c = evaluate(r, hw, cm, Layout::Ring, 1, 8, 1, std::nullopt, false, {2, 1});
+    EXPECT_TRUE(c.feasible) << c.reason();
+    return c;
+  };
+  const auto two = at(2), eight = at(8);
+  EXPECT_EQ(eight.grad_accum, 8);
+  EXPECT_GT(two.time.dp_step_comm_s, 0);
+  EXPECT_DOUBLE_EQ(two.time.dp_step_comm_s, eight.time.dp_step_comm_s);
+  EXPECT_DOUBLE_EQ(two.time.fsdp_comm_s, two.time.dp_step_comm_s);
+  EXPECT_DOUBLE_EQ(eight.time.fsdp_comm_s, eight.time.dp_step_comm_s);
+  // The first all-gather and the last reduce-scatter have nothing to hide behind.
+  EXPECT_GT(two.time.edges_s, 0);
+  EXPECT_GE(two.time.dp_step_exposed_s, two.time.edges_s);
 }
 
 TEST(PlanPipeline, StageMemoryFirstMiddleLastByHand) {
