@@ -474,9 +474,8 @@ int run(const PlanFlags& f) {
           "bf16",
           device.name));
     if (!framework_profile(r).fp8_supported)
-      throw InputError(
-          "--precision: fp8 is modelled for --framework pytorch-fsdp (torchao Float8Linear) and "
-          "megatron (Transformer Engine), not jax-xla");
+      throw InputError(fmt::format("--precision: fp8 is not modelled for --framework {}",
+                                   framework_profile(r).name));
     r.fp8_flops = device.peak_fp8 * hw.clock_scale;  // at the power limit, like hw.flops
     r.fp8_gemm_efficiency = device.fp8_gemm_efficiency;
   }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "helpers.hpp"
 #include "models/core/catalog.hpp"
@@ -192,6 +193,24 @@ TEST(PlanPrecision, AttentionFp8IsRefusedWithTheReason) {
   }
   EXPECT_EQ(parse_attention_precision("--attention-precision", "fp32"), DType::FP32);
   EXPECT_THROW(parse_precision("--precision", "fp4"), InputError);
+}
+
+TEST(PlanPrecision, JaxFp8RunsOnGpusAndIsRefusedOnTpus) {
+  // Flax's Fp8DotGeneralOp on an H100: the same plan in FP8 is faster than in
+  // bf16; a TPU v5p has no FP8 unit: one line naming it, exit 2.
+  auto step = [](const char* precision) {
+    const auto r = plan_testing::run_cli({"plan", "--model", "llama3-70b", "--context", "8K",
+                                          "--gpus", "64", "--framework", "jax-xla", "--tp", "1",
+                                          "--cp", "1", "--precision", precision, "--json"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out).at("configs").at(0).at("step_time_s").get<double>();
+  };
+  EXPECT_LT(step("fp8"), step("bf16"));
+  const auto tpu =
+      plan_testing::run_cli({"plan", "--model", "llama3-8b", "--context", "32K", "--gpus", "16",
+                             "--framework", "jax-xla", "--gpu", "tpu-v5p", "--precision", "fp8"});
+  EXPECT_EQ(tpu.code, 2);
+  EXPECT_NE(tpu.err.find("tpu-v5p has none"), std::string::npos) << tpu.err;
 }
 
 }  // namespace
