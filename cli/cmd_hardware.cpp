@@ -114,6 +114,7 @@ int run(const HardwareListFlags& f) {
                              {"kv_heads", m.kv_heads},
                              {"head_dim", m.head_dim},
                              {"ffn", m.ffn},
+                             {"mlp", m.mlp},
                              {"vocab", m.vocab},
                              {"source", m.source}});
     std::cout << j.dump(2) << "\n";
@@ -181,8 +182,8 @@ int run(const HardwareListFlags& f) {
   std::cout << "\nModels (--model):\n";
   for (const auto& m : model_shapes())
     std::cout << fmt::format(
-        "  {:<12} {} layers, d_model {}, {} heads, {} KV heads, head dim {}, FFN {}\n", m.name,
-        m.layers, m.d_model, m.heads, m.kv_heads, m.head_dim, m.ffn);
+        "  {:<15} {} layers, d_model {}, {} heads, {} KV heads, head dim {}, FFN {} ({})\n", m.name,
+        m.layers, m.d_model, m.heads, m.kv_heads, m.head_dim, m.ffn, m.mlp);
   if (!f.sources) std::cout << "\n(--sources prints where every number comes from)\n";
   return 0;
 }

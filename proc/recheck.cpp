@@ -74,6 +74,7 @@ void set_workload(WorkloadSpec& ws, const PlanRequest& r, const Workload& w, Pas
   ws.kv_heads = w.shape.kv_heads;
   ws.head_dim = w.shape.head_dim;
   ws.ffn = w.shape.ffn;
+  ws.mlp = w.shape.mlp;
   ws.layers = 1;
   if (w.layout == Layout::Hybrid) ws.ulysses_degree = w.ulysses_degree;
 }

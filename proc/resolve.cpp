@@ -18,7 +18,8 @@ Catalog load_catalog(const HardwareSpec& h) {
 
 ModelShape resolve_shape(const WorkloadSpec& w) {
   ModelShape s = find_model("--model", w.model);
-  const bool custom = w.d_model || w.heads || w.kv_heads || w.head_dim || w.ffn;
+  const bool custom =
+      w.d_model || w.heads || w.kv_heads || w.head_dim || w.ffn || (w.mlp && *w.mlp != s.mlp);
   if (w.d_model) s.d_model = *w.d_model;
   if (w.heads) s.heads = *w.heads;
   if (w.kv_heads)
@@ -27,6 +28,7 @@ ModelShape resolve_shape(const WorkloadSpec& w) {
     s.kv_heads = s.heads;
   if (w.head_dim) s.head_dim = *w.head_dim;
   if (w.ffn) s.ffn = *w.ffn;
+  if (w.mlp) s.mlp = *w.mlp;
   if (custom) {
     s.name = "custom";
     s.source = "command-line flags";

@@ -79,6 +79,10 @@ void add_model_flags(CLI::App* app, WorkloadFlags& f) {
   app->add_option("--head-dim", f.head_dim, "Custom shape: head dimension")
       ->type_name(flag_type::kInt);
   app->add_option("--ffn", f.ffn, "Custom shape: MLP hidden size")->type_name(flag_type::kInt);
+  app->add_option("--mlp", f.mlp,
+                  "Custom shape: the MLP, swiglu|geglu (gated: gate, up, down) or gelu|relu2 "
+                  "(plain: up, down); default the preset's")
+      ->type_name("NAME");
 }
 
 void add_workload_flags(CLI::App* app, WorkloadFlags& f, bool with_sizes) {
@@ -306,6 +310,7 @@ WorkloadSpec parse_workload(const WorkloadFlags& f, bool with_sizes) {
   s.kv_heads = opt_count("--kv-heads", f.kv_heads, 1, 4096);
   s.head_dim = opt_count("--head-dim", f.head_dim, 1, 1024);
   s.ffn = opt_count("--ffn", f.ffn, 1, 1 << 22);
+  if (!f.mlp.empty()) s.mlp = parse_choice("--mlp", f.mlp, mlp_names());
   s.layers = opt_count("--layers", f.layers, 1, 100000);
   s.scope = choose<Scope>("--scope", f.scope, {"attention", "layer"});
   if (with_sizes) {
@@ -422,6 +427,7 @@ std::vector<std::string> to_args(const WorkloadSpec& s) {
   put_opt(a, "--kv-heads", s.kv_heads);
   put_opt(a, "--head-dim", s.head_dim);
   put_opt(a, "--ffn", s.ffn);
+  if (s.mlp) put(a, "--mlp", *s.mlp);
   put_opt(a, "--layers", s.layers);
   put_opt(a, "--ulysses-degree", s.ulysses_degree);
   if (s.scope != d.scope) put(a, "--scope", s.scope == Scope::Layer ? "layer" : "attention");

@@ -36,6 +36,7 @@ struct WorkloadSpec {
   std::string model = "llama3-8b";
   // A custom shape overrides the preset's fields that are set.
   std::optional<int> d_model, heads, kv_heads, head_dim, ffn;
+  std::optional<std::string> mlp;     // --mlp: swiglu, geglu, gelu, relu2
   std::optional<int> layers;          // layers this run covers (default 1)
   std::optional<int> ulysses_degree;  // hybrid only
   Scope scope = Scope::Attention;
@@ -102,7 +103,7 @@ struct WorkloadFlags {
   std::string devices = "256", block = "4096", layout = "ring", pass = "fwd", dtype = "bf16";
   bool causal = true;
   std::string model = "llama3-8b";
-  std::string d_model, layers, heads, kv_heads, head_dim, ffn, ulysses_degree;
+  std::string d_model, layers, heads, kv_heads, head_dim, ffn, mlp, ulysses_degree;
   std::string scope = "attention";
   std::string tp = "1", sequence_parallel = "on";
   std::string documents, pack = "sequence";

@@ -167,17 +167,20 @@ double pass_collective_seconds(const Workload& w, const Hardware& hw, const Pass
 
 std::uint64_t layer_params(const ModelShape& s) {
   const std::uint64_t D = s.d_model, d = s.head_dim, H = s.heads, kvh = s.kv_heads, F = s.ffn;
-  // Wq, Wk, Wv (D x d(H + 2 kvh)), Wo (Hd x D), SwiGLU W1, W3, W2 (3 D F), two RMSNorm gains.
-  return D * d * (H + 2 * kvh) + H * d * D + 3 * D * F + 2 * D;
+  // Wq, Wk, Wv (D x d(H + 2 kvh)), Wo (Hd x D), the MLP's D x F matrices (3
+  // gated: W1, W3, W2; 2 plain: up, down), two norm gains.
+  const std::uint64_t mlp = static_cast<std::uint64_t>(mlp_matrices(s));
+  return D * d * (H + 2 * kvh) + H * d * D + mlp * D * F + 2 * D;
 }
 
 double other_layer_flops(const Workload& w, bool backward) {
   // Per device, c tokens: QKV projection 2*D*(H+2kvh)*d, output projection
-  // 2*H*d*D, SwiGLU MLP 3 GEMMs 2*D*F each (per token). Backward = 2x forward
+  // 2*H*d*D, the MLP's GEMMs 2*D*F each (3 gated, 2 plain). Backward = 2x forward
   // (weight and input gradients).
   const double c = static_cast<double>(w.block), D = w.shape.d_model, d = w.shape.head_dim;
   const double H = w.shape.heads, kvh = w.shape.kv_heads, F = w.shape.ffn;
-  const double fwd = c * (2 * D * (H + 2 * kvh) * d + 2 * H * d * D + 3 * 2 * D * F);
+  const double mlp = mlp_matrices(w.shape);
+  const double fwd = c * (2 * D * (H + 2 * kvh) * d + 2 * H * d * D + mlp * 2 * D * F);
   return backward ? 2 * fwd : fwd;
 }
 

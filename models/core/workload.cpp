@@ -78,6 +78,19 @@ int dtype_bytes(DType d) {
   return d == DType::FP32 ? 4 : 2;
 }
 
+const std::vector<std::string>& mlp_names() {
+  static const std::vector<std::string> names{"swiglu", "geglu", "gelu", "relu2"};
+  return names;
+}
+
+bool mlp_gated(const ModelShape& s) {
+  return s.mlp == "swiglu" || s.mlp == "geglu";
+}
+
+int mlp_up_matrices(const ModelShape& s) {
+  return mlp_gated(s) ? 2 : 1;
+}
+
 const std::vector<ModelShape>& model_shapes() {
   static const std::vector<ModelShape> shapes = [] {
     std::vector<ModelShape> out;
@@ -92,6 +105,9 @@ const std::vector<ModelShape>& model_shapes() {
       s.head_dim = m.at("head_dim");
       s.ffn = m.at("ffn");
       s.vocab = m.at("vocab");
+      s.mlp = m.value("mlp", std::string("swiglu"));
+      if (std::find(mlp_names().begin(), mlp_names().end(), s.mlp) == mlp_names().end())
+        throw std::logic_error("models.json: unknown mlp '" + s.mlp + "' of " + s.name);
       s.source = m.at("source");
       s.global_batch_tokens = m.value("global_batch_tokens", std::int64_t{0});
       s.global_batch_source = m.value("global_batch_source", std::string());

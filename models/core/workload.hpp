@@ -44,6 +44,10 @@ struct ModelShape {
   std::string name = "custom";
   int layers = 32, d_model = 4096, heads = 32, kv_heads = 8, head_dim = 128, ffn = 14336;
   int vocab = 128256;
+  // The MLP (docs/models.md, "MLP variants"): gated (swiglu, geglu: gate and
+  // up projections, their product, then down) or plain (gelu, relu2: one up
+  // projection, the activation, then down). ffn is the hidden width either way.
+  std::string mlp = "swiglu";
   std::string source;
   // Tokens per optimizer step the model was published with (0: none given),
   // plan's default batch for it (docs/plan.md, "Global batch").
@@ -51,6 +55,13 @@ struct ModelShape {
   std::string global_batch_source;
 };
 const std::vector<ModelShape>& model_shapes();  // embedded models.json
+const std::vector<std::string>& mlp_names();    // swiglu, geglu, gelu, relu2
+bool mlp_gated(const ModelShape& s);
+// Projections into the hidden width: 2 gated (gate, up), 1 plain.
+int mlp_up_matrices(const ModelShape& s);
+inline int mlp_matrices(const ModelShape& s) {
+  return mlp_up_matrices(s) + 1;
+}
 const ModelShape& find_model(const std::string& flag, const std::string& name);
 
 struct Workload {

@@ -62,7 +62,8 @@ double dense_seconds(const InferRequest& r, const Hardware& hw, double tokens) {
   const auto bf16 = bf16_gemm_rates(hw);
   const auto mlp = r.fp8_mlp ? fp8_gemm_rates(hw, r.fp8_flops, r.fp8_gemm_efficiency) : bf16;
   return gemm_time({M, q + 2 * kv, D}, bf16).seconds + gemm_time({M, D, q}, bf16).seconds +
-         gemm_time({M, 2 * f, D}, mlp).seconds + gemm_time({M, D, f}, mlp).seconds;
+         gemm_time({M, mlp_up_matrices(r.shape) * f, D}, mlp).seconds +
+         gemm_time({M, D, f}, mlp).seconds;
 }
 
 // Merging one partial output of `rows` (query, head) rows into the running
@@ -256,15 +257,17 @@ InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant
   const double d = r.shape.head_dim, D = r.shape.d_model, F = r.shape.ffn / t;
   const double Hl = local_heads(r), kvl = local_kv_heads(r), L = r.shape.layers;
   const double B = static_cast<double>(r.batch), cp = static_cast<double>(r.cp);
-  // --precision fp8: the MLP's three matrices at one byte per weight.
-  const double mlp = 3.0 * r.shape.d_model * static_cast<double>(r.shape.ffn) * L;
+  // --precision fp8: the MLP's matrices (3 gated, 2 plain) at one byte per weight.
+  const double mlp = mlp_matrices(r.shape) * static_cast<double>(r.shape.d_model) * r.shape.ffn * L;
   m.weights =
       (static_cast<double>(total_params(r.shape)) * db - (r.fp8_mlp ? mlp * (db - 1) : 0)) / t;
   m.kv_cache = 2 * L * static_cast<double>(r.context + r.decode_tokens) / cp * kvl * d * db * B;
   const double q = static_cast<double>(r.context - r.cached) / cp;  // prefill tokens per GPU
   // One layer's live tensors: the residual stream and its norm, Q/K/V, the MLP's
-  // gate, up and product, and the running output with its LSE in fp32.
-  m.activations = q * db * (2 * D + d * (Hl + 2 * kvl) + 3 * F) + q * Hl * (d + 1) * 4;
+  // gate, up and product (plain: up and the activation), and the running
+  // output with its LSE in fp32.
+  const double mlp_live = mlp_gated(r.shape) ? 3 : 2;
+  m.activations = q * db * (2 * D + d * (Hl + 2 * kvl) + mlp_live * F) + q * Hl * (d + 1) * 4;
   const auto w = attention_work(r, variant, false);
   const double ring = static_cast<double>(infer_ring_elements(w)) * db;
   m.ring_buffers = 2 * ring;  // the block computed on and the one arriving

@@ -36,6 +36,9 @@ LayerTensors layer_tensors(const ModelShape& s) {
   t.k = t.v = 2 * kvh * d;
   t.lse = 4 * H;
   t.gate = t.up = t.act = t.product = 2 * F;
+  // A plain MLP: the up projection's output (up) and the activation's, which
+  // the down projection reads (product); no gate, no separate SiLU.
+  if (!mlp_gated(s)) t.gate = t.act = 0;
   return t;
 }
 

@@ -67,14 +67,14 @@ double activation_bytes_per_token(const ModelShape& s, Checkpointing c) {
       // Keep matmul and attention outputs and the two residual-stream tensors;
       // recompute norms, SiLU and the gate product (op-level selective
       // checkpointing as PyTorch's SAC policy does it).
-      return 2 * D + qkv + out + 2 * D + 4 * F;
+      return 2 * D + qkv + out + 2 * D + 2 * mlp_up_matrices(s) * F;
     case Checkpointing::None:
       break;
   }
   // Layer input 2D, norm1 output 2D, Q/K/V, O + LSE, residual 2D, norm2
   // output 2D, gate and up 4F, SiLU(gate) 2F, product 2F. With flash attention
   // Korthikanti's 5as/h term (scores, softmax, dropout mask) is never stored.
-  return 8 * D + qkv + out + 8 * F;
+  return 8 * D + qkv + out + (mlp_gated(s) ? 8 : 4) * F;
 }
 
 double model_flops_per_token(const ModelShape& s, std::int64_t context, bool causal) {
@@ -85,7 +85,9 @@ double model_flops_per_token(const ModelShape& s, std::int64_t context, bool cau
 
 double pointwise_bytes_per_token(const ModelShape& s) {
   const double D = s.d_model, d = s.head_dim, H = s.heads, kvh = s.kv_heads, F = s.ffn;
-  return 20 * D + 4 * d * (H + kvh) + 6 * F;
+  // The activation: SwiGLU reads gate and up and writes the product (6F);
+  // a plain one reads its input and writes its output (4F).
+  return 20 * D + 4 * d * (H + kvh) + (mlp_gated(s) ? 6 : 4) * F;
 }
 
 std::int64_t sequences_per_step(const PlanRequest& r, std::int64_t dp, std::int64_t pp) {

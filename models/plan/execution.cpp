@@ -149,7 +149,8 @@ double pointwise_fwd_bytes_per_token(const ModelShape& s, const Execution& e) {
   const double D = s.d_model, F = s.ffn, d = s.head_dim;
   const double q = static_cast<double>(s.heads) * d, kv = static_cast<double>(s.kv_heads) * d;
   double b = pointwise_bytes_per_token(s);
-  b += 2 * e.norm_extra * D + e.rope_extra * (q + kv) + e.swiglu_extra * F;
+  // A plain MLP's activation is one eager kernel: no SwiGLU extras.
+  b += 2 * e.norm_extra * D + e.rope_extra * (q + kv) + (mlp_gated(s) ? e.swiglu_extra * F : 0);
   // repeat_kv: read K and V (2 kv elements, 2 B) and write them per query head.
   if (e.repeat_kv && s.heads > s.kv_heads) b += 2 * (2 * kv + 2 * q);
   if (e.transpose_copy) b += 4 * q;

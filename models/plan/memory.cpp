@@ -202,7 +202,8 @@ void add_backward(const Ctx& x, PlanMemory& m, Layout layout) {
   const double block = static_cast<double>(x.fw.block_tokens);
   // Blockwise FFN (jax-xla): the recomputed FFN intermediates (gate, up,
   // SiLU, product) exist one block of tokens at a time.
-  const double ffn_part = block > 0 && recomputed > 0 ? std::min(recomputed, 8 * F) : 0;
+  const double ffn_part =
+      block > 0 && recomputed > 0 ? std::min(recomputed, (mlp_gated(s) ? 8 : 4) * F) : 0;
   const double cb = block > 0 ? std::min(x.c, block) / x.t : x.ct;  // FFN tokens live at once
   if (recomputed > 0)
     add(m, "recomputed_layer_activations", (recomputed - ffn_part) * x.ct + ffn_part * cb,
@@ -243,7 +244,8 @@ void add_backward(const Ctx& x, PlanMemory& m, Layout layout) {
   // expanded to every query head (TorchTitan's repeat_kv; execution.hpp).
   if (x.cp > 1 && execution(x.r).repeat_kv) w.shape.kv_heads = w.shape.heads;
   const double attn = static_cast<double>(attention_memory(w).total());
-  const double mlp_grads = 6 * F * cb;
+  // Gated: the gate's, up's and product's gradients; plain: up's and the activation's.
+  const double mlp_grads = (mlp_gated(s) ? 6 : 4) * F * cb;
   // FP8 casts live in the MLP's backward: the two output gradients (F each)
   // and, where the bf16 input was saved (torchao), its FP8 recast (D), plus
   // the layer's FP8 weights transposed for the input-gradient GEMMs.

@@ -35,15 +35,15 @@ double linear_gemm_flops(const PlanRequest& r, const Hardware& hw) {
 
 double fp8_cast_elements_fwd(const ModelShape& s) {
   const double D = s.d_model, d = s.head_dim, H = s.heads, F = s.ffn;
-  // wq, wk, wv: D each; wo: H d; w1, w3: D each; w2: F.
-  return 5 * D + H * d + F;
+  // wq, wk, wv: D each; wo: H d; w1, w3 (gated; plain: the up projection): D each; w2: F.
+  return 3 * D + mlp_up_matrices(s) * D + H * d + F;
 }
 
 double fp8_cast_elements_bwd(const PlanRequest& r) {
   const auto& s = r.shape;
   const double D = s.d_model, d = s.head_dim, H = s.heads, kvh = s.kv_heads, F = s.ffn;
-  // Output gradients: wq H d, wk and wv kvh d each, wo D, w1 and w3 F each, w2 D.
-  const double grads = H * d + 2 * kvh * d + 2 * D + 2 * F;
+  // Output gradients: wq H d, wk and wv kvh d each, wo D, w1 and w3 (plain: up) F each, w2 D.
+  const double grads = H * d + 2 * kvh * d + 2 * D + mlp_up_matrices(s) * F;
   // torchao saves the bf16 input and casts it again for the weight gradient;
   // Transformer Engine saved the FP8 cast and reuses it.
   return grads + (framework_profile(r).fp8_saves_cast_inputs ? 0 : fp8_cast_elements_fwd(s));

@@ -100,7 +100,9 @@ double linear_seconds(const ModelShape& s, std::int64_t tokens, std::int64_t tp,
     fwd.push_back({tokens, kv, D});
   }
   fwd.push_back({tokens, D, q});  // output projection
-  if (e.fused_gate_up) {
+  if (!mlp_gated(s)) {
+    fwd.push_back({tokens, f, D});  // a plain MLP's one up projection
+  } else if (e.fused_gate_up) {
     fwd.push_back({tokens, 2 * f, D});
   } else {
     fwd.push_back({tokens, f, D});

@@ -52,6 +52,27 @@ TEST(PlanActivations, BytesPerTokenByHand) {
   EXPECT_DOUBLE_EQ(saved_bytes_per_token(r), 128);
 }
 
+TEST(PlanParams, PlainMlpByHand) {
+  // A plain (GELU) MLP of the tiny shape: up and down, 2*64*128 = 16384, so
+  // the layer is 8192 + 4096 + 16384 + 128 = 28800.
+  auto s = tiny_shape();
+  s.mlp = "gelu";
+  EXPECT_FALSE(mlp_gated(s));
+  EXPECT_EQ(mlp_matrices(s), 2);
+  EXPECT_EQ(layer_params(s), 28800u);
+  // GPT-3 175B (Brown et al. Table 2.1): 12 h^2 + 2h per layer (MHA, 4h GELU
+  // MLP) x 96 layers = 173.95B, + untied embedding and head 2 x 50257 x 12288.
+  const auto g = find_model("--model", "gpt3-175b");
+  const std::uint64_t h = 12288;
+  EXPECT_EQ(layer_params(g), 12 * h * h + 2 * h);
+  EXPECT_EQ(total_params(g), 96 * (12 * h * h + 2 * h) + 2 * 50257 * h + h);
+  // Saved activations, eager, no checkpointing: the gated MLP's gate, up, SiLU
+  // and product (4 x 256) become up and the activation (2 x 256): 2448 - 512.
+  auto r = request(s, 1024, 4);
+  r.checkpointing = Checkpointing::None;
+  EXPECT_DOUBLE_EQ(saved_bytes_per_token(r), 2448 - 512);
+}
+
 TEST(PlanMemory, EveryTermOfATinyConfigByHand) {
   const auto hw = hardware("h100-sxm");
   auto r = request(tiny_shape(), 1024, 4);  // cp 2 -> 512 tokens per device

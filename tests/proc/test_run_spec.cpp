@@ -25,6 +25,7 @@ RunSpec every_field_set() {
   w.kv_heads = 4;
   w.head_dim = 64;
   w.ffn = 4096;
+  w.mlp = "gelu";
   w.layers = 3;
   w.ulysses_degree = 4;
   w.scope = Scope::Layer;
