@@ -425,7 +425,7 @@ std::string explain(const PlanConfig& c, double hbm) {
   row("tensor-parallel comm", t.tp_comm_s,
       "sequence-parallel all-gather/reduce-scatter (link time)");
   row("  of which exposed", t.tp_exposed_s,
-      "not hidden behind the GEMMs (--tp-overlap); across hosts on the NICs");
+      fmt::format("not hidden behind the GEMMs (--tp-overlap); {}", t.tp_where).c_str());
   row("overlap interference", t.interference_s, "compute slowed while collectives hold SMs");
   row("FSDP comm (link time)", t.fsdp_comm_s, "all-gather fwd, all-gather + reduce-scatter bwd");
   row("CP comm (link time)", t.cp_link_s,

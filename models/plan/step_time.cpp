@@ -180,6 +180,10 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   const double tp_f = tp_pass_seconds(tokens_i, s.d_model, dtype_bytes(r.dtype), tp, hw);
   const double tp_b = tp_f;
   const bool tp_overlap = r.tp_overlap < 0 ? e.tp_overlap : r.tp_overlap == 1;
+  T.tp_where = tp <= 1 ? "no TP group"
+               : hw.platform == Platform::Nodes && tp > hw.nvlink_group()
+                   ? "across hosts on the NICs"
+                   : "inside a node on " + hw.intra_name;
 
   const double r_f = cp_link_seconds(w, g, cm, false) * m;
   const double r_b = cp_link_seconds(w, g, cm, true) * m;

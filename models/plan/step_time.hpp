@@ -70,6 +70,7 @@ struct PlanTime {
   // or "links" (the catalog's ring links and staged collectives).
   std::vector<CpCollective> cp_collectives;
   std::string cp_model = "links";
+  std::string tp_where;  // where the TP group's collectives run, for --explain
   // Forward K/V bytes one ring step sends per sequence and layer (0: no
   // ring), as run and minblock charge them (pass_bytes with the implementation).
   std::uint64_t ring_bytes_per_step = 0;
