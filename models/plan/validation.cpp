@@ -77,7 +77,7 @@ void add_derived_fits(ValidationSet& v) {
     f.fit = false;
     f.derived = true;
     f.memory_scope.clear();
-    f.finding.clear();  // a finding is about the case's number, not whether it fits
+    f.finding = c.fits_finding;  // the case's finding is about its number, not its fit
     f.finding_error = 0;
     f.note = "derived from case " + c.id + ": the run ran, so its configuration must fit";
     v.cases.push_back(f);
@@ -172,6 +172,7 @@ ValidationSet parse_validation(const std::string& text, const std::string& origi
       if (c.finding.empty()) throw rc.error("'finding' must say why the case misses");
       c.finding_error = rc.num("finding_error", -10, 10);
     }
+    c.fits_finding = rc.str_or("fits_finding", "");
     if (c.fit && c.command != "plan") throw rc.error("only plan cases calibrate (fit: false)");
     read_ratio(rc, c);
     read_memory(rc, c);
@@ -196,7 +197,9 @@ bool ValidationRow::within() const {
 std::string ValidationRow::status() const {
   const bool stated = !c->finding.empty();
   if (within()) return stated ? "resolved" : "ok";
-  if (!stated || !refused.empty()) return "OUT";
+  if (!stated) return "OUT";
+  // A refusal (or a fits case) stated as a finding: nothing to guard but the refusal.
+  if (!refused.empty() || metric_is_fits(c->metric)) return "finding";
   const double worst = std::max(std::fabs(error()), c->fit ? std::fabs(loo_error()) : 0.0);
   return worst <= std::fabs(c->finding_error) + kFindingSlack ? "finding" : "OUT";
 }
