@@ -38,6 +38,7 @@ struct PlanFlags {
   proc::WorkloadFlags w;
   proc::HardwareFlags hw;
   std::string context, gpus, global_batch_tokens, checkpointing = "full", optimizer = "adamw";
+  std::string slices;
   // TP and PP are searched unless fixed (--tp 1 --pp 1: context parallelism alone).
   std::string cp, layout, tp = "auto", loss = "eager", hbm, layers, vocab, top = "10",
                           recheck = "0";
@@ -486,6 +487,18 @@ int run(const PlanFlags& f) {
     r.shape.vocab = static_cast<int>(parse_count("--vocab", f.vocab, 1, 1 << 24));
   if (f.gpus.empty()) throw InputError("--gpus: required (number of devices, 1 .. 1M)");
   r.gpus = parse_count("--gpus", f.gpus, 1, 1 << 20);
+  if (!f.slices.empty()) {
+    r.slices = parse_count("--slices", f.slices, 1, 1 << 16);
+    if (r.slices > 1 && (device.dcn_bandwidth_per_chip <= 0 || r.framework != Framework::JaxXla))
+      throw InputError(fmt::format(
+          "--slices: multi-slice training over the DCN is modelled for --framework jax-xla on a "
+          "TPU with a catalog dcn_bandwidth_per_chip; {} under {} has none",
+          device.name, framework_profile(r).name));
+    if (r.gpus % r.slices != 0)
+      throw InputError(fmt::format("--slices: must divide --gpus {}, got {}", r.gpus, r.slices));
+    r.dcn_bandwidth_per_chip = device.dcn_bandwidth_per_chip;
+    r.dcn_latency = device.dcn_latency;
+  }
   if (f.context.empty() && !f.max_context)
     throw InputError(
         "--context: required (tokens per sequence, e.g. 131072 or 128K), or pass --max-context");
@@ -745,6 +758,10 @@ Command plan_command() {
                         "the search limit")
             ->type_name(flag_type::kTokens);
         sub->add_option("--gpus", f->gpus, "Devices in the job")->type_name(flag_type::kInt);
+        sub->add_option("--slices", f->slices,
+                        "TPU slices the devices split into, data-parallel over the DCN "
+                        "(jax-xla; MaxText's dcn_data_parallelism; default 1)")
+            ->type_name(flag_type::kInt);
         proc::add_hardware_flags(sub, f->hw);
         sub->add_option("--hbm", f->hbm, "Override HBM bytes per device (K/M/G binary suffix: 95G)")
             ->type_name(flag_type::kBytes);

@@ -222,6 +222,11 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
       d.fp8_gemm_efficiency = r.num_or("fp8_gemm_efficiency", 1e-3, 1.0, d.gemm_efficiency);
       d.fp8_gemm_source = r.str_or(
           "fp8_gemm_source", "assumption: the bf16 gemm_efficiency (no fp8_gemm_efficiency given)");
+      d.dcn_bandwidth_per_chip = r.num_or("dcn_bandwidth_per_chip", 1e6, 1e13, 0);
+      d.dcn_latency = r.num_or("dcn_latency", 0, 1, 0);
+      d.dcn_source = r.str_or("dcn_source", "");
+      if (d.dcn_bandwidth_per_chip > 0 && d.dcn_source.empty())
+        throw r.error("'dcn_source' must say where dcn_bandwidth_per_chip comes from");
       d.sm_count = static_cast<int>(r.has("sm_count") ? r.integer("sm_count", 0, 100000) : 0);
       d.sm_source = r.str_or("sm_source", "");
       if (d.sm_count > 0 && d.sm_source.empty())

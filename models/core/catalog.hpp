@@ -52,7 +52,11 @@ struct Device {
   // cores) and the fraction of it a large FP8 GEMM reaches, with sources.
   double peak_fp8 = 0, fp8_gemm_efficiency = 0;
   std::string fp8_source, fp8_gemm_source;
-  int sm_count = 0;            // SMs (NVIDIA), CUs (AMD); 0: not a GPU
+  int sm_count = 0;  // SMs (NVIDIA), CUs (AMD); 0: not a GPU
+  // TPUs: the data-centre network between slices, per chip (the host's DCN
+  // bandwidth over the chips it serves) and per hop; 0: no multi-slice tier.
+  double dcn_bandwidth_per_chip = 0, dcn_latency = 0;
+  std::string dcn_source;
   std::string default_kernel;  // what a PyTorch or JAX user gets on it today
   std::string default_platform, default_intra, default_inter;
   int default_gpus_per_node = 8;

@@ -72,6 +72,11 @@ struct PlanRequest {
   ModelShape shape;          // shape.layers is the depth trained
   std::int64_t context = 0;  // tokens per sequence
   std::int64_t gpus = 0;
+  // Multi-slice TPU jobs (--slices): gpus split into this many ICI slices,
+  // data-parallel across them over the data-centre network (MaxText's
+  // dcn_data_parallelism); FSDP and every other axis stay inside a slice.
+  std::int64_t slices = 1;
+  double dcn_bandwidth_per_chip = 0, dcn_latency = 0;
   std::int64_t global_batch_tokens = 0;  // 0: one sequence per data-parallel replica
   std::string batch_source;  // where the batch comes from, for the header ("" = the flag)
   bool any_layout = false;   // --framework any: every layout, not only the framework's

@@ -342,23 +342,15 @@ PlanMemory training_memory(const PlanRequest& r, const Hardware& hw, Layout layo
   const auto& s = r.shape;
   const double c = static_cast<double>(r.context / cp) * static_cast<double>(micro_batch);
   const double t = static_cast<double>(tp);
-  Ctx x{r,
-        hw,
-        framework_profile(r),
-        stage,
-        cp,
-        tp,
-        stage ? static_cast<double>(stage->layers) : static_cast<double>(s.layers),
-        t,
-        static_cast<double>(stage ? stage->devices : r.gpus),
-        stage ? stage->params : static_cast<double>(total_params(s)),
-        stage ? stage->in_flight : 1,
+  Ctx x{r, hw, framework_profile(r), stage, cp, tp,
+        stage ? static_cast<double>(stage->layers) : static_cast<double>(s.layers), t,
+        // The state shards inside one slice: slices are data-parallel replicas.
+        static_cast<double>(stage ? stage->devices : r.gpus) / static_cast<double>(r.slices),
+        stage ? stage->params : static_cast<double>(total_params(s)), stage ? stage->in_flight : 1,
         c,
         c / t,  // sequence parallel: norms and residuals shard by tp too
-        !stage || stage->embedding || stage->head,
-        !stage || stage->head,
-        r.precision == Precision::FP8,
-        stage && stage->stages > 1};
+        !stage || stage->embedding || stage->head, !stage || stage->head,
+        r.precision == Precision::FP8, stage && stage->stages > 1};
   PlanMemory m;
   if (stage) m.stage = stage->stage;
   if (fully_sharded(r))

@@ -74,6 +74,9 @@ std::string shape_rule(const PlanRequest& r, const Hardware& hw, Layout layout, 
   if (pp > s.layers)
     return fmt::format("pp {} leaves a stage without a layer (the model has {})", pp, s.layers);
   const auto dp = r.gpus / (tp * cp * pp);
+  if (dp % r.slices != 0)
+    return fmt::format("dp {} does not split over {} slices (cp x tp x pp stay inside a slice)", dp,
+                       r.slices);
   const auto seqs = sequences_per_step(r, dp, pp);
   if (seqs % dp != 0)
     return fmt::format(

@@ -106,6 +106,8 @@ nlohmann::json config_json(const PlanConfig& c, int rank, double hbm) {
   j["time_breakdown"]["fsdp_edges_s"] = t.edges_s;
   j["time_breakdown"]["dp_step_comm_s"] = t.dp_step_comm_s;
   j["time_breakdown"]["dp_step_exposed_s"] = t.dp_step_exposed_s;
+  j["time_breakdown"]["dcn_s"] = t.dcn_s;
+  j["time_breakdown"]["dcn_exposed_s"] = t.dcn_exposed_s;
   j["step_time_first_principles_s"] = t.step_time_first_principles_s;
   j["calibration_factor"] = t.calibration;
   j["time_breakdown"]["pp_bubble_s"] = t.pp_bubble_s;
@@ -443,6 +445,11 @@ std::string explain(const PlanConfig& c, double hbm) {
   } else {
     row("  of which FSDP edges", t.edges_s,
         "first all-gather and last reduce-scatter per micro-step");
+  }
+  if (t.dcn_s > 0) {
+    row("DCN all-reduce (slices)", t.dcn_s,
+        "each chip's gradient shard, ring over the slices, once per step");
+    row("  of which exposed", t.dcn_exposed_s, "beyond the last micro-step's backward");
   }
   if (c.pp > 1) {
     out += fmt::format(

@@ -189,7 +189,7 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   const double r_b = cp_link_seconds(w, g, cm, true) * m;
 
   // Data parallel: the shard group is the cp x dp ranks of one pipeline stage.
-  const std::int64_t Z = r.gpus / tp / sh.pp;
+  const std::int64_t Z = r.gpus / r.slices / tp / sh.pp;  // inside one slice
   const auto zg = shard_group(hw, Z, cp, tp, sh.pp);
   auto gather = [&](double params, double bytes_per_param) {
     return collective_time(Collective::AllGather, params / t * bytes_per_param, zg, hw).seconds;
@@ -359,6 +359,15 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
     T.fsdp_comm_s += T.dp_step_comm_s;
     T.fsdp_exposed_s += T.dp_step_exposed_s;
   }
+  // Multi-slice (--slices): each chip's gradient shard is all-reduced across
+  // the slices over the DCN once per step (a ring over S slices), XLA's async
+  // collective overlapping it with the last micro-step's backward.
+  if (r.slices > 1 && r.dcn_bandwidth_per_chip > 0) {
+    const double S = static_cast<double>(r.slices);
+    const double bytes = stage_n * e.grad_reduce_bytes / (t * static_cast<double>(Z));
+    T.dcn_s = 2 * (S - 1) / S * bytes / r.dcn_bandwidth_per_chip + 2 * (S - 1) * r.dcn_latency;
+    T.dcn_exposed_s = std::max(0.0, T.dcn_s - Ls * layer_b);
+  }
   // The optimizer runs on every stage at once after the flush: the stage with
   // the most parameters, sharded over its gpus / pp devices.
   T.optimizer_s =
@@ -381,7 +390,8 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   T.pp_message_s = p2p.message_s;
   T.pp_link = p2p.link;
   T.pp_slowest_stage = static_cast<std::int64_t>(slow);
-  T.step_time_first_principles_s = slots * (micro + p2p_slot) + T.optimizer_s + T.dp_step_exposed_s;
+  T.step_time_first_principles_s =
+      slots * (micro + p2p_slot) + T.optimizer_s + T.dp_step_exposed_s + T.dcn_exposed_s;
   T.calibration = r.calibration;
   T.step_time_s = T.step_time_first_principles_s * r.calibration;
   return T;

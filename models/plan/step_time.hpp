@@ -50,6 +50,7 @@ struct PlanTime {
   double interference_s = 0;  // compute slowed while overlapped collectives hold SMs
   double dp_step_comm_s = 0;  // per-step data-parallel collectives (distributed optimizer)
   double dp_step_exposed_s = 0;
+  double dcn_s = 0, dcn_exposed_s = 0;  // --slices: the gradients' all-reduce over the DCN
   double edges_s = 0;  // the first all-gather and the last reduce-scatter of each micro-step
   // The framework-level calibration (1: none) and the step before it.
   double calibration = 1;
