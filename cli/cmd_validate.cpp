@@ -10,13 +10,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
 #include "cli/validate_case.hpp"
 #include "cli/validate_plot.hpp"
+#include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/schema.hpp"
@@ -57,9 +58,12 @@ std::string findings_text(const std::vector<ValidationRow>& rows) {
     std::string sep;
     for (const auto& r : rows) {
       if (r.c->finding != t) continue;
-      out += fmt::format("{}{} {} (stated {:+.1f}%){}", sep, r.c->id, pct(r.error()),
-                         100 * r.c->finding_error,
-                         r.status() == "finding" ? "" : " " + status_word(r));
+      const bool refused = !r.refused.empty() || metric_is_fits(r.c->metric);
+      out += fmt::format(
+          "{}{} {}{}", sep, r.c->id,
+          refused ? std::string("refused")
+                  : fmt::format("{} (stated {:+.1f}%)", pct(r.error()), 100 * r.c->finding_error),
+          r.status() == "finding" ? "" : " " + status_word(r));
       sep = ", ";
     }
     out += "\n";
@@ -206,13 +210,39 @@ nlohmann::json to_json(const std::vector<ValidationRow>& rows,
   return j;
 }
 
-void write_file(const std::string& flag, const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f || !(f << text) || !f.flush())
-    throw InputError(fmt::format("{}: cannot write '{}'", flag, path));
+// The outputs a run asked for, written together through models/core/
+// atomic_file.hpp: complete or not at all, the old files kept on a failure,
+// `-` standard output.
+struct Output {
+  const char* flag;
+  std::string path, text;
+};
+
+void write_outputs(const std::vector<Output>& outs) {
+  std::vector<std::unique_ptr<AtomicFile>> files;
+  std::vector<AtomicFile*> all;
+  for (const auto& o : outs) {
+    if (o.path.empty()) continue;
+    files.push_back(std::make_unique<AtomicFile>(o.path, o.flag));
+    files.back()->write(o.text);
+    all.push_back(files.back().get());
+  }
+  commit_all(all);
+}
+
+// --plot writes SVG: a name that promises another format is refused before any work.
+void check_plot_name(const std::string& path) {
+  if (path.empty() || path == "-") return;
+  const auto dot = path.rfind('.');
+  const auto ext = dot == std::string::npos ? std::string() : path.substr(dot);
+  if (ext != ".svg" && ext != ".SVG")
+    throw InputError(fmt::format("--plot: writes SVG; give a path ending in .svg, got '{}'", path));
 }
 
 int run(const ValidateFlags& f) {
+  check_plot_name(f.plot);
+  check_outputs(
+      {{"--csv", f.csv}, {"--plot", f.plot}, {"--fit", f.fit}, {"--error-bands", f.error_bands}});
   const auto& set = embedded_validation();
   std::vector<ValidationRow> rows;
   for (const auto& c : set.cases) {
@@ -225,7 +255,6 @@ int run(const ValidateFlags& f) {
   std::vector<CalibrationFactor> factors;
   if (!f.fit.empty()) {
     factors = fit_calibration(rows);
-    write_file("--fit", f.fit, calibration_json_text(factors));
   } else {
     factors = embedded_calibration().factors;
     apply_calibration(rows, factors);
@@ -235,10 +264,11 @@ int run(const ValidateFlags& f) {
     for (std::size_t i = 0; i < rows.size(); ++i) rows[i].loo = refit[i].loo;
   }
   const auto sum = summarise(rows);
-  if (!f.error_bands.empty())
-    write_file("--error-bands", f.error_bands, error_bands_json_text(bands_of(rows)));
-  if (!f.csv.empty()) write_file("--csv", f.csv, csv(rows));
-  if (!f.plot.empty()) write_file("--plot", f.plot, validation_plot_svg(rows, set));
+  write_outputs({{"--fit", f.fit, f.fit.empty() ? "" : calibration_json_text(factors)},
+                 {"--error-bands", f.error_bands,
+                  f.error_bands.empty() ? "" : error_bands_json_text(bands_of(rows))},
+                 {"--csv", f.csv, f.csv.empty() ? "" : csv(rows)},
+                 {"--plot", f.plot, f.plot.empty() ? "" : validation_plot_svg(rows, set)}});
   if (f.json) {
     std::cout << to_json(rows, factors, sum, set).dump(2) << "\n";
   } else {

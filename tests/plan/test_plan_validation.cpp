@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -337,6 +339,35 @@ TEST(ValidationMemory, APeakIsNotScaledByTheStepFactor) {
   EXPECT_FALSE(row.within()) << "a run that ran, refused";
   row.predicted = 1;
   EXPECT_TRUE(row.within());
+}
+
+TEST(ValidateCli, OutputsAreCheckedFirstAndWrittenWhole) {
+  // --plot writes SVG: another extension is refused before any work.
+  const auto png = run_cli({"validate", "--plot", "x.png"});
+  EXPECT_EQ(png.code, 2);
+  EXPECT_NE(png.err.find("--plot: writes SVG"), std::string::npos) << png.err;
+  // Two outputs on one file are refused, and the file is left as it was.
+  const auto dir = std::filesystem::temp_directory_path() / "ringsim_validate_outputs";
+  std::filesystem::create_directories(dir);
+  const auto svg = (dir / "x.svg").string();
+  { std::ofstream(svg) << "old"; }
+  const auto twice =
+      run_cli({"validate", "--only", "distflashattn-2023", "--csv", svg, "--plot", svg});
+  EXPECT_EQ(twice.code, 2);
+  EXPECT_NE(twice.err.find("also the --csv output"), std::string::npos) << twice.err;
+  std::ifstream in(svg);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "old");
+  // Both written, whole.
+  const auto csv = (dir / "x.csv").string();
+  const auto both =
+      run_cli({"validate", "--only", "distflashattn-2023", "--csv", csv, "--plot", svg});
+  EXPECT_EQ(both.code, 0) << both.err;
+  std::ifstream c(csv);
+  std::string head;
+  std::getline(c, head);
+  EXPECT_EQ(head.rfind("case,source,command", 0), 0u) << head;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ValidateCli, BadOnlyIsOneLine) {
