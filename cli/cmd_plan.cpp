@@ -474,9 +474,6 @@ int run(const PlanFlags& f) {
           "--precision: fp8 needs FP8 tensor cores; {} has none (catalog peak_flops.fp8 = 0); use "
           "bf16",
           device.name));
-    if (!framework_profile(r).fp8_supported)
-      throw InputError(fmt::format("--precision: fp8 is not modelled for --framework {}",
-                                   framework_profile(r).name));
     r.fp8_flops = device.peak_fp8 * hw.clock_scale;  // at the power limit, like hw.flops
     r.fp8_gemm_efficiency = device.fp8_gemm_efficiency;
   }

@@ -99,7 +99,6 @@ FrameworkProfile pytorch_fsdp() {
   // (--float8.enable_fsdp_float8_all_gather), the fp8 weights recast in
   // backward rather than saved (--float8.force_recompute_fp8_weight_in_bwd);
   // matmul_with_hp_or_float8_args saves the high-precision input and weight.
-  p.fp8_supported = true;
   p.fp8_saves_cast_inputs = false;
   p.fp8_allgather = true;
   p.fp8_amax_history = 0;
@@ -209,7 +208,6 @@ FrameworkProfile jax_xla() {
   // operands with delayed scaling over an amax history of 1024, and XLA's GPU
   // GEMM rewriter runs the dot as a cuBLASLt FP8 GEMM; autodiff saves the
   // bf16 operands its remat policy names, and the FSDP gather stays bf16.
-  p.fp8_supported = true;
   p.fp8_saves_cast_inputs = false;
   p.fp8_allgather = false;
   p.fp8_amax_history = 1024;

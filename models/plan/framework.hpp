@@ -62,7 +62,6 @@ struct FrameworkProfile {
   // FP8 (precision.hpp): whether the linears save their FP8-cast inputs for
   // backward (Transformer Engine) or the bf16 ones (torchao), whether FSDP
   // all-gathers FP8 weights, and the delayed-scaling amax history (0: dynamic).
-  bool fp8_supported = true;
   bool fp8_saves_cast_inputs = false;
   bool fp8_allgather = false;
   int fp8_amax_history = 0;

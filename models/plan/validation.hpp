@@ -94,7 +94,10 @@ struct ValidationRow {
   // "ok" (within), "finding" (out, stated, no worse than stated),
   // "resolved" (within, but a finding is still stated) or "OUT".
   std::string status() const;
-  bool failing() const { return status() == "OUT" || status() == "resolved"; }
+  bool failing() const {
+    const auto s = status();
+    return s == "OUT" || s == "resolved";
+  }
 };
 
 // Time ratio published / first-principles of one case (> 1: the run was slower).

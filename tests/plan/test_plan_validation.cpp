@@ -66,7 +66,7 @@ TEST(ValidationFindings, StatusByHand) {
   auto c = make_case("f", "step_time_s", 10);
   c.fit = false;
   c.tolerance = 0.20;
-  ValidationRow row{&c, "", 7, 7, 7};
+  ValidationRow row{&c, "", 7, 7, 7, "", ""};
   EXPECT_EQ(row.status(), "OUT");  // -30%, nothing stated
   c.finding = "why";
   c.finding_error = -0.30;
@@ -99,7 +99,7 @@ TEST(ValidationFindings, StatusByHand) {
       head + R"("finding": "why", "finding_error": -1, "fits_finding": "fit"}]})", "f.json");
   ASSERT_EQ(refused.cases.size(), 2u);
   EXPECT_EQ(refused.cases.back().finding, "fit");
-  ValidationRow fits{&refused.cases.back(), "", 0, 0, 0};
+  ValidationRow fits{&refused.cases.back(), "", 0, 0, 0, "", ""};
   EXPECT_EQ(fits.status(), "finding");
   fits.predicted = 1;  // it fits now: remove the finding
   EXPECT_EQ(fits.status(), "resolved");
