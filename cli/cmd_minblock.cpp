@@ -227,17 +227,20 @@ int run(const MinblockFlags& f) {
 Command minblock_command() {
   return {"minblock", [](CLI::App& app, int* code) {
             auto f = std::make_shared<MinblockFlags>();
+            // One line in `ringsim --help`; the selection rules and the JSON
+            // shape in `ringsim minblock --help` (its footer).
             auto* sub = app.add_subcommand(
                 "minblock",
-                "Minimum block size for transfers to hide behind compute. --gpu, --cluster, "
-                "--intra/--inter choose the catalog rows (then only those, without the paper's "
-                "table); --flops/--bandwidth give one pair by hand (device and interconnect "
-                "\"custom\"). --json prints one shape whatever the flags: paper_table2 (empty "
-                "when rows were chosen), paper_source, rows (device, interconnect, flops, "
-                "bandwidth, min_seq_per_device, compute_model, paper, gqa, causal, backward, "
-                "efficiency, combined, ring_bytes_per_token, ring_bandwidth), assumptions, "
-                "selection (gpu, links, by_hand), "
-                "schema_version");
+                "Minimum block size for transfers to hide behind compute (the paper's Table 2, "
+                "or the catalog rows you choose)");
+            sub->footer(
+                "--gpu, --cluster, --intra/--inter choose the catalog rows (then only those, "
+                "without the paper's table); --flops/--bandwidth give one pair by hand (device "
+                "and interconnect \"custom\"). --json prints one shape whatever the flags: "
+                "paper_table2 (empty when rows were chosen), paper_source, rows (device, "
+                "interconnect, flops, bandwidth, min_seq_per_device, compute_model, paper, gqa, "
+                "causal, backward, efficiency, combined, ring_bytes_per_token, ring_bandwidth), "
+                "assumptions, selection (gpu, links, by_hand), schema_version (docs/json.md)");
             proc::add_workload_flags(sub, f->w, false);
             proc::add_hardware_flags(sub, f->hw);
             sub->add_flag("--json", f->json, "Print one JSON object");

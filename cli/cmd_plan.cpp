@@ -42,7 +42,7 @@ struct PlanFlags {
   // TP and PP are searched unless fixed (--tp 1 --pp 1: context parallelism alone).
   std::string cp, layout, tp = "auto", loss = "eager", hbm, layers, vocab, top = "10",
                           recheck = "0";
-  bool max_context = false, explain = false, json = false, causal = true;
+  bool max_context = false, explain = false, json = false, causal = true, fail_if_none = false;
   std::string pp = "auto", pp_virtual = "1", microbatches;  // pipeline (models/plan/pipeline.hpp)
   std::string pp_layout = "auto", pp_first_layers, pp_last_layers;
   // Precision and framework profile (models/plan/precision.hpp, framework.hpp)
@@ -101,6 +101,7 @@ int run_inference(const PlanFlags& f) {
   g.variant = f.variant;
   g.precision = f.precision;
   g.json = f.json;
+  g.fail_if_none = f.fail_if_none;
   return plan_inference(g);
 }
 
@@ -600,6 +601,8 @@ int run(const PlanFlags& f) {
   if (!configs.empty()) chosen = &configs.front();
   // Cost and the step's sensitivity to catalog assumptions, for the chosen config.
   const bool costed = cost.any() && chosen && chosen->feasible;
+  // --fail-if-none: a script's check that something fits (exit 1, output as usual).
+  const bool none_fits = f.fail_if_none && !(chosen && chosen->feasible);
   std::optional<std::vector<UncertaintyRow>> uncertainty;
   if ((f.json || f.explain) && chosen && chosen->feasible)
     uncertainty =
@@ -686,7 +689,7 @@ int run(const PlanFlags& f) {
     if (f.explain && chosen) j["explain"] = explain(*chosen, hbm) + extras;
     j["schema_version"] = kJsonSchemaVersion;
     std::cout << j.dump(2) << "\n";
-    return 0;
+    return none_fits ? 1 : 0;
   }
 
   std::string out = header(r, hw, hbm, cm->name());
@@ -733,7 +736,7 @@ int run(const PlanFlags& f) {
   out += recheck_text(rc);
   if (f.explain && chosen) out += explain(*chosen, hbm) + extras;
   std::cout << out;
-  return 0;
+  return none_fits ? 1 : 0;
 }
 
 }  // namespace
@@ -894,6 +897,9 @@ Command plan_command() {
         sub->add_flag("--causal,!--no-causal", f->causal, "Causal mask (default) or full attention")
             ->option_text(flag_type::kCausalDefault);
         sub->add_flag("--max-context", f->max_context, "Search for the longest context that fits");
+        sub->add_flag("--fail-if-none", f->fail_if_none,
+                      "Exit 1 when no configuration fits (and, with --inference, meets "
+                      "--ttft-target); the output is printed as usual");
         sub->add_flag("--explain", f->explain,
                       "Itemised memory and time of the best config (fix one with --cp/--layout)");
         sub->add_option("--top", f->top, "Feasible rows to print")

@@ -56,7 +56,16 @@ std::string metric_text(const sweep::Row& r, const std::string& metric) {
   if (!r.ok) return "failed: " + r.error;
   if (!r.summary.contains(metric)) return "-";
   const auto& v = r.summary[metric];
-  return v.is_number_float() ? fmt::format("{:.6g}", v.get<double>()) : v.dump();
+  if (!v.is_number()) return v.dump();
+  // The rows file keeps the raw number; the table reads it in its unit.
+  const double x = v.get<double>();
+  const auto ends = [&](const std::string& tail) {
+    return metric.size() > tail.size() &&
+           metric.compare(metric.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (ends("_s")) return human_seconds(x);
+  if (ends("_bytes")) return human_bytes(x);
+  return v.is_number_float() ? fmt::format("{:.6g}", x) : v.dump();
 }
 
 int run(const SweepFlags& f) {

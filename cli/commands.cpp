@@ -65,8 +65,9 @@ int run_cli(int argc, const char* const* argv) {
       "it.\n"
       "`ringsim --devices 256 --block 4096` is `ringsim run --devices 256 --block 4096`.\n"
       "Units, in and out: K, M, G are binary (128K = 131072 tokens, 1M = 1048576, 95G = 95 x "
-      "2^30 bytes); memory prints in GiB (2^30 bytes); bandwidth is bytes/s, printed as decimal "
-      "GB/s (1e9 B/s) as datasheets quote it; token totals of a training run and money are "
+      "2^30 bytes); memory prints in GiB (2^30 bytes); bandwidth is bytes/s (or 50GB/s, or bits: "
+      "400Gbps = 50e9), printed as decimal GB/s (1e9 B/s) as datasheets quote it; token totals of "
+      "a training run and money are "
       "decimal, as they are quoted (plan --train-tokens 15T = 15e12).",
       "ringsim"};
   use_help_format(app);  // before the subcommands, which copy it

@@ -8,9 +8,20 @@
 #include "models/core/errors.hpp"
 #include "models/core/input_file.hpp"
 #include "models/core/parse.hpp"
+#include "models/core/suggest.hpp"
 
 namespace ringsim::cli {
 namespace {
+
+// The keys a config file may hold for `app`: its long flags without the
+// dashes (what did_you_mean offers for a mistyped key).
+std::vector<std::string> config_keys(const CLI::App& app) {
+  std::vector<std::string> keys;
+  for (const CLI::Option* op : app.get_options())
+    for (const auto& name : op->get_lnames())
+      if (name != "help") keys.push_back(name);
+  return keys;
+}
 
 // 1 MiB: a file of flags is a few hundred bytes; anything near this is not one.
 constexpr std::uintmax_t kMaxConfigBytes = 1u << 20;
@@ -91,9 +102,9 @@ class SubcommandToml : public CLI::ConfigTOML {
           item.name.size() > 1 ? sub->get_option_no_throw("--" + item.name) : nullptr;
       if (op == nullptr || item.name == "help")
         throw InputError(fmt::format(
-            "--config {}: unknown key '{}' for '{}'; a key is one of its long flags without "
+            "--config {}: unknown key '{}' for '{}';{} a key is one of its long flags without "
             "the dashes (see '{} --help')",
-            file, shown(item.name), command, command));
+            file, shown(item.name), command, did_you_mean(item.name, config_keys(*sub)), command));
       check_values(file, item, *op);
       if (!seen.insert(item.name).second)
         throw InputError(fmt::format("--config {}: key '{}' is given twice; give it once", file,

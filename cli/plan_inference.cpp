@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -111,6 +112,8 @@ int plan_inference(const InferencePlanFlags& f) {
   const int top = static_cast<int>(parse_count("--top", f.top.empty() ? "10" : f.top, 1, 100000));
 
   const auto opts = search_inference(r, hw, *im, target, tps, cps);
+  const bool any_fits =
+      std::any_of(opts.begin(), opts.end(), [](const auto& o) { return o.fits && o.meets_target; });
   auto cost = [&](const InferOption& o) { return o.gpu_seconds / 3600 * price; };
 
   if (f.json) {
@@ -152,7 +155,7 @@ int plan_inference(const InferencePlanFlags& f) {
     }
     j["schema_version"] = kJsonSchemaVersion;
     std::cout << j.dump(2) << "\n";
-    return 0;
+    return f.fail_if_none && !any_fits ? 1 : 0;
   }
   std::string out = fmt::format(
       "ringsim plan --inference: {} ({:.1f}B params, {} layers), context {} tokens ({}), {} "
@@ -186,17 +189,20 @@ int plan_inference(const InferencePlanFlags& f) {
                        tp_placement(b.request.tp, hw.gpus_per_node), b.request.cp, b.request.gpus,
                        seconds(b.result.ttft_s), b.result.choice.reason);
   } else {
-    out += "\nno split fits in HBM and meets the target; the rows say what each misses by\n";
+    out += target > 0
+               ? "\nno split fits in HBM and meets the target; the rows say what each misses by\n"
+               : "\nno split fits in HBM; the rows say what each misses by\n";
     out += fit_hint(r, hw, *im, target, tps, cps, cat);
   }
+  // Without --ttft-target every split that fits "meets" it: say cheapest, not a target.
   if (cheapest)
-    out += fmt::format(
-        "cheapest meeting the target: tp {} ({}) x cp {} ({} GPUs), TTFT {}, {:.1f} GPU-s\n",
-        cheapest->request.tp, tp_placement(cheapest->request.tp, hw.gpus_per_node),
-        cheapest->request.cp, cheapest->request.gpus, seconds(cheapest->result.ttft_s),
-        cheapest->gpu_seconds);
+    out += fmt::format("{}: tp {} ({}) x cp {} ({} GPUs), TTFT {}, {:.1f} GPU-s\n",
+                       target > 0 ? "cheapest meeting the target" : "cheapest that fits",
+                       cheapest->request.tp, tp_placement(cheapest->request.tp, hw.gpus_per_node),
+                       cheapest->request.cp, cheapest->request.gpus,
+                       seconds(cheapest->result.ttft_s), cheapest->gpu_seconds);
   std::cout << out;
-  return 0;
+  return f.fail_if_none && !any_fits ? 1 : 0;
 }
 
 }  // namespace ringsim::cli

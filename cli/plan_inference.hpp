@@ -14,7 +14,7 @@ struct InferencePlanFlags {
   proc::HardwareFlags hw;
   std::string context, cached, gpus, tp, cp, layout, layers, top;
   std::string ttft_target, batch, decode_tokens, price, variant, precision = "bf16";
-  bool json = false;
+  bool json = false, fail_if_none = false;
 };
 
 int plan_inference(const InferencePlanFlags& f);

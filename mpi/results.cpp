@@ -106,14 +106,17 @@ std::string RingSummary::text() const {
       "kv, head dim {}, {}\n",
       devices, hosts, layout, causal ? "causal" : "full", pass, block, seq_len, heads, kv_heads,
       head_dim, dtype);
-  out +=
-      fmt::format("{:>5} {:>5} {:>12} {:>12} {:>12}\n", "pass", "step", "time", "compute", "wait");
+  out += fmt::format("{:>5} {:>5} {:>12} {:>12} {:>12}\n", "pass", "step", "advance", "compute",
+                     "wait");
   for (const auto& st : steps)
     out += fmt::format("{:>5} {:>5} {:>12} {:>12} {:>12}\n", st.pass, st.step,
                        human_seconds(st.time_s), human_seconds(st.compute_s),
                        human_seconds(st.wait_s));
-  out += fmt::format("total {} (median of {} run(s)); compute and wait are the slowest rank's\n",
-                     human_seconds(time_s), repeat);
+  out += fmt::format(
+      "total {} (median of {} run(s)); advance: from the step before's last end to this step's "
+      "last end (the ring's pace); compute and wait: the slowest rank's, which can exceed the "
+      "advance when that rank started the step early\n",
+      human_seconds(time_s), repeat);
   return out;
 }
 

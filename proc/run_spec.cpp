@@ -34,6 +34,12 @@ std::optional<double> opt_real(const std::string& flag, const std::string& text,
   return parse_real(flag, text, lo, hi);
 }
 
+std::optional<double> opt_rate(const std::string& flag, const std::string& text, double lo,
+                               double hi) {
+  if (text.empty()) return std::nullopt;
+  return parse_rate(flag, text, lo, hi);
+}
+
 // Shortest text that reads back as the same double (fmt's round-trip form).
 std::string real_text(double v) {
   return fmt::format("{}", v);
@@ -168,7 +174,8 @@ void add_hardware_flags(CLI::App* app, HardwareFlags& f) {
                   "Override: fraction of peak the attention kernel reaches (0..1]")
       ->type_name(flag_type::kFraction);
   app->add_option("--bandwidth", f.bandwidth,
-                  "Override: bytes/s per direction of every ring link (flat ring)")
+                  "Override: bytes/s per direction of every ring link (flat ring): 50e9, 50GB/s or "
+                  "400Gbps (bits, divided by 8)")
       ->type_name(flag_type::kBytesPerS);
   app->add_option("--latency", f.latency, "Override: seconds per link hop")
       ->type_name(flag_type::kSeconds);
@@ -202,8 +209,8 @@ void add_hardware_flags(CLI::App* app, HardwareFlags& f) {
                   "Kernel profile JSON (models/profiles): compute time from measurements")
       ->type_name(flag_type::kFile);
   app->add_option("--kernel", f.kernel,
-                  "Attention implementation from the catalog: fa2, fa3, cudnn, te-cudnn, pallas, "
-                  "ringattention-jax, "
+                  "Attention implementation from the catalog: fa2, fa-triton, unfused, fa3, cudnn, "
+                  "te-cudnn, pallas, ringattention-jax, "
                   "ringsim-cpu, ringsim-cuda, roofline (default: what PyTorch or JAX runs on the "
                   "device; roofline when --flops/--efficiency are given)")
       ->type_name(flag_type::kName);
@@ -342,10 +349,10 @@ HardwareSpec parse_hardware(const HardwareFlags& f) {
   s.gpus_per_node = opt_count("--gpus-per-node", f.gpus_per_node, 1, 1024);
   s.flops = opt_real("--flops", f.flops, 1e6, 1e18);
   s.efficiency = opt_real("--efficiency", f.efficiency, 1e-3, 1.0);
-  s.bandwidth = opt_real("--bandwidth", f.bandwidth, 1e3, 1e15);
+  s.bandwidth = opt_rate("--bandwidth", f.bandwidth, 1e3, 1e15);
   s.latency = opt_real("--latency", f.latency, 0, 1);
   s.power_limit = opt_real("--power-limit", f.power_limit, 1, 1e5);
-  s.hbm_bandwidth = opt_real("--hbm-bandwidth", f.hbm_bandwidth, 1e6, 1e15);
+  s.hbm_bandwidth = opt_rate("--hbm-bandwidth", f.hbm_bandwidth, 1e6, 1e15);
   s.nics_per_node = opt_count("--nics-per-node", f.nics_per_node, 1, 1024);
   s.nvlink_domain = opt_count("--nvlink-domain", f.nvlink_domain, 1, 1 << 20);
   s.oversubscription = opt_real("--oversubscription", f.oversubscription, 1, 64);

@@ -75,6 +75,10 @@ Summary simulated_summary(const Summary& a, const SimResult& r) {
   in.final_hop_s = ts.final_hop_s;
   in.collectives_s = ts.collectives_s;
   in.tp_s = ts.tp_s;
+  // Job mode: the ring's own sources do not cover the FSDP flows it waits
+  // for, which run beside it on the same links.
+  if (r.job.rings > 1 && r.job.fsdp_s > 0)
+    in.residual_name = "the FSDP collectives the ring waits for (job mode, on the same links)";
   in.lightest_s = r.lightest_step_s;
   in.heaviest_s = r.heaviest_step_s;
   in.lightest_pass = r.lightest_pass;
@@ -291,13 +295,16 @@ std::string sim_summary_text(const Summary& a, const SimResult& r, const SimOpti
           fmt::format("{} steps {}", p ? "bwd" : "fwd", step_ranges(r.stalled_steps[p])));
   row("waits on any device",
       stalls.empty() ? "none"
-                     : fmt::format("{} ({} device-steps waited {} in all)", join(stalls, "; "),
-                                   r.stalled_device_steps, human_seconds(r.wait_s)));
+                     : fmt::format("{} ({} device-steps waited, {} of device time summed over "
+                                   "the devices)",
+                                   join(stalls, "; "), grouped_count(r.stalled_device_steps),
+                                   human_seconds(r.wait_s)));
   if (!r.device_busy_s.empty())
     row("critical device",
         fmt::format("{} (busiest: {} of compute)", r.critical_device,
                     human_seconds(r.device_busy_s[static_cast<std::size_t>(r.critical_device)])));
-  row("min block to hide comm", min_block_text(a.verdict, a.overlap) + " (analytic)");
+  row("min block to hide comm",
+      min_block_text(a.verdict, a.overlap, !a.workload.documents.empty()) + " (analytic)");
   row("memory per device", human_bytes(static_cast<double>(a.memory_bytes_per_device)) +
                                " (attention buffers, one layer)");
   row("simulated activities",

@@ -542,6 +542,17 @@ std::string text_report(const json& j) {
   const double load =
       std::max(mb["load_1min"].get<double>(), j["machine"]["after"]["load_1min"].get<double>());
   const int cores = mb["cores"].get<int>();
+  // Noise the measurement carries itself: a configuration whose best of its
+  // attempts still lost more than 10% of its wall time to other processes.
+  std::vector<std::string> disturbed;
+  for (const auto& r : j["runs"])
+    if (r["contention"].get<double>() > kQuiet)
+      disturbed.push_back(r["config"]["name"].get<std::string>());
+  if (!disturbed.empty())
+    out += fmt::format(
+        "\nwarning: {} of {} configurations ran disturbed (wall/cpu above {:.2f}: {}): their "
+        "errors measure this machine's load as much as the model; rerun them on idle cores\n",
+        disturbed.size(), j["runs"].size(), kQuiet, join(disturbed, ", "));
   if (load > 0.5 * cores)
     out += fmt::format(
         "\nwarning: load average {:.1f} on {} cores: other processes share the CPUs, so the "

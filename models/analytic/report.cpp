@@ -430,7 +430,7 @@ std::string summary_text(const Summary& s) {
   for (const auto& [k, v] : cost_rows(s)) row(k, v);
   if (!s.overlap)
     row("transfer overlap", "none (--overlap none: each transfer follows its compute)");
-  row("min block to hide comm", min_block_text(s.verdict, s.overlap));
+  row("min block to hide comm", min_block_text(s.verdict, s.overlap, !w.documents.empty()));
   row("communication hidden", s.verdict.hidden ? "yes" : "no");
   row("stalled steps", stalled_steps_text(s.verdict));
   row("time", fmt::format("{}{}", human_seconds(s.time_s),

@@ -245,7 +245,7 @@ Verdict make_verdict(const VerdictInputs& in) {
     } else if (k == kSourceInterference) {
       what = "interference: compute and merges slowed while transfers run";
     } else {
-      what = "time the sources above do not name";
+      what = in.residual_name.empty() ? "time the sources above do not name" : in.residual_name;
     }
     parts.emplace_back(x, fmt::format("{} ({})", what, human_seconds(x)));
   }
@@ -270,7 +270,10 @@ Verdict make_verdict(const VerdictInputs& in) {
   return v;
 }
 
-std::string min_block_text(const Verdict& v, bool overlap) {
+std::string min_block_text(const Verdict& v, bool overlap, bool documents) {
+  if (documents)
+    return "n/a with packed documents: each step's work is where the documents fall (the "
+           "stalled steps say which waited)";
   const auto& f = v.min_block_by_pass[0];
   const auto& b = v.min_block_by_pass[1];
   auto one = [](const std::optional<std::int64_t>& m) {

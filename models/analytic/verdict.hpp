@@ -55,6 +55,9 @@ struct VerdictInputs {
   int lightest_pass = 0, heaviest_pass = 0;
   std::int64_t lightest_step = 0, heaviest_step = 0;
   std::string collective_name = "collectives";  // "all-to-all", "all-gather", ...
+  // What the time no named source explains is, where the caller knows (job
+  // mode: the FSDP collectives the ring waits for); "" for the plain words.
+  std::string residual_name;
   // The losses (below): the ideal time, the devices' mean own compute with
   // free links, the busiest device's merges, accumulations and launches.
   double ideal_s = 0, mean_compute_s = 0, overheads_s = 0;
@@ -103,7 +106,9 @@ Verdict make_verdict(const VerdictInputs& in);
 std::string step_ranges(const std::vector<std::int64_t>& steps);
 
 // "min block to hide comm" in words: "7964 tokens (fwd 6663, bwd 7964)".
-std::string min_block_text(const Verdict& v, bool overlap);
+// With packed documents the closed form's block is no guide (a step's work
+// is where the documents fall): it says so instead of a token count.
+std::string min_block_text(const Verdict& v, bool overlap, bool documents = false);
 // "1.042 ms (bwd step 3); lightest 521.0 us (fwd step 0)".
 std::string step_compute_text(const Verdict& v);
 

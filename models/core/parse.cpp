@@ -120,6 +120,43 @@ double parse_real(const std::string& flag, const std::string& text, double min, 
   return v;
 }
 
+namespace {
+
+// The multiplier to bytes/s of a rate unit, 0 when it is not one.
+double rate_unit(const std::string& u) {
+  static const std::pair<const char*, double> prefixes[] = {{"", 1},    {"K", 1e3}, {"k", 1e3},
+                                                            {"M", 1e6}, {"G", 1e9}, {"T", 1e12}};
+  for (const auto& [p, m] : prefixes) {
+    const std::string pre = p;
+    for (const char* bytes : {"B/s", "Bps"})
+      if (u == pre + bytes) return m;
+    for (const char* bits : {"bps", "b/s", "bit/s"})
+      if (u == pre + bits) return m / 8;
+  }
+  return 0;
+}
+
+}  // namespace
+
+double parse_rate(const std::string& flag, const std::string& text, double min, double max) {
+  const auto at = text.find_first_not_of("0123456789.eE+-");
+  if (at == std::string::npos || at == 0) return parse_real(flag, text, min, max);
+  // "1e9" keeps its e; a unit starts at the first letter that is not an exponent.
+  const std::string number = text.substr(0, at), unit = text.substr(at);
+  const double scale = rate_unit(unit);
+  if (scale == 0)
+    throw InputError(fmt::format(
+        "{}: expected bytes/s, a number (50e9) or with a unit (50GB/s; bits: 400Gbps = 5e+10 "
+        "bytes/s), got '{}'",
+        flag, text));
+  const double v = parse_real(flag, number, 0, 1e300) * scale;
+  if (v < min || v > max)
+    throw InputError(
+        fmt::format("{}: expected a rate in [{:g}, {:g}] bytes/s, got '{}' = {:g} bytes/s", flag,
+                    min, max, text, v));
+  return v;
+}
+
 std::string parse_choice(const std::string& flag, const std::string& text,
                          const std::vector<std::string>& choices) {
   for (const auto& c : choices)
@@ -193,6 +230,15 @@ void refuse_empty_values(const std::vector<std::string>& args) {
           fmt::format("{}: empty value; give a value or leave the flag out", args[i - 1]));
     throw InputError("an empty argument; every value must be non-empty");
   }
+}
+
+std::string grouped_count(std::uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
 }
 
 }  // namespace ringsim

@@ -22,6 +22,12 @@ std::int64_t parse_decimal_count(const std::string& flag, const std::string& tex
 // Finite real number in [min, max]; accepts 1e15, 0.5, 2.5e-6.
 double parse_real(const std::string& flag, const std::string& text, double min, double max);
 
+// A rate in bytes/s within [min, max]: a plain number (50e9), or a number with
+// a decimal unit, bytes (50GB/s, 50GBps, 2.4TB/s) or bits (400Gbps, 400Gb/s,
+// 400Gbit/s: divided by 8, as NICs are quoted). Anything else is refused with
+// the conversion spelled out.
+double parse_rate(const std::string& flag, const std::string& text, double min, double max);
+
 // One of `choices`, else an error listing them.
 std::string parse_choice(const std::string& flag, const std::string& text,
                          const std::vector<std::string>& choices);
@@ -53,5 +59,7 @@ constexpr double to_gib(double bytes) {
 }
 // "1.23 ms", "45.6 us", "2.01 s"
 std::string human_seconds(double s);
+// A count with its thousands grouped, as large counts read: "4,294,770,688".
+std::string grouped_count(std::uint64_t n);
 
 }  // namespace ringsim

@@ -47,7 +47,8 @@ TEST(ConfigFile, BadFilesAreOneLineAndExit2) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
       {{"--config", "nope.toml"}, "ringsim: error: --config: cannot open 'nope.toml'\n"},
       {{"--config", "config-unknown.toml"},
-       "ringsim: error: --config config-unknown.toml: unknown key 'blocks' for 'ringsim run'; a "
+       "ringsim: error: --config config-unknown.toml: unknown key 'blocks' for 'ringsim run'; did "
+       "you mean 'block'? a "
        "key is one of its long flags without the dashes (see 'ringsim run --help')\n"},
       {{"--config", "config-section.toml"},
        "ringsim: error: --config config-section.toml: key 'run.devices' is in a section; write "

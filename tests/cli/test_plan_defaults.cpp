@@ -130,4 +130,33 @@ TEST(PlanDefaults, OnlyTheFrameworksLayoutsUnlessAny) {
       << refused.err;
 }
 
+// --fail-if-none: exit 1 when nothing fits (a CI gate), the output as usual;
+// exit 0 when something does, and without the flag either way.
+TEST(PlanDefaults, FailIfNoneExitsOneWhenNothingFits) {
+  const std::vector<std::string> none{RINGSIM_BIN, "plan", "--model", "llama3-405b",
+                                      "--context", "1M",   "--gpus",  "8",
+                                      "--tp",      "1",    "--pp",    "1"};
+  auto with = [](std::vector<std::string> a, std::vector<std::string> extra) {
+    a.insert(a.end(), extra.begin(), extra.end());
+    return ringsim::proc::run(a, 120);
+  };
+  const auto plain = with(none, {});
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  const auto gated = with(none, {"--fail-if-none"});
+  EXPECT_EQ(gated.exit_code, 1) << gated.err;
+  EXPECT_EQ(gated.out, plain.out) << "the flag changes the exit status, not the output";
+  const auto json = with(none, {"--fail-if-none", "--json"});
+  EXPECT_EQ(json.exit_code, 1) << json.err;
+  EXPECT_TRUE(nlohmann::json::parse(json.out).is_object());
+  const auto fits = ringsim::proc::run({RINGSIM_BIN, "plan", "--model", "llama3-8b", "--context",
+                                        "8K", "--gpus", "8", "--fail-if-none"},
+                                       120);
+  EXPECT_EQ(fits.exit_code, 0) << fits.err;
+  const auto infer =
+      ringsim::proc::run({RINGSIM_BIN, "plan", "--inference", "--model", "llama3-405b", "--context",
+                          "128K", "--gpus", "8", "--ttft-target", "0.001", "--fail-if-none"},
+                         120);
+  EXPECT_EQ(infer.exit_code, 1) << infer.err;
+}
+
 }  // namespace

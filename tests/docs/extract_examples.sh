@@ -77,6 +77,7 @@ comment_of() {
 #   needs a display         skipped unless $DISPLAY or $WAYLAND_DISPLAY is set
 #   needs a cluster ...     always skipped (a hostfile of other machines)
 #   not run: REASON         always skipped, with REASON
+#   the test suite ...      always skipped: the command runs every test, this one among them
 #   tolerance N%            the shown output's numbers may differ by N% (machine-dependent)
 # Any other part that starts with "needs" is an error, so no example is
 # skipped by a marker the runner does not understand.
@@ -92,6 +93,7 @@ parse_markers() {
     elif [[ $low == slow* ]]; then slow=1
     elif [[ $low =~ ^tolerance\ ([0-9.]+)%$ ]]; then tol=$(awk -v p="${BASH_REMATCH[1]}" 'BEGIN { print p / 100 }')
     elif [[ $low =~ ^not\ run:\ *(.*)$ ]]; then needs+="never:${part#*:} "
+    elif [[ $low == "the test suite"* ]]; then needs+="never: the test suite, which runs this example "
     elif [[ $low == needs* ]]; then
       if [[ $low == *cluster* ]]; then needs+="cluster "
       elif [[ $low == *gpu* ]]; then needs+="gpu "

@@ -42,6 +42,30 @@ TEST(Parse, RealRejectsNanInfHexAndRange) {
     EXPECT_THROW(parse_real("--e", bad, 0, 1), InputError) << bad;
 }
 
+TEST(Parse, RateReadsBytesAndBitsUnits) {
+  EXPECT_DOUBLE_EQ(parse_rate("--bandwidth", "50e9", 1e3, 1e15), 50e9);
+  EXPECT_DOUBLE_EQ(parse_rate("--bandwidth", "50GB/s", 1e3, 1e15), 50e9);
+  EXPECT_DOUBLE_EQ(parse_rate("--bandwidth", "2.4TBps", 1e3, 1e15), 2.4e12);
+  // A NIC's line rate is quoted in bits: 400 Gb/s carries 50e9 bytes/s.
+  for (const char* bits : {"400Gbps", "400Gb/s", "400Gbit/s"})
+    EXPECT_DOUBLE_EQ(parse_rate("--bandwidth", bits, 1e3, 1e15), 50e9) << bits;
+  for (const char* bad : {"400Gbs", "400 Gbps", "GB/s", "50GiB/s", "-5GB/s", "1e300TB/s"})
+    EXPECT_THROW(parse_rate("--bandwidth", bad, 1e3, 1e15), InputError) << bad;
+  try {
+    parse_rate("--bandwidth", "400Gbits", 1e3, 1e15);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("400Gbps = 5e+10 bytes/s"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Parse, GroupedCountReadsLargeCounts) {
+  EXPECT_EQ(grouped_count(0), "0");
+  EXPECT_EQ(grouped_count(999), "999");
+  EXPECT_EQ(grouped_count(1000), "1,000");
+  EXPECT_EQ(grouped_count(4294770688ULL), "4,294,770,688");
+}
+
 TEST(Parse, ChoiceListsTheChoices) {
   try {
     parse_choice("--layout", "nope", {"ring", "striped"});
