@@ -58,11 +58,14 @@ std::string findings_text(const std::vector<ValidationRow>& rows) {
     std::string sep;
     for (const auto& r : rows) {
       if (r.c->finding != t) continue;
+      // A fits case the model passes while the source says out of memory.
+      const bool fits_anyway = metric_is_fits(r.c->metric) && r.refused.empty();
       const bool refused = !r.refused.empty() || metric_is_fits(r.c->metric);
       out += fmt::format(
           "{}{} {}{}", sep, r.c->id,
-          refused ? std::string("refused")
-                  : fmt::format("{} (stated {:+.1f}%)", pct(r.error()), 100 * r.c->finding_error),
+          fits_anyway ? std::string("predicted to fit")
+          : refused   ? std::string("refused")
+                    : fmt::format("{} (stated {:+.1f}%)", pct(r.error()), 100 * r.c->finding_error),
           r.status() == "finding" ? "" : " " + status_word(r));
       sep = ", ";
     }

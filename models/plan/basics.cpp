@@ -110,7 +110,8 @@ Workload attention_workload(const PlanRequest& r, Layout layout, std::int64_t cp
   w.shape.kv_heads = r.shape.kv_heads / static_cast<int>(tp);
   w.shape.ffn = r.shape.ffn / static_cast<int>(tp);
   // Whether the ring passes grouped or expanded K/V is the implementation's
-  // (KernelSpec ring_kv, Implementation::ring_kv_heads), as in run and minblock.
+  // (Implementation::ring_kv_heads): in run and minblock the kernel's rule
+  // (KernelSpec ring_kv), in plan the framework's (evaluate).
   w.ulysses_degree = layout == Layout::Hybrid ? ulysses_degree : 0;
   w.layers = r.shape.layers;
   w.scope = Scope::Attention;

@@ -8,6 +8,7 @@
 #include "models/analytic/analytic.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/profile.hpp"
+#include "models/plan/execution.hpp"
 
 namespace ringsim {
 
@@ -160,6 +161,17 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
                     Layout layout, std::int64_t cp, std::int64_t tp, std::int64_t micro_batch,
                     const std::optional<AttentionOverride>& attention, bool memory_only,
                     const PipelineChoice& pipeline) {
+  // The framework's attention module decides what the ring passes, whatever
+  // kernel it calls: TorchTitan repeats K/V to the query heads before SDPA,
+  // Megatron's TransformerEngine CP and MaxText pass the KV groups (the memory
+  // model holds the same, memory.cpp). PyTorch's context_parallel is a CUDA
+  // path: on a TPU the kernel's own rule stands.
+  if (const bool expanded = execution(r).repeat_kv; !r.tpu && cm.expands_kv() != expanded) {
+    Implementation framework_cm = cm;
+    framework_cm.expands_kv_ = expanded;
+    return evaluate(r, hw, framework_cm, layout, cp, tp, micro_batch, attention, memory_only,
+                    pipeline);
+  }
   // (fit_hint re-enters with memory_only: its alternatives never hint again.)
   PlanConfig c;
   c.layout = cp == 1 ? Layout::Ring : layout;

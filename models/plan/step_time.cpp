@@ -282,8 +282,11 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   const double hc_b =
       gemm_time(hdx, bf16).seconds + gemm_time(hdw, bf16).seconds + 14 * logits / hbm;
   const double ep = static_cast<double>(embedding_params(s));
-  const double ag_head = Z > 1 ? gather(ep, 2) : 0;
-  const double rs_head = Z > 1 ? scatter(ep) : 0;
+  // Gathered per micro-step only under per-layer sharding: the distributed
+  // optimizer and FSDP under a pipeline move the embedding with the stage's
+  // other parameters, once per step (below).
+  const double ag_head = per_layer ? gather(ep, 2) : 0;
+  const double rs_head = per_layer ? scatter(ep) : 0;
   const double head_f = std::max(hc_f, ag_head), head_b = std::max(hc_b, ag_head + rs_head);
   // Each micro-step opens with the embedding's and the first layer's
   // all-gathers and closes with the last reduce-scatters: nothing to hide them.

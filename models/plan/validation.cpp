@@ -170,7 +170,10 @@ ValidationSet parse_validation(const std::string& text, const std::string& origi
     if (rc.has("finding") || rc.has("finding_error")) {
       c.finding = rc.str("finding");
       if (c.finding.empty()) throw rc.error("'finding' must say why the case misses");
-      c.finding_error = rc.num("finding_error", -10, 10);
+      // A fits case has no signed error to state: its finding is the verdict.
+      c.finding_error = metric_is_fits(c.metric) && !rc.has("finding_error")
+                            ? 0
+                            : rc.num("finding_error", -10, 10);
     }
     c.fits_finding = rc.str_or("fits_finding", "");
     if (c.fit && c.command != "plan") throw rc.error("only plan cases calibrate (fit: false)");

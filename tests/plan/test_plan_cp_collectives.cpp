@@ -39,20 +39,28 @@ std::string bwd_ring_payload(const nlohmann::json& c) {
 }
 
 TEST(PlanCpCollectives, CpCommChargesTheImplementationsGradBytes) {
-  const std::vector<std::string> base{"--model", "llama3-8b", "--context", "64K",      "--gpus",
-                                      "8",       "--cp",      "8",         "--layout", "ring"};
-  auto with = [&](const char* kernel) {
+  const std::vector<std::string> base{"--model", "llama3-8b", "--context", "64K",
+                                      "--gpus",  "8",         "--cp",      "8"};
+  // Megatron implements the load-balanced ring (zigzag), not the plain one;
+  // a step passes the same block's K/V either way.
+  auto with = [&](const char* kernel, const char* framework = "pytorch-fsdp") {
     auto a = base;
-    a.insert(a.end(), {"--kernel", kernel});
+    const std::string fw = framework;
+    a.insert(a.end(), {"--kernel", kernel, "--framework", fw, "--layout",
+                       fw == "megatron" ? "zigzag" : "ring"});
     return plan(a);
   };
   const auto fa2 = with("fa2"), fa3 = with("fa3");
-  // fa2 under PyTorch context_parallel gets K/V expanded to the 32 query
-  // heads (TorchTitan's repeat_kv before SDPA): K/V 8192 x 32 x 128 x 2 B x
-  // 2 = 134,217,728 B, dK/dV twice that in fp32. fa3 under TransformerEngine
-  // passes the 8 grouped heads, dK/dV in bf16: 2 x 33,554,432 B.
-  EXPECT_EQ(bwd_ring_payload(fa3), "K/V + dK/dV (67108864 B)");
+  const auto fa2_megatron = with("fa2", "megatron"), fa3_megatron = with("fa3", "megatron");
+  // The framework decides which K/V the ring passes, the kernel the dK/dV
+  // bytes. pytorch-fsdp (TorchTitan: repeat_kv before SDPA) expands them to
+  // the 32 query heads: K/V 8192 x 32 x 128 x 2 B x 2 = 134,217,728 B; megatron
+  // (TransformerEngine's CP) passes the 8 groups: 33,554,432 B. dK/dV: fa2
+  // under PyTorch's merge in fp32 (twice K/V), fa3 under TE in bf16 (once).
   EXPECT_EQ(bwd_ring_payload(fa2), "K/V + dK/dV (402653184 B)");
+  EXPECT_EQ(bwd_ring_payload(fa3), "K/V + dK/dV (268435456 B)");
+  EXPECT_EQ(bwd_ring_payload(fa2_megatron), "K/V + dK/dV (100663296 B)");
+  EXPECT_EQ(bwd_ring_payload(fa3_megatron), "K/V + dK/dV (67108864 B)");
   for (const auto* c : {&fa2, &fa3}) {
     EXPECT_EQ(c->at("cp_collective_model"), "links");
     EXPECT_NEAR(c->at("time_breakdown").at("cp_link_s").get<double>(), rows_total(*c, 32),

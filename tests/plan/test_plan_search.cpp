@@ -8,6 +8,8 @@
 #include "models/analytic/analytic.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/profile.hpp"
+#include "models/kernel/implementation.hpp"
+#include "models/plan/execution.hpp"
 
 namespace ringsim {
 namespace {
@@ -63,7 +65,11 @@ TEST(PlanSearch, BestConfigsAttentionTimeEqualsAnalyze) {
     EXPECT_EQ(w.block, best.block);
     EXPECT_EQ(w.layers, r.shape.layers);
     EXPECT_EQ(w.pass, Pass::FwdBwd);
-    const double expect = analyze(w, group_hardware(hw, best.tp), cm).time_s;
+    // The planner's ring passes K/V by the framework's rule (plan.cpp,
+    // evaluate: pytorch-fsdp repeats them to the query heads).
+    auto im = bare_implementation(cm);
+    im.expands_kv_ = execution(r).repeat_kv;
+    const double expect = analyze(w, group_hardware(hw, best.tp), im).time_s;
     // The planner splits analyze()'s total into per-layer forward and backward
     // and sums them back: only floating-point rounding may differ.
     EXPECT_NEAR(best.time.attention_s, expect, 1e-12 * expect) << best.label();
