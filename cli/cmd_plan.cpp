@@ -178,21 +178,6 @@ std::string framework_text(const PlanRequest& r, const std::string& kernel,
   return out + "\n";
 }
 
-// Like-for-like rows: one global batch for every row, the model card's or
-// kDefaultBatchTokens, in whole sequences (at least one).
-void default_batch(PlanRequest& r) {
-  const bool card = r.shape.global_batch_tokens > 0;
-  const auto budget = card ? r.shape.global_batch_tokens : kDefaultBatchTokens;
-  const auto seqs = std::max<std::int64_t>(1, budget / r.context);
-  r.global_batch_tokens = seqs * r.context;
-  r.batch_source =
-      card ? fmt::format("the model card's {} tokens ({})", budget, r.shape.global_batch_source)
-           : fmt::format(
-                 "the default budget of {} tokens (Llama 2's 4M-token batch; "
-                 "--global-batch-tokens N to change, replica for one sequence per replica)",
-                 budget);
-}
-
 // Rows whose band overlaps the best row's: the scoreboard cannot tell them
 // apart. Compared on time per token per GPU (the ranking's inverse), which
 // rows of different batches share.
@@ -236,11 +221,7 @@ void apply_execution_flags(const PlanFlags& f, const Device& device, PlanRequest
     r.micro_batch = parse_count("--micro-batch", f.micro_batch, 1, 1 << 20);
   r.memory_check = parse_choice("--memory-check", f.memory_check, {"on", "off"}) == "on";
   const auto cal = parse_choice("--calibration", f.calibration, {"default", "none"});
-  r.calibration_key =
-      to_string(r.framework) + "/" + device.family;  // the group, printed either way
-  if (cal == "default")
-    if (const auto* c = find_calibration(to_string(r.framework), device.family))
-      r.calibration = c->factor;
+  set_calibration(r, device.family, cal == "none");
 }
 
 // When nothing fits for memory: the catalog devices whose reported memory
@@ -539,9 +520,7 @@ int run(const PlanFlags& f) {
             "pass --framework any to plan it anyway",
             to_string(r.framework), to_string(l), layouts_text(r.framework)));
   if (f.tp == "auto") {
-    r.tp_degrees.clear();
-    for (int t = 1; t <= hw.gpus_per_node && t <= r.shape.kv_heads; t *= 2)
-      if (r.gpus % t == 0 && r.shape.kv_heads % t == 0) r.tp_degrees.push_back(t);
+    r.tp_degrees = auto_tp_degrees(r, hw);
   } else {
     r.tp_degrees = {static_cast<int>(parse_count("--tp", f.tp, 1, 1024))};
   }
@@ -572,7 +551,8 @@ int run(const PlanFlags& f) {
   if (!f.microbatches.empty())
     r.microbatches = parse_count("--microbatches", f.microbatches, 1, 1 << 20);
   apply_execution_flags(f, device, r);
-  if (f.global_batch_tokens.empty() && f.microbatches.empty() && !f.max_context) default_batch(r);
+  if (f.global_batch_tokens.empty() && f.microbatches.empty() && !f.max_context)
+    set_default_batch(r);
   const int top = static_cast<int>(parse_count("--top", f.top, 1, 100000));
   const int recheck = static_cast<int>(parse_count("--recheck", f.recheck, 0, 100));
   const double hbm = usable_hbm_bytes(r, hw);  // jax-xla on a GPU: XLA's 75% (framework.hpp)

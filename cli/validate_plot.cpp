@@ -93,16 +93,89 @@ void draw_points(std::string& s, const Panel& p, const std::vector<const Validat
         100 * r->error());
 }
 
+// The signed error of every case (refused ones at -100%, an x), one column
+// per source in the file's order, the +-20% band shaded: the panel that
+// shows how far off each case is, which the log-log panels squeeze into a
+// hair. Filled: within tolerance; hollow: a stated finding; red ring: out
+// and unstated. Returns the panel's height with its labels.
+double draw_error_panel(std::string& s, double x0, double y0, double w,
+                        const std::vector<const ValidationRow*>& rows, const ValidationSet& set,
+                        const std::map<std::string, const char*>& colour) {
+  std::vector<std::string> ids;
+  std::map<std::string, std::vector<const ValidationRow*>> by;
+  for (const auto& src : set.sources)
+    for (const auto* r : rows)
+      if (r->c->source == src.id) by[src.id].push_back(r);
+  for (const auto& src : set.sources)
+    if (by.count(src.id)) ids.push_back(src.id);
+  if (ids.empty()) return 0;
+  const double h = 260, col = std::max(18.0, w / static_cast<double>(ids.size()));
+  const double width = col * static_cast<double>(ids.size());
+  auto py = [&](double e) { return y0 + h / 2 - std::clamp(e, -1.0, 1.0) * h / 2; };
+  s += fmt::format(
+      "<text x=\"{}\" y=\"{}\">signed error per case (predicted / published - 1; "
+      "shaded: +-20%; filled: within, hollow: a stated finding, x: refused)</text>\n",
+      x0, y0 - 8);
+  s += fmt::format(
+      "<rect x=\"{}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+      "fill=\"#e8f5e9\"/>\n",
+      x0, py(0.2), width, py(-0.2) - py(0.2));
+  s += fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"none\" "
+      "stroke=\"#666\"/>\n",
+      x0, y0, width, h);
+  for (int t = -5; t <= 5; ++t) {
+    const double e = t / 5.0;
+    s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{:+.0f}%</text>\n", x0 - 6,
+                     py(e) + 4, 100 * e);
+    if (t == 0)
+      s += fmt::format(
+          "<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
+          "stroke=\"#999\"/>\n",
+          x0, py(0), x0 + width, py(0));
+  }
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const double cx = x0 + (static_cast<double>(i) + 0.5) * col;
+    const auto& list = by.at(ids[i]);
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const auto* r = list[k];
+      const double x = cx + (static_cast<double>(k % 7) - 3) * col / 9;
+      const char* c = colour.at(r->c->source);
+      const auto status = r->status();
+      if (!r->refused.empty()) {
+        s += fmt::format(
+            "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"{}\">x"
+            "<title>{}: refused</title></text>\n",
+            x, py(-1) + 4, c, r->c->id);
+        continue;
+      }
+      s += fmt::format(
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\" stroke=\"{}\">"
+          "<title>{} ({}): {:+.1f}%</title></circle>\n",
+          x, py(r->error()), status == "ok" ? c : "none", status == "OUT" ? "#d00" : c, r->c->id,
+          r->klass, 100 * r->error());
+    }
+    s += fmt::format(
+        "<text transform=\"translate({:.1f},{:.1f}) rotate(-60)\" "
+        "text-anchor=\"end\" font-size=\"10\">{}</text>\n",
+        cx + 3, y0 + h + 10, ids[i]);
+  }
+  return h + 130;
+}
+
 }  // namespace
 
 std::string validation_plot_svg(const std::vector<ValidationRow>& rows, const ValidationSet& set) {
   const char* colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                            "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-  std::vector<const ValidationRow*> absolute, ratio;
-  // Fits cases are yes/no, and a refused run has no value: neither is a point.
-  for (const auto& r : rows)
-    if (!metric_is_fits(r.c->metric) && r.predicted > 0)
-      (metric_is_ratio(r.c->metric) ? ratio : absolute).push_back(&r);
+  std::vector<const ValidationRow*> absolute, ratio, signed_error;
+  // Fits cases are yes/no, and a refused run has no value: neither is a point
+  // of the log-log panels; a refused run is an x in the error panel.
+  for (const auto& r : rows) {
+    if (metric_is_fits(r.c->metric)) continue;
+    if (!metric_is_memory(r.c->metric)) signed_error.push_back(&r);
+    if (r.predicted > 0) (metric_is_ratio(r.c->metric) ? ratio : absolute).push_back(&r);
+  }
   const double M = 80, P = 460, Q = 300;
   // The absolute panel first, the ratio panel to its right; the legend after both.
   double x = M;
@@ -124,12 +197,14 @@ std::string validation_plot_svg(const std::vector<ValidationRow>& rows, const Va
     draw_points(body, p, ratio, colour);
     x += Q + 20;
   }
+  const double below =
+      draw_error_panel(body, M, 660, std::max(x - M - 20, 400.0), signed_error, set, colour);
   std::string s = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"620\" "
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
       "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" "
       "fill=\"white\"/>\n<text x=\"{}\" y=\"30\" font-size=\"15\">ringsim validate: predicted "
       "against published, {} cases (dashed: +-20%)</text>\n",
-      x + 220, M, rows.size());
+      x + 220, 620 + (below > 0 ? below + 40 : 0), M, rows.size());
   s += body;
   for (std::size_t i = 0; i < set.sources.size(); ++i) {
     const double y = M + 10 + 20 * static_cast<double>(i);

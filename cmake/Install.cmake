@@ -35,6 +35,14 @@ if(RINGSIM_SANITIZE OR RINGSIM_TSAN)
   message(STATUS "ringsim: man pages: OFF (sanitizer build)")
 elseif(RINGSIM_HELP2MAN)
   set(man_dir ${CMAKE_BINARY_DIR}/man)
+  # Each page gets EXAMPLES, EXIT STATUS and SEE ALSO from cli/man/PAGE.h2m.in
+  # (help2man --include), and the docs/ paths its help text cites become the
+  # installed documentation's (the docs are installed below).
+  set(RINGSIM_DOCDIR ${CMAKE_INSTALL_FULL_DOCDIR})
+  function(ringsim_man_include page out)
+    configure_file(${PROJECT_SOURCE_DIR}/cli/man/${page}.h2m.in ${man_dir}/include/${page}.h2m @ONLY)
+    set(${out} ${man_dir}/include/${page}.h2m PARENT_SCOPE)
+  endfunction()
   set(names_ringsim "predict ring attention (context parallelism) on a cluster")
   set(names_ringsim-mpi "run ring attention for real across MPI ranks")
   set(names_ringsim-gui "timeline viewer for ringsim traces")
@@ -44,34 +52,41 @@ elseif(RINGSIM_HELP2MAN)
       continue()
     endif()
     set(page ${man_dir}/${t}.1)
+    ringsim_man_include(${t} inc)
     add_custom_command(
       OUTPUT ${page}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${man_dir}
       COMMAND ${CMAKE_COMMAND} -E env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
               QT_QPA_PLATFORM=offscreen ${RINGSIM_HELP2MAN} --no-info --no-discard-stderr
-              --version-string=${PROJECT_VERSION} "--name=${names_${t}}" --output=${page}
-              $<TARGET_FILE:${t}>
-      DEPENDS ${t}
+              --version-string=${PROJECT_VERSION} "--name=${names_${t}}" --include=${inc}
+              --output=${page} $<TARGET_FILE:${t}>
+      COMMAND sed -i "s|docs/|${RINGSIM_DOCDIR}/|g" ${page}
+      DEPENDS ${t} ${inc}
       COMMENT "Man page ${t}.1 (help2man)"
       VERBATIM)
     list(APPEND RINGSIM_MAN_PAGES ${page})
   endforeach()
   # One page per subcommand, ringsim-plan(1) and so on, from `ringsim CMD
   # --help` (git's convention: `man ringsim-plan`).
-  foreach(cmd run minblock hardware plan infer sweep verify profile experiment calibrate)
+  foreach(cmd run minblock hardware plan infer sweep verify profile experiment calibrate validate)
     set(page ${man_dir}/ringsim-${cmd}.1)
+    ringsim_man_include(ringsim-${cmd} inc)
     add_custom_command(
       OUTPUT ${page}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${man_dir}
       COMMAND ${RINGSIM_HELP2MAN} --no-info --no-discard-stderr --version-string=${PROJECT_VERSION}
               "--help-option=${cmd} --help" "--name=ringsim ${cmd}: see ringsim(1)"
-              --output=${page} $<TARGET_FILE:ringsim>
-      DEPENDS ringsim
+              --include=${inc} --output=${page} $<TARGET_FILE:ringsim>
+      COMMAND sed -i "s|docs/|${RINGSIM_DOCDIR}/|g" ${page}
+      DEPENDS ringsim ${inc}
       COMMENT "Man page ringsim-${cmd}.1 (help2man)"
       VERBATIM)
     list(APPEND RINGSIM_MAN_PAGES ${page})
   endforeach()
   add_custom_target(ringsim_man ALL DEPENDS ${RINGSIM_MAN_PAGES})
+  # The documentation the pages (and the programs' help) cite.
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
   install(FILES ${RINGSIM_MAN_PAGES} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
   list(JOIN RINGSIM_PROGRAMS ", " progs)
   message(STATUS "ringsim: man pages: ON (help2man; ${progs}) -> share/man/man1")

@@ -71,6 +71,18 @@ bool own_curves(const std::string& dev) {
   return false;
 }
 
+// Whether every curve published for the device is forward+backward (A100):
+// then one rate stands for both passes, and one panel shows it, not two
+// identical ones.
+bool fwdbwd_only(const std::string& dev) {
+  for (const auto& k : Catalog::embedded().kernels()) {
+    if (k.rates != "curves" || !k.curves_from_kernel.empty()) continue;
+    for (const auto& c : k.curves)
+      if (c.device == dev && c.pass != "fwdbwd") return false;
+  }
+  return true;
+}
+
 // The published curve of this pass and mask, and how the pass was obtained.
 struct Origin {
   const KernelCurve* direct = nullptr;  // points drawn for this pass
@@ -128,7 +140,9 @@ std::vector<Config> curves() {
                 {"mask", mask_name(mask)},
                 {"head_dim", std::to_string(hd)},
                 {"how", o.how},
-                {"panel", hd == 128 && own_curves(dev) ? dev + "/" + pass : "-"}};
+                {"panel", hd == 128 && own_curves(dev) && !(pass == "bwd" && fwdbwd_only(dev))
+                              ? dev + "/" + pass
+                              : "-"}};
             auto interp = facts;
             interp["kind"] = "interpolated";
             v.push_back({name, {}, interp});
@@ -356,8 +370,12 @@ GridExperiment declaration() {
   for (const auto& dev : devices()) {
     if (!own_curves(dev)) continue;
     for (const std::string pass : {"fwd", "bwd"}) {
+      const bool both = fwdbwd_only(dev);
+      if (both && pass == "bwd") continue;
       PanelDecl p{fmt::format("{}: {} (head dim 128)", cat.device(dev).display,
-                              pass == "fwd" ? "forward" : "backward"),
+                              both            ? "forward + backward (one published rate)"
+                              : pass == "fwd" ? "forward"
+                                              : "backward"),
                   "--length",
                   "tflops",
                   dev + "/" + pass,

@@ -18,6 +18,7 @@
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/profile.hpp"
+#include "models/plan/calibration.hpp"
 #include "models/plan/plan.hpp"
 #include "proc/recheck.hpp"
 #include "proc/resolve.hpp"
@@ -90,6 +91,12 @@ Planned plan(const Config& c, const std::string& gpus) {
   p.r.shape = find_model("--model", c.facts.at("model"));
   p.r.context = parse_count("--context", c.facts.at("context"), 1, kMaxTokens);
   p.r.gpus = parse_count("--gpus", gpus, 1, 1 << 20);
+  // As `ringsim plan` sets them: TP and PP searched (--tp auto, --pp auto),
+  // the default batch and the calibration.
+  p.r.tp_degrees = auto_tp_degrees(p.r, p.hw);
+  p.r.pp_degrees.clear();
+  set_default_batch(p.r);
+  set_calibration(p.r, Catalog::embedded().device(kGpu).family, false);
   p.configs = search(p.r, p.hw, *p.cm);
   return p;
 }
@@ -299,8 +306,9 @@ void reading(const std::vector<GridPoint>& pts, const Context&, Output& out) {
 - Tokens/s per GPU stays roughly flat across GPU counts once a config fits: the extra GPUs go to data
   parallelism or a larger ring whose transfers still hide, so the answer to "how many GPUs" is set by memory,
   not speed.
-- Predicted times are what well-tuned kernels would reach (the catalog's FlashAttention-3 efficiency for every
-  matmul); docs/plan.md shows they are optimistic against TorchTitan's measured H100 runs.
+- Every number is `ringsim plan`'s for the same flags: the default global batch (the model card's, else 4M
+  tokens), and the pytorch-fsdp/hopper calibration factor on the step (fitted to TorchTitan's published runs,
+  docs/validation.md), so the step times and tokens/s here are the ones plan prints.
 )";
 }
 

@@ -24,8 +24,9 @@ PACKAGES=(
   # The ringsim program's malloc: the simulator's many small SimGrid objects (cli/CMakeLists.txt).
   libjemalloc-dev
   clang clang-format libclang-rt-14-dev
-  # The Python module (python/, docs/python.md) and its tests.
-  pybind11-dev python3-dev python3-pytest python3-numpy
+  # The Python module (python/, docs/python.md) and its tests; python3-venv for
+  # `pip install .` into a venv (its test makes one).
+  pybind11-dev python3-dev python3-pytest python3-numpy python3-venv
   # Man pages from each program's --help (cmake/Install.cmake; optional).
   help2man
   # A compiler cache outside the clone: rebuilds and CI runs of unchanged

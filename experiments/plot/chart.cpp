@@ -62,8 +62,12 @@ QAbstractAxis* make_axis(const AxisSpec& a, bool horizontal, int panel_px) {
           from = br + 4;
         }
       }
-      if (6.5 * static_cast<double>(longest * a.categories.size()) > 0.8 * panel_px)
-        c->setLabelsAngle(-35);
+      // Rotated labels are still cut at the category's width unless told
+      // not to (QAbstractAxis::truncateLabels): "MI30...". Steeper for many.
+      if (6.5 * static_cast<double>(longest * a.categories.size()) > 0.8 * panel_px) {
+        c->setLabelsAngle(a.categories.size() > 12 ? -60 : -35);
+        c->setTruncateLabels(false);
+      }
     }
     axis = c;
   } else {

@@ -8,6 +8,26 @@
 
 namespace ringsim {
 
+std::vector<int> auto_tp_degrees(const PlanRequest& r, const Hardware& hw) {
+  std::vector<int> tps;
+  for (int t = 1; t <= hw.gpus_per_node && t <= r.shape.kv_heads; t *= 2)
+    if (r.gpus % t == 0 && r.shape.kv_heads % t == 0) tps.push_back(t);
+  return tps;
+}
+
+void set_default_batch(PlanRequest& r) {
+  const bool card = r.shape.global_batch_tokens > 0;
+  const auto budget = card ? r.shape.global_batch_tokens : kDefaultBatchTokens;
+  const auto seqs = std::max<std::int64_t>(1, budget / r.context);
+  r.global_batch_tokens = seqs * r.context;
+  r.batch_source =
+      card ? fmt::format("the model card's {} tokens ({})", budget, r.shape.global_batch_source)
+           : fmt::format(
+                 "the default budget of {} tokens (Llama 2's 4M-token batch; "
+                 "--global-batch-tokens N to change, replica for one sequence per replica)",
+                 budget);
+}
+
 const std::vector<std::string>& checkpointing_names() {
   static const std::vector<std::string> n{"none", "selective", "full"};
   return n;

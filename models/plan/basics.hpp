@@ -87,6 +87,7 @@ struct PlanRequest {
   std::vector<std::int64_t> cp_degrees;  // empty: powers of two dividing gpus (<= kMaxAutoCp)
   std::vector<Layout> layouts;           // empty: all six
   std::vector<int> tp_degrees{1};
+
   double hbm_bytes = 0;  // 0: the hardware's
   // Precision (precision.hpp): the linears in bf16 or FP8, attention in bf16
   // or fp32 (--attention-precision). The FP8 rate comes from the catalog.
@@ -146,6 +147,16 @@ struct PlanRequest {
   // memory total, over the HBM.
   bool memory_check = true;
 };
+
+// Like-for-like rows: one global batch for every row, the model card's or
+// kDefaultBatchTokens, in whole sequences (at least one), with the words that
+// say where it came from (r.batch_source). What `plan` does without
+// --global-batch-tokens, and every in-process caller that stands for plan.
+void set_default_batch(PlanRequest& r);
+
+// `--tp auto`: powers of two within a node that divide the KV heads and the
+// GPU count (what `plan` searches unless --tp fixes one).
+std::vector<int> auto_tp_degrees(const PlanRequest& r, const Hardware& hw);
 
 constexpr std::int64_t kMaxAutoCp = 1024;  // analytic cost grows as cp^2
 

@@ -6,6 +6,8 @@
 
 #include "models/core/errors.hpp"
 #include "models/core/json_reader.hpp"
+#include "models/plan/basics.hpp"
+#include "models/plan/framework.hpp"
 
 namespace ringsim {
 
@@ -70,6 +72,13 @@ std::string calibration_line(const std::string& key, double factor) {
       "first principles",
       key, factor, fitted->runs, fitted->runs == 1 ? "" : "s", 100 * fitted->loo_median_abs_error,
       100 * fitted->loo_max_abs_error);
+}
+
+void set_calibration(PlanRequest& r, const std::string& family, bool none) {
+  r.calibration_key = to_string(r.framework) + "/" + family;
+  r.calibration = 1;
+  if (!none)
+    if (const auto* c = find_calibration(to_string(r.framework), family)) r.calibration = c->factor;
 }
 
 }  // namespace ringsim

@@ -37,4 +37,9 @@ const CalibrationFactor* find_calibration(const std::string& framework, const st
 // for first principles)", or the reason there is none.
 std::string calibration_line(const std::string& key, double factor);
 
+// The request's calibration group (framework/family, named either way) and,
+// unless `none` (--calibration none), its fitted factor: what `plan` applies.
+struct PlanRequest;
+void set_calibration(PlanRequest& r, const std::string& family, bool none);
+
 }  // namespace ringsim

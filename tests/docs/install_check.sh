@@ -39,9 +39,21 @@ for p in "$@"; do
   [[ -s $page ]] || { echo "FAILED: $page missing"; exit 1; }
   grep -q '^\.TH' "$page" || { echo "FAILED: $page is not a man page"; exit 1; }
 done
-for cmd in run minblock hardware plan infer sweep verify profile experiment calibrate; do
+for cmd in run minblock hardware plan infer sweep verify profile experiment calibrate validate; do
   page=$prefix/share/man/man1/ringsim-$cmd.1
   [[ -s $page ]] || { echo "FAILED: $page (the $cmd subcommand's man page) missing"; exit 1; }
   grep -q -- '\\-\\-help' "$page" || { echo "FAILED: $page lists no flags"; exit 1; }
 done
+# Every page has the sections a man page reader looks for, and cites the
+# installed documentation, never the source tree's docs/ folder.
+for page in "$prefix"/share/man/man1/*.1; do
+  for section in EXAMPLES '"EXIT STATUS"' '"SEE ALSO"'; do
+    grep -q "^\.SH $section" "$page" || { echo "FAILED: $page has no $section section"; exit 1; }
+  done
+  if grep -q '[^a-z/]docs/' "$page"; then
+    echo "FAILED: $page cites docs/ of the source tree: $(grep -m1 '[^a-z/]docs/' "$page")"; exit 1
+  fi
+done
+[[ -s $prefix/share/doc/ringsim/validation.md && -s $prefix/share/doc/ringsim/README.md ]] ||
+  { echo "FAILED: the documentation is not installed under $prefix/share/doc/ringsim"; exit 1; }
 echo "installed: $*, their man pages, one per ringsim subcommand and the shell completion under $prefix"

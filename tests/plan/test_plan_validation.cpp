@@ -212,13 +212,43 @@ TEST(ValidatePlot, RatiosHaveAPanelOfTheirOwn) {
   std::vector<ValidationRow> rows{{&a, "", 2, 2, 2}, {&b, "", 1.5, 1.5, 1.5}};
   const auto both = cli::validation_plot_svg(rows, set);
   EXPECT_EQ(count(both, "stroke=\"#444\""), 2) << both;
-  EXPECT_EQ(count(both, "<circle"), 3) << "two cases and one legend entry";
+  EXPECT_EQ(count(both, "<circle"), 5)
+      << "two cases in their log-log panels, the same two in the error panel, one legend entry";
   EXPECT_NE(both.find(">1.25</text>"), std::string::npos);
   EXPECT_NE(both.find(">1e0</text>"), std::string::npos);
   rows.pop_back();
   const auto one = cli::validation_plot_svg(rows, set);
   EXPECT_EQ(count(one, "stroke=\"#444\""), 1);
   EXPECT_EQ(one.find(">1.25</text>"), std::string::npos);
+}
+
+TEST(ValidatePlot, SignedErrorPanelShowsEachCaseByItsError) {
+  // Published 100 tokens/s: predicted 110 (+10%, within 20%), 150 (+50%, out
+  // and unstated), and a refused run. The error panel maps +-100% onto its
+  // 260 px (y0 660): +10% sits 13 px above the zero line at 790, +50% 65 px.
+  auto ok = make_case("ok", "tokens_per_s_per_gpu", 100);
+  auto out = make_case("out", "tokens_per_s_per_gpu", 100);
+  auto refused = make_case("refused", "tokens_per_s_per_gpu", 100);
+  for (auto* c : {&ok, &out, &refused}) {
+    c->source = "s";
+    c->fit = false;
+    c->tolerance = 0.2;
+  }
+  ValidationSet set;
+  set.sources.push_back({"s", "t", "u", "x"});
+  std::vector<ValidationRow> rows{{&ok, "", 110, 110, 110, "", "c"},
+                                  {&out, "", 150, 150, 150, "", "c"},
+                                  {&refused, "", 0, 0, 0, "needs 90 GiB", "c"}};
+  const auto svg = cli::validation_plot_svg(rows, set);
+  EXPECT_NE(svg.find("stroke=\"#666\""), std::string::npos) << "the error panel's frame";
+  EXPECT_NE(svg.find("fill=\"#e8f5e9\""), std::string::npos) << "the +-20% band";
+  EXPECT_NE(svg.find("cy=\"777.0\" r=\"3\" fill=\"#1f77b4\""), std::string::npos)
+      << "+10%: filled (within), 13 px above 790";
+  EXPECT_NE(svg.find("cy=\"725.0\" r=\"3\" fill=\"none\" stroke=\"#d00\""), std::string::npos)
+      << "+50%: out and unstated, a red ring";
+  EXPECT_NE(svg.find("refused: refused"), std::string::npos) << "the refused run's x";
+  EXPECT_NE(svg.find(">+100%</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">-100%</text>"), std::string::npos);
 }
 
 TEST(ValidateCli, Scoreboard) {
