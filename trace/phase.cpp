@@ -28,7 +28,7 @@ constexpr std::array<Info, kPhaseCount> kInfo{{
     {"dense", "dense", Category::Compute, 0x5f6f86},
     {"launch", "launch", Category::Compute, 0xbab0ac},
     {"accumulate", "accumulate", Category::Compute, 0x499894},
-    {"reduce", "reduce", Category::Compute, 0x86bcb6},
+    {"reduce", "reduce", Category::Compute, 0xb6992d},  // olive: apart from merge's teal
     {"idle", "idle", Category::Idle, 0xc9c3bf},
     {"", "other compute", Category::Compute, 0x5f6f86},
     {"", "other comm", Category::Comm, 0xedc948},
