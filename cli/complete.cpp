@@ -35,6 +35,8 @@ std::vector<std::string> flag_values(const std::string& flag) {
   return {};
 }
 
+}  // namespace
+
 std::vector<std::string> flags_of(const CLI::App& a) {
   std::vector<std::string> out;
   for (const auto* o : a.get_options())
@@ -42,8 +44,6 @@ std::vector<std::string> flags_of(const CLI::App& a) {
   std::sort(out.begin(), out.end());
   return out;
 }
-
-}  // namespace
 
 std::vector<std::string> completion_words(const CLI::App& app,
                                           const std::vector<std::string>& names,

@@ -9,6 +9,10 @@
 
 namespace ringsim::cli {
 
+// An app's long flags with their dashes ("--devices"), sorted: what completion
+// offers, and (without the dashes) the keys a --config file may hold.
+std::vector<std::string> flags_of(const CLI::App& a);
+
 // The words for `ringsim __complete ARGS...` (ARGS after __complete).
 std::vector<std::string> completion_words(const CLI::App& app,
                                           const std::vector<std::string>& names,

@@ -5,6 +5,7 @@
 #include <memory>
 #include <set>
 
+#include "cli/complete.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/input_file.hpp"
 #include "models/core/parse.hpp"
@@ -14,12 +15,11 @@ namespace ringsim::cli {
 namespace {
 
 // The keys a config file may hold for `app`: its long flags without the
-// dashes (what did_you_mean offers for a mistyped key).
+// dashes, help aside (what did_you_mean offers for a mistyped key).
 std::vector<std::string> config_keys(const CLI::App& app) {
   std::vector<std::string> keys;
-  for (const CLI::Option* op : app.get_options())
-    for (const auto& name : op->get_lnames())
-      if (name != "help") keys.push_back(name);
+  for (const auto& flag : flags_of(app))
+    if (flag != "--help") keys.push_back(flag.substr(2));
   return keys;
 }
 

@@ -87,7 +87,6 @@ struct PlanRequest {
   std::vector<std::int64_t> cp_degrees;  // empty: powers of two dividing gpus (<= kMaxAutoCp)
   std::vector<Layout> layouts;           // empty: all six
   std::vector<int> tp_degrees{1};
-
   double hbm_bytes = 0;  // 0: the hardware's
   // Precision (precision.hpp): the linears in bf16 or FP8, attention in bf16
   // or fp32 (--attention-precision). The FP8 rate comes from the catalog.

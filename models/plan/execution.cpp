@@ -131,6 +131,10 @@ Execution megatron_fsdp() {
 
 }  // namespace
 
+bool ring_kv_expanded(const PlanRequest& r) {
+  return execution(r).repeat_kv && !r.tpu;
+}
+
 const Execution& execution(const PlanRequest& r) {
   static const Execution eager = pytorch_eager(), compiled = pytorch_compiled(),
                          mega = megatron_te(), mega_fsdp = megatron_fsdp(), jax = jax_xla();

@@ -71,6 +71,12 @@ struct Execution {
 
 // The execution of the request's framework (and --compile for pytorch-fsdp).
 const Execution& execution(const PlanRequest& r);
+// Whether a CP ring under `r`'s framework passes K/V expanded to the query
+// heads: TorchTitan's repeat_kv before SDPA (a CUDA path: on a TPU the
+// kernel's own rule stands); Megatron's TransformerEngine CP and MaxText pass
+// the KV groups. The time (plan.cpp, evaluate) and the memory (memory.cpp)
+// both ask here.
+bool ring_kv_expanded(const PlanRequest& r);
 
 // Memory-bound bytes one layer's forward moves per token (before tp), the
 // fused lower bound plus the execution's extras.

@@ -241,9 +241,8 @@ void add_backward(const Ctx& x, PlanMemory& m, Layout layout) {
   auto w = attention_workload(x.r, layout, x.cp, x.tp, ulysses);
   w.batch = static_cast<std::int64_t>(x.c / static_cast<double>(x.r.context / x.cp));
   // A framework that repeats K/V before the attention call holds them
-  // expanded to every query head (TorchTitan's repeat_kv; execution.hpp), as
-  // its ring passes them (plan.cpp, evaluate: a CUDA path, not on a TPU).
-  if (x.cp > 1 && execution(x.r).repeat_kv && !x.r.tpu) w.shape.kv_heads = w.shape.heads;
+  // expanded to every query head, as its ring passes them (execution.hpp).
+  if (x.cp > 1 && ring_kv_expanded(x.r)) w.shape.kv_heads = w.shape.heads;
   const double attn = static_cast<double>(attention_memory(w).total());
   // Gated: the gate's, up's and product's gradients; plain: up's and the activation's.
   const double mlp_grads = (mlp_gated(s) ? 6 : 4) * F * cb;

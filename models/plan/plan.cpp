@@ -162,11 +162,9 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
                     const std::optional<AttentionOverride>& attention, bool memory_only,
                     const PipelineChoice& pipeline) {
   // The framework's attention module decides what the ring passes, whatever
-  // kernel it calls: TorchTitan repeats K/V to the query heads before SDPA,
-  // Megatron's TransformerEngine CP and MaxText pass the KV groups (the memory
-  // model holds the same, memory.cpp). PyTorch's context_parallel is a CUDA
-  // path: on a TPU the kernel's own rule stands.
-  if (const bool expanded = execution(r).repeat_kv; !r.tpu && cm.expands_kv() != expanded) {
+  // kernel it calls (execution.hpp, ring_kv_expanded); on a TPU the kernel's
+  // own rule stands.
+  if (const bool expanded = ring_kv_expanded(r); !r.tpu && cm.expands_kv() != expanded) {
     Implementation framework_cm = cm;
     framework_cm.expands_kv_ = expanded;
     return evaluate(r, hw, framework_cm, layout, cp, tp, micro_batch, attention, memory_only,
