@@ -198,6 +198,10 @@ Command hardware_command() {
             sub->add_option("--catalog", f->hw.catalog,
                             "Extra catalog JSON (adds or replaces entries by name)")
                 ->type_name(flag_type::kFile);
+            sub->add_option("--set", f->hw.sets,
+                            "Move one catalog field, repeatable: SECTION.NAME.FIELD=VALUE "
+                            "(docs/models.md, 'Moving an assumption')")
+                ->type_name(flag_type::kKeyValue);
             sub->add_flag("--sources", f->sources, "Print the source of every number");
             sub->add_flag("--json", f->json, "Print one JSON object");
             sub->callback([f, code] { *code = run(*f); });

@@ -19,6 +19,7 @@
 #include "models/core/parse.hpp"
 #include "models/core/schema.hpp"
 #include "models/plan/activations.hpp"
+#include "models/plan/assumption_list.hpp"
 #include "models/plan/calibration.hpp"
 #include "models/plan/cost.hpp"
 #include "models/plan/documents.hpp"
@@ -106,9 +107,9 @@ int run_inference(const PlanFlags& f) {
 }
 
 // --compile, --tp-overlap, --micro-batch and --calibration onto the request.
-std::string layouts_text(Framework fw) {
+std::string layouts_text(const PlanRequest& r) {
   std::vector<std::string> v;
-  for (auto l : framework_layouts(fw)) v.push_back(to_string(l));
+  for (auto l : framework_layouts(r)) v.push_back(to_string(l));
   return join(v, ", ");
 }
 
@@ -137,6 +138,7 @@ std::optional<OtherFramework> best_other_framework(const PlanRequest& r, const H
     PlanRequest o = r;
     o.framework = fw;
     o.any_layout = false;
+    o.moves = {};  // --set moved the plan's framework, not this one
     o.compile = o.compile && fw == Framework::PytorchFsdp;
     std::erase_if(o.layouts, [&](Layout l) { return !framework_implements(fw, l); });
     if (!r.layouts.empty() && o.layouts.empty()) continue;
@@ -161,12 +163,11 @@ std::optional<OtherFramework> best_other_framework(const PlanRequest& r, const H
 
 std::string framework_text(const PlanRequest& r, const std::string& kernel,
                            const std::optional<OtherFramework>& other) {
-  std::string out =
-      fmt::format("  framework  {}{}: ranks {} (docs/plan.md, 'Framework x layout'); kernel {}",
-                  r.any_layout ? "any, with the rules of " : "", to_string(r.framework),
-                  r.any_layout ? std::string("every layout")
-                               : "the layouts it implements, " + layouts_text(r.framework),
-                  kernel);
+  std::string out = fmt::format(
+      "  framework  {}{}: ranks {} (docs/plan.md, 'Framework x layout'); kernel {}",
+      r.any_layout ? "any, with the rules of " : "", to_string(r.framework),
+      r.any_layout ? std::string("every layout") : "the layouts it implements, " + layouts_text(r),
+      kernel);
   if (other)
     out += fmt::format(
         "; best other framework: {} {} at {:.0f} tok/s/GPU, MFU {:.1f}%, error band {} "
@@ -222,6 +223,7 @@ void apply_execution_flags(const PlanFlags& f, const Device& device, PlanRequest
   r.memory_check = parse_choice("--memory-check", f.memory_check, {"on", "off"}) == "on";
   const auto cal = parse_choice("--calibration", f.calibration, {"default", "none"});
   set_calibration(r, device.family, cal == "none");
+  if (r.moves.calibration) r.calibration = *r.moves.calibration;
 }
 
 // When nothing fits for memory: the catalog devices whose reported memory
@@ -406,13 +408,13 @@ std::string recheck_text(const proc::Recheck& rc) {
 std::optional<DocumentSampling> document_sampling(const PlanFlags& f) {
   DocumentSampling s;
   s.samples = parse_count("--samples", f.samples, 1, 10000);  // a bad value first, as given
+  s.seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
   if (f.documents.empty()) {
     if (f.samples_given)
       throw InputError("--samples: packings of --documents to evaluate; add --documents DIST");
     return std::nullopt;
   }
   s.spec = parse_documents("--documents", f.documents);
-  s.seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
   return s;
 }
 
@@ -421,7 +423,7 @@ int run(const PlanFlags& f) {
   refuse_inference_flags(f);
   const auto sampling = document_sampling(f);
   const auto hs = proc::parse_hardware(f.hw);
-  const auto cat = proc::load_catalog(hs);
+  const auto cat = proc::load_catalog(hs, /*framework_keys=*/true);
   auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
   hw.xla_collectives = xla_collectives_apply(hw);  // a TPU runs XLA's collectives
   const auto& device = cat.device(hw.gpu_name);
@@ -449,6 +451,7 @@ int run(const PlanFlags& f) {
         f.framework));
   r.framework = r.any_layout ? (r.tpu ? Framework::JaxXla : Framework::PytorchFsdp)
                              : parse_framework("--framework", f.framework);
+  r.moves = parse_framework_moves(hs.sets, r.framework);
   r.precision = parse_precision("--precision", f.precision);
   if (r.precision == Precision::FP8) {
     if (device.peak_fp8 <= 0)
@@ -514,11 +517,11 @@ int run(const PlanFlags& f) {
     }
   if (!r.any_layout)
     for (auto l : r.layouts)
-      if (!framework_implements(r.framework, l))
+      if (!framework_implements(r, l))
         throw InputError(fmt::format(
             "--layout: {} does not implement {} (it has {}; docs/plan.md, 'Framework x layout'); "
             "pass --framework any to plan it anyway",
-            to_string(r.framework), to_string(l), layouts_text(r.framework)));
+            to_string(r.framework), to_string(l), layouts_text(r)));
   if (f.tp == "auto") {
     r.tp_degrees = auto_tp_degrees(r, hw);
   } else {
@@ -599,7 +602,9 @@ int run(const PlanFlags& f) {
     docs = plan_documents(r, hw, *cm, *chosen, r.layouts, *sampling);
   std::string extras;  // appended to --explain
   if (costed) extras += cost_text(*chosen, plan_cost(*chosen, r.gpus, cost));
+  const auto assumed = plan_assumptions(r, hw, cat);
   if (uncertainty) extras += uncertainty_text(*chosen, *uncertainty);
+  extras += "\n" + assumptions_text(assumed);
 
   if (f.json) {
     nlohmann::json j;
@@ -618,11 +623,13 @@ int run(const PlanFlags& f) {
     j["framework"] = to_string(r.framework);
     j["calibration"] = {{"group", r.calibration_key},
                         {"factor", r.calibration},
-                        {"line", calibration_line(r.calibration_key, r.calibration)}};
+                        {"line", calibration_line(r.calibration_key, r.calibration,
+                                                  r.moves.calibration.has_value())}};
     j["memory_check"] = r.memory_check;
     j["error_band"] = band.to_json();
+    j["assumptions"] = assumptions_json(assumed);
     j["framework_layouts"] = nlohmann::json::array();
-    for (auto l : r.any_layout ? std::vector<Layout>() : framework_layouts(r.framework))
+    for (auto l : r.any_layout ? std::vector<Layout>() : framework_layouts(r))
       j["framework_layouts"].push_back(to_string(l));
     j["any_layout"] = r.any_layout;
     j["best_other_framework"] =
@@ -699,7 +706,8 @@ int run(const PlanFlags& f) {
     out += fmt::format("  context    {} tokens ({})\n", r.context,
                        human_tokens(static_cast<double>(r.context)));
   }
-  out += "  " + calibration_line(r.calibration_key, r.calibration) + "\n";
+  out += "  " +
+         calibration_line(r.calibration_key, r.calibration, r.moves.calibration.has_value()) + "\n";
   out += "  error band " + band.text() + "\n";
   out += framework_text(r, cm->kernel(), other);
   if (!r.memory_check)

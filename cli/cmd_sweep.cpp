@@ -89,6 +89,15 @@ int run(const SweepFlags& f) {
     std::set<std::string> seen;
     const auto& ok = sweep::sweepable_flags();
     for (const auto& [flag, text] : f.given) {
+      if (flag == "--set") {
+        // --set KEY=V1,V2: an axis named "--set KEY".
+        const auto [key, value] = proc::parse_set(text);
+        if (!sweep::is_list(flag, value)) continue;
+        if (!seen.insert("--set " + key).second)
+          throw InputError(fmt::format("--set {}: swept twice", key));
+        g.axes.push_back({"--set " + key, sweep::expand("--set " + key, value)});
+        continue;
+      }
       if (!sweep::is_list(flag, text) || seen.count(flag) || flag == "--torus-dims") continue;
       if (std::find(ok.begin(), ok.end(), flag) == ok.end())
         throw InputError(fmt::format("{}: takes one value in a sweep (flags a sweep can vary: {})",

@@ -10,9 +10,20 @@
 
 namespace ringsim::proc {
 
-Catalog load_catalog(const HardwareSpec& h) {
+Catalog load_catalog(const HardwareSpec& h, bool framework_keys) {
   Catalog cat = Catalog::embedded();
   if (!h.catalog.empty()) cat.merge_file(h.catalog);
+  for (const auto& [key, value] : h.sets) {
+    if (key.rfind("frameworks.", 0) == 0) {
+      if (!framework_keys)
+        throw InputError(fmt::format(
+            "--set {}: a framework's rules apply to training plans (ringsim plan without "
+            "--inference); this command models the layout and kernel it is given",
+            key));
+      continue;
+    }
+    cat.set(key, value);
+  }
   return cat;
 }
 

@@ -13,7 +13,10 @@
 namespace ringsim::proc {
 
 // The embedded catalog, with --catalog merged in.
-Catalog load_catalog(const HardwareSpec& h);
+// The embedded catalog, the --catalog file merged in, then each catalog --set
+// applied; a framework key (frameworks.NAME.FIELD) is refused unless
+// `framework_keys` (plan reads those itself: models/plan/moves.hpp).
+Catalog load_catalog(const HardwareSpec& h, bool framework_keys = false);
 // The --model preset with the custom shape flags applied.
 ModelShape resolve_shape(const WorkloadSpec& w);
 Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype);

@@ -205,6 +205,12 @@ void add_hardware_flags(CLI::App* app, HardwareFlags& f) {
       ->type_name(flag_type::kFloat);
   app->add_option("--catalog", f.catalog, "Extra catalog JSON (adds or replaces entries by name)")
       ->type_name(flag_type::kFile);
+  app->add_option("--set", f.sets,
+                  "Move one assumption, repeatable: a catalog field SECTION.NAME.FIELD=VALUE "
+                  "(devices.h100-sxm.gemm_efficiency=0.7, interconnects.ib-ndr.latency=5e-6, "
+                  "kernels.fa3.rate_scale=0.9, kernels.fa2.ops.merge-out.bytes=20) or, for plan, "
+                  "a framework's (frameworks.megatron.gap_s=2e-6); --explain lists the keys")
+      ->type_name(flag_type::kKeyValue);
   app->add_option("--profile", f.profile,
                   "Kernel profile JSON (models/profiles): compute time from measurements")
       ->type_name(flag_type::kFile);
@@ -339,6 +345,18 @@ WorkloadSpec parse_workload(const WorkloadFlags& f, bool with_sizes) {
   return s;
 }
 
+std::pair<std::string, std::string> parse_set(const std::string& text) {
+  const auto eq = text.find('=');
+  const auto key = text.substr(0, eq);
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size() ||
+      key.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789._-") != std::string::npos)
+    throw InputError(fmt::format(
+        "--set: expected KEY=VALUE with a dotted key (devices.h100-sxm.gemm_efficiency=0.7), "
+        "got '{}'",
+        text));
+  return {key, text.substr(eq + 1)};
+}
+
 HardwareSpec parse_hardware(const HardwareFlags& f) {
   HardwareSpec s;
   s.gpu = f.gpu;
@@ -363,6 +381,7 @@ HardwareSpec parse_hardware(const HardwareFlags& f) {
   s.kernel = f.kernel;
   s.query_chunk = opt_count("--query-chunk-size", f.query_chunk, 1, 1 << 24);
   s.key_chunk = opt_count("--key-chunk-size", f.key_chunk, 1, 1 << 24);
+  for (const auto& kv : f.sets) s.sets.push_back(parse_set(kv));
   return s;
 }
 
@@ -468,6 +487,7 @@ std::vector<std::string> to_args(const HardwareSpec& s) {
   put_text(a, "--kernel", s.kernel);
   put_opt(a, "--query-chunk-size", s.query_chunk);
   put_opt(a, "--key-chunk-size", s.key_chunk);
+  for (const auto& [k, v] : s.sets) put(a, "--set", k + "=" + v);
   return a;
 }
 

@@ -65,6 +65,9 @@ struct HardwareSpec {
   std::string kernel;            // --kernel: an implementation in the catalog; "" = the device's
   // --query-chunk-size, --key-chunk-size: the JAX chunk scan's (ringattention-jax only).
   std::optional<int> query_chunk, key_chunk;
+  // --set KEY=VALUE (docs/models.md, "Moving an assumption"), in order: a
+  // catalog field (SECTION.NAME.FIELD) or a framework's (frameworks.NAME.FIELD).
+  std::vector<std::pair<std::string, std::string>> sets;
   bool operator==(const HardwareSpec&) const = default;
 };
 
@@ -115,6 +118,7 @@ struct HardwareFlags {
   std::string nics_per_node, nvlink_domain, oversubscription, wraparound;
   std::string catalog, profile, kernel;
   std::string query_chunk, key_chunk;
+  std::vector<std::string> sets;  // --set KEY=VALUE, in order
 };
 
 struct SimFlags {
@@ -147,6 +151,9 @@ WorkloadSpec parse_workload(const WorkloadFlags& f, bool with_sizes = true);
 HardwareSpec parse_hardware(const HardwareFlags& f);
 SimSpec parse_sim(const SimFlags& f, std::int64_t devices);
 RunSpec parse_run(const RunFlags& f);
+
+// "KEY=VALUE" of --set, split; throws InputError naming --set.
+std::pair<std::string, std::string> parse_set(const std::string& text);
 
 // The flags that reproduce a spec (fields at their default are left out).
 std::vector<std::string> to_args(const WorkloadSpec& s);

@@ -92,7 +92,12 @@ std::string* field(proc::RunFlags& f, const std::string& flag) {
 // Sets one swept flag; the list-valued fault flags take one fault per value
 // ("none": no fault), and --causal takes on/off.
 void set_flag(proc::RunFlags& f, const std::string& flag, const std::string& value) {
-  if (auto* p = field(f, flag)) {
+  if (is_set_axis(flag)) {
+    // "--set KEY": this point's value of the key, in place of the list.
+    const auto key = flag.substr(6);
+    std::erase_if(f.hw.sets, [&](const std::string& kv) { return kv.rfind(key + "=", 0) == 0; });
+    f.hw.sets.push_back(key + "=" + value);
+  } else if (auto* p = field(f, flag)) {
     *p = value;
   } else if (flag == "--straggler" || flag == "--degrade") {
     auto& v = flag == "--straggler" ? f.sim.stragglers : f.sim.degrades;
@@ -133,6 +138,15 @@ void refuse_unresolvable(std::vector<Point>& pts) {
 }
 
 }  // namespace
+
+bool is_set_axis(const std::string& flag) {
+  return flag.size() > 6 && flag.rfind("--set ", 0) == 0;
+}
+
+bool sweepable(const std::string& flag) {
+  const auto& f = sweepable_flags();
+  return is_set_axis(flag) || std::find(f.begin(), f.end(), flag) != f.end();
+}
 
 const std::vector<std::string>& sweepable_flags() {
   static const std::vector<std::string> names = [] {
@@ -277,10 +291,10 @@ Grid parse_grid(const std::string& text, const std::string& path, const std::str
     }
   };
   auto known = [&](const std::string& key) {
-    const auto& f = sweepable_flags();
-    if (std::find(f.begin(), f.end(), key) == f.end())
-      throw InputError(fmt::format("{} {}: '{}' is not a flag a sweep can set (one of: {})", flag,
-                                   path, key, join(f, ", ")));
+    if (!sweepable(key))
+      throw InputError(
+          fmt::format("{} {}: '{}' is not a flag a sweep can set (one of: {}, or \"--set KEY\")",
+                      flag, path, key, join(sweepable_flags(), ", ")));
   };
   if (j.contains("base")) {
     if (!j["base"].is_object())
@@ -323,9 +337,7 @@ std::vector<Point> points(const Grid& g) {
   std::set<std::string> seen;
   double total = 1;
   for (const auto& a : g.axes) {
-    const auto& f = sweepable_flags();
-    if (std::find(f.begin(), f.end(), a.flag) == f.end())
-      throw InputError(fmt::format("{}: not a flag a sweep can set", a.flag));
+    if (!sweepable(a.flag)) throw InputError(fmt::format("{}: not a flag a sweep can set", a.flag));
     if (!seen.insert(a.flag).second) throw InputError(fmt::format("{}: swept twice", a.flag));
     if (a.values.empty()) throw InputError(fmt::format("{}: no values to sweep", a.flag));
     total *= static_cast<double>(a.values.size());

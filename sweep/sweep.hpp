@@ -40,6 +40,11 @@ bool is_list(const std::string& flag, const std::string& text);
 
 // The flags a sweep may vary (those of `ringsim run` with one value each).
 const std::vector<std::string>& sweepable_flags();
+// "--set KEY": an axis over one --set key's values (--set KEY=V1,V2 on the
+// command line; docs/sweep.md, "Sweeping an assumption").
+bool is_set_axis(const std::string& flag);
+// One of sweepable_flags(), or a --set axis.
+bool sweepable(const std::string& flag);
 
 // A grid: the base configuration (every other flag of `ringsim run`, as
 // text) and the swept axes, first axis slowest.

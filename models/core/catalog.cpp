@@ -154,7 +154,45 @@ void read_range(const Reader& r, const std::string& owner, const std::string& fi
       {owner + " " + field, owner, field, value, lo, hi, source, r.str((key + "_source").c_str())});
 }
 
+// Each entry of each section: a patch entry ("patch": true) becomes the entry
+// it names with its fields merged in (JSON merge patch, RFC 7386); every
+// entry's JSON is kept in `raw` for the next patch or --set.
+void resolve_patches(json& j, std::map<std::string, std::string>& raw, const std::string& origin) {
+  for (const auto& section : catalog_sections()) {
+    if (!j.contains(section) || !j[section].is_array()) continue;
+    std::size_t i = 0;
+    for (auto& e : j[section]) {
+      const auto where = fmt::format("{}[{}]", section, i++);
+      if (!e.is_object() || !e.contains("name") || !e["name"].is_string()) continue;
+      const auto key = section + "/" + e["name"].get<std::string>();
+      if (e.contains("patch")) {
+        if (!e["patch"].is_boolean())
+          throw InputError(fmt::format("{}: {}: 'patch' must be true or false", origin, where));
+        const bool patch = e["patch"].get<bool>();
+        e.erase("patch");
+        if (patch) {
+          if (!raw.count(key))
+            throw InputError(fmt::format(
+                "{}: {}: a patch (\"patch\": true) names no {} entry '{}' to patch; drop \"patch\" "
+                "to add it whole",
+                origin, where, section, e["name"].get<std::string>()));
+          json base = json::parse(raw.at(key));
+          base.merge_patch(e);
+          e = std::move(base);
+        }
+      }
+      raw[key] = e.dump();
+    }
+  }
+}
+
 }  // namespace
+
+const std::vector<std::string>& catalog_sections() {
+  static const std::vector<std::string> s{"devices", "interconnects", "clusters", "kernels",
+                                          "comm_libraries"};
+  return s;
+}
 
 const Catalog& Catalog::embedded() {
   static const Catalog c = [] {
@@ -185,6 +223,7 @@ void Catalog::merge_json_text(const std::string& text, const std::string& origin
   if (!j.is_object()) throw InputError(fmt::format("{}: top level must be a JSON object", origin));
   // Parse into copies first so a bad file leaves the catalog unchanged.
   Catalog next = *this;
+  resolve_patches(j, next.raw_, origin);
   auto array = [&](const char* key) -> const json* {
     if (!j.contains(key)) return nullptr;
     if (!j[key].is_array()) throw InputError(fmt::format("{}: '{}' must be an array", origin, key));

@@ -135,6 +135,15 @@ class Catalog {
   static const Catalog& embedded();          // the built-in data (copy it to merge files)
   void merge_file(const std::string& path);  // throws InputError naming the file
   void merge_json_text(const std::string& text, const std::string& origin);
+  // --set SECTION.NAME.FIELD[.FIELD...]=VALUE: one field of one entry moved
+  // (docs/models.md, "Moving an assumption"): the entry is re-read with the
+  // new value, so every check a catalog file gets applies, and an assumed
+  // field's range is dropped (the user chose the value). Arrays of named
+  // objects are addressed by name (kernels.fa2.ops.merge-out.bytes) or index.
+  void set(const std::string& key, const std::string& value);
+  // The keys --set moved, in order: `--explain` says "--set" for their source.
+  const std::vector<std::string>& moved() const { return moved_; }
+  bool moved(const std::string& key) const;
 
   const Device& device(const std::string& name) const;  // throws InputError listing choices
   const Interconnect& interconnect(const std::string& name) const;
@@ -164,6 +173,13 @@ class Catalog {
   std::vector<CommLibrary> comm_libraries_;
   std::vector<PaperRow> paper_;
   std::string paper_source_;
+  // Each entry's JSON as last merged ("devices/h100-sxm"): what a patch entry
+  // ("patch": true in a --catalog file) and --set start from.
+  std::map<std::string, std::string> raw_;
+  std::vector<std::string> moved_;
 };
+
+// The catalog's sections a --set key or a patch entry may name.
+const std::vector<std::string>& catalog_sections();
 
 }  // namespace ringsim

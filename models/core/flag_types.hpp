@@ -32,6 +32,8 @@ inline constexpr const char* kDocuments = "LENGTHS|FILE|DIST";
 inline constexpr const char* kDims = "DIMS";
 inline constexpr const char* kDeviceFactor = "DEVICE:FACTOR";
 inline constexpr const char* kLinkFactor = "LINK:FACTOR";
+// --set: a catalog (or framework) field and its new value.
+inline constexpr const char* kKeyValue = "KEY=VALUE";
 inline constexpr const char* kArg = "ARG";
 // Money: plain decimal numbers in the user's currency.
 inline constexpr const char* kPrice = "PRICE (currency)";

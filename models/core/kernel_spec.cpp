@@ -139,6 +139,7 @@ KernelSpec parse_kernel_spec(const json& e, const std::string& origin, std::size
     }
     k.tiles_source = r.str("tiles_source");
   }
+  k.rate_scale = r.has("rate_scale") ? r.num("rate_scale", 1e-3, 1e3) : 1.0;
   const JsonReader kp{origin, r.where + " kernels_per_call", r.object("kernels_per_call")};
   k.kernels_fwd = static_cast<int>(kp.integer("fwd", 0, 1000));
   k.kernels_bwd = static_cast<int>(kp.integer("bwd", 0, 1000));

@@ -82,6 +82,9 @@ struct KernelSpec {
   std::map<std::string, std::string> curves_from_device;  // device -> device whose curves apply
   std::string curves_from_device_source;
   std::vector<KernelCurve> curves;
+  // Every published curve's rate times this (1: as published); a user's
+  // what-if (--set kernels.NAME.rate_scale=0.9), never set in the catalog.
+  double rate_scale = 1;
   std::vector<KernelTiles> tiles;
   std::string tiles_source;
   int kernels_fwd = 1, kernels_bwd = 1;  // launches per attention call

@@ -19,7 +19,7 @@ double interpolate_log(const std::vector<double>& xs, const std::vector<double>&
 
 KernelCurves::KernelCurves(const KernelSpec& spec, const KernelSpec* from,
                            const std::string& device, double prior_flops, double clock_scale)
-    : prior_(prior_flops), scale_(clock_scale) {
+    : prior_(prior_flops), scale_(clock_scale * spec.rate_scale), rate_scale_(spec.rate_scale) {
   const auto& src = from ? *from : spec;
   std::string dev = device;
   for (const auto* k : {&spec, from})
@@ -93,7 +93,9 @@ std::string KernelCurves::describe(int head_dim) const {
   if (curves_.empty())
     return fmt::format("no published curve for this device: catalog prior {:.0f} TFLOP/s, flat",
                        prior_ / 1e12);
-  const auto at = scale_ < 1 ? fmt::format(", x{:.3f} for the power limit", scale_) : "";
+  const double clock = scale_ / rate_scale_;
+  auto at = clock < 1 ? fmt::format(", x{:.3f} for the power limit", clock) : "";
+  if (rate_scale_ != 1) at += fmt::format(", x{:g} (rate_scale, moved by --set)", rate_scale_);
   return fmt::format("published curves of {} at head dim {} (asked {}), log-linear in length{}",
                      curve_device_, nearest_head_dim(head_dim), head_dim, at);
 }

@@ -42,7 +42,7 @@ class KernelCurves {
  private:
   std::vector<KernelCurve> curves_;
   std::string curve_device_;
-  double prior_ = 0, scale_ = 1;
+  double prior_ = 0, scale_ = 1, rate_scale_ = 1;
 
   const KernelCurve* find(const std::string& pass, CallMask mask, int head_dim) const;
   int nearest_head_dim(int head_dim) const;

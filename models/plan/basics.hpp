@@ -16,6 +16,7 @@
 #include "models/analytic/analytic.hpp"
 #include "models/core/workload.hpp"
 #include "models/plan/framework.hpp"
+#include "models/plan/moves.hpp"
 #include "models/plan/precision.hpp"
 
 namespace ringsim {
@@ -118,6 +119,8 @@ struct PlanRequest {
   // calibration.hpp): 1 and empty under --calibration none.
   double calibration = 1;
   std::string calibration_key;
+  // The framework's assumptions moved by --set frameworks.NAME.FIELD.
+  FrameworkMoves moves;
   // Memory rules a run may set apart from its framework's defaults
   // (framework.hpp): the gradients' dtype in bytes (0: the framework's),
   // FP8 weights (-1: the framework's; Megatron's --fp8-param-gather), and a

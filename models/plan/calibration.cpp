@@ -55,10 +55,17 @@ const CalibrationFactor* find_calibration(const std::string& framework, const st
   return nullptr;
 }
 
-std::string calibration_line(const std::string& key, double factor) {
+std::string calibration_line(const std::string& key, double factor, bool moved) {
   const CalibrationFactor* fitted = nullptr;
   for (const auto& f : embedded_calibration().factors)
     if (f.key == key) fitted = &f;
+  if (moved)
+    return fmt::format(
+        "calibration: {} x{:.3f} on the step time, moved by --set frameworks.{}.calibration ({}); "
+        "--calibration none for first principles",
+        key, factor, key.substr(0, key.find('/')),
+        fitted ? fmt::format("the fitted factor is x{:.3f}", fitted->factor)
+               : std::string("none fitted"));
   if (!fitted)
     return fmt::format("calibration: none fitted for {} (first principles; docs/validation.md)",
                        key.empty() ? std::string("this framework and device") : key);

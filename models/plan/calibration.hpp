@@ -35,7 +35,8 @@ const CalibrationFactor* find_calibration(const std::string& framework, const st
 // One line for a summary: "calibration: pytorch-fsdp/hopper x1.18 (fitted to
 // 9 published runs, leave-one-out median |error| 6.1%; --calibration none
 // for first principles)", or the reason there is none.
-std::string calibration_line(const std::string& key, double factor);
+// `moved`: the factor is the user's (--set frameworks.NAME.calibration).
+std::string calibration_line(const std::string& key, double factor, bool moved = false);
 
 // The request's calibration group (framework/family, named either way) and,
 // unless `none` (--calibration none), its fitted factor: what `plan` applies.

@@ -135,7 +135,9 @@ bool ring_kv_expanded(const PlanRequest& r) {
   return execution(r).repeat_kv && !r.tpu;
 }
 
-const Execution& execution(const PlanRequest& r) {
+namespace {
+
+const Execution& built_in(const PlanRequest& r) {
   static const Execution eager = pytorch_eager(), compiled = pytorch_compiled(),
                          mega = megatron_te(), mega_fsdp = megatron_fsdp(), jax = jax_xla();
   switch (r.framework) {
@@ -147,6 +149,18 @@ const Execution& execution(const PlanRequest& r) {
       break;
   }
   return r.compile ? compiled : eager;
+}
+
+}  // namespace
+
+Execution execution(const PlanRequest& r) {
+  Execution e = built_in(r);
+  const auto& m = r.moves;
+  if (m.dispatch_s) e.dispatch_s = *m.dispatch_s;
+  if (m.gap_s) e.gap_s = *m.gap_s;
+  if (m.kernels_fwd) e.kernels_fwd = *m.kernels_fwd;
+  if (m.kernels_bwd) e.kernels_bwd = *m.kernels_bwd;
+  return e;
 }
 
 double pointwise_fwd_bytes_per_token(const ModelShape& s, const Execution& e) {

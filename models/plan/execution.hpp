@@ -69,8 +69,9 @@ struct Execution {
   const char* source = "";
 };
 
-// The execution of the request's framework (and --compile for pytorch-fsdp).
-const Execution& execution(const PlanRequest& r);
+// The execution of the request's framework (and --compile for pytorch-fsdp),
+// with any field --set moved (r.moves).
+Execution execution(const PlanRequest& r);
 // Whether a CP ring under `r`'s framework passes K/V expanded to the query
 // heads: TorchTitan's repeat_kv before SDPA (a CUDA path: on a TPU the
 // kernel's own rule stands); Megatron's TransformerEngine CP and MaxText pass

@@ -54,6 +54,15 @@ bool framework_implements(Framework f, Layout l) {
   return std::find(v.begin(), v.end(), l) != v.end();
 }
 
+std::vector<Layout> framework_layouts(const PlanRequest& r) {
+  return r.moves.layouts ? *r.moves.layouts : framework_layouts(r.framework);
+}
+
+bool framework_implements(const PlanRequest& r, Layout l) {
+  const auto v = framework_layouts(r);
+  return std::find(v.begin(), v.end(), l) != v.end();
+}
+
 namespace {
 
 FrameworkProfile pytorch_fsdp() {

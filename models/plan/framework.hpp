@@ -23,6 +23,10 @@ Framework parse_framework(const std::string& flag, const std::string& s);
 const std::vector<Layout>& framework_layouts(Framework f);
 const char* framework_layouts_source(Framework f);
 bool framework_implements(Framework f, Layout l);
+// The same for a request: its framework's, or those --set moved
+// (frameworks.NAME.layouts).
+std::vector<Layout> framework_layouts(const PlanRequest& r);
+bool framework_implements(const PlanRequest& r, Layout l);
 
 enum class StateSharding {
   Zero3,                // params, grads, optimizer sharded over every rank of a TP slice (FSDP)

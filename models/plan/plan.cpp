@@ -341,7 +341,7 @@ std::vector<Candidate> candidates(const PlanRequest& r, const Hardware& hw, bool
             std::find(r.layouts.begin(), r.layouts.end(), l) == r.layouts.end())
           continue;
         // Only what the framework implements (framework.hpp), unless --framework any.
-        if (!r.any_layout && !framework_implements(r.framework, l)) continue;
+        if (!r.any_layout && !framework_implements(r, l)) continue;
         // Automatic search: hybrid only where it differs from zigzag and ulysses.
         if (r.layouts.empty() && l == Layout::Hybrid) {
           int u = 0;

@@ -76,6 +76,7 @@ BAD = {
     "DIMS": ["4x", "0x4", "axb"],
     "DEVICE:FACTOR": ["3", "3:0", "x:2", "3:nan"],
     "LINK:FACTOR": ["nic7", "nic7:-1", ":2"],
+    "KEY=VALUE": ["foo", "=1", "devices.h100-sxm=1", "devices.h100-sxm.gemm_efficiency=nan"],
 }
 OUTPUT_BAD = [".", "/nonexistent/x.json"]
 

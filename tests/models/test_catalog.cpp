@@ -89,3 +89,56 @@ TEST(Catalog, MissingFileNamesIt) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/x.json"), std::string::npos);
   }
 }
+
+// Moving an assumption (docs/models.md): --set and patch entries.
+TEST(Catalog, SetMovesOneFieldAndKeepsTheRest) {
+  auto c = Catalog::embedded();
+  const auto before = c.device("h100-sxm");
+  c.set("devices.h100-sxm.gemm_efficiency", "0.5");
+  EXPECT_DOUBLE_EQ(c.device("h100-sxm").gemm_efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(c.device("h100-sxm").hbm_bytes, before.hbm_bytes);
+  EXPECT_TRUE(c.moved("devices.h100-sxm.gemm_efficiency"));
+  EXPECT_FALSE(c.moved("devices.h100-sxm.hbm_bytes"));
+  // Nested fields and named array elements.
+  c.set("devices.h100-sxm.peak_flops.bf16", "5e14");
+  EXPECT_DOUBLE_EQ(c.device("h100-sxm").peak_bf16, 5e14);
+  c.set("kernels.fa2.ops.merge-out.bytes", "20");
+  for (const auto& op : c.kernel("fa2").ops)
+    if (op.name == "merge-out") EXPECT_DOUBLE_EQ(op.bytes, 20);
+  // An optional field the entry does not spell out.
+  c.set("kernels.fa3.rate_scale", "0.8");
+  EXPECT_DOUBLE_EQ(c.kernel("fa3").rate_scale, 0.8);
+  EXPECT_DOUBLE_EQ(Catalog::embedded().kernel("fa3").rate_scale, 1.0);
+}
+
+TEST(Catalog, SetOutsideAnAssumedRangeDropsTheRange) {
+  auto c = Catalog::embedded();
+  const auto n = c.interconnect("nvlink4");
+  ASSERT_FALSE(n.assumptions.empty());  // latency carries a range
+  c.set("interconnects.nvlink4.latency", "1e-3");
+  EXPECT_DOUBLE_EQ(c.interconnect("nvlink4").latency, 1e-3);
+  EXPECT_TRUE(c.interconnect("nvlink4").assumptions.empty());
+}
+
+TEST(Catalog, SetRefusesWhatIsNotThere) {
+  auto c = Catalog::embedded();
+  for (const auto& [k, v] :
+       std::vector<std::pair<std::string, std::string>>{{"devices.h100-sxm.nope", "1"},
+                                                        {"devices.h100-sxm.gemm_efficiency", "x"},
+                                                        {"gadgets.h100-sxm.x", "1"},
+                                                        {"kernels.fa2.ops.99.bytes", "1"},
+                                                        {"devices.h100-sxm.name.x", "1"}})
+    EXPECT_THROW(c.set(k, v), InputError) << k;
+  EXPECT_FALSE(c.moved("devices.h100-sxm.nope"));
+}
+
+TEST(Catalog, PatchEntryMergesIntoTheNamedEntry) {
+  auto c = Catalog::embedded();
+  c.merge_json_text(R"({"devices": [{"name": "h100-sxm", "patch": true, "hbm_efficiency": 0.7}]})",
+                    "test");
+  EXPECT_DOUBLE_EQ(c.device("h100-sxm").hbm_efficiency, 0.7);
+  EXPECT_DOUBLE_EQ(c.device("h100-sxm").peak_bf16,
+                   Catalog::embedded().device("h100-sxm").peak_bf16);
+  EXPECT_THROW(c.merge_json_text(R"({"devices": [{"name": "zz", "patch": true}]})", "test"),
+               InputError);
+}

@@ -224,6 +224,18 @@ TEST(SweepCli, RefusedPointIsARowAndTheSweepGoesOn) {
   EXPECT_TRUE(fs::exists(out + ".jsonl"));
 }
 
+TEST(SweepCli, SetKeyIsAnAxisAndMovesTheAnswer) {
+  // --set KEY=V1,V2 sweeps one assumption: a 10x slower inter-node link
+  // makes this communication-bound ring (16 devices over two nodes) slower.
+  const auto j = run_ok({RINGSIM_BIN, "sweep", "--devices", "16", "--block", "4K", "--engine",
+                         "analytic", "--set", "interconnects.ib-ndr.bandwidth=5e9,50e9", "--json"});
+  ASSERT_EQ(j["points"], 2);
+  ASSERT_EQ(j["failed"], 0);
+  EXPECT_EQ(j["rows"][0]["params"]["--set interconnects.ib-ndr.bandwidth"], "5e9");
+  const double slow = j["rows"][0]["summary"]["time_s"], fast = j["rows"][1]["summary"]["time_s"];
+  EXPECT_GT(slow, 2 * fast);
+}
+
 TEST(SweepCli, PlotSpecHasOneSeriesPerValue) {
   const auto out = tmp("plot.jsonl"), plot = tmp("plot");
   run_ok({RINGSIM_BIN, "sweep", "--devices", "2,4,8", "--layout", "ring,zigzag", "--engine",
