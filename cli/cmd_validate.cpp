@@ -233,15 +233,6 @@ void write_outputs(const std::vector<Output>& outs) {
   commit_all(all);
 }
 
-// --plot writes SVG: a name that promises another format is refused before any work.
-void check_plot_name(const std::string& path) {
-  if (path.empty() || path == "-") return;
-  const auto dot = path.rfind('.');
-  const auto ext = dot == std::string::npos ? std::string() : path.substr(dot);
-  if (ext != ".svg" && ext != ".SVG")
-    throw InputError(fmt::format("--plot: writes SVG; give a path ending in .svg, got '{}'", path));
-}
-
 int run(const ValidateFlags& f) {
   check_plot_name(f.plot);
   check_outputs(
@@ -267,11 +258,12 @@ int run(const ValidateFlags& f) {
     for (std::size_t i = 0; i < rows.size(); ++i) rows[i].loo = refit[i].loo;
   }
   const auto sum = summarise(rows);
-  write_outputs({{"--fit", f.fit, f.fit.empty() ? "" : calibration_json_text(factors)},
-                 {"--error-bands", f.error_bands,
-                  f.error_bands.empty() ? "" : error_bands_json_text(bands_of(rows))},
-                 {"--csv", f.csv, f.csv.empty() ? "" : csv(rows)},
-                 {"--plot", f.plot, f.plot.empty() ? "" : validation_plot_svg(rows, set)}});
+  write_outputs(
+      {{"--fit", f.fit, f.fit.empty() ? "" : calibration_json_text(factors)},
+       {"--error-bands", f.error_bands,
+        f.error_bands.empty() ? "" : error_bands_json_text(bands_of(rows))},
+       {"--csv", f.csv, f.csv.empty() ? "" : csv(rows)},
+       {"--plot", f.plot, f.plot.empty() ? "" : validation_plot_bytes(rows, set, f.plot)}});
   if (f.json) {
     std::cout << to_json(rows, factors, sum, set).dump(2) << "\n";
   } else {
@@ -307,8 +299,9 @@ Command validate_command() {
             "compared (exit 1 when a case leaves its tolerance unstated; docs/validation.md)");
         sub->add_option("--csv", f->csv, "Also write the rows as CSV to FILE")->type_name("FILE");
         sub->add_option("--plot", f->plot,
-                        "Also write predicted vs published (log-log, one colour per source) "
-                        "as SVG to FILE")
+                        "Also write predicted vs published (log-log, one colour per source) and "
+                        "each case's signed error to FILE, in the format its extension names: "
+                        ".svg, .png or .pdf (PNG and PDF rendered by ringsim-plot)")
             ->type_name("FILE");
         sub->add_option("--fit", f->fit,
                         "Refit the framework-level calibration to the cases marked fit and "

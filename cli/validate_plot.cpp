@@ -144,9 +144,11 @@ double draw_error_panel(std::string& s, double x0, double y0, double w,
       const auto status = r->status();
       if (!r->refused.empty()) {
         s += fmt::format(
-            "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"{}\">x"
-            "<title>{}: refused</title></text>\n",
-            x, py(-1) + 4, c, r->c->id);
+            // The title beside the text, in a group: inside <text>, a renderer
+            // of SVG Tiny (Qt Svg: --plot x.png) draws it as text.
+            "<g><title>{}: refused</title><text x=\"{:.1f}\" y=\"{:.1f}\" "
+            "text-anchor=\"middle\" fill=\"{}\">x</text></g>\n",
+            r->c->id, x, py(-1) + 4, c);
         continue;
       }
       s += fmt::format(
@@ -160,7 +162,7 @@ double draw_error_panel(std::string& s, double x0, double y0, double w,
         "text-anchor=\"end\" font-size=\"10\">{}</text>\n",
         cx + 3, y0 + h + 10, ids[i]);
   }
-  return h + 130;
+  return h + 175;  // the rotated source names (up to ~27 characters) below
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/plot/chart.hpp"
+#include "experiments/plot/from_svg.hpp"
 #include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/input_file.hpp"
@@ -21,6 +22,34 @@ void quiet_handler(QtMsgType type, const QMessageLogContext&, const QString& msg
   if (type == QtDebugMsg || type == QtInfoMsg) return;
   if (msg.contains("XDG_RUNTIME_DIR")) return;
   std::cerr << "ringsim-plot: qt: " << msg.toStdString() << "\n";
+}
+void offscreen_unless_display() {
+  // No display (CI, ssh): render offscreen. A user's explicit choice wins.
+  if (!std::getenv("QT_QPA_PLATFORM") && !std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY"))
+    setenv("QT_QPA_PLATFORM", "offscreen", 1);
+}
+
+// --from-svg IN.svg OUT.png|OUT.pdf: the format is the output's extension.
+int from_svg(char** argv) {
+  const std::string in = argv[2], out = argv[3];
+  const auto dot = out.rfind('.');
+  const auto ext = dot == std::string::npos ? std::string() : out.substr(dot + 1);
+  if (ext != "png" && ext != "pdf") {
+    std::cerr << "ringsim-plot: error: OUT: name a .png or a .pdf file, got '"
+              << ringsim::one_line(out) << "'\n";
+    return 2;
+  }
+  offscreen_unless_display();
+  qInstallMessageHandler(quiet_handler);
+  int qargc = 1;
+  QApplication app(qargc, argv);
+  try {
+    ringsim::plot::convert_svg(in, out, ext);
+  } catch (const ringsim::InputError& e) {
+    std::cerr << "ringsim-plot: error: " << ringsim::one_line(e.what()) << "\n";
+    return 2;
+  }
+  return 0;
 }
 }  // namespace
 
@@ -33,9 +62,12 @@ int main(int argc, char** argv) {
     std::cout
         << "usage: ringsim-plot SPEC.json OUT.png [OUT.svg]\n"
            "Renders a ringsim plot spec (schema ringsim-plot-1, experiments/README.md) to PNG\n"
-           "and, when OUT.svg is given, the same figure as SVG.\n";
+           "and, when OUT.svg is given, the same figure as SVG.\n"
+           "       ringsim-plot --from-svg IN.svg OUT.png|OUT.pdf\n"
+           "Renders an SVG (ringsim validate --plot's) to PNG or PDF.\n";
     return 0;
   }
+  if (argc == 4 && std::string(argv[1]) == "--from-svg") return from_svg(argv);
   if (argc != 3 && argc != 4) {
     std::cerr << "ringsim-plot: error: usage: ringsim-plot SPEC.json OUT.png [OUT.svg]\n";
     return 2;

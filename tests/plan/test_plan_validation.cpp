@@ -16,6 +16,7 @@
 #include "helpers.hpp"
 #include "models/core/errors.hpp"
 #include "models/plan/validation.hpp"
+#include "proc/child.hpp"
 
 namespace ringsim {
 namespace {
@@ -374,10 +375,10 @@ TEST(ValidationMemory, APeakIsNotScaledByTheStepFactor) {
 }
 
 TEST(ValidateCli, OutputsAreCheckedFirstAndWrittenWhole) {
-  // --plot writes SVG: another extension is refused before any work.
-  const auto png = run_cli({"validate", "--plot", "x.png"});
-  EXPECT_EQ(png.code, 2);
-  EXPECT_NE(png.err.find("--plot: writes SVG"), std::string::npos) << png.err;
+  // The extension names the format: another is refused before any work.
+  const auto txt = run_cli({"validate", "--plot", "x.txt"});
+  EXPECT_EQ(txt.code, 2);
+  EXPECT_NE(txt.err.find("--plot: the extension names the format"), std::string::npos) << txt.err;
   // Two outputs on one file are refused, and the file is left as it was.
   const auto dir = std::filesystem::temp_directory_path() / "ringsim_validate_outputs";
   std::filesystem::create_directories(dir);
@@ -399,6 +400,25 @@ TEST(ValidateCli, OutputsAreCheckedFirstAndWrittenWhole) {
   std::string head;
   std::getline(c, head);
   EXPECT_EQ(head.rfind("case,source,command", 0), 0u) << head;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ValidateCli, PlotWritesTheFormatItsExtensionNames) {
+  if (proc::sibling_exe("ringsim-plot").empty())
+    GTEST_SKIP() << "SKIPPED: ringsim-plot is not built (RINGSIM_GUI=OFF or no Qt 6 Charts/Svg)";
+  const auto dir = std::filesystem::temp_directory_path() / "ringsim_validate_formats";
+  std::filesystem::create_directories(dir);
+  // Magic bytes: PNG's signature, PDF's header, SVG's root element.
+  for (const auto& [ext, magic] : std::vector<std::pair<std::string, std::string>>{
+           {"png", "\x89PNG\r\n\x1a\n"}, {"pdf", "%PDF-"}, {"svg", "<svg"}}) {
+    const auto path = (dir / ("v." + ext)).string();
+    const auto r = run_cli({"validate", "--only", "distflashattn-2023", "--plot", path});
+    ASSERT_EQ(r.code, 0) << ext << ": " << r.err;
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(bytes.find(magic), std::string::npos) << ext;
+    if (ext != "svg") EXPECT_EQ(bytes.rfind(magic, 0), 0u) << ext << " starts with its magic";
+  }
   std::filesystem::remove_all(dir);
 }
 
