@@ -19,10 +19,12 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "cli/calibrate/noise.hpp"
 #include "cli/calibrate/workdir.hpp"
 #include "cli/command.hpp"
 #include "kernels/profile_run.hpp"
@@ -48,7 +50,7 @@ using nlohmann::json;
 struct CalibrateFlags {
   std::string ranks = "2", repeat, timeout = "600", retries = "3", launches;
   bool json = false, quick = false, keep_files = false;
-  std::string mpirun = "mpirun", mpi_bin, ringsim_bin, profile, workdir;
+  std::string mpirun = "mpirun", mpi_bin, ringsim_bin, profile, workdir, max_noise;
   std::vector<std::string> mpirun_args;
 };
 
@@ -544,6 +546,19 @@ std::string text_report(const json& j) {
   const int cores = mb["cores"].get<int>();
   // Noise the measurement carries itself: a configuration whose best of its
   // attempts still lost more than 10% of its wall time to other processes.
+  const auto& nz = j["noise"];
+  const double spread = nz["spread"].get<double>(), wall_cpu = nz["contention"].get<double>();
+  out += fmt::format(
+      "\nmachine noise, measured first: the same {} of arithmetic timed {} times spreads {:.1f}% "
+      "(p90 - p10 over the median), wall/cpu {:.2f}; a model error much smaller than that is not "
+      "resolved on this machine\n",
+      human_seconds(nz["sample_s"].get<double>()), nz["samples"].get<int>(), 100 * spread,
+      wall_cpu);
+  if (spread > kQuiet - 1 || wall_cpu > kQuiet)
+    out += fmt::format(
+        "warning: that noise is above {:.0f}%: other work shares the cores, and the errors below "
+        "measure it as much as the model (--max-noise F refuses such a machine)\n",
+        100 * (kQuiet - 1));
   std::vector<std::string> disturbed;
   for (const auto& r : j["runs"])
     if (r["contention"].get<double>() > kQuiet)
@@ -577,6 +592,8 @@ int run(const CalibrateFlags& f) {
   const int repeat = static_cast<int>(
       f.repeat.empty() ? (f.quick ? 3 : 7) : parse_count("--repeat", f.repeat, 1, 1000));
   if (!f.profile.empty()) (void)read_profile(f.profile);  // a bad file fails before measuring
+  std::optional<double> max_noise;
+  if (!f.max_noise.empty()) max_noise = parse_real("--max-noise", f.max_noise, 0, 1);
   const auto tools = find_tools(f);
 
   fs::path dir;
@@ -602,6 +619,16 @@ int run(const CalibrateFlags& f) {
 
   const auto configs = default_configs(f.quick);
   const auto load_before = machine_load();
+  // The machine's own noise first: what the comparison below can resolve.
+  const auto noise = calibrate::measure_noise();
+  if (max_noise) {
+    const double limit = *max_noise;
+    if (noise.spread > limit || noise.contention - 1 > limit)
+      throw InputError(fmt::format(
+          "--max-noise {}: this machine's timing noise is {:.0f}% (spread of a {} probe; "
+          "wall/cpu {:.2f}) before anything is measured; free the cores or raise the limit",
+          f.max_noise, 100 * noise.spread, human_seconds(noise.median_s), noise.contention));
+  }
   auto m = given_profile(f);
   // Launches go round the configurations (round l launches each once), each
   // right after its own ping-pong: drift on a shared machine then spreads
@@ -675,6 +702,7 @@ int run(const CalibrateFlags& f) {
   if (kept) j["workdir"] = dir.string();
   if (const auto note = policy.note(dir.string()); !note.empty()) j["workdir_note"] = note;
   j["machine"] = {{"before", load_before}, {"after", machine_load()}};
+  j["noise"] = noise.to_json();
 
   j["schema_version"] = kJsonSchemaVersion;
   if (f.json)
@@ -724,6 +752,10 @@ Command calibrate_command() {
                "profiles measured there)")
             ->type_name(flag_type::kDir);
         sub->add_flag("--keep", f->keep_files, "Keep the temporary folder");
+        sub->add_option("--max-noise", f->max_noise,
+                        "Refuse (exit 2) when the machine's timing noise, measured first, is "
+                        "above this fraction (0.1 = 10%); default: report it and warn above 10%")
+            ->type_name(flag_type::kFraction);
         sub->add_option("--launches", f->launches,
                         "Separate mpirun launches per configuration; the median launch is "
                         "reported (default 5, quick 3)")

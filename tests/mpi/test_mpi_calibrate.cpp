@@ -55,12 +55,29 @@ TEST(Calibrate, JsonHasEveryConfigurationPredictedAndMeasured) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{"compute-bound", "causal-zigzag", "comm-heavy",
                                              "comm-bound"}));
+  // The machine's noise, measured before anything else.
+  EXPECT_EQ(j["noise"]["samples"], 40);
+  EXPECT_GT(j["noise"]["sample_s"].get<double>(), 0);
+  EXPECT_GE(j["noise"]["spread"].get<double>(), 0);
+  EXPECT_GT(j["noise"]["contention"].get<double>(), 0);
   std::filesystem::remove_all(work);
 }
 
+TEST(Calibrate, MaxNoiseRefusesANoisyMachineBeforeMeasuring) {
+  // No machine times the same work 40 times to exactly the same nanosecond:
+  // a limit of 0 refuses every machine, before any MPI launch.
+  const auto r =
+      run_ringsim("calibrate --ranks 2 --quick --max-noise 0 --mpi-bin " RINGSIM_MPI_BIN);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--max-noise 0: this machine's timing noise is"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
 TEST(Calibrate, BadInputOneLineExit2) {
-  for (const auto* args : {"calibrate --launches 0", "calibrate --ranks 1",
-                           "calibrate --mpi-bin /nonexistent/ringsim-mpi"}) {
+  for (const auto* args :
+       {"calibrate --launches 0", "calibrate --ranks 1",
+        "calibrate --mpi-bin /nonexistent/ringsim-mpi", "calibrate --max-noise 2"}) {
     const auto r = run_ringsim(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
