@@ -107,6 +107,14 @@ RunFacts run_facts(const RunInfo& run) {
     x.text = "compute jitter sigma " + fmt_factor(x.factor) + ", seed " + std::to_string(x.seed);
     f.faults.push_back(std::move(x));
   }
+  if (const auto* t = number(run, "analytic.ttft_s")) {
+    f.infer_ttft_us = t->number * 1e6;
+    if (const auto* e = number(run, "analytic.attention_exposed_comm_s"))
+      f.infer_ring_exposed_us = e->number * 1e6;
+    const auto* tp = number(run, "simgrid.tp_comm_s");
+    if (!tp) tp = number(run, "analytic.tp_comm_s");
+    if (tp) f.infer_tp_us = tp->number * 1e6;
+  }
   if (const auto* t = text(run, "verdict.text")) {
     f.has_verdict = true;
     f.verdict_text = t->text;

@@ -38,6 +38,10 @@ struct RunFacts {
   std::string verdict_hidden;      // verdict.hidden ("true"/"false"), empty if absent
   double verdict_exposed_us = -1;  // verdict.exposed_comm_s in microseconds, -1 if absent
   bool has_summary = false;        // any otherData.ringsim.summary at all
+  // An `infer --trace` (a prefill): its summary's own split of the time, so
+  // the header names what `infer` prints (the ring's exposed transfers apart
+  // from the TP all-reduces, which are on the critical path by design); -1 if absent.
+  double infer_ttft_us = -1, infer_ring_exposed_us = -1, infer_tp_us = -1;
 };
 
 RunFacts run_facts(const RunInfo& run);

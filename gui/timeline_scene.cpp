@@ -283,6 +283,20 @@ void TimelineScene::paint_selection(QPainter& p, const TimeView& view, const Sel
   }
 }
 
+namespace {
+// `text` on at most two lines of `width`: the first broken at the last space
+// that fits, the rest elided at the end of the second.
+std::pair<QString, QString> two_lines(const QString& text, const QFontMetricsF& fm, double width) {
+  if (fm.horizontalAdvance(text) <= width) return {text, QString()};
+  qsizetype cut = text.size();
+  while (cut > 0 && fm.horizontalAdvance(text.left(cut)) > width) {
+    const auto space = text.lastIndexOf(' ', cut - 1);
+    cut = space > 0 ? space : cut - 1;
+  }
+  return {text.left(cut), fm.elidedText(text.mid(cut).trimmed(), Qt::ElideRight, width)};
+}
+}  // namespace
+
 void TimelineScene::paint_header(QPainter& p, const Band& band, const TimeView& view) const {
   const LoadedTrace& lt = traces_[static_cast<std::size_t>(band.trace)];
   const QRectF hdr = band.header.adjusted(8, 0, -kRightMargin, 0);
@@ -305,17 +319,24 @@ void TimelineScene::paint_header(QPainter& p, const Band& band, const TimeView& 
   p.drawText(rest, Qt::AlignVCenter | Qt::AlignLeft,
              QFontMetricsF(normal).elidedText(qs(header_numbers(lt.summary, lt.facts)),
                                               Qt::ElideRight, rest.width()));
-  // Line 2: the critical device and the faults, named.
+  // Lines 2-3: the run's verdict, the whole width, wrapped onto a second
+  // line rather than cut (it is the headline's reason).
+  const QString verdict = qs(header_verdict(lt.facts));
+  const auto [first, second] = two_lines(verdict, QFontMetricsF(normal), hdr.width());
+  for (const auto& [text, dy] : {std::pair{first, 17.0}, std::pair{second, 33.0}})
+    p.drawText(QRectF(hdr.left(), hdr.top() + dy, hdr.width(), 16),
+               Qt::AlignVCenter | Qt::AlignLeft, text);
+  // Line 4: the critical device and the faults, named.
   const QString story = qs(header_story(lt.facts, lt.critical.device, lt.critical.device_wait_us));
   if (!story.isEmpty()) {
     p.setPen(lt.facts.faults.empty() ? QColor(0x45, 0x45, 0x45) : QColor(0xb0, 0x1e, 0x2a));
-    p.drawText(QRectF(hdr.left(), hdr.top() + 18, hdr.width(), 16),
+    p.drawText(QRectF(hdr.left(), hdr.top() + 51, hdr.width(), 16),
                Qt::AlignVCenter | Qt::AlignLeft,
                QFontMetricsF(normal).elidedText(story, Qt::ElideRight, hdr.width()));
   }
-  // Line 3: forward/backward and layer markers over the plot's x axis.
+  // Line 5: forward/backward and layer markers over the plot's x axis.
   const QRectF plot = plot_rect();
-  const QRectF strip(plot.left(), hdr.top() + 37, plot.width(), 16);
+  const QRectF strip(plot.left(), hdr.top() + 70, plot.width(), 16);
   const QFont tiny = small_font(7.5);
   p.setFont(tiny);
   p.save();
@@ -822,8 +843,15 @@ void TimelineScene::paint_axis(QPainter& p, const TimeView& view) const {
     for (std::size_t m = 1; nice < every; m *= 10)
       for (const std::size_t k : {std::size_t{1}, std::size_t{2}, std::size_t{5}})
         if (nice < every) nice = k * m;
-    for (std::size_t c = 0; c < cols.size(); c += nice) {
+    // Labelled by the step's own number, so each pass reads 0, 5, 10 ... from
+    // its start (the column index would number the backward pass on from the
+    // forward's end); a label too close to the last one is left out.
+    double last_x = -1e9;
+    for (std::size_t c = 0; c < cols.size(); ++c) {
+      if (cols[c].step < 0 || cols[c].step % static_cast<std::int32_t>(nice) != 0) continue;
       const double x = std::round(column_x(b, static_cast<double>(c) + 0.5)) + 0.5;
+      if (x - last_x < 24) continue;
+      last_x = x;
       p.drawLine(QPointF(x, y), QPointF(x, y + 5));
       const QString label = QString::number(cols[c].step);
       p.drawText(QRectF(x - 30, y + 5, 60, kAxis - 6), Qt::AlignHCenter | Qt::AlignTop, label);
@@ -845,6 +873,31 @@ void TimelineScene::paint_axis(QPainter& p, const TimeView& view) const {
     p.drawText(QRectF(left, y + 5, w, kAxis - 6), Qt::AlignHCenter | Qt::AlignTop, label);
   }
   p.drawText(QRectF(4, y + 5, kGutter - 14, kAxis - 6), Qt::AlignRight | Qt::AlignTop, "time");
+}
+
+// The heat-map's colour bar: the scale continuous (colour by the square root
+// of wait / max, as the cells), ticks at a quarter, half and three quarters of
+// its length with the wait each colour stands for. Returns its right edge.
+double TimelineScene::paint_colour_bar(QPainter& p, double x, double y, double max_us) const {
+  constexpr double kW = 280, kSlices = 140;
+  for (int i = 0; i < kSlices; ++i) {
+    const double f = (i + 0.5) / kSlices;
+    p.fillRect(QRectF(x + i * kW / kSlices, y + 1, kW / kSlices + 0.5, 8),
+               heat_color(f * f * max_us, max_us));
+  }
+  const QFont tiny = small_font(7);
+  p.setFont(tiny);
+  p.setPen(QColor(0x30, 0x30, 0x30));
+  for (const double f : {0.0, 0.25, 0.5, 0.75, 1.0}) {
+    const double tx = x + f * kW;
+    p.drawLine(QPointF(tx, y + 9), QPointF(tx, y + 12));
+    const QString label = f == 0 ? QString("0") : qs(format_us(f * f * max_us));
+    const double w = QFontMetricsF(tiny).horizontalAdvance(label) + 2;
+    const double left = f == 0 ? tx : (f == 1 ? tx - w : tx - w / 2);
+    p.drawText(QRectF(left, y + 12, w, 10), Qt::AlignHCenter | Qt::AlignTop, label);
+  }
+  p.setFont(small_font(8.5));
+  return x + kW;
 }
 
 void TimelineScene::paint_legend(QPainter& p) const {
@@ -871,13 +924,7 @@ void TimelineScene::paint_legend(QPainter& p) const {
     p.setPen(QColor(0x30, 0x30, 0x30));
     p.drawText(QPointF(x, y + 12), "wait per device and step:");
     x += fm.horizontalAdvance("wait per device and step:") + 8;
-    for (int i = 0; i <= 10; ++i) {
-      p.fillRect(QRectF(x + i * 12, y + 3, 12, 10), heat_color(max_us * i * i / 100.0, max_us));
-    }
-    x += 11 * 12 + 6;
-    const QString scale = QString("0 .. %1").arg(qs(format_us(max_us)));
-    p.drawText(QPointF(x, y + 12), scale);
-    x += fm.horizontalAdvance(scale) + 14;
+    x = paint_colour_bar(p, x, y, max_us) + 14;
     item("critical device", QColor(0x11, 0x11, 0x11), false);
     item("sends off-node", QColor(0xa0, 0x1c, 0x9c), false);
     p.setPen(QColor(0x70, 0x70, 0x70));
@@ -891,6 +938,21 @@ void TimelineScene::paint_legend(QPainter& p) const {
       item(phase_label(static_cast<Phase>(ph)), phase_color(static_cast<Phase>(ph)), false);
   item("step start", {}, true);
   item("critical path", QColor(0x11, 0x11, 0x11), false);
+  // The outline drawn round a send whose hop leaves the
+  // node (slower link, so a longer bar), only when a band has one.
+  const bool off_node = std::any_of(traces_.begin(), traces_.end(), [](const LoadedTrace& t) {
+    return std::any_of(t.internode_sender.begin(), t.internode_sender.end(),
+                       [](std::uint8_t c) { return c != 0; });
+  });
+  if (off_node) {
+    p.setPen(QPen(QColor(0xa0, 0x1c, 0x9c), 1.2));
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(QRectF(x + 0.5, y + 3.5, 11, 9));
+    const QString label = "send leaves the node";
+    p.setPen(QColor(0x30, 0x30, 0x30));
+    p.drawText(QPointF(x + 16, y + 12), label);
+    x += 16 + fm.horizontalAdvance(label) + 14;
+  }
   p.setPen(QColor(0x70, 0x70, 0x70));
   p.drawText(QRectF(x, y, std::max(0.0, plot.right() - x), 16), Qt::AlignRight | Qt::AlignVCenter,
              QString::fromUtf8("rows per lane: compute \u00b7 send \u00b7 recv/wait"));

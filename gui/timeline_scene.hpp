@@ -62,7 +62,7 @@ class TimelineScene {
  public:
   static constexpr double kGutter = 132;  // lane labels
   static constexpr double kRightMargin = 14;
-  static constexpr double kHeader = 58;  // band title, numbers, story, pass markers
+  static constexpr double kHeader = 91;  // title and numbers, verdict (two lines), story, passes
   static constexpr double kBandGap = 10;
   static constexpr double kAxis = 26;
   static constexpr double kLegend = 26;
@@ -119,6 +119,7 @@ class TimelineScene {
   void layout();
   void paint_band(QPainter& p, const Band& band, const TimeView& view) const;
   void paint_header(QPainter& p, const Band& band, const TimeView& view) const;
+  double paint_colour_bar(QPainter& p, double x, double y, double max_us) const;
   void paint_lane_labels(QPainter& p, const Band& band) const;
   void paint_ring_rules(QPainter& p, const Band& band) const;
   void paint_heatmap(QPainter& p, const Band& band) const;

@@ -36,9 +36,21 @@ WaitHeatmap bin_waits(const Trace& trace) {
     }
   }
   for (const auto& [key, c] : spans) h.columns.push_back(c);
-  // The run's order: layer 0 forward before its backward, and so on.
+  // The run's order: layer 0 forward before its backward, and so on; each
+  // (layer, pass) whole, its steps in order. Sorting steps by their own start
+  // interleaves passes where one device's backward begins before another's
+  // last forward step (a causal ring), and the axis then read 0..62, 0..2, 63.
+  std::map<std::pair<std::int32_t, int>, double> pass_t0;
+  for (const auto& c : h.columns) {
+    auto [it, fresh] = pass_t0.try_emplace({c.layer, static_cast<int>(c.pass)}, c.t0);
+    if (!fresh) it->second = std::min(it->second, c.t0);
+  }
+  auto order = [&](const HeatColumn& c) {
+    return std::make_tuple(pass_t0.at({c.layer, static_cast<int>(c.pass)}), c.layer,
+                           static_cast<int>(c.pass), c.step);
+  };
   std::stable_sort(h.columns.begin(), h.columns.end(),
-                   [](const HeatColumn& a, const HeatColumn& b) { return a.t0 < b.t0; });
+                   [&](const HeatColumn& a, const HeatColumn& b) { return order(a) < order(b); });
   std::map<Key, int> index;
   for (std::size_t c = 0; c < h.columns.size(); ++c)
     index[Key{h.columns[c].layer, static_cast<int>(h.columns[c].pass), h.columns[c].step}] =

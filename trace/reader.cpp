@@ -26,6 +26,9 @@ constexpr std::size_t kMaxRunValues = 1'000'000;
 constexpr std::size_t kMaxRunDepth = 64;
 constexpr std::size_t kMaxSummaryFields = 500;
 constexpr std::size_t kMaxLaneName = 200;
+// A summary's text (a verdict sentence runs to 600 characters at 64 devices):
+// kept whole up to this, so the header can show all of it.
+constexpr std::size_t kMaxSummaryText = 4000;
 
 // Every message is one line whatever the file name or the offending bytes hold.
 InputError trace_error(const std::string& origin, const std::string& msg) {
@@ -533,7 +536,7 @@ RunInfo read_run_info(const Json& run, const std::string& origin) {
         RunInfo::Field f;
         f.key = key;
         f.text = j.is_boolean() ? (j.get<bool>() ? "true" : "false")
-                                : j.get<std::string>().substr(0, kMaxLaneName);
+                                : j.get<std::string>().substr(0, kMaxSummaryText);
         info.summary.push_back(std::move(f));
       }
     };
