@@ -137,6 +137,16 @@ int run(const SweepFlags& f) {
                         flag, flag));
   if (!f.plot.empty()) {
     if (f.out.empty()) throw InputError("--plot: needs --out (the plot is written with the data)");
+    // A prefix, not a file: a name ending in a format's extension would
+    // become x.png.png; say what it writes instead of writing that.
+    for (const char* ext : {".png", ".svg", ".pdf", ".json"}) {
+      const std::string e = ext;
+      if (f.plot.size() > e.size() && f.plot.compare(f.plot.size() - e.size(), e.size(), e) == 0)
+        throw InputError(fmt::format(
+            "--plot {}: takes a PREFIX and writes PREFIX.json, PREFIX.png and PREFIX.svg; give "
+            "'{}'",
+            f.plot, f.plot.substr(0, f.plot.size() - e.size())));
+    }
     o.plot = f.plot;
     o.metric = f.metric;
     auto axis_of = [&](const std::string& flag, const char* what) -> const sweep::Axis* {
