@@ -34,7 +34,7 @@ const char* mask_name(CallMask m) {
 std::string grid(bool quick) {
   std::string s;
   const int per_octave = quick ? 1 : 4;
-  for (int i = 0; i <= 8 * per_octave; ++i)
+  for (int i = 0; i <= 10 * per_octave; ++i)
     s += fmt::format("{}{:.10g}", s.empty() ? "" : ",",
                      256.0 * std::pow(2.0, double(i) / per_octave));
   return s;
@@ -353,13 +353,14 @@ GridExperiment declaration() {
   g.name = "kernel-curves";
   g.title = "Attention kernels: interpolated curves against published points";
   g.summary =
-      "Each kernel implementation in the catalog (FlashAttention-2, FlashAttention-3, cuDNN) on "
+      "Each kernel implementation in the catalog (FlashAttention-2, FlashAttention-3, cuDNN, ...) "
+      "on "
       "each device with published throughput: the interpolation the compute model uses, drawn "
       "through the published points, forward and backward, causal and full.";
   g.caption =
       "Each curve is a kernel on a device, pass, mask and head dim (models/data/kernels.json): "
       "its interpolated rate (models/kernel/curves.hpp, evaluated in process) over lengths from "
-      "256 to 64K, past both ends of the published range, and its published points at their own "
+      "256 to 256K, past both ends of the published range, and its published points at their own "
       "lengths.";
   g.configs = curves();
   g.axes = {{"--length", grid(false), grid(true)}};
@@ -389,8 +390,9 @@ GridExperiment declaration() {
   g.plot_title = "Attention kernels: interpolated throughput vs published points (head dim 128)";
   g.plot_note =
       "Lines: ringsim's interpolation (log-linear in L, clamped outside; dashed: causal). Hollow "
-      "markers: the published points (FlashAttention-2/-3 papers and the flash-attention "
-      "repository's benchmark charts). Backward lines without markers are derived (see report).";
+      "markers: the published points (FlashAttention-2/-3 papers, the flash-attention "
+      "repository's benchmark charts, cudnn-frontend's SDPA benchmark files for Blackwell). "
+      "Backward lines without markers are derived (see report).";
   g.plot_width = 1600;
   g.plot_height = 900;
   g.list_points = false;

@@ -79,6 +79,9 @@ QAbstractAxis* make_axis(const AxisSpec& a, bool horizontal, int panel_px) {
                              : linear_ticks(a.lo, a.hi, horizontal ? 7 : 8, a.unit);
     for (const auto& t : ticks) c->append(QString::fromStdString(t.label), t.at);
     c->setRange(to_axis(a.lo, a), to_axis(a.hi, a));
+    // A label is a value, never elided to "...": Qt cuts one that is wider
+    // than the category's share of the axis (a narrow panel's "1.2K").
+    c->setTruncateLabels(false);
     axis = c;
   }
   axis->setTitleText(QString::fromStdString(a.label));

@@ -75,10 +75,21 @@ TEST(Curves, MissingPassesAndMasksFollowTheStatedRules) {
   // Nearest head dim, ties to the larger: 96 -> 128, 80 -> 64.
   EXPECT_NEAR(a100.rate(false, CallMask::Full, 96, 4096), 196e12, 1e3);
   EXPECT_NEAR(a100.rate(false, CallMask::Full, 80, 4096), 171e12, 1e3);
-  // No curve for B200: the prior, flat.
+  // No curve for MI300X: the prior, flat.
+  const auto mi300x = curves_of("cudnn", "mi300x");
+  EXPECT_FALSE(mi300x.published());
+  EXPECT_EQ(mi300x.rate(false, CallMask::Causal, 128, 512), 1e12);
+  // B200: cudnn-frontend's causal curves, read at their points and between
+  // them; the full mask takes the causal rate (no full curve published); te-cudnn
+  // (Megatron's) reads cuDNN's.
   const auto b200 = curves_of("cudnn", "b200");
-  EXPECT_FALSE(b200.published());
-  EXPECT_EQ(b200.rate(false, CallMask::Causal, 128, 512), 1e12);
+  ASSERT_TRUE(b200.published());
+  EXPECT_NEAR(b200.rate(false, CallMask::Causal, 128, 8192), 1171.3e12, 1e3);
+  EXPECT_NEAR(b200.rate(true, CallMask::Causal, 128, 8192), 942.5e12, 1e3);
+  EXPECT_NEAR(b200.rate(false, CallMask::Full, 128, 8192), 1171.3e12, 1e3);
+  EXPECT_NEAR(b200.rate(false, CallMask::Causal, 128, 8192 * std::sqrt(2.0)),
+              (1171.3e12 + 1332.4e12) / 2, 1e3);
+  EXPECT_NEAR(curves_of("te-cudnn", "gb200").rate(true, CallMask::Causal, 128, 8192), 1211e12, 1e3);
 }
 
 TEST(KernelModel, ACausalSquareRunsAtItsPublishedRate) {
