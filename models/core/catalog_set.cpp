@@ -95,6 +95,9 @@ void Catalog::set(const std::string& key, const std::string& value) {
     throw InputError(fmt::format("{}: no {} entry '{}';{} choose one of: {}", flag, section,
                                  parts[1], did_you_mean(parts[1], names), join(names, ", ")));
   }
+  if (parts.size() == 3 && parts[2] == "name")
+    throw InputError(fmt::format(
+        "{}: an entry's name is how it is found; add a renamed copy in a --catalog file", flag));
   json entry = json::parse(raw->second);
   json* at = &entry;
   for (std::size_t i = 2; i < parts.size(); ++i) {
