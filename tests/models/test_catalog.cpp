@@ -128,7 +128,7 @@ TEST(Catalog, SetRefusesWhatIsNotThere) {
                                                         {"gadgets.h100-sxm.x", "1"},
                                                         {"kernels.fa2.ops.99.bytes", "1"},
                                                         {"devices.h100-sxm.name.x", "1"},
-           {"devices.h100-sxm.name", "h100b"}})
+                                                        {"devices.h100-sxm.name", "h100b"}})
     EXPECT_THROW(c.set(k, v), InputError) << k;
   EXPECT_FALSE(c.moved("devices.h100-sxm.nope"));
 }
