@@ -287,8 +287,9 @@ void add_runtime(const Ctx& x, PlanMemory& m, double tensors) {
   if (x.fw.allocator_reserve > 0)
     add(m, "allocator_reserve", x.fw.allocator_reserve * tensors, "overhead",
         fmt::format("{:.0f}% of the tensors' peak (the caching allocator's blocks beyond it; "
-                    "assumption)",
-                    100 * x.fw.allocator_reserve),
+                    "{})",
+                    100 * x.fw.allocator_reserve,
+                    x.r.moves.allocator_reserve ? "moved by --set" : "assumption"),
         "allocator");
   if (x.hw.hbm_driver_reserved > 0)
     add(m, "driver_reserved", x.hw.hbm_driver_reserved, "overhead",
@@ -342,7 +343,10 @@ PlanMemory training_memory(const PlanRequest& r, const Hardware& hw, Layout layo
   const auto& s = r.shape;
   const double c = static_cast<double>(r.context / cp) * static_cast<double>(micro_batch);
   const double t = static_cast<double>(tp);
-  Ctx x{r, hw, framework_profile(r), stage, cp, tp,
+  // The framework's rules, with the allocator's reserve as --set moved it.
+  FrameworkProfile fw = framework_profile(r);
+  if (r.moves.allocator_reserve) fw.allocator_reserve = *r.moves.allocator_reserve;
+  Ctx x{r, hw, fw, stage, cp, tp,
         stage ? static_cast<double>(stage->layers) : static_cast<double>(s.layers), t,
         // The state shards inside one slice: slices are data-parallel replicas.
         static_cast<double>(stage ? stage->devices : r.gpus) / static_cast<double>(r.slices),

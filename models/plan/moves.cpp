@@ -26,7 +26,8 @@ const std::vector<std::pair<std::string, std::string>>& framework_fields() {
       {"kernels_fwd", "kernels one layer issues in the forward pass"},
       {"kernels_bwd", "kernels one layer issues in the backward pass"},
       {"layouts", "the CP layouts it implements, as ring+zigzag (or ring;zigzag)"},
-      {"calibration", "the framework-level factor on the step time (1: first principles)"}};
+      {"calibration", "the framework-level factor on the step time (1: first principles)"},
+      {"allocator_reserve", "the caching allocator's reserve, a fraction of the tensors' peak"}};
   return f;
 }
 
@@ -48,6 +49,7 @@ void apply(FrameworkMoves& m, const std::string& field, const std::string& flag,
   if (field == "dispatch_s") m.dispatch_s = parse_real(flag, v, 0, 1e-2);
   if (field == "gap_s") m.gap_s = parse_real(flag, v, 0, 1e-3);
   if (field == "calibration") m.calibration = parse_real(flag, v, 0.1, 10);
+  if (field == "allocator_reserve") m.allocator_reserve = parse_real(flag, v, 0, 1);
   if (field == "kernels_fwd") m.kernels_fwd = static_cast<int>(parse_count(flag, v, 1, 100000));
   if (field == "kernels_bwd") m.kernels_bwd = static_cast<int>(parse_count(flag, v, 1, 100000));
   if (field == "layouts") m.layouts = layouts_of(flag, v);

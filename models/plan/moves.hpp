@@ -16,7 +16,7 @@ namespace ringsim {
 enum class Framework;
 
 struct FrameworkMoves {
-  std::optional<double> dispatch_s, gap_s, calibration;
+  std::optional<double> dispatch_s, gap_s, calibration, allocator_reserve;
   std::optional<int> kernels_fwd, kernels_bwd;
   std::optional<std::vector<Layout>> layouts;
   std::vector<std::string> keys;  // the keys moved, in order (for --explain)

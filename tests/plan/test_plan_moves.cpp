@@ -78,6 +78,20 @@ TEST(PlanMoves, EachMoveChangesTheStepAsItsMechanismSays) {
                    best_step(plan_json({"--calibration", "none"})));
 }
 
+TEST(PlanMoves, AllocatorReserveMovesTheMemory) {
+  auto memory = [](const nlohmann::json& j) {
+    for (const auto& c : j.at("configs"))
+      if (c.at("feasible").get<bool>()) return c.at("memory_bytes_per_device").get<double>();
+    return 0.0;
+  };
+  const double base = memory(plan_json({}));
+  // 5% is the default: 20% adds 15% of the tensors' peak (about 9 GiB here), 0 removes 5%.
+  EXPECT_GT(memory(plan_json(
+                {"--memory-check", "off", "--set", "frameworks.megatron.allocator_reserve=0.2"})),
+            base * 1.1);
+  EXPECT_LT(memory(plan_json({"--set", "frameworks.megatron.allocator_reserve=0"})), base);
+}
+
 TEST(PlanMoves, MovedValueSaysSoAndTheCatalogRangeIsDropped) {
   const auto j = plan_json({"--set", "interconnects.nvlink4.latency=9e-6"});
   bool seen = false;
