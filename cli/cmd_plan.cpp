@@ -223,7 +223,6 @@ void apply_execution_flags(const PlanFlags& f, const Device& device, PlanRequest
   r.memory_check = parse_choice("--memory-check", f.memory_check, {"on", "off"}) == "on";
   const auto cal = parse_choice("--calibration", f.calibration, {"default", "none"});
   set_calibration(r, device.family, cal == "none");
-  if (r.moves.calibration) r.calibration = *r.moves.calibration;
 }
 
 // When nothing fits for memory: the catalog devices whose reported memory
@@ -602,7 +601,9 @@ int run(const PlanFlags& f) {
     docs = plan_documents(r, hw, *cm, *chosen, r.layouts, *sampling);
   std::string extras;  // appended to --explain
   if (costed) extras += cost_text(*chosen, plan_cost(*chosen, r.gpus, cost));
-  const auto assumed = plan_assumptions(r, hw, cat);
+  // What the plan assumed: --explain's last table and --json's "assumptions".
+  const auto assumed =
+      f.json || f.explain ? plan_assumptions(r, hw, cat) : std::vector<AssumptionRow>();
   if (uncertainty) extras += uncertainty_text(*chosen, *uncertainty);
   extras += "\n" + assumptions_text(assumed);
 

@@ -139,14 +139,12 @@ int run(const SweepFlags& f) {
     if (f.out.empty()) throw InputError("--plot: needs --out (the plot is written with the data)");
     // A prefix, not a file: a name ending in a format's extension would
     // become x.png.png; say what it writes instead of writing that.
-    for (const char* ext : {".png", ".svg", ".pdf", ".json"}) {
-      const std::string e = ext;
-      if (f.plot.size() > e.size() && f.plot.compare(f.plot.size() - e.size(), e.size(), e) == 0)
+    for (const std::string e : {".png", ".svg", ".pdf", ".json"})
+      if (f.plot.size() > e.size() && f.plot.ends_with(e))
         throw InputError(fmt::format(
             "--plot {}: takes a PREFIX and writes PREFIX.json, PREFIX.png and PREFIX.svg; give "
             "'{}'",
             f.plot, f.plot.substr(0, f.plot.size() - e.size())));
-    }
     o.plot = f.plot;
     o.metric = f.metric;
     auto axis_of = [&](const std::string& flag, const char* what) -> const sweep::Axis* {

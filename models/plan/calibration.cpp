@@ -86,6 +86,8 @@ void set_calibration(PlanRequest& r, const std::string& family, bool none) {
   r.calibration = 1;
   if (!none)
     if (const auto* c = find_calibration(to_string(r.framework), family)) r.calibration = c->factor;
+  if (r.moves.calibration)
+    r.calibration = *r.moves.calibration;  // --set frameworks.NAME.calibration
 }
 
 }  // namespace ringsim

@@ -39,7 +39,8 @@ const CalibrationFactor* find_calibration(const std::string& framework, const st
 std::string calibration_line(const std::string& key, double factor, bool moved = false);
 
 // The request's calibration group (framework/family, named either way) and,
-// unless `none` (--calibration none), its fitted factor: what `plan` applies.
+// unless `none` (--calibration none), its fitted factor, or the factor --set
+// moved it to (r.moves): what `plan` applies.
 struct PlanRequest;
 void set_calibration(PlanRequest& r, const std::string& family, bool none);
 
