@@ -25,7 +25,9 @@ int grid(const std::uint8_t* data, std::size_t size) {
   const auto& ok = sweep::sweepable_flags();
   double total = 1;
   for (const auto& a : g.axes) {
-    if (std::find(ok.begin(), ok.end(), a.flag) == ok.end()) finding("grid: axis " + a.flag);
+    // `--set KEY` axes are sweepable too; their KEY is checked per point,
+    // against the catalog, as `ringsim run --set` would.
+    if (!sweep::sweepable(a.flag)) finding("grid: axis " + a.flag);
     if (a.values.empty()) finding("grid: empty axis " + a.flag);
     total *= static_cast<double>(a.values.size());
   }
