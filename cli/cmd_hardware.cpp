@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
+#include "cli/nccl_import.hpp"
+#include "models/core/errors.hpp"
 #include "models/core/flag_types.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/schema.hpp"
@@ -17,10 +19,52 @@ namespace {
 struct HardwareListFlags {
   proc::HardwareFlags hw;
   bool json = false, sources = false;
+  NcclImportFlags import;
 };
+
+// A measured curve's bus bandwidth at a size, GB/s.
+double curve_busbw(const MeasuredCurve& m, double bytes) {
+  return bus_factor(m.kind, m.ranks) * bytes / m.seconds(bytes, m.ranks) / 1e9;
+}
+
+// The user's nccl-tests curves beside the datasheet (docs/own-cluster.md).
+void print_measured(const Interconnect& n) {
+  for (const auto& m : n.measured) {
+    std::string at;
+    for (double b = 1 << 16; b <= m.points.back().first; b *= 16)
+      if (b >= m.points.front().first)
+        at += fmt::format("{}{} {:.1f}", at.empty() ? "" : ", ", human_bytes(b), curve_busbw(m, b));
+    std::cout << fmt::format(
+        "      measured {} ({} GPUs, {} host(s)): busbw GB/s at {}; {:.1f} at {}; floor "
+        "{:.1f} us (datasheet {:.1f} GB/s per link; {})\n",
+        to_string(m.kind), m.ranks, m.nodes, at.empty() ? "-" : at,
+        curve_busbw(m, m.points.back().first), human_bytes(m.points.back().first),
+        m.floor_seconds(m.ranks) * 1e6, n.bandwidth / 1e9, m.source);
+  }
+}
+
+nlohmann::json measured_json(const Interconnect& n) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& m : n.measured) {
+    nlohmann::json pts = nlohmann::json::array();
+    for (std::size_t i = 0; i < m.points.size(); ++i)
+      pts.push_back({m.points[i].first, m.points[i].second * 1e6, m.busbw(i) / 1e9});
+    a.push_back({{"collective", to_string(m.kind)},
+                 {"ranks", m.ranks},
+                 {"nodes", m.nodes},
+                 {"gpu", m.gpu},
+                 {"source", m.source},
+                 {"columns", {"bytes", "time_us", "busbw_GBps"}},
+                 {"points", pts}});
+  }
+  return a;
+}
 
 int run(const HardwareListFlags& f) {
   const auto cat = proc::load_catalog(proc::parse_hardware(f.hw));
+  if (!f.import.files.empty()) return import_nccl_tests(f.import, cat);
+  if (!f.import.cluster.empty() || !f.import.out.empty())
+    throw InputError("--cluster and --out: only with --import-nccl-tests FILE...");
   if (f.json) {
     // Every field as a value of its own (numbers as numbers, names as names);
     // docs/models.md says what each means.
@@ -72,6 +116,9 @@ int run(const HardwareListFlags& f) {
                                     {"latency", n.latency},
                                     {"kind", n.kind},
                                     {"duplex", n.duplex},
+                                    {"p2p_efficiency", n.p2p_efficiency},
+                                    {"collective_efficiency", n.collective_efficiency},
+                                    {"measured", measured_json(n)},
                                     {"source", n.source},
                                     {"latency_source", n.latency_source}});
     for (const auto& c : cat.clusters())
@@ -140,6 +187,7 @@ int run(const HardwareListFlags& f) {
   for (const auto& n : cat.interconnects()) {
     std::cout << fmt::format("  {:<12} {:>8.1f} GB/s {:>6.1f} us  {}\n", n.name, n.bandwidth / 1e9,
                              n.latency * 1e6, n.display);
+    print_measured(n);
     if (f.sources)
       std::cout << "      source: " << n.source << "\n      latency: " << n.latency_source << "\n";
   }
@@ -204,7 +252,24 @@ Command hardware_command() {
                 ->type_name(flag_type::kKeyValue);
             sub->add_flag("--sources", f->sources, "Print the source of every number");
             sub->add_flag("--json", f->json, "Print one JSON object");
-            sub->callback([f, code] { *code = run(*f); });
+            sub->add_option("--import-nccl-tests", f->import.files,
+                            "nccl-tests outputs (all_reduce_perf, all_gather_perf, "
+                            "reduce_scatter_perf, alltoall_perf, sendrecv_perf; KIND=FILE names "
+                            "the collective) to a catalog overlay (docs/own-cluster.md)")
+                ->type_name(flag_type::kFile)
+                ->expected(1, -1);
+            sub->add_option("--cluster", f->import.cluster,
+                            "With --import-nccl-tests: the cluster preset whose interconnects the "
+                            "measurements replace")
+                ->type_name(flag_type::kName);
+            sub->add_option("--out", f->import.out,
+                            "With --import-nccl-tests: the overlay file to write (then --catalog "
+                            "FILE on any command)")
+                ->type_name(flag_type::kFile);
+            sub->callback([f, code] {
+              f->import.json = f->json;
+              *code = run(*f);
+            });
             return sub;
           }};
 }

@@ -144,7 +144,9 @@ std::optional<OtherFramework> best_other_framework(const PlanRequest& r, const H
     if (!r.layouts.empty() && o.layouts.empty()) continue;
     o.calibration_key = name + "/" + device.family;
     o.calibration = 1;
-    if (const auto* c = find_calibration(name, device.family); c && !calibration_none)
+    const auto* user =
+        r.user_calibration ? find_in(*r.user_calibration, name, device.family) : nullptr;
+    if (const auto* c = user ? user : find_calibration(name, device.family); c && !calibration_none)
       o.calibration = c->factor;
     try {
       for (const auto& c : search(o, hw, cm)) {
@@ -221,7 +223,15 @@ void apply_execution_flags(const PlanFlags& f, const Device& device, PlanRequest
   if (!f.micro_batch.empty())
     r.micro_batch = parse_count("--micro-batch", f.micro_batch, 1, 1 << 20);
   r.memory_check = parse_choice("--memory-check", f.memory_check, {"on", "off"}) == "on";
-  const auto cal = parse_choice("--calibration", f.calibration, {"default", "none"});
+  // A path (it holds '/' or '.') is the user's calibration file
+  // (`ringsim calibrate --runs`); else default or none.
+  const bool file = f.calibration.find_first_of("/.") != std::string::npos;
+  if (file) {
+    r.user_calibration = std::make_shared<const Calibration>(read_calibration_file(f.calibration));
+    r.calibration_file = f.calibration;
+  }
+  const auto cal = file ? std::string("default")
+                        : parse_choice("--calibration", f.calibration, {"default", "none"});
   set_calibration(r, device.family, cal == "none");
 }
 
@@ -622,10 +632,8 @@ int run(const PlanFlags& f) {
     j["precision"] = to_string(r.precision);
     j["attention_precision"] = to_string(r.attention_dtype);
     j["framework"] = to_string(r.framework);
-    j["calibration"] = {{"group", r.calibration_key},
-                        {"factor", r.calibration},
-                        {"line", calibration_line(r.calibration_key, r.calibration,
-                                                  r.moves.calibration.has_value())}};
+    j["calibration"] = {
+        {"group", r.calibration_key}, {"factor", r.calibration}, {"line", calibration_line(r)}};
     j["memory_check"] = r.memory_check;
     j["error_band"] = band.to_json();
     j["assumptions"] = assumptions_json(assumed);
@@ -707,8 +715,7 @@ int run(const PlanFlags& f) {
     out += fmt::format("  context    {} tokens ({})\n", r.context,
                        human_tokens(static_cast<double>(r.context)));
   }
-  out += "  " +
-         calibration_line(r.calibration_key, r.calibration, r.moves.calibration.has_value()) + "\n";
+  out += "  " + calibration_line(r) + "\n";
   out += "  error band " + band.text() + "\n";
   out += framework_text(r, cm->kernel(), other);
   if (!r.memory_check)
@@ -880,7 +887,8 @@ Command plan_command() {
         sub->add_option("--calibration", f->calibration,
                         "default: the framework x device-family factor fitted to published runs "
                         "(models/data/calibration.json, docs/validation.md) | none: first "
-                        "principles")
+                        "principles | FILE: your own factors (`ringsim calibrate --runs`, "
+                        "docs/own-cluster.md) over the project's")
             ->capture_default_str()
             ->type_name(flag_type::kName);
         sub->add_flag("--causal,!--no-causal", f->causal, "Causal mask (default) or full attention")

@@ -19,9 +19,11 @@
 #include "cli/validate_plot.hpp"
 #include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/input_file.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/schema.hpp"
 #include "models/plan/error_band.hpp"
+#include "models/plan/runs_csv.hpp"
 #include "models/plan/validation.hpp"
 
 namespace ringsim::cli {
@@ -30,8 +32,23 @@ namespace {
 
 struct ValidateFlags {
   std::string csv, plot, fit, only, error_bands;
+  // --cases FILE: the user's own runs (models/plan/runs_csv.hpp) instead of
+  // the scoreboard; --calibration FILE: the user's factors over the project's.
+  std::string cases, calibration;
+  std::string cases_flag = "--cases";  // calibrate's --runs names the same file
   bool json = false;
 };
+
+// The project's factors with the user's file's in their place where it has one.
+std::vector<CalibrationFactor> factors_for(const ValidateFlags& f) {
+  auto factors = embedded_calibration().factors;
+  if (f.calibration.empty()) return factors;
+  for (const auto& u : read_calibration_file(f.calibration).factors) {
+    std::erase_if(factors, [&](const auto& k) { return k.key == u.key; });
+    factors.push_back(u);
+  }
+  return factors;
+}
 
 std::string pct(double x) {
   return fmt::format("{:+.1f}%", 100 * x);
@@ -236,21 +253,28 @@ void write_outputs(const std::vector<Output>& outs) {
 int run(const ValidateFlags& f) {
   check_plot_name(f.plot);
   check_outputs(
-      {{"--csv", f.csv}, {"--plot", f.plot}, {"--fit", f.fit}, {"--error-bands", f.error_bands}});
-  const auto& set = embedded_validation();
+      {{"--csv", f.csv}, {"--plot", f.plot}, {"--fit", f.fit}, {"--error-bands", f.error_bands}},
+      {{f.cases_flag, f.cases}, {"--calibration", f.calibration}});
+  if (!f.fit.empty() && !f.calibration.empty())
+    throw InputError("--calibration: not with --fit (which fits the factors itself)");
+  ValidationSet own;
+  if (!f.cases.empty())
+    own = parse_runs_csv(read_input_file(f.cases_flag, f.cases, 64u << 20),
+                         f.cases_flag + " " + f.cases);
+  const auto& set = f.cases.empty() ? embedded_validation() : own;
+  const std::string origin = f.cases.empty() ? "models/data/validation.json" : f.cases;
   std::vector<ValidationRow> rows;
   for (const auto& c : set.cases) {
     if (!f.only.empty() && c.source != f.only && c.id != f.only) continue;
     rows.push_back(predict_case(c));
   }
   if (rows.empty())
-    throw InputError(
-        fmt::format("--only: no case or source '{}' in models/data/validation.json", f.only));
+    throw InputError(fmt::format("--only: no case or source '{}' in {}", f.only, origin));
   std::vector<CalibrationFactor> factors;
   if (!f.fit.empty()) {
     factors = fit_calibration(rows);
   } else {
-    factors = embedded_calibration().factors;
+    factors = factors_for(f);
     apply_calibration(rows, factors);
     // The leave-one-out predictions: refit on the same rows, keep their LOO.
     auto refit = rows;
@@ -259,7 +283,7 @@ int run(const ValidateFlags& f) {
   }
   const auto sum = summarise(rows);
   write_outputs(
-      {{"--fit", f.fit, f.fit.empty() ? "" : calibration_json_text(factors)},
+      {{"--fit", f.fit, f.fit.empty() ? "" : calibration_json_text(factors, f.cases)},
        {"--error-bands", f.error_bands,
         f.error_bands.empty() ? "" : error_bands_json_text(bands_of(rows))},
        {"--csv", f.csv, f.csv.empty() ? "" : csv(rows)},
@@ -289,6 +313,20 @@ int run(const ValidateFlags& f) {
 
 }  // namespace
 
+int calibrate_runs(const std::string& runs, const std::string& out, bool json) {
+  (void)read_input_file("--runs", runs, 64u << 20);  // a wrong path before a missing flag
+  if (out.empty()) throw InputError("--runs: needs --out FILE (the calibration file to write)");
+  ValidateFlags f;
+  f.cases = runs;
+  f.cases_flag = "--runs";
+  f.fit = out;
+  f.json = json;
+  // The fit is written whatever the runs' errors: they are the finding the
+  // table reports, not a failed command (validate's exit 1).
+  (void)run(f);
+  return 0;
+}
+
 Command validate_command() {
   return {
       "validate", [](CLI::App& app, int* exit_code) {
@@ -312,6 +350,13 @@ Command validate_command() {
                         "FILE (models/data/error_bands.json; rebuild to embed)")
             ->type_name("FILE");
         sub->add_option("--only", f->only, "One source or one case id")->type_name("NAME");
+        sub->add_option("--cases", f->cases,
+                        "Score your own runs instead: a CSV with the header "
+                        "id,command,args,metric,value (docs/own-cluster.md)")
+            ->type_name("FILE");
+        sub->add_option("--calibration", f->calibration,
+                        "Your factors (`ringsim calibrate --runs`) over the project's")
+            ->type_name("FILE");
         sub->add_flag("--json", f->json, "Print one JSON object");
         sub->callback([f, exit_code] { *exit_code = run(*f); });
         return sub;

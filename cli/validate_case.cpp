@@ -15,7 +15,7 @@ namespace ringsim::cli {
 namespace {
 
 InputError case_error(const ValidationCase& c, const std::string& why) {
-  return InputError(fmt::format("models/data/validation.json: case '{}': {}", c.id, why));
+  return InputError(fmt::format("{}: case '{}': {}", c.origin, c.id, why));
 }
 
 // Runs `ringsim ARGS` in this process and returns what it printed on stdout.

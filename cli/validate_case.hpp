@@ -20,4 +20,8 @@ std::vector<std::string> case_command(const ValidationCase& c, bool baseline = f
 // ratio). Throws InputError naming the case when a command fails.
 ValidationRow predict_case(const ValidationCase& c);
 
+// `ringsim calibrate --runs FILE --out FILE`: `validate --cases FILE --fit
+// FILE` (cmd_validate.cpp): the project's fit on the user's runs.
+int calibrate_runs(const std::string& runs, const std::string& out, bool json);
+
 }  // namespace ringsim::cli

@@ -177,6 +177,8 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
   hw.inter_lat = b.latency;
   hw.intra_coll_bw = a.bandwidth * a.collective_efficiency;
   hw.inter_coll_bw = b.bandwidth * b.collective_efficiency;
+  hw.intra_measured = a.measured;
+  hw.inter_measured = b.measured;
   hw.ici_link_bw = a.kind == "ici" ? a.xla_link_bandwidth : 0;
   if (h.nics_per_node) hw.nics_per_node = *h.nics_per_node;
   if (h.nvlink_domain) hw.nvlink_domain = *h.nvlink_domain;
@@ -195,6 +197,8 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
   if (h.bandwidth) {
     hw.bandwidth_override = true;
     hw.intra_bw = hw.inter_bw = hw.intra_coll_bw = hw.inter_coll_bw = *h.bandwidth;
+    hw.intra_measured.clear();  // --bandwidth sets every link: no measured curve applies
+    hw.inter_measured.clear();
     if (!h.platform) hw.platform = Platform::Flat;
   }
   if (h.latency) {
@@ -204,6 +208,8 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
       hw.inter_bw = hw.intra_bw =
           hw.platform == Platform::Nodes ? std::min(hw.intra_bw, hw.inter_bw) : hw.intra_bw;
       hw.inter_coll_bw = hw.intra_coll_bw = hw.intra_bw;
+      hw.intra_measured.clear();
+      hw.inter_measured.clear();
     }
   }
   if (hw.flops <= 0)

@@ -27,6 +27,7 @@
 #include "cli/calibrate/noise.hpp"
 #include "cli/calibrate/workdir.hpp"
 #include "cli/command.hpp"
+#include "cli/validate_case.hpp"
 #include "kernels/profile_run.hpp"
 #include "models/analytic/report.hpp"
 #include "models/core/atomic_file.hpp"
@@ -52,6 +53,9 @@ struct CalibrateFlags {
   bool json = false, quick = false, keep_files = false;
   std::string mpirun = "mpirun", mpi_bin, ringsim_bin, profile, workdir, max_noise;
   std::vector<std::string> mpirun_args;
+  // --runs FILE --out FILE: fit the framework factors to the user's measured
+  // runs instead (docs/own-cluster.md), no machine measured.
+  std::string runs, out;
 };
 
 // ---- tools ------------------------------------------------------------------
@@ -771,7 +775,23 @@ Command calibrate_command() {
         sub->add_flag(
             "--json", f->json,
             "One JSON object: platform, pingpong, runs: [{config, predicted_s, measured_s, ...}]");
-        sub->callback([f, code] { *code = run(*f); });
+        sub->add_option("--runs", f->runs,
+                        "Instead of measuring this machine: fit the framework-level factors to "
+                        "your own measured runs (CSV: id,command,args,metric,value; "
+                        "docs/own-cluster.md) and write them to --out")
+            ->type_name("FILE");
+        sub->add_option("--out", f->out,
+                        "With --runs: the calibration file to write (then --calibration FILE on "
+                        "plan and validate)")
+            ->type_name("FILE");
+        sub->callback([f, code] {
+          if (!f->runs.empty()) {
+            *code = calibrate_runs(f->runs, f->out, f->json);
+            return;
+          }
+          if (!f->out.empty()) throw InputError("--out: only with --runs FILE");
+          *code = run(*f);
+        });
         return sub;
       }};
 }

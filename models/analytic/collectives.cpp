@@ -48,12 +48,50 @@ CollectiveLink collective_link(const Hardware& hw, const CollectiveGroup& g) {
   return l;
 }
 
+namespace {
+
+MeasuredKind measured_kind(Collective c) {
+  switch (c) {
+    case Collective::AllGather:
+      return MeasuredKind::AllGather;
+    case Collective::ReduceScatter:
+      return MeasuredKind::ReduceScatter;
+    case Collective::AllReduce:
+      return MeasuredKind::AllReduce;
+  }
+  return MeasuredKind::AllReduce;
+}
+
+// The tier's nccl-tests curve (docs/own-cluster.md). Across nodes the curve
+// was timed with m.per_node() GPUs of a node in the group; a group with fewer
+// members per node has fewer NICs' worth of egress (collective_link's rule),
+// so the part above the latency floor stretches by the ratio.
+CollectiveTime measured_time(const MeasuredCurve& m, double bytes, const CollectiveGroup& g,
+                             bool crosses_nodes) {
+  CollectiveTime t;
+  const double n = static_cast<double>(g.ranks);
+  const double floor = m.floor_seconds(n);
+  double s = m.seconds(bytes, n);
+  if (crosses_nodes && g.per_node < m.per_node())
+    s = floor + (s - floor) * static_cast<double>(m.per_node()) / static_cast<double>(g.per_node);
+  t.seconds = s;
+  t.latency_s = std::min(s, floor);
+  t.bandwidth_s = s - t.latency_s;
+  t.algorithm = "measured";
+  return t;
+}
+
+}  // namespace
+
 CollectiveTime collective_time(Collective c, double bytes, const CollectiveGroup& g,
                                const Hardware& hw) {
   CollectiveTime t;
   const auto n = g.ranks;
   if (n <= 1 || bytes <= 0) return t;
   const auto l = collective_link(hw, g);
+  const auto& tier = l.crosses_nodes ? hw.inter_measured : hw.intra_measured;
+  if (const auto* m = find_curve(tier, measured_kind(c)))
+    return measured_time(*m, bytes, g, l.crosses_nodes);
   const double nd = static_cast<double>(n);
   const bool ar = c == Collective::AllReduce;
   t.bandwidth_s = (ar ? 2.0 : 1.0) * (nd - 1) / nd * bytes / l.bus_bw;

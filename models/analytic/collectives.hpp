@@ -21,6 +21,10 @@
 // across nodes may run as NCCL's tree instead, 2 (intra hops + log2 nodes
 // inter hops), and the faster of ring and tree is taken (NCCL's tuner
 // compares the same two costs, src/graph/tuning.cc).
+//
+// Measured: where the tier's interconnect carries the user's own nccl-tests
+// curve for the collective (models/core/measured_curve.hpp), its time is read
+// from the curve instead.
 #include <cstdint>
 #include <string>
 
@@ -56,7 +60,7 @@ CollectiveLink collective_link(const Hardware& hw, const CollectiveGroup& g);
 
 struct CollectiveTime {
   double seconds = 0, bandwidth_s = 0, latency_s = 0;
-  const char* algorithm = "ring";  // ring | tree
+  const char* algorithm = "ring";  // ring | tree | measured (the tier's nccl-tests curve)
 };
 
 // One collective over `g` of a buffer of `bytes` per rank for all-reduce, or

@@ -88,7 +88,50 @@ void read_memory(const Reader& r, Device& d) {
   d.blas_workspace_source = r.str_or("blas_workspace_source", "not given: none charged");
 }
 
+// "measured": [{"collective", "ranks", "nodes", "gpu", "source", "points":
+// [[bytes, time_us, busbw_GBps], ...]}] (the busbw column is for the reader
+// of the file; the time is what the model uses).
+MeasuredCurve read_curve(const Reader& r) {
+  MeasuredCurve c;
+  const auto name = r.str("collective");
+  const auto kind = parse_measured_kind(name);
+  if (!kind)
+    throw r.error(fmt::format("'collective' must be one of {}, got '{}'",
+                              join(measured_kind_names(), ", "), one_line(name)));
+  c.kind = *kind;
+  c.ranks = static_cast<int>(r.integer("ranks", 2, 1e7));
+  c.nodes = static_cast<int>(r.integer("nodes", 1, c.ranks));
+  c.gpu = r.str_or("gpu", "");
+  c.source = r.str("source");
+  std::size_t i = 0;
+  for (const auto& p : r.array("points")) {
+    const auto where = fmt::format("'points'[{}]", i++);
+    if (!p.is_array() || p.size() < 2)
+      throw r.error(where + " must be [bytes, time_us, busbw_GBps]");
+    const double bytes = r.number(p[0], where + " bytes", 1, 1e15);
+    const double us = r.number(p[1], where + " time_us", 1e-3, 1e12);
+    if (!c.points.empty() && bytes <= c.points.back().first)
+      throw r.error(where + ": sizes must ascend");
+    c.points.emplace_back(bytes, us * 1e-6);
+  }
+  if (c.points.size() < 2) throw r.error("'points' needs at least 2 message sizes");
+  return c;
+}
+
+void read_measured(const Reader& r, Interconnect& n) {
+  if (!r.has("measured")) return;
+  std::size_t i = 0;
+  for (const auto& e : r.array("measured")) {
+    Reader cr{r.origin, fmt::format("{} measured[{}]", r.where, i++), e};
+    auto c = read_curve(cr);
+    if (find_curve(n.measured, c.kind))
+      throw cr.error(fmt::format("a second {} curve (one per collective)", to_string(c.kind)));
+    n.measured.push_back(std::move(c));
+  }
+}
+
 void read_efficiencies(const Reader& r, Interconnect& n) {
+  read_measured(r, n);
   n.p2p_efficiency = r.num_or("p2p_efficiency", 0.01, 1.0, 1.0);
   n.p2p_efficiency_source =
       r.str_or("p2p_efficiency_source", "no measured fraction given: the nominal bandwidth");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/core/kernel_spec.hpp"
+#include "models/core/measured_curve.hpp"
 #include "models/core/workload.hpp"
 
 namespace ringsim {
@@ -101,6 +102,10 @@ struct Interconnect {
   // (models/analytic/xla_collectives.hpp); 0 = not described.
   double xla_link_bandwidth = 0;
   std::string xla_link_bandwidth_source;
+  // The user's own fabric as nccl-tests timed it (`ringsim hardware
+  // --import-nccl-tests`, docs/own-cluster.md): at most one curve per
+  // collective; the collectives model reads them (models/core/measured_curve.hpp).
+  std::vector<MeasuredCurve> measured;
   // What one point-to-point transfer to a neighbour achieves, bytes/s per
   // direction: on ICI one link (xla_link_bandwidth; a neighbour is one link
   // away in the torus), else bandwidth x p2p_efficiency. Every command's ring

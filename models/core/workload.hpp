@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "models/core/measured_curve.hpp"
+
 namespace ringsim {
 
 // Most tokens one run may hold (devices x block, or a planned context): 2^40,
@@ -143,6 +145,9 @@ struct Hardware {
   // interconnect's collective_efficiency; intra_bw/inter_bw are what a
   // point-to-point transfer gets).
   double intra_coll_bw = 0, inter_coll_bw = 0;
+  // The user's own fabric as nccl-tests timed it, per tier (the catalog
+  // interconnect's "measured" curves; empty: the model above).
+  std::vector<MeasuredCurve> intra_measured, inter_measured;
   // TPU ICI: one link's bandwidth per direction (the catalog's xla_link_bandwidth;
   // 0: not a TPU). xla_collectives: the closed forms time the CP transfers as
   // XLA's collectives on the torus (models/analytic/xla_collectives.hpp); the

@@ -93,7 +93,7 @@ void framework_rows(const PlanRequest& r, std::vector<AssumptionRow>& out) {
   add("layouts implemented", r.any_layout ? "every (--framework any)" : layouts, "layouts",
       "--framework any", framework_layouts_source(r.framework));
   add("calibration factor", fmt::format("x{:.3f}", r.calibration), "calibration",
-      "--calibration none", calibration_line(r.calibration_key, r.calibration));
+      "--calibration none", calibration_line(r));
   const auto& fw = framework_profile(r);
   const double reserve = r.moves.allocator_reserve.value_or(fw.allocator_reserve);
   add("allocator reserve (memory)", fmt::format("{:.0f}% of the tensors", 100 * reserve),

@@ -10,11 +10,13 @@
 // cp * dp ranks of a tensor-parallel slice (CP ranks hold the same weights,
 // as TorchTitan's flattened dp_shard x cp mesh does).
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "models/analytic/analytic.hpp"
 #include "models/core/workload.hpp"
+#include "models/plan/calibration.hpp"
 #include "models/plan/framework.hpp"
 #include "models/plan/moves.hpp"
 #include "models/plan/precision.hpp"
@@ -119,6 +121,12 @@ struct PlanRequest {
   // calibration.hpp): 1 and empty under --calibration none.
   double calibration = 1;
   std::string calibration_key;
+  // --calibration FILE (written by `ringsim calibrate --runs`): the user's
+  // factors, which replace the project's for the groups they cover.
+  std::shared_ptr<const Calibration> user_calibration;
+  std::string calibration_file;
+  // Whether the applied factor came from that file.
+  bool calibration_from_file = false;
   // The framework's assumptions moved by --set frameworks.NAME.FIELD.
   FrameworkMoves moves;
   // Memory rules a run may set apart from its framework's defaults

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/core/errors.hpp"
+#include "models/core/input_file.hpp"
 #include "models/core/json_reader.hpp"
 #include "models/plan/basics.hpp"
 #include "models/plan/framework.hpp"
@@ -49,10 +50,30 @@ const Calibration& embedded_calibration() {
   return c;
 }
 
-const CalibrationFactor* find_calibration(const std::string& framework, const std::string& family) {
-  for (const auto& f : embedded_calibration().factors)
+const CalibrationFactor* find_in(const Calibration& c, const std::string& framework,
+                                 const std::string& family) {
+  for (const auto& f : c.factors)
     if (f.framework == framework && f.family == family) return &f;
   return nullptr;
+}
+
+const CalibrationFactor* find_calibration(const std::string& framework, const std::string& family) {
+  return find_in(embedded_calibration(), framework, family);
+}
+
+Calibration read_calibration_file(const std::string& path) {
+  // A calibration file holds a factor per framework x device family: kilobytes.
+  return parse_calibration(read_input_file("--calibration", path, 16u << 20),
+                           "--calibration " + path);
+}
+
+std::string user_calibration_line(const CalibrationFactor& f, const std::string& file) {
+  return fmt::format(
+      "calibration: {} x{:.3f} on the step time from {} (fitted to {} of your run{}, "
+      "leave-one-out median |error| {:.1f}%, worst {:.1f}%; docs/own-cluster.md); "
+      "--calibration none for first principles",
+      f.key, f.factor, file, f.runs, f.runs == 1 ? "" : "s", 100 * f.loo_median_abs_error,
+      100 * f.loo_max_abs_error);
 }
 
 std::string calibration_line(const std::string& key, double factor, bool moved) {
@@ -84,10 +105,33 @@ std::string calibration_line(const std::string& key, double factor, bool moved) 
 void set_calibration(PlanRequest& r, const std::string& family, bool none) {
   r.calibration_key = to_string(r.framework) + "/" + family;
   r.calibration = 1;
-  if (!none)
+  r.calibration_from_file = false;
+  const auto* user =
+      r.user_calibration ? find_in(*r.user_calibration, to_string(r.framework), family) : nullptr;
+  if (!none && user) {
+    r.calibration = user->factor;
+    r.calibration_from_file = true;
+  } else if (!none) {
     if (const auto* c = find_calibration(to_string(r.framework), family)) r.calibration = c->factor;
-  if (r.moves.calibration)
+  }
+  if (r.moves.calibration) {
     r.calibration = *r.moves.calibration;  // --set frameworks.NAME.calibration
+    r.calibration_from_file = false;
+  }
+}
+
+std::string calibration_line(const PlanRequest& r) {
+  const auto slash = r.calibration_key.find('/');
+  const auto framework = r.calibration_key.substr(0, slash);
+  const auto family = slash == std::string::npos ? "" : r.calibration_key.substr(slash + 1);
+  if (r.calibration_from_file && r.user_calibration)
+    if (const auto* f = find_in(*r.user_calibration, framework, family))
+      return user_calibration_line(*f, r.calibration_file);
+  auto line = calibration_line(r.calibration_key, r.calibration, r.moves.calibration.has_value());
+  if (r.user_calibration && !r.moves.calibration && r.calibration != 1)
+    line += fmt::format(" ({} has no factor for {}: the project's)", r.calibration_file,
+                        r.calibration_key);
+  return line;
 }
 
 }  // namespace ringsim

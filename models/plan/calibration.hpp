@@ -37,11 +37,21 @@ const CalibrationFactor* find_calibration(const std::string& framework, const st
 // for first principles)", or the reason there is none.
 // `moved`: the factor is the user's (--set frameworks.NAME.calibration).
 std::string calibration_line(const std::string& key, double factor, bool moved = false);
+// The same for a factor from the user's file (`--calibration FILE`).
+std::string user_calibration_line(const CalibrationFactor& f, const std::string& file);
+// The factor of `framework` on `family` in `c`, or nullptr.
+const CalibrationFactor* find_in(const Calibration& c, const std::string& framework,
+                                 const std::string& family);
+// A calibration file (`--calibration FILE`), read and parsed; InputError naming the flag.
+Calibration read_calibration_file(const std::string& path);
 
 // The request's calibration group (framework/family, named either way) and,
 // unless `none` (--calibration none), its fitted factor, or the factor --set
 // moved it to (r.moves): what `plan` applies.
 struct PlanRequest;
 void set_calibration(PlanRequest& r, const std::string& family, bool none);
+// The summary's line for what set_calibration chose (the user's file, --set,
+// the project's factor or none).
+std::string calibration_line(const PlanRequest& r);
 
 }  // namespace ringsim

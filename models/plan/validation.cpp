@@ -271,15 +271,25 @@ std::vector<CalibrationFactor> fit_calibration(std::vector<ValidationRow>& rows)
   return out;
 }
 
-std::string calibration_json_text(const std::vector<CalibrationFactor>& factors) {
+std::string calibration_json_text(const std::vector<CalibrationFactor>& factors,
+                                  const std::string& runs) {
   nlohmann::ordered_json j;
   j["schema"] = "ringsim-calibration-1";
   j["procedure"] =
-      "Written by `ringsim validate --fit` (docs/validation.md, 'Calibration'): for each "
-      "framework x device family, the factor is the geometric mean of published / "
-      "first-principles step time over the cases of models/data/validation.json marked \"fit\": "
-      "true in that group (the least-squares fit of log time); its leave-one-out error refits "
-      "without each case in turn and predicts it.";
+      runs.empty()
+          ? "Written by `ringsim validate --fit` (docs/validation.md, 'Calibration'): for each "
+            "framework x device family, the factor is the geometric mean of published / "
+            "first-principles step time over the cases of models/data/validation.json marked "
+            "\"fit\": true in that group (the least-squares fit of log time); its leave-one-out "
+            "error refits without each case in turn and predicts it."
+          : fmt::format(
+                "Written by `ringsim calibrate --runs {}` (docs/own-cluster.md): for each "
+                "framework x device family, the factor is the geometric mean of measured / "
+                "first-principles step time over the plan runs of that file in that group (the "
+                "least-squares fit of log time), the project's procedure "
+                "(docs/validation.md, 'Calibration'); its leave-one-out error refits without "
+                "each run in turn and predicts it.",
+                runs);
   j["factors"] = nlohmann::ordered_json::array();
   for (const auto& f : factors) {
     nlohmann::ordered_json e;

@@ -19,6 +19,8 @@ struct ValidationSource {
 
 struct ValidationCase {
   std::string id, source, command, args, metric, note;
+  // The file the case comes from, named in its errors.
+  std::string origin = "models/data/validation.json";
   // metric "speedup" only: the baseline's flags (the same command); the case
   // is time(baseline_args) / time(args).
   std::string baseline_args;
@@ -114,6 +116,9 @@ void apply_calibration(std::vector<ValidationRow>& rows,
                        const std::vector<CalibrationFactor>& factors);
 
 // The calibration file `ringsim validate --fit` writes.
-std::string calibration_json_text(const std::vector<CalibrationFactor>& factors);
+// `runs`: the user's runs file it was fitted to (`ringsim calibrate --runs`),
+// or "" for the project's scoreboard.
+std::string calibration_json_text(const std::vector<CalibrationFactor>& factors,
+                                  const std::string& runs = "");
 
 }  // namespace ringsim

@@ -123,7 +123,7 @@ emit() {  # doc line command
     "$qn" "$labels" "$to" "$qf" "$qf" "$qe" >>"$cm"
   # Examples of one doc run in its order, in one scratch dir: a later example
   # may read what an earlier one wrote (a trace, then the GUI on it).
-  prev_var="prev_$doc_id"
+  prev_var="prev_${doc_id//[^A-Za-z0-9_]/_}"  # a variable name: own-cluster.md has a dash
   if [[ -n ${!prev_var:-} ]]; then
     q "${!prev_var}"
     printf ' DEPENDS %s' "${QA[0]}" >>"$cm"

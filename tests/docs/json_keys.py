@@ -79,11 +79,22 @@ def walk(value, path, found, wild):
 
 
 def comment_free(cmd):
-    """The command without its trailing `# ...` comment (shlex knows quotes)."""
-    lex = shlex.shlex(cmd, posix=True, punctuation_chars=False)
-    lex.whitespace_split = True
-    lex.commenters = "#"
-    return " ".join(shlex.quote(w) for w in lex)
+    """The command without its trailing `# ...` comment: a `#` after a blank,
+    outside quotes (the shell's rule), so operators (`>`, `&&`) stay operators."""
+    quote, escaped = None, False
+    for i, c in enumerate(cmd):
+        if escaped:
+            escaped = False
+        elif c == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            if c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and (i == 0 or cmd[i - 1] in " \t"):
+            return cmd[:i].rstrip()
+    return cmd
 
 
 def run_section(sec, bin_dir):

@@ -20,6 +20,7 @@ int cli(const std::uint8_t*, std::size_t);
 int plot(const std::uint8_t*, std::size_t);
 int journal(const std::uint8_t*, std::size_t);
 int grid(const std::uint8_t*, std::size_t);
+int nccl(const std::uint8_t*, std::size_t);
 int config(const std::uint8_t*, std::size_t);
 }  // namespace ringsim::fuzz
 
@@ -68,7 +69,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"profile", ringsim::fuzz::profile}, Case{"npy", ringsim::fuzz::npy},
                       Case{"trace", ringsim::fuzz::trace}, Case{"cli", ringsim::fuzz::cli},
                       Case{"plot", ringsim::fuzz::plot}, Case{"journal", ringsim::fuzz::journal},
-                      Case{"grid", ringsim::fuzz::grid}, Case{"config", ringsim::fuzz::config}),
+                      Case{"grid", ringsim::fuzz::grid}, Case{"config", ringsim::fuzz::config},
+                      Case{"nccl", ringsim::fuzz::nccl}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

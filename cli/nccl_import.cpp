@@ -1,0 +1,297 @@
+#include "cli/nccl_import.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "models/analytic/collectives.hpp"
+#include "models/core/atomic_file.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/input_file.hpp"
+#include "models/core/nccl_tests.hpp"
+#include "models/core/parse.hpp"
+#include "models/core/schema.hpp"
+#include "proc/resolve.hpp"
+
+namespace ringsim::cli {
+namespace {
+
+constexpr const char* kFlag = "--import-nccl-tests";
+// nccl-tests' text output for a sweep of sizes is kilobytes; a log with NCCL
+// INFO lines of a large job a few MiB.
+constexpr std::uintmax_t kMaxBytes = 64u << 20;
+// The largest message whose sendrecv time is read as a hop's latency.
+constexpr double kLatencyBytes = 64 * 1024;
+
+struct Imported {
+  std::string file;
+  NcclTestsRun run;
+  bool inter = false;      // the tier: across nodes
+  std::string link;        // the cluster's interconnect for that tier
+  double nominal = 0;      // its datasheet bandwidth for the GPUs of one node, bytes/s
+  double model_error = 0;  // worst |busbw(model with the overlay) / measured - 1|
+};
+
+Imported read_one(const std::string& arg, const ClusterPreset& c, const Catalog& cat) {
+  Imported m;
+  std::optional<MeasuredKind> kind;
+  m.file = arg;
+  if (const auto eq = arg.find('='); eq != std::string::npos) {
+    if (auto k = parse_measured_kind(arg.substr(0, eq))) {
+      kind = k;
+      m.file = arg.substr(eq + 1);
+    }
+  }
+  const auto text = read_input_file(kFlag, m.file, kMaxBytes);
+  if (!kind) kind = nccl_tests_kind(text, m.file);
+  if (!kind)
+    throw InputError(
+        fmt::format("{} {}: cannot tell which nccl-tests binary wrote it; name it "
+                    "as KIND={} with KIND one of {}",
+                    kFlag, m.file, m.file, join(measured_kind_names(), ", ")));
+  m.run = parse_nccl_tests(text, fmt::format("{} {}", kFlag, m.file), *kind);
+  m.inter = m.run.nodes > 1;
+  const int per_node = m.run.ranks / m.run.nodes;
+  if (m.run.ranks % m.run.nodes != 0 || per_node > c.gpus_per_node)
+    throw InputError(fmt::format(
+        "{} {}: {} GPUs on {} host(s); cluster '{}' has {} GPUs per node (a file from another "
+        "cluster?)",
+        kFlag, m.file, m.run.ranks, m.run.nodes, c.name, c.gpus_per_node));
+  m.link = m.inter ? c.inter : c.intra;
+  const auto& n = cat.interconnect(m.link);
+  // Across nodes a node's egress is its GPUs' NICs (one per GPU unless the
+  // cluster says otherwise), the unit nccl-tests' busbw fills.
+  const int nics = c.nics_per_node > 0 ? c.nics_per_node : c.gpus_per_node;
+  const double per_nic = static_cast<double>(c.gpus_per_node) / nics;
+  // Point-to-point: one GPU's share of its NIC.
+  m.nominal = !m.inter                          ? n.bandwidth
+              : *kind == MeasuredKind::SendRecv ? n.bandwidth / per_nic
+                                                : n.bandwidth * per_node / per_nic;
+  return m;
+}
+
+}  // namespace
+
+namespace {
+
+nlohmann::json curve_json(const Imported& m) {
+  const auto& r = m.run;
+  nlohmann::json pts = nlohmann::json::array();
+  const double f = bus_factor(r.kind, r.ranks);
+  for (const auto& row : r.rows)
+    pts.push_back(
+        {row.bytes, row.time_us, std::round(f * row.bytes / row.time_us * 1e-3 * 100) / 100});
+  return {{"collective", to_string(r.kind)},
+          {"ranks", r.ranks},
+          {"nodes", r.nodes},
+          {"gpu", r.gpu},
+          {"source", fmt::format("nccl-tests {}_perf output {} ({} x {} on {} host(s))",
+                                 to_string(r.kind), m.file, r.ranks, r.gpu, r.nodes)},
+          {"columns", {"bytes", "time_us", "busbw_GBps"}},
+          {"points", pts}};
+}
+
+double largest_busbw(const Imported& m) {
+  const auto& r = m.run.rows.back();
+  return bus_factor(m.run.kind, m.run.ranks) * r.bytes / (r.time_us * 1e-6);
+}
+
+// One tier's patch: the curves, and the catalog's scalar fields refitted
+// from them so that what does not read curves (the ring step's transfer,
+// SimGrid's links) sees the same fabric.
+nlohmann::json tier_patch(const std::string& link, const std::vector<const Imported*>& ms) {
+  nlohmann::json p{{"name", link}, {"patch", true}, {"measured", nlohmann::json::array()}};
+  const Imported* coll = nullptr;
+  for (const auto* m : ms) {
+    p["measured"].push_back(curve_json(*m));
+    const auto k = m->run.kind;
+    if (k == MeasuredKind::AllReduce ||
+        (!coll && (k == MeasuredKind::ReduceScatter || k == MeasuredKind::AllGather)))
+      coll = m;
+    if (k == MeasuredKind::SendRecv) {
+      const double bw = largest_busbw(*m);
+      p["p2p_efficiency"] = std::clamp(bw / m->nominal, 0.01, 1.0);
+      p["p2p_efficiency_source"] = fmt::format(
+          "measured: nccl-tests sendrecv_perf {}: {:.2f} GB/s at {:.0f} bytes of {:.1f} GB/s "
+          "nominal (capped at 1)",
+          m->file, bw / 1e9, m->run.rows.back().bytes, m->nominal / 1e9);
+      // A hop's latency only from a small message: at 1 MiB the time is
+      // mostly bandwidth (and protocol), not latency.
+      const auto& small = m->run.rows.front();
+      if (small.bytes <= kLatencyBytes) {
+        p["latency"] = std::max(0.0, small.time_us * 1e-6 - small.bytes / bw);
+        p["latency_source"] = fmt::format(
+            "measured: nccl-tests sendrecv_perf {}: {:.2f} us at {:.0f} bytes (the smallest "
+            "size) less those bytes at {:.2f} GB/s",
+            m->file, small.time_us, small.bytes, bw / 1e9);
+        p["latency_range"] = nullptr;  // a measured value, not an assumption with a range
+        p["latency_range_source"] = nullptr;
+      }
+    }
+  }
+  if (coll) {
+    const double bw = largest_busbw(*coll);
+    p["collective_efficiency"] = std::clamp(bw / coll->nominal, 0.01, 1.0);
+    p["collective_efficiency_source"] = fmt::format(
+        "measured: nccl-tests {}_perf {}: busbw {:.2f} GB/s at {:.0f} bytes over {} GPUs on {} "
+        "host(s), of {:.1f} GB/s nominal (capped at 1)",
+        to_string(coll->run.kind), coll->file, bw / 1e9, coll->run.rows.back().bytes,
+        coll->run.ranks, coll->run.nodes, coll->nominal / 1e9);
+  }
+  return p;
+}
+
+nlohmann::json overlay(const std::vector<Imported>& all) {
+  std::vector<std::string> links;
+  for (const auto& m : all)
+    if (std::find(links.begin(), links.end(), m.link) == links.end()) links.push_back(m.link);
+  nlohmann::json o{{"interconnects", nlohmann::json::array()}};
+  for (const auto& link : links) {
+    std::vector<const Imported*> ms;
+    for (const auto& m : all)
+      if (m.link == link) ms.push_back(&m);
+    o["interconnects"].push_back(tier_patch(link, ms));
+  }
+  return o;
+}
+
+std::optional<Collective> model_collective(MeasuredKind k) {
+  if (k == MeasuredKind::AllReduce) return Collective::AllReduce;
+  if (k == MeasuredKind::AllGather) return Collective::AllGather;
+  if (k == MeasuredKind::ReduceScatter) return Collective::ReduceScatter;
+  return std::nullopt;
+}
+
+// Each measured size through the model as every command runs it (the
+// catalog with the overlay, the cluster resolved): its worst busbw error.
+void replay(std::vector<Imported>& all, const Hardware& hw) {
+  for (auto& m : all) {
+    const auto& r = m.run;
+    const double f = bus_factor(r.kind, r.ranks);
+    const CollectiveGroup g{r.ranks, r.ranks / r.nodes};
+    for (const auto& row : r.rows) {
+      double t = 0;
+      if (const auto c = model_collective(r.kind)) {
+        t = collective_time(*c, row.bytes, g, hw).seconds;
+      } else if (r.kind == MeasuredKind::SendRecv) {
+        // The ring step's transfer: one hop's latency plus the bytes at the
+        // point-to-point rate (what run, minblock and plan charge).
+        t = (m.inter ? hw.inter_lat : hw.intra_lat) +
+            row.bytes / (m.inter ? hw.inter_bw : hw.intra_bw);
+      } else {
+        m.model_error = -1;  // all-to-all: stored, not read by the model yet
+        break;
+      }
+      const double measured = f * row.bytes / (row.time_us * 1e-6);
+      m.model_error = std::max(m.model_error, std::abs(f * row.bytes / t / measured - 1));
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+void print_text(const std::vector<Imported>& all, const std::string& cluster,
+                const std::string& out) {
+  std::cout << fmt::format("nccl-tests imported for cluster '{}' -> {} (--catalog {})\n", cluster,
+                           out, out);
+  for (const auto& m : all) {
+    const auto& r = m.run;
+    std::cout << fmt::format("  {}: {} over {} x {} on {} host(s) -> {} ({}), {} sizes {} .. {}\n",
+                             m.file, to_string(r.kind), r.ranks, r.gpu, r.nodes, m.link,
+                             m.inter ? "across nodes" : "in a node", r.rows.size(),
+                             human_bytes(r.rows.front().bytes), human_bytes(r.rows.back().bytes));
+    std::cout << fmt::format(
+        "      busbw {:.2f} GB/s at the largest size ({:.0f}% of {:.1f} GB/s nominal); "
+        "{:.2f} us at the smallest\n",
+        largest_busbw(m) / 1e9, 100 * largest_busbw(m) / m.nominal, m.nominal / 1e9,
+        r.rows.front().time_us);
+    if (m.model_error < 0)
+      std::cout << "      stored; the all-to-all model (Ulysses) does not read measured curves "
+                   "yet\n";
+    else if (r.kind == MeasuredKind::SendRecv)
+      std::cout << fmt::format(
+          "      ring step model (latency + bytes at the fitted rate): worst "
+          "point {:.1f}% off\n",
+          100 * m.model_error);
+    else
+      std::cout << fmt::format(
+          "      the collectives model with the overlay reproduces every "
+          "size within {:.2f}%\n",
+          100 * m.model_error);
+  }
+}
+
+nlohmann::json report_json(const std::vector<Imported>& all, const std::string& cluster,
+                           const std::string& out) {
+  nlohmann::json j{{"schema_version", kJsonSchemaVersion}, {"cluster", cluster}, {"out", out}};
+  j["files"] = nlohmann::json::array();
+  for (const auto& m : all)
+    j["files"].push_back({{"file", m.file},
+                          {"collective", to_string(m.run.kind)},
+                          {"ranks", m.run.ranks},
+                          {"nodes", m.run.nodes},
+                          {"gpu", m.run.gpu},
+                          {"interconnect", m.link},
+                          {"tier", m.inter ? "inter" : "intra"},
+                          {"sizes", m.run.rows.size()},
+                          {"busbw_largest", largest_busbw(m)},
+                          {"nominal_bandwidth", m.nominal},
+                          {"floor_s", m.run.rows.front().time_us * 1e-6},
+                          // null: all-to-all, not read by the model yet
+                          {"model_max_error", m.model_error < 0 ? nlohmann::json(nullptr)
+                                                                : nlohmann::json(m.model_error)}});
+  return j;
+}
+
+// FILE or KIND=FILE: the path.
+std::string path_of(const std::string& arg) {
+  const auto eq = arg.find('=');
+  return eq != std::string::npos && parse_measured_kind(arg.substr(0, eq)) ? arg.substr(eq + 1)
+                                                                           : arg;
+}
+
+}  // namespace
+
+int import_nccl_tests(const NcclImportFlags& f, const Catalog& cat) {
+  // The inputs first: a wrong path is named before a missing flag.
+  for (const auto& arg : f.files) (void)read_input_file(kFlag, path_of(arg), kMaxBytes);
+  if (f.cluster.empty())
+    throw InputError(std::string(kFlag) +
+                     ": needs --cluster NAME (whose interconnects the "
+                     "measurements replace; `ringsim hardware` lists them)");
+  if (f.out.empty()) throw InputError(std::string(kFlag) + ": needs --out FILE (the overlay)");
+  check_outputs({{"--out", f.out}}, {});
+  const auto& c = cat.cluster(f.cluster);
+  std::vector<Imported> all;
+  for (const auto& arg : f.files) {
+    auto m = read_one(arg, c, cat);
+    for (const auto& o : all)
+      if (o.link == m.link && o.run.kind == m.run.kind)
+        throw InputError(
+            fmt::format("{}: {} and {} both time {} on {} (one file per collective "
+                        "and tier)",
+                        kFlag, o.file, m.file, to_string(m.run.kind), m.link));
+    all.push_back(std::move(m));
+  }
+  const auto text = overlay(all).dump(2) + "\n";
+  Catalog merged = cat;
+  merged.merge_json_text(text, f.out);
+  proc::HardwareSpec h;
+  h.cluster = f.cluster;
+  replay(all, proc::resolve_hardware(h, merged, DType::BF16));
+  AtomicFile file(f.out, "--out");
+  file.write(text);
+  file.commit();
+  if (f.json)
+    std::cout << report_json(all, f.cluster, f.out).dump(2) << "\n";
+  else
+    print_text(all, f.cluster, f.out);
+  return 0;
+}
+
+}  // namespace ringsim::cli

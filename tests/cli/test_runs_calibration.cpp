@@ -1,0 +1,116 @@
+// A team's own measured runs (docs/own-cluster.md): `ringsim calibrate
+// --runs` fits the factors by the scoreboard's procedure, `--calibration
+// FILE` applies them in plan and validate, `validate --cases` scores a runs
+// file, and a broken file is refused with one line.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "models/core/errors.hpp"
+#include "models/plan/calibration.hpp"
+#include "models/plan/runs_csv.hpp"
+#include "tests/run_cli.hpp"
+
+namespace ringsim {
+namespace {
+
+const std::string kRuns = std::string(RINGSIM_RUNS_DATA) + "/torchtitan-2412.csv";
+
+std::string temp(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / name).string();
+}
+
+// The file holds exactly the runs the project's pytorch-fsdp/hopper factor
+// was fitted to: the same procedure on them gives the same factor and the
+// same leave-one-out errors.
+TEST(RunsCalibration, ReproducesTheScoreboardsFitForOneSource) {
+  const auto out = temp("ringsim-runs-cal.json");
+  const auto r = cli_testing::run_cli({"calibrate", "--runs", kRuns, "--out", out});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto mine = read_calibration_file(out);
+  ASSERT_EQ(mine.factors.size(), 1u);
+  const auto& f = mine.factors[0];
+  const auto* project = find_calibration("pytorch-fsdp", "hopper");
+  ASSERT_NE(project, nullptr);
+  EXPECT_EQ(f.key, "pytorch-fsdp/hopper");
+  EXPECT_EQ(f.runs, project->runs);
+  EXPECT_EQ(f.cases, project->cases);
+  EXPECT_NEAR(f.factor, project->factor, 1e-4);
+  EXPECT_NEAR(f.loo_median_abs_error, project->loo_median_abs_error, 1e-4);
+  EXPECT_NE(mine.procedure.find("calibrate --runs"), std::string::npos);
+  EXPECT_NE(r.out.find("LOO"), std::string::npos);  // each run's leave-one-out error
+  std::filesystem::remove(out);
+}
+
+// plan and validate apply the file's factor and name the file.
+TEST(RunsCalibration, PlanAndValidateUseTheFile) {
+  const auto cal = temp("ringsim-runs-cal2.json");
+  {
+    std::ofstream o(cal);
+    o << R"({"schema": "ringsim-calibration-1", "procedure": "test", "factors": [
+      {"framework": "pytorch-fsdp", "family": "hopper", "factor": 2.0, "runs": 3,
+       "loo_median_abs_error": 0.01, "loo_max_abs_error": 0.02, "cases": ["a", "b", "c"]}]})";
+  }
+  const std::vector<std::string> plan{"plan",   "--model", "llama3-8b", "--context", "8K",
+                                      "--gpus", "8",       "--cp",      "1",         "--tp",
+                                      "1",      "--pp",    "1",         "--json"};
+  auto with = plan;
+  with.insert(with.end() - 1, {"--calibration", cal});
+  auto none = plan;
+  none.insert(none.end() - 1, {"--calibration", "none"});
+  const auto a = cli_testing::run_cli(with), b = cli_testing::run_cli(none);
+  ASSERT_EQ(a.code, 0) << a.err;
+  ASSERT_EQ(b.code, 0) << b.err;
+  const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  EXPECT_DOUBLE_EQ(ja["calibration"]["factor"].get<double>(), 2.0);
+  EXPECT_NE(ja["calibration"]["line"].get<std::string>().find(cal), std::string::npos);
+  const double ta = ja["configs"][0]["step_time_s"].get<double>();
+  const double tb = jb["configs"][0]["step_time_s"].get<double>();
+  EXPECT_NEAR(ta / tb, 2.0, 1e-9);
+  const auto v =
+      cli_testing::run_cli({"validate", "--cases", kRuns, "--calibration", cal, "--json"});
+  EXPECT_EQ(v.code, 1);  // x2 puts every run far outside its 20%
+  std::filesystem::remove(cal);
+}
+
+std::string refusal(const std::string& text) {
+  try {
+    parse_runs_csv(text, "runs.csv");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RunsCalibration, RefusesBrokenRunsFiles) {
+  EXPECT_NE(refusal("").find("empty"), std::string::npos);
+  EXPECT_NE(refusal("id,command,args,metric\n").find("'value' is missing"), std::string::npos);
+  EXPECT_NE(refusal("id,command,args,metric,value\n").find("no runs"), std::string::npos);
+  EXPECT_NE(refusal("id,command,args,metric,value\na,run,--devices 8,time_s,1\n")
+                .find("'command' must be plan or infer"),
+            std::string::npos);
+  EXPECT_NE(refusal("id,command,args,metric,value\na,plan,--gpus 8,ttft_s,1\n").find("'metric'"),
+            std::string::npos);
+  EXPECT_NE(refusal("id,command,args,metric,value\na,plan,--gpus 8,step_time_s,-1\n")
+                .find("'value' must be a number"),
+            std::string::npos);
+  EXPECT_NE(refusal("id,command,args,metric,value\na,plan,\"--gpus 8,step_time_s,1\n")
+                .find("quote opened"),
+            std::string::npos);
+  EXPECT_NE(refusal("id,command,args,metric,value\na,plan,--gpus 8,step_time_s,1\n"
+                    "a,plan,--gpus 16,step_time_s,1\n")
+                .find("used twice"),
+            std::string::npos);
+  // A quoted field may hold commas (a --layout list).
+  const auto ok = parse_runs_csv(
+      "id,command,args,metric,value\na,plan,\"--gpus 8 --layout ring,zigzag\",step_time_s,1.5\n",
+      "runs.csv");
+  ASSERT_EQ(ok.cases.size(), 1u);
+  EXPECT_EQ(ok.cases[0].args, "--gpus 8 --layout ring,zigzag");
+  EXPECT_TRUE(ok.cases[0].fit);
+}
+
+}  // namespace
+}  // namespace ringsim
