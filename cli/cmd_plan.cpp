@@ -29,6 +29,7 @@
 #include "models/plan/uncertainty.hpp"
 #include "proc/recheck.hpp"
 #include "proc/resolve.hpp"
+#include "sim/faults.hpp"
 
 namespace ringsim::cli {
 namespace {
@@ -55,6 +56,9 @@ struct PlanFlags {
   // Layouts under packed documents (models/plan/documents.hpp)
   std::string documents, samples = "16", seed = "0";
   bool samples_given = false;
+  // What-ifs for the re-check (proc/recheck.hpp, PlanFaults): run's fault flags.
+  std::vector<std::string> stragglers, degrades;
+  std::string jitter;
   // Execution and calibration (models/plan/execution.hpp, calibration.hpp)
   std::string compile = "off", tp_overlap, micro_batch, calibration = "default",
               memory_check = "on";
@@ -378,9 +382,13 @@ nlohmann::json recheck_json(const proc::Recheck& rc) {
     j["tokens_per_s_per_gpu_simgrid_attention"] = s.tokens_per_s_per_gpu;
     j["mfu_simgrid_attention"] = s.mfu;
     j["job"] = job_json(x.job);
+    j["compute_slowdown"] = x.compute_slowdown;
     rows.push_back(j);
   }
-  return {{"status", rc.status_name()}, {"message", rc.message}, {"configs", rows}};
+  return {{"status", rc.status_name()},
+          {"message", rc.message},
+          {"faults", rc.faults},
+          {"configs", rows}};
 }
 
 std::string recheck_text(const proc::Recheck& rc) {
@@ -393,8 +401,11 @@ std::string recheck_text(const proc::Recheck& rc) {
         "\nSimGrid re-check: unavailable: {}; every number above is from the analytic engine\n",
         rc.message);
   std::string out = fmt::format(
-      "\nSimGrid re-check ({}): the table above is analytic; with SimGrid's attention:\n",
-      rc.message);
+      "\nSimGrid re-check ({}): the table above is analytic; with SimGrid's attention{}:\n",
+      rc.message,
+      rc.faults.empty()
+          ? ""
+          : fmt::format(" and the faults {} (the analytic step has none)", rc.faults));
   for (const auto& x : rc.rows) {
     if (!x.error.empty()) {
       out += fmt::format("  {:<24}failed: {}\n", x.config, x.error);
@@ -408,9 +419,37 @@ std::string recheck_text(const proc::Recheck& rc) {
         100 * (x.analytic_attention_s > 0 ? s.time.attention_s / x.analytic_attention_s - 1 : 0.0),
         seconds(s.time.step_time_s), seconds(x.analytic_step_s), s.tokens_per_s_per_gpu,
         100 * s.mfu);
+    if (x.compute_slowdown > 1)
+      out += fmt::format(
+          "  {:<24}every compute outside the attention x{:g} too: the straggler sets the pace of "
+          "a synchronous step; step {:+.1f}% against the analytic one\n",
+          "", x.compute_slowdown, 100 * (s.time.step_time_s / x.analytic_step_s - 1));
     out += job_text(x.job);
   }
   return out;
+}
+
+// --straggler GPU:F, --degrade LINK:F, --jitter S (with --seed): faults the
+// re-check children run with, and a straggler's pace on the whole step.
+proc::PlanFaults plan_faults(const PlanFlags& f, const PlanRequest& r, int recheck) {
+  proc::PlanFaults p;
+  for (const auto& x : f.stragglers) {
+    const auto s = sim::parse_straggler(x, r.gpus);
+    p.stragglers.emplace_back(s.device, s.factor);
+  }
+  for (const auto& x : f.degrades) {
+    (void)sim::parse_degrade(x);  // the syntax now; the link's name by the child's platform
+    p.degrades.push_back(x);
+  }
+  if (!f.jitter.empty()) p.jitter = parse_real("--jitter", f.jitter, 0, 1);
+  p.seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
+  if (p.any() && recheck == 0)
+    throw InputError(fmt::format(
+        "{}: needs --recheck N (the faults run in the SimGrid re-check of the top N configs)",
+        !f.stragglers.empty() ? "--straggler"
+        : !f.degrades.empty() ? "--degrade"
+                              : "--jitter"));
+  return p;
 }
 
 // --documents, --samples and --seed; nullopt without --documents.
@@ -584,7 +623,7 @@ int run(const PlanFlags& f) {
     r.context = mc->tokens;
   }
   auto configs = search(r, hw, *cm);
-  const auto rc = proc::recheck_top(recheck, configs, r, hw, hs, *cm);
+  const auto rc = proc::recheck_top(recheck, configs, r, hw, hs, *cm, plan_faults(f, r, recheck));
   const auto band = plan_error_band(r, device, f.calibration == "none");
   mark_ties(configs, band);
   const auto other =
@@ -915,9 +954,22 @@ Command plan_command() {
                         "Packings of --documents to draw, with seeds --seed .. --seed + N - 1")
             ->capture_default_str()
             ->type_name(flag_type::kInt);
-        sub->add_option("--seed", f->seed, "Seed of the first packing of --documents")
+        sub->add_option("--seed", f->seed,
+                        "Seed of the first packing of --documents, and of --jitter")
             ->capture_default_str()
             ->type_name(flag_type::kInt);
+        sub->add_option("--straggler", f->stragglers,
+                        "GPU:FACTOR, with --recheck: that GPU of the job computes FACTOR x "
+                        "slower, in the re-check's ring and for the whole step (repeatable)")
+            ->type_name("GPU:FACTOR");
+        sub->add_option("--degrade", f->degrades,
+                        "LINK:FACTOR, with --recheck: a link of the re-check's ring FACTOR x "
+                        "slower (run's --degrade; repeatable)")
+            ->type_name("LINK:FACTOR");
+        sub->add_option("--jitter", f->jitter,
+                        "SIGMA, with --recheck: lognormal noise (mean 1) on every compute of the "
+                        "re-check's ring (seeded by --seed)")
+            ->type_name("SIGMA");
         sub->add_flag("--json", f->json, "Print one JSON object instead of the table");
         sub->add_flag("--inference", f->inference,
                       "Plan long-context inference instead: TP x CP splits ranked by time to "

@@ -8,6 +8,7 @@
 #include "models/core/errors.hpp"
 #include "proc/child.hpp"
 #include "proc/resolve.hpp"
+#include "sim/faults.hpp"
 #include "sim/progress.hpp"
 
 namespace ringsim::proc {
@@ -79,14 +80,56 @@ void set_workload(WorkloadSpec& ws, const PlanRequest& r, const Workload& w, Pas
   if (w.layout == Layout::Hybrid) ws.ulysses_degree = w.ulysses_degree;
 }
 
+// The faults as a child of `ranks` devices numbers them: a GPU of the job is
+// in TP group gpu / tp, and the child's devices are the TP groups of one
+// stage (CP innermost, then DP), so it is device (gpu / tp) mod ranks.
+sim::Faults child_faults(const PlanFaults& f, const PlanConfig& c, std::int64_t ranks) {
+  sim::Faults out;
+  for (const auto& [gpu, factor] : f.stragglers)
+    out.stragglers.push_back({(gpu / std::max<std::int64_t>(1, c.tp)) % ranks, factor});
+  for (const auto& d : f.degrades) out.degrades.push_back(sim::parse_degrade(d));
+  out.jitter_sigma = f.jitter;
+  out.seed = f.seed;
+  return out;
+}
+
+// The device `factor` times slower at everything it computes: its peak, its
+// kernels' rates (the clock) and its streaming rate.
+Hardware slowed(Hardware hw, double factor) {
+  hw.flops /= factor;
+  hw.clock_scale /= factor;
+  hw.hbm_bandwidth /= factor;
+  return hw;
+}
+
 }  // namespace
 
+double PlanFaults::worst() const {
+  double w = 1;
+  for (const auto& [gpu, factor] : stragglers) w = std::max(w, factor);
+  return w;
+}
+
+std::string PlanFaults::describe() const {
+  std::string out;
+  for (const auto& [gpu, factor] : stragglers)
+    out += fmt::format("{}--straggler {}:{:g}", out.empty() ? "" : " ", gpu, factor);
+  for (const auto& d : degrades) out += fmt::format("{}--degrade {}", out.empty() ? "" : " ", d);
+  if (jitter > 0)
+    out += fmt::format("{}--jitter {:g} --seed {}", out.empty() ? "" : " ", jitter, seed);
+  return out;
+}
+
 RunSpec recheck_spec(const PlanRequest& r, const PlanConfig& c, const Hardware& hw,
-                     const HardwareSpec& hardware, Pass pass) {
+                     const HardwareSpec& hardware, Pass pass, const PlanFaults& faults) {
   RunSpec s;
   set_workload(s.workload, r, attention_workload(r, c), pass);
   s.hardware = hardware;
   set_platform(s.hardware, s.sim, hw, group_hardware(hw, c.tp));
+  if (faults.any()) {
+    s.sim.faults = child_faults(faults, c, c.cp);
+    s.workload.documents_seed = s.sim.faults.seed;  // one --seed for both, as run reads it
+  }
   s.sim.engine = Engine::SimGrid;
   s.json = true;
   return s;
@@ -106,7 +149,7 @@ bool wants_job(const PlanConfig& c, std::string* why) {
 }
 
 RunSpec job_spec(const PlanRequest& r, const PlanConfig& c, const Hardware& hw,
-                 const HardwareSpec& hardware) {
+                 const HardwareSpec& hardware, const PlanFaults& faults) {
   RunSpec s;
   auto w = attention_workload(r, c);
   // The child splits the heads, KV heads and MLP by --tp itself.
@@ -124,6 +167,10 @@ RunSpec job_spec(const PlanRequest& r, const PlanConfig& c, const Hardware& hw,
   // FSDP's per-layer gathers under pytorch-fsdp; the other frameworks
   // all-reduce gradients once per step, not per layer.
   if (c.dp > 1) s.sim.fsdp = r.framework == Framework::PytorchFsdp;
+  if (faults.any()) {
+    s.sim.faults = child_faults(faults, c, c.cp * c.dp);
+    s.workload.documents_seed = s.sim.faults.seed;
+  }
   s.json = true;
   return s;
 }
@@ -190,8 +237,9 @@ RecheckJob job_of(const Result& res) {
 
 Recheck recheck_top(int n, const std::vector<PlanConfig>& configs, const PlanRequest& r,
                     const Hardware& hw, const HardwareSpec& hardware, const Implementation& cm,
-                    double timeout_s) {
+                    const PlanFaults& faults, double timeout_s) {
   Recheck rc;
+  rc.faults = faults.describe();
   if (n <= 0) return rc;
   std::string why;
   const auto exe = ringsim_exe(&why);
@@ -217,11 +265,11 @@ Recheck recheck_top(int n, const std::vector<PlanConfig>& configs, const PlanReq
     if (!c.feasible || static_cast<int>(chosen.size()) >= n) continue;
     chosen.push_back(&c);
     first.push_back(cmds.size());
-    for (Pass p : {Pass::Fwd, Pass::FwdBwd}) add(recheck_spec(r, c, hw, hardware, p));
+    for (Pass p : {Pass::Fwd, Pass::FwdBwd}) add(recheck_spec(r, c, hw, hardware, p, faults));
     std::string why;
     job_cmd.push_back(wants_job(c, &why) ? static_cast<int>(cmds.size()) : -1);
     job_skipped.push_back(why);
-    if (job_cmd.back() >= 0) add(job_spec(r, c, hw, hardware));
+    if (job_cmd.back() >= 0) add(job_spec(r, c, hw, hardware, faults));
   }
   // Each child simulates one layer of a top config: seconds to minutes at
   // large rings, so a bar with ETA on a terminal (none when piped).
@@ -250,7 +298,13 @@ Recheck recheck_top(int n, const std::vector<PlanConfig>& configs, const PlanReq
     row.fwdbwd_layer_s = fb->time_s;
     row.fwdbwd_layer_analytic_s = fb->sim->analytic_time_s;
     // The same config (pipeline included) with the simulated attention times.
-    row.with_simgrid = evaluate(r, hw, cm, c, AttentionOverride{f->time_s, fb->time_s, "simgrid"});
+    // With a straggler, every other compute of the step at its pace too.
+    row.compute_slowdown = faults.worst();
+    row.with_simgrid = evaluate(r, slowed(hw, row.compute_slowdown), cm, c,
+                                AttentionOverride{f->time_s, fb->time_s, "simgrid"});
+    // MFU against the device's own peak, not the straggler's.
+    row.with_simgrid.mfu /= row.compute_slowdown;
+    row.with_simgrid.mfu_palm /= row.compute_slowdown;
     rc.rows.push_back(std::move(row));
   }
   const int done = static_cast<int>(chosen.size());

@@ -29,6 +29,23 @@ struct RecheckJob {
   double hottest_peak = 0, hottest_mean = 0;
 };
 
+// What-ifs for the whole step (`plan --recheck N --straggler GPU:F --degrade
+// LINK:F --jitter S`): each re-check child runs with them, and the config is
+// evaluated again with its attention from those runs and, for a straggler,
+// every other compute of the step F times slower (synchronous training runs
+// at its slowest GPU's pace: TP collectives wait for it every layer, the
+// pipeline for its stage, the data-parallel reduction for its replica).
+struct PlanFaults {
+  std::vector<std::pair<std::int64_t, double>> stragglers;  // (GPU of the job, factor)
+  std::vector<std::string> degrades;                        // run's LINK:FACTOR, as given
+  double jitter = 0;
+  std::uint64_t seed = 1;
+  bool any() const { return !stragglers.empty() || !degrades.empty() || jitter > 0; }
+  // The slowest straggler's factor (1: none).
+  double worst() const;
+  std::string describe() const;  // "--straggler 5:1.5 --jitter 0.05", "" when none
+};
+
 struct RecheckRow {
   std::string config;      // PlanConfig::label()
   std::string error;       // "" when the re-check ran
@@ -37,6 +54,9 @@ struct RecheckRow {
   double fwdbwd_layer_analytic_s = 0;  // the child's own closed form, for comparison
   PlanConfig with_simgrid;             // the config evaluated again with SimGrid's attention
   double analytic_attention_s = 0, analytic_step_s = 0;
+  // With --straggler: the factor applied to every compute outside the
+  // attention (PlanFaults); 1 without.
+  double compute_slowdown = 1;
   RecheckJob job;
 };
 
@@ -45,13 +65,14 @@ struct Recheck {
   Status status = Status::Off;
   std::string message;
   std::vector<RecheckRow> rows;
+  std::string faults;               // PlanFaults::describe() of the run, "" without faults
   const char* status_name() const;  // off | ok | partial | failed | unavailable
 };
 
 // The run spec that re-runs one config's attention (one layer) for `pass`;
 // `hardware` carries the plan's overrides (--flops, --profile, ...).
 RunSpec recheck_spec(const PlanRequest& r, const PlanConfig& c, const Hardware& hw,
-                     const HardwareSpec& hardware, Pass pass);
+                     const HardwareSpec& hardware, Pass pass, const PlanFaults& faults = {});
 
 // Whether the re-check simulates a config's layer in job mode: tp or dp > 1
 // and a ring layout (ring, striped, zigzag); if not, `why` says why.
@@ -60,11 +81,11 @@ bool wants_job(const PlanConfig& c, std::string* why);
 // of the config (--dp, --tp, --scope layer) on the plan's cluster, FSDP flows
 // on under pytorch-fsdp.
 RunSpec job_spec(const PlanRequest& r, const PlanConfig& c, const Hardware& hw,
-                 const HardwareSpec& hardware);
+                 const HardwareSpec& hardware, const PlanFaults& faults = {});
 
 // Re-checks the first `n` feasible configs of `configs` (search order).
 Recheck recheck_top(int n, const std::vector<PlanConfig>& configs, const PlanRequest& r,
                     const Hardware& hw, const HardwareSpec& hardware, const Implementation& cm,
-                    double timeout_s = 300);
+                    const PlanFaults& faults = {}, double timeout_s = 300);
 
 }  // namespace ringsim::proc

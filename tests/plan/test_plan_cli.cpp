@@ -240,5 +240,34 @@ TEST(PlanCli, RecheckReportsARefusedChildAsFailedNotUnavailable) {
   EXPECT_NE(error.find("--max-activities"), std::string::npos) << error;
 }
 
+// issue: what one slow GPU does to the whole step, not only to the ring.
+// A 1.5x straggler: its ring slows in SimGrid, and every other compute of a
+// synchronous step runs at its pace, so the step moves by nearly 1.5x (less
+// what is communication) and never by more.
+TEST(PlanCli, RecheckWithAStragglerReportsTheWholeStep) {
+  int code = 0;
+  const auto out =
+      run_binary({"plan",   "--model",   "llama3-8b", "--context",   "64K",   "--gpus", "16",
+                  "--cp",   "8",         "--tp",      "1",           "--pp",  "1",      "--layout",
+                  "zigzag", "--recheck", "1",         "--straggler", "5:1.5", "--json"},
+                 &code);
+  ASSERT_EQ(code, 0) << out;
+  const auto rc = nlohmann::json::parse(out).at("recheck");
+  EXPECT_EQ(rc.at("status"), "ok") << rc.dump();
+  EXPECT_EQ(rc.at("faults"), "--straggler 5:1.5");
+  const auto& c = rc.at("configs").at(0);
+  EXPECT_DOUBLE_EQ(c.at("compute_slowdown").get<double>(), 1.5);
+  const double with = c.at("step_time_s_simgrid_attention").get<double>(),
+               without = c.at("step_time_s_analytic").get<double>();
+  EXPECT_GT(with / without, 1.25);
+  EXPECT_LE(with / without, 1.5 * 1.02);
+  // MFU against the device's own peak: lower with the straggler.
+  const double mfu = nlohmann::json::parse(out).at("configs").at(0).at("mfu").get<double>();
+  EXPECT_LT(c.at("mfu_simgrid_attention").get<double>(), mfu / 1.25);
+  // Without --recheck the faults have nowhere to run.
+  run_binary({"plan", "--gpus", "16", "--context", "64K", "--straggler", "5:1.5"}, &code);
+  EXPECT_EQ(code, 2);
+}
+
 }  // namespace
 }  // namespace ringsim

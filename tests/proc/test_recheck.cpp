@@ -96,5 +96,35 @@ TEST(Recheck, OffWhenNotAsked) {
   EXPECT_EQ(std::string(rc.status_name()), "off");
 }
 
+// plan's GPU numbering (TP innermost, then CP, then DP) onto the children's
+// devices: the TP group of the GPU, its place in the ring or in the job.
+TEST(Recheck, FaultsReachTheChildrenOnTheStragglersRingPosition) {
+  const auto hw = resolve_hardware(HardwareSpec{}, Catalog::embedded(), DType::BF16);
+  PlanRequest r;
+  r.shape = find_model("--model", "llama3-8b");
+  r.context = 1 << 17;
+  r.gpus = 64;
+  r.tp_degrees = {2};
+  const RooflineModel rm(hw.effective_flops());
+  const auto cm = bare_implementation(rm);
+  const auto c = evaluate(r, hw, cm, Layout::Zigzag, 8, 2, 1);
+  ASSERT_TRUE(c.feasible) << c.reason();
+  PlanFaults f;
+  f.stragglers = {{21, 1.5}};  // TP group 10: ring position 2 of the second ring
+  f.jitter = 0.1;
+  f.seed = 7;
+  const auto ring = recheck_spec(r, c, hw, HardwareSpec{}, Pass::FwdBwd, f);
+  ASSERT_EQ(ring.sim.faults.stragglers.size(), 1u);
+  EXPECT_EQ(ring.sim.faults.stragglers[0].device, 2);
+  EXPECT_DOUBLE_EQ(ring.sim.faults.stragglers[0].factor, 1.5);
+  EXPECT_DOUBLE_EQ(ring.sim.faults.jitter_sigma, 0.1);
+  EXPECT_EQ(ring.sim.faults.seed, 7u);
+  EXPECT_EQ(parse_run_args(to_args(ring)), ring);  // through flags and back
+  const auto job = job_spec(r, c, hw, HardwareSpec{}, f);
+  EXPECT_EQ(job.sim.faults.stragglers.at(0).device, 10);  // of cp x dp = 32 TP groups
+  EXPECT_EQ(f.describe(), "--straggler 21:1.5 --jitter 0.1 --seed 7");
+  EXPECT_DOUBLE_EQ(f.worst(), 1.5);
+}
+
 }  // namespace
 }  // namespace ringsim::proc
