@@ -146,12 +146,8 @@ std::optional<OtherFramework> best_other_framework(const PlanRequest& r, const H
     o.compile = o.compile && fw == Framework::PytorchFsdp;
     std::erase_if(o.layouts, [&](Layout l) { return !framework_implements(fw, l); });
     if (!r.layouts.empty() && o.layouts.empty()) continue;
-    o.calibration_key = name + "/" + device.family;
-    o.calibration = 1;
-    const auto* user =
-        r.user_calibration ? find_in(*r.user_calibration, name, device.family) : nullptr;
-    if (const auto* c = user ? user : find_calibration(name, device.family); c && !calibration_none)
-      o.calibration = c->factor;
+    // Its own factor, chosen as for the plan's framework (the user's file first).
+    set_calibration(o, device.family, calibration_none);
     try {
       for (const auto& c : search(o, hw, cm)) {
         if (!c.feasible) continue;

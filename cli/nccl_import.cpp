@@ -29,47 +29,52 @@ constexpr double kLatencyBytes = 64 * 1024;
 struct Imported {
   std::string file;
   NcclTestsRun run;
+  MeasuredCurve curve;     // run.curve(file): the times and busbw every report reads
   bool inter = false;      // the tier: across nodes
   std::string link;        // the cluster's interconnect for that tier
   double nominal = 0;      // its datasheet bandwidth for the GPUs of one node, bytes/s
   double model_error = 0;  // worst |busbw(model with the overlay) / measured - 1|
 };
 
-Imported read_one(const std::string& arg, const ClusterPreset& c, const Catalog& cat) {
-  Imported m;
+// One --import-nccl-tests argument: FILE, or KIND=FILE naming the collective.
+struct Arg {
   std::optional<MeasuredKind> kind;
-  m.file = arg;
-  if (const auto eq = arg.find('='); eq != std::string::npos) {
-    if (auto k = parse_measured_kind(arg.substr(0, eq))) {
-      kind = k;
-      m.file = arg.substr(eq + 1);
-    }
-  }
-  const auto text = read_input_file(kFlag, m.file, kMaxBytes);
-  if (!kind) kind = nccl_tests_kind(text, m.file);
+  std::string path;
+};
+Arg split_arg(const std::string& arg) {
+  if (const auto eq = arg.find('='); eq != std::string::npos)
+    if (auto k = parse_measured_kind(arg.substr(0, eq))) return {k, arg.substr(eq + 1)};
+  return {std::nullopt, arg};
+}
+
+// `hw`: the cluster as the catalog resolves it (its links and NICs).
+Imported read_one(const Arg& a, const std::string& text, const std::string& cluster,
+                  const Hardware& hw, const Catalog& cat) {
+  Imported m;
+  m.file = a.path;
+  const auto kind = a.kind ? a.kind : nccl_tests_kind(text, m.file);
   if (!kind)
     throw InputError(
         fmt::format("{} {}: cannot tell which nccl-tests binary wrote it; name it "
                     "as KIND={} with KIND one of {}",
                     kFlag, m.file, m.file, join(measured_kind_names(), ", ")));
   m.run = parse_nccl_tests(text, fmt::format("{} {}", kFlag, m.file), *kind);
+  m.curve = m.run.curve(m.file);
   m.inter = m.run.nodes > 1;
   const int per_node = m.run.ranks / m.run.nodes;
-  if (m.run.ranks % m.run.nodes != 0 || per_node > c.gpus_per_node)
+  if (m.run.ranks % m.run.nodes != 0 || per_node > hw.gpus_per_node)
     throw InputError(fmt::format(
         "{} {}: {} GPUs on {} host(s); cluster '{}' has {} GPUs per node (a file from another "
         "cluster?)",
-        kFlag, m.file, m.run.ranks, m.run.nodes, c.name, c.gpus_per_node));
-  m.link = m.inter ? c.inter : c.intra;
-  const auto& n = cat.interconnect(m.link);
-  // Across nodes a node's egress is its GPUs' NICs (one per GPU unless the
-  // cluster says otherwise), the unit nccl-tests' busbw fills.
-  const int nics = c.nics_per_node > 0 ? c.nics_per_node : c.gpus_per_node;
-  const double per_nic = static_cast<double>(c.gpus_per_node) / nics;
-  // Point-to-point: one GPU's share of its NIC.
-  m.nominal = !m.inter                          ? n.bandwidth
-              : *kind == MeasuredKind::SendRecv ? n.bandwidth / per_nic
-                                                : n.bandwidth * per_node / per_nic;
+        kFlag, m.file, m.run.ranks, m.run.nodes, cluster, hw.gpus_per_node));
+  m.link = m.inter ? hw.inter_name : hw.intra_name;
+  const double bw = cat.interconnect(m.link).bandwidth;
+  // Across nodes a node's egress is its GPUs' NICs (collective_link's rule),
+  // the unit nccl-tests' busbw fills; point-to-point, one GPU's share of its NIC.
+  const double per_nic = hw.gpus_per_nic();
+  m.nominal = !m.inter                          ? bw
+              : *kind == MeasuredKind::SendRecv ? bw / per_nic
+                                                : bw * per_node / per_nic;
   return m;
 }
 
@@ -80,10 +85,8 @@ namespace {
 nlohmann::json curve_json(const Imported& m) {
   const auto& r = m.run;
   nlohmann::json pts = nlohmann::json::array();
-  const double f = bus_factor(r.kind, r.ranks);
-  for (const auto& row : r.rows)
-    pts.push_back(
-        {row.bytes, row.time_us, std::round(f * row.bytes / row.time_us * 1e-3 * 100) / 100});
+  for (std::size_t i = 0; i < r.rows.size(); ++i)
+    pts.push_back({r.rows[i].bytes, r.rows[i].time_us, std::round(m.curve.busbw(i) / 1e7) / 100});
   return {{"collective", to_string(r.kind)},
           {"ranks", r.ranks},
           {"nodes", r.nodes},
@@ -95,8 +98,7 @@ nlohmann::json curve_json(const Imported& m) {
 }
 
 double largest_busbw(const Imported& m) {
-  const auto& r = m.run.rows.back();
-  return bus_factor(m.run.kind, m.run.ranks) * r.bytes / (r.time_us * 1e-6);
+  return m.curve.busbw(m.curve.points.size() - 1);
 }
 
 // One tier's patch: the curves, and the catalog's scalar fields refitted
@@ -172,7 +174,8 @@ void replay(std::vector<Imported>& all, const Hardware& hw) {
     const auto& r = m.run;
     const double f = bus_factor(r.kind, r.ranks);
     const CollectiveGroup g{r.ranks, r.ranks / r.nodes};
-    for (const auto& row : r.rows) {
+    for (std::size_t i = 0; i < r.rows.size(); ++i) {
+      const auto& row = r.rows[i];
       double t = 0;
       if (const auto c = model_collective(r.kind)) {
         t = collective_time(*c, row.bytes, g, hw).seconds;
@@ -185,8 +188,7 @@ void replay(std::vector<Imported>& all, const Hardware& hw) {
         m.model_error = -1;  // all-to-all: stored, not read by the model yet
         break;
       }
-      const double measured = f * row.bytes / (row.time_us * 1e-6);
-      m.model_error = std::max(m.model_error, std::abs(f * row.bytes / t / measured - 1));
+      m.model_error = std::max(m.model_error, std::abs(f * row.bytes / t / m.curve.busbw(i) - 1));
     }
   }
 }
@@ -248,28 +250,29 @@ nlohmann::json report_json(const std::vector<Imported>& all, const std::string& 
   return j;
 }
 
-// FILE or KIND=FILE: the path.
-std::string path_of(const std::string& arg) {
-  const auto eq = arg.find('=');
-  return eq != std::string::npos && parse_measured_kind(arg.substr(0, eq)) ? arg.substr(eq + 1)
-                                                                           : arg;
-}
-
 }  // namespace
 
 int import_nccl_tests(const NcclImportFlags& f, const Catalog& cat) {
   // The inputs first: a wrong path is named before a missing flag.
-  for (const auto& arg : f.files) (void)read_input_file(kFlag, path_of(arg), kMaxBytes);
+  std::vector<Arg> args;
+  std::vector<std::string> texts;
+  for (const auto& arg : f.files) {
+    args.push_back(split_arg(arg));
+    texts.push_back(read_input_file(kFlag, args.back().path, kMaxBytes));
+  }
   if (f.cluster.empty())
     throw InputError(std::string(kFlag) +
                      ": needs --cluster NAME (whose interconnects the "
                      "measurements replace; `ringsim hardware` lists them)");
   if (f.out.empty()) throw InputError(std::string(kFlag) + ": needs --out FILE (the overlay)");
   check_outputs({{"--out", f.out}}, {});
-  const auto& c = cat.cluster(f.cluster);
+  (void)cat.cluster(f.cluster);  // an unknown name: one line with did-you-mean
+  proc::HardwareSpec h;
+  h.cluster = f.cluster;
+  const auto plain = proc::resolve_hardware(h, cat, DType::BF16);
   std::vector<Imported> all;
-  for (const auto& arg : f.files) {
-    auto m = read_one(arg, c, cat);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    auto m = read_one(args[i], texts[i], f.cluster, plain, cat);
     for (const auto& o : all)
       if (o.link == m.link && o.run.kind == m.run.kind)
         throw InputError(
@@ -281,8 +284,6 @@ int import_nccl_tests(const NcclImportFlags& f, const Catalog& cat) {
   const auto text = overlay(all).dump(2) + "\n";
   Catalog merged = cat;
   merged.merge_json_text(text, f.out);
-  proc::HardwareSpec h;
-  h.cluster = f.cluster;
   replay(all, proc::resolve_hardware(h, merged, DType::BF16));
   AtomicFile file(f.out, "--out");
   file.write(text);
