@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "cli/trace_import.hpp"
 #include "kernels/profile_run.hpp"
 #include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
@@ -29,6 +30,7 @@ namespace {
 struct ProfileFlags {
   std::string device = "cpu", out, blocks, head_dims, dtypes, repeats, threads = "1";
   bool quick = false, json = false, no_backward = false;
+  TraceImportFlags trace;  // --from-trace: read a profiler trace instead of timing
 };
 
 // A comma-separated list; an empty item (`16,,32`, a trailing comma) is refused.
@@ -49,7 +51,29 @@ std::vector<std::string> split(const std::string& flag, const std::string& s) {
   }
 }
 
+// The timing flags mean nothing to a trace's import, and the import's flags
+// nothing to timing: either mix is refused by name.
+void check_mode(const ProfileFlags& f, const CLI::App& app) {
+  const bool from_trace = !f.trace.trace.empty();
+  for (const char* flag : {"--device", "--blocks", "--head-dims", "--dtypes", "--repeats",
+                           "--threads", "--quick", "--no-backward"})
+    if (from_trace && app.count(flag))
+      throw InputError(
+          fmt::format("{}: times ringsim's kernels; --from-trace reads a trace "
+                      "instead (drop one of them)",
+                      flag));
+  for (const char* flag : {"--gpu", "--catalog"})
+    if (!from_trace && app.count(flag))
+      throw InputError(fmt::format("{}: only with --from-trace TRACE", flag));
+}
+
 int run(const ProfileFlags& f) {
+  if (!f.trace.trace.empty()) {
+    auto t = f.trace;
+    t.out = f.out;
+    t.json = f.json;
+    return import_trace(t);
+  }
   const auto device = parse_choice("--device", f.device, {"cpu", "cuda"});
   if (f.out.empty())
     throw InputError("--out: give the profile file to write, e.g. --out models/profiles/mine.json");
@@ -145,7 +169,8 @@ Command profile_command() {
             ->capture_default_str()
             ->type_name(flag_type::kName);
         sub->add_option("--out", f->out,
-                        "Profile file to write (schema: models/profiles/README.md)")
+                        "Profile file to write (schema: models/profiles/README.md); with "
+                        "--from-trace optional (without it: the report alone)")
             ->type_name(flag_type::kFile);
         sub->add_flag("--quick", f->quick, "Fewer sizes and repeats (CPU: under a minute)");
         sub->add_option("--blocks", f->blocks,
@@ -164,7 +189,22 @@ Command profile_command() {
             ->type_name(flag_type::kInt);
         sub->add_flag("--no-backward", f->no_backward, "Forward kernel only");
         sub->add_flag("--json", f->json, "Print one JSON object (and no progress lines)");
-        sub->callback([f, code] { *code = run(*f); });
+        sub->add_option("--from-trace", f->trace.trace,
+                        "Read a torch.profiler trace (JSON or .json.gz, record_shapes=True) "
+                        "instead of timing: its attention calls become the profile "
+                        "(docs/own-cluster.md)")
+            ->type_name(flag_type::kFile);
+        sub->add_option("--gpu", f->trace.gpu,
+                        "With --from-trace: the catalog device the trace ran on (default: "
+                        "from the GPU name in the trace), for the GEMM rates' share of peak")
+            ->type_name(flag_type::kName);
+        sub->add_option("--catalog", f->trace.catalog,
+                        "With --from-trace: extra catalog JSON (for --gpu)")
+            ->type_name(flag_type::kFile);
+        sub->callback([f, code, sub] {
+          check_mode(*f, *sub);
+          *code = run(*f);
+        });
         return sub;
       }};
 }

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential cmake pkg-config git ca-certificates
-  libsimgrid-dev libeigen3-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libsimgrid-dev libeigen3-dev libfmt-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
   qt6-base-dev qt6-svg-dev qt6-charts-dev libgl-dev
   # Qt6Charts' CMake config requires Qt6OpenGL's, which qt6-base-dev leaves out:
   # without it ringsim-plot is skipped and experiments write no PNG.

@@ -216,13 +216,19 @@ double ProfileModel::per_entry(const Key& key, std::int64_t block) const {
           any_diag = true;
       if (!any_diag && curves_.count(full)) return per_entry(full, block);
     }
-    std::set<int> dims;
-    for (const auto& [k, v] : curves_) dims.insert(std::get<1>(k));
-    std::vector<std::string> ds;
-    for (int d : dims) ds.push_back(std::to_string(d));
-    throw InputError(
-        fmt::format("{}: no {} points for head dim {} (mask {}); the profile has head dims: {}",
-                    origin_, std::get<0>(key), std::get<1>(key), std::get<2>(key), join(ds, ", ")));
+    // Name what the profile has, so the fix (another head dim, unmasked
+    // calls) is in the message.
+    std::vector<std::string> has;
+    for (const auto& [k, v] : curves_)
+      if (std::get<0>(k) != "merge")
+        has.push_back(fmt::format("{} d {} {}", std::get<0>(k), std::get<1>(k), std::get<2>(k)));
+    const bool full = std::get<2>(key) == "full";
+    throw InputError(fmt::format(
+        "{}: no {} points for head dim {} with mask {} (it has: {}){}", origin_, std::get<0>(key),
+        std::get<1>(key), std::get<2>(key), join(has, ", "),
+        full ? "; a ring's off-diagonal steps and the ideal time need unmasked (full) calls: "
+               "measure some with is_causal=False"
+             : ""));
   }
   const auto& v = it->second;
   if (block < v.front().first)

@@ -22,6 +22,8 @@ int journal(const std::uint8_t*, std::size_t);
 int grid(const std::uint8_t*, std::size_t);
 int nccl(const std::uint8_t*, std::size_t);
 int config(const std::uint8_t*, std::size_t);
+int kineto(const std::uint8_t*, std::size_t);
+int runs_csv(const std::uint8_t*, std::size_t);
 }  // namespace ringsim::fuzz
 
 namespace {
@@ -70,7 +72,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"trace", ringsim::fuzz::trace}, Case{"cli", ringsim::fuzz::cli},
                       Case{"plot", ringsim::fuzz::plot}, Case{"journal", ringsim::fuzz::journal},
                       Case{"grid", ringsim::fuzz::grid}, Case{"config", ringsim::fuzz::config},
-                      Case{"nccl", ringsim::fuzz::nccl}),
+                      Case{"nccl", ringsim::fuzz::nccl}, Case{"kineto", ringsim::fuzz::kineto},
+                      Case{"runs_csv", ringsim::fuzz::runs_csv}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
