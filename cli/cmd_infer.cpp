@@ -21,6 +21,7 @@
 #include "models/infer/search.hpp"
 #include "models/kernel/implementation.hpp"
 #include "models/plan/basics.hpp"
+#include "models/plan/calibration.hpp"
 #include "models/plan/error_band.hpp"
 #include "proc/resolve.hpp"
 #include "proc/run_spec.hpp"
@@ -40,6 +41,7 @@ struct InferFlags {
   std::string decode_tokens = "0", batch = "1", engine = "simgrid", trace, overlap = "full";
   std::string layers, max_activities, max_memory;
   std::string precision = "bf16", cuda_graphs = "on";
+  std::string calibration;  // a calibrate --runs file: its error bands (infer has no factor)
   bool json = false, progress = false;
 };
 
@@ -95,7 +97,13 @@ nlohmann::json memory_json(const InferMemory& m) {
 int run(const InferFlags& f) {
   sim::InterruptGuard guard;
   const auto hs = proc::parse_hardware(f.hw);
-  check_outputs({{"--trace", f.trace}}, {{"--catalog", hs.catalog}, {"--profile", hs.profile}});
+  check_outputs(
+      {{"--trace", f.trace}},
+      {{"--catalog", hs.catalog}, {"--profile", hs.profile}, {"--calibration", f.calibration}});
+  // Read before any work: a broken file fails in a moment, not after the simulation.
+  const auto user = f.calibration.empty()
+                        ? nullptr
+                        : std::make_shared<const Calibration>(read_calibration_file(f.calibration));
   const auto cat = proc::load_catalog(hs);
   auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
   proc::refuse_flags_not_on(hs, hw.platform);
@@ -211,8 +219,11 @@ int run(const InferFlags& f) {
   j["memory"] = memory_json(a.memory);
   // TTFT's band (the headline) and decode's (models/plan/error_band.hpp).
   const auto& family = cat.device(hw.gpu_name).family;
-  const auto prefill_band = find_band(band_class("inference", family, "prefill"));
-  const auto decode_band = find_band(band_class("inference", family, "decode"));
+  // From the user's own runs where their calibration file validates the class.
+  const auto prefill_band =
+      choose_band(band_class("inference", family, "prefill"), user.get(), f.calibration);
+  const auto decode_band =
+      choose_band(band_class("inference", family, "decode"), user.get(), f.calibration);
   j["error_band"] = prefill_band.to_json();
   j["decode_error_band"] = decode_band.to_json();
 
@@ -371,6 +382,10 @@ Command infer_command() {
                             "as Meta served Llama 3 405B; attention and KV cache stay bf16)")
                 ->capture_default_str()
                 ->type_name(flag_type::kName);
+            sub->add_option("--calibration", f->calibration,
+                            "Your calibrate --runs file: its error bands for TTFT and decode "
+                            "where your runs validate them (infer applies no factor)")
+                ->type_name(flag_type::kFile);
             sub->add_option("--cuda-graphs", f->cuda_graphs,
                             "Decode replayed as CUDA graphs: a kernel costs the device's gap, not "
                             "the host's dispatch (docs/inference.md)")

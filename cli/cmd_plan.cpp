@@ -122,7 +122,7 @@ std::string layouts_text(const PlanRequest& r) {
 ErrorBand plan_error_band(const PlanRequest& r, const Device& device, bool calibration_none) {
   auto k = band_class(to_string(r.framework), device.family, training_regime(r.context));
   if (calibration_none) k += " (calibration none)";
-  return find_band(k);
+  return choose_band(k, r.user_calibration.get(), r.calibration_file);
 }
 
 // The best row under each other framework, same request and hardware (its

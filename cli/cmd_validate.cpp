@@ -283,7 +283,8 @@ int run(const ValidateFlags& f) {
   }
   const auto sum = summarise(rows);
   write_outputs(
-      {{"--fit", f.fit, f.fit.empty() ? "" : calibration_json_text(factors, f.cases)},
+      {{"--fit", f.fit,
+        f.fit.empty() ? "" : calibration_json_text(factors, f.cases, bands_of(rows))},
        {"--error-bands", f.error_bands,
         f.error_bands.empty() ? "" : error_bands_json_text(bands_of(rows))},
        {"--csv", f.csv, f.csv.empty() ? "" : csv(rows)},

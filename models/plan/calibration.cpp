@@ -41,7 +41,37 @@ Calibration parse_calibration(const std::string& text, const std::string& origin
     }
     c.factors.push_back(f);
   }
+  // Optional: written by `calibrate --runs` since the bands came from the
+  // user's residuals; the project's calibration.json has none.
+  if (j.contains("error_bands")) {
+    i = 0;
+    for (const auto& e : top.array("error_bands")) {
+      JsonReader r{origin, fmt::format("error_bands[{}]", i++), e};
+      ErrorBand b;
+      b.klass = r.str("class");
+      b.cases = static_cast<int>(r.integer("cases", kMinBandCases, 1e6));
+      b.low = r.num("low", -10, 0);
+      b.high = r.num("high", 0, 10);
+      b.coverage = r.num("coverage", 0.01, 1);
+      for (const auto& id : r.array("ids")) {
+        if (!id.is_string()) throw r.error("'ids' must hold run ids");
+        b.ids.push_back(id.get<std::string>());
+      }
+      c.bands.push_back(std::move(b));
+    }
+  }
   return c;
+}
+
+ErrorBand choose_band(const std::string& klass, const Calibration* user, const std::string& file) {
+  if (user)
+    for (const auto& b : user->bands)
+      if (b.klass == klass && b.validated()) {
+        auto mine = b;
+        mine.source = file;
+        return mine;
+      }
+  return find_band(klass);
 }
 
 const Calibration& embedded_calibration() {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "models/plan/error_band.hpp"
+
 namespace ringsim {
 
 struct CalibrationFactor {
@@ -24,6 +26,9 @@ struct CalibrationFactor {
 struct Calibration {
   std::string schema, procedure;
   std::vector<CalibrationFactor> factors;
+  // A user's file (`calibrate --runs`): the error band of each class its runs
+  // validate (at least kMinBandCases), from their leave-one-out residuals.
+  std::vector<ErrorBand> bands;
 };
 
 // The embedded models/data/calibration.json.
@@ -44,6 +49,9 @@ const CalibrationFactor* find_in(const Calibration& c, const std::string& framew
                                  const std::string& family);
 // A calibration file (`--calibration FILE`), read and parsed; InputError naming the flag.
 Calibration read_calibration_file(const std::string& path);
+// The error band of `klass`: the user's file's where its runs validate the
+// class (named by `file`), else the project's scoreboard's (find_band).
+ErrorBand choose_band(const std::string& klass, const Calibration* user, const std::string& file);
 
 // The request's calibration group (framework/family, named either way) and,
 // unless `none` (--calibration none), its fitted factor, or the factor --set

@@ -27,6 +27,9 @@ std::string ErrorBand::text() const {
   const std::string range = std::abs(low + high) < 1e-12
                                 ? "+-" + pct(high)
                                 : fmt::format("-{} to +{}", pct(low), pct(high));
+  if (!source.empty())
+    return fmt::format("{} ({:.0f}% of {} of your runs in {}, {})", range, 100 * coverage, cases,
+                       source, klass);
   return fmt::format("{} ({:.0f}% of {} validated cases of {})", range, 100 * coverage, cases,
                      klass);
 }
@@ -38,7 +41,8 @@ nlohmann::json ErrorBand::to_json() const {
           {"high", ok ? nlohmann::json(high) : nlohmann::json(nullptr)},
           {"coverage", coverage},
           {"cases", cases},
-          {"text", text()}};
+          {"text", text()},
+          {"source", source.empty() ? nlohmann::json(nullptr) : nlohmann::json(source)}};
 }
 
 std::string band_class(const std::string& kind, const std::string& family,

@@ -25,11 +25,17 @@ struct ErrorBand {
   double coverage = 0.8;     // of the class's cases inside
   int cases = 0;             // validated cases of the class
   std::vector<std::string> ids;
+  // "" : the project's scoreboard (models/data/error_bands.json); else the
+  // user's calibration file whose runs' leave-one-out residuals made it.
+  std::string source;
   bool validated() const;
-  // "+-14% (80% of 23 validated cases of pytorch-fsdp/hopper/training-long)"
+  // "+-14% (80% of 23 validated cases of pytorch-fsdp/hopper/training-long)",
+  // "+-6% (80% of 9 of your runs in FILE, pytorch-fsdp/hopper/training-short)"
   // or "unvalidated (no ... case)".
   std::string text() const;
-  nlohmann::json to_json() const;  // class, low, high, coverage, cases (low/high null: unvalidated)
+  // class, low, high, coverage, cases (low/high null: unvalidated), text,
+  // source (null: the project's scoreboard; else the calibration file).
+  nlohmann::json to_json() const;
 };
 
 // Fewest cases a band is stated from; below it the class is unvalidated.

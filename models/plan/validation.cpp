@@ -272,7 +272,7 @@ std::vector<CalibrationFactor> fit_calibration(std::vector<ValidationRow>& rows)
 }
 
 std::string calibration_json_text(const std::vector<CalibrationFactor>& factors,
-                                  const std::string& runs) {
+                                  const std::string& runs, const std::vector<ErrorBand>& bands) {
   nlohmann::ordered_json j;
   j["schema"] = "ringsim-calibration-1";
   j["procedure"] =
@@ -301,6 +301,19 @@ std::string calibration_json_text(const std::vector<CalibrationFactor>& factors,
     e["loo_max_abs_error"] = std::round(f.loo_max_abs_error * 1e4) / 1e4;
     e["cases"] = f.cases;
     j["factors"].push_back(e);
+  }
+  if (runs.empty()) return j.dump(1) + "\n";
+  j["error_bands"] = nlohmann::ordered_json::array();
+  for (const auto& b : bands) {
+    if (!b.validated()) continue;
+    nlohmann::ordered_json e;
+    e["class"] = b.klass;
+    e["cases"] = b.cases;
+    e["low"] = b.low;
+    e["high"] = b.high;
+    e["coverage"] = b.coverage;
+    e["ids"] = b.ids;
+    j["error_bands"].push_back(e);
   }
   return j.dump(1) + "\n";
 }

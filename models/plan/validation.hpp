@@ -118,7 +118,10 @@ void apply_calibration(std::vector<ValidationRow>& rows,
 // The calibration file `ringsim validate --fit` writes.
 // `runs`: the user's runs file it was fitted to (`ringsim calibrate --runs`),
 // or "" for the project's scoreboard.
+// `bands`: with `runs`, the error bands of the classes those runs validate
+// (their leave-one-out residuals, bands_of), kept for `--calibration FILE`.
 std::string calibration_json_text(const std::vector<CalibrationFactor>& factors,
-                                  const std::string& runs = "");
+                                  const std::string& runs = "",
+                                  const std::vector<ErrorBand>& bands = {});
 
 }  // namespace ringsim

@@ -4,12 +4,14 @@
 // file, and a broken file is refused with one line.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "models/core/errors.hpp"
 #include "models/plan/calibration.hpp"
+#include "models/plan/error_band.hpp"
 #include "models/plan/runs_csv.hpp"
 #include "tests/run_cli.hpp"
 
@@ -73,6 +75,50 @@ TEST(RunsCalibration, PlanAndValidateUseTheFile) {
       cli_testing::run_cli({"validate", "--cases", kRuns, "--calibration", cal, "--json"});
   EXPECT_EQ(v.code, 1);  // x2 puts every run far outside its 20%
   std::filesystem::remove(cal);
+}
+
+// The file keeps the error band of each class its runs validate, from their
+// leave-one-out residuals; plan and infer state that band, naming the file,
+// and fall back to the project's for classes it does not cover.
+TEST(RunsCalibration, ErrorBandsFromYourOwnRuns) {
+  const auto out = temp("ringsim-runs-cal3.json");
+  const auto r = cli_testing::run_cli({"calibrate", "--runs", kRuns, "--out", out});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto mine = read_calibration_file(out);
+  const ErrorBand* shorter = nullptr;
+  for (const auto& b : mine.bands)
+    if (b.klass == "pytorch-fsdp/hopper/training-short") shorter = &b;
+  ASSERT_NE(shorter, nullptr);
+  EXPECT_GE(shorter->cases, kMinBandCases);
+  // The band holds 80% of the class's runs' leave-one-out errors: recompute
+  // it from validate's own rows of the same file.
+  const auto v =
+      cli_testing::run_cli({"validate", "--cases", kRuns, "--calibration", out, "--json"});
+  const auto rows = nlohmann::json::parse(v.out)["cases"];
+  std::vector<double> inside;
+  for (const auto& c : rows)
+    if (c["class"] == shorter->klass) {
+      // A throughput error as the step-time error it is (time = work / rate).
+      const double e = c["loo_error"].get<double>();
+      inside.push_back(std::abs(c["metric"] == "tokens_per_s_per_gpu" ? 1 / (1 + e) - 1 : e));
+    }
+  ASSERT_EQ(static_cast<int>(inside.size()), shorter->cases);
+  std::size_t within = 0;
+  for (double e : inside) within += e <= shorter->high + 1e-9 ? 1 : 0;
+  EXPECT_GE(static_cast<double>(within), 0.8 * static_cast<double>(inside.size()));
+  const auto p = cli_testing::run_cli({"plan", "--model", "llama3-8b", "--context", "8K", "--gpus",
+                                       "8", "--cp", "1", "--calibration", out, "--json"});
+  ASSERT_EQ(p.code, 0) << p.err;
+  const auto band = nlohmann::json::parse(p.out)["error_band"];
+  EXPECT_EQ(band["source"], out);
+  EXPECT_DOUBLE_EQ(band["high"].get<double>(), shorter->high);
+  // infer: the file has no inference runs, so the project's band, no source.
+  const auto i =
+      cli_testing::run_cli({"infer", "--model", "llama3-8b", "--context", "8K", "--gpus", "8",
+                            "--engine", "analytic", "--calibration", out, "--json"});
+  ASSERT_EQ(i.code, 0) << i.err;
+  EXPECT_TRUE(nlohmann::json::parse(i.out)["error_band"]["source"].is_null());
+  std::filesystem::remove(out);
 }
 
 std::string refusal(const std::string& text) {
