@@ -5,14 +5,18 @@
 #include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "models/core/atomic_file.hpp"
+#include "models/core/calls.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/kineto_trace.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/profile.hpp"
 #include "models/core/schema.hpp"
 #include "models/core/trace_profile.hpp"
+#include "models/core/workload.hpp"
+#include "models/kernel/implementation.hpp"
 #include "proc/resolve.hpp"
 
 namespace ringsim::cli {
@@ -48,6 +52,50 @@ std::map<std::string, double> peaks(const Catalog& cat, const std::string& devic
   return {{"bf16", d.peak_bf16}, {"fp16", d.peak_fp16}, {"fp32", d.peak_fp32}, {"fp8", d.peak_fp8}};
 }
 
+// The catalog's kernel a trace's attention kernel is, by its name: the
+// flash-attn 2 kernels (also PyTorch's copy, pytorch_flash::), flash-attn 3's
+// Hopper kernels, cuDNN's SDPA graphs; "" for others (xFormers' cutlass fmha).
+std::string catalog_kernel(const std::string& name) {
+  const auto n = upper(name);
+  if (n.find("SM90") != std::string::npos && n.find("FLASH") != std::string::npos) return "fa3";
+  if (n.find("FLASH_FWD") != std::string::npos || n.find("FLASH_BWD") != std::string::npos)
+    return "fa2";
+  if (n.find("CUDNN") != std::string::npos || n.find("SDPA") != std::string::npos) return "cudnn";
+  return "";
+}
+
+// What ringsim's own model of that kernel on that device gives for the
+// point's call (its device work, no launch): the measured-over-model ratio
+// says how far the catalog's curves are from this GPU at this shape.
+struct ModelCheck {
+  std::string kernel;
+  double seconds = 0;
+};
+
+std::optional<ModelCheck> model_check(const Catalog& cat, const std::string& device,
+                                      const std::string& catalog_file, const TracePoint& p) {
+  const auto kernel = catalog_kernel(p.kernel);
+  if (device.empty() || kernel.empty()) return {};
+  try {
+    proc::HardwareFlags flags;
+    flags.gpu = device;
+    flags.kernel = kernel;
+    flags.catalog = catalog_file;
+    const auto hs = proc::parse_hardware(flags);
+    const auto dtype = parse_dtype("--dtype", p.point.dtype);
+    const auto hw = proc::resolve_hardware(hs, cat, dtype);
+    const auto im = proc::make_implementation(hs, cat, hw, dtype);
+    KernelCall call;
+    call.q = call.k = p.point.block;
+    call.mask = p.point.mask == "full" ? CallMask::Full : CallMask::Causal;
+    call.heads = static_cast<std::uint64_t>(p.heads);
+    return ModelCheck{
+        kernel, im->rates().launch_seconds({call}, p.point.head_dim, p.point.kernel == "bwd")};
+  } catch (const InputError&) {
+    return {};  // the kernel does not run this dtype or device: no comparison
+  }
+}
+
 std::string file_name(const std::string& path) {
   const auto slash = path.find_last_of('/');
   return one_line(slash == std::string::npos ? path : path.substr(slash + 1));
@@ -59,6 +107,7 @@ struct Found {
   TraceProfile profile;
   std::string device;
   std::map<std::string, double> peak;
+  std::vector<std::optional<ModelCheck>> checks;  // per profile point
   nlohmann::json doc;
 };
 
@@ -75,7 +124,8 @@ void print_attention(const Found& f) {
   std::cout << fmt::format("Attention: {} calls, {:.3f} ms ({:.1f}% of kernel time)\n",
                            f.calls.attention.size(), seconds * 1e3,
                            share(seconds, f.calls.kernel_seconds));
-  for (const auto& p : f.profile.points) {
+  for (std::size_t i = 0; i < f.profile.points.size(); ++i) {
+    const auto& p = f.profile.points[i];
     const auto& q = p.point;
     const double rate = flops_per_entry(q.head_dim, q.kernel == "bwd") *
                         static_cast<double>(q.entries) / q.median_s;
@@ -85,6 +135,10 @@ void print_attention(const Found& f) {
         q.kernel, q.dtype, q.head_dim, q.block, q.mask == "full" ? "full" : "causal", q.repeats,
         p.heads, q.median_s * 1e6, q.min_s * 1e6, q.max_s * 1e6, rate / 1e12,
         p.overlapped ? fmt::format(" ({} overlapped another stream)", p.overlapped) : "", p.kernel);
+    if (const auto& c = f.checks[i])
+      std::cout << fmt::format(
+          "    ringsim's {} model on the {}: {:.1f} us (measured / model {:.2f})\n", c->kernel,
+          f.device, c->seconds * 1e6, q.median_s / c->seconds);
   }
   for (const auto& [why, u] : f.profile.left_out)
     std::cout << fmt::format("  kept out of the profile: {} calls, {:.3f} ms: {}\n", u.count,
@@ -161,6 +215,18 @@ nlohmann::json unattributed_json(const TraceCalls& c) {
   return out;
 }
 
+// The profile's points, each with ringsim's model of the same call
+// (model_kernel, model_s; null where the kernel or device has none).
+nlohmann::json points_with_checks(const Found& f) {
+  auto points = f.doc["points"];
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& c = f.checks[i];
+    points[i]["model_kernel"] = c ? nlohmann::json(c->kernel) : nlohmann::json();
+    points[i]["model_s"] = c ? nlohmann::json(c->seconds) : nlohmann::json();
+  }
+  return points;
+}
+
 void print_json(const Found& f, const TraceImportFlags& flags, bool wrote) {
   nlohmann::json left = nlohmann::json::array();
   for (const auto& [why, u] : f.profile.left_out)
@@ -174,7 +240,7 @@ void print_json(const Found& f, const TraceImportFlags& flags, bool wrote) {
                               {"kernels", f.calls.kernels},
                               {"kernel_seconds", f.calls.kernel_seconds},
                               {"attention_calls", f.calls.attention.size()},
-                              {"points", f.doc["points"]},
+                              {"points", points_with_checks(f)},
                               {"left_out", left},
                               {"gemm", f.doc["gemm"]},
                               {"collectives", f.doc["collectives"]},
@@ -199,6 +265,8 @@ int import_trace(const TraceImportFlags& flags) {
   f.profile = trace_profile(f.calls);
   f.device = flags.gpu.empty() ? guess_device(f.trace) : cat.device(flags.gpu).name;
   f.peak = peaks(cat, f.device);
+  for (const auto& p : f.profile.points)
+    f.checks.push_back(model_check(cat, f.device, flags.catalog, p));
   f.doc = trace_profile_json(f.trace, f.calls, f.profile, file_name(flags.trace), f.device, f.peak);
   f.doc["tool_version"] = "ringsim " RINGSIM_VERSION;
   if (flags.out.empty()) {
