@@ -25,6 +25,7 @@
 #include "models/plan/error_band.hpp"
 #include "proc/resolve.hpp"
 #include "proc/run_spec.hpp"
+#include "sim/faults.hpp"
 #include "sim/infer_sim.hpp"
 #include "sim/progress.hpp"
 #include "sim/simulate.hpp"
@@ -42,6 +43,8 @@ struct InferFlags {
   std::string layers, max_activities, max_memory;
   std::string precision = "bf16", cuda_graphs = "on";
   std::string calibration;  // a calibrate --runs file: its error bands (infer has no factor)
+  std::vector<std::string> stragglers, degrades;  // what-ifs, simgrid column only
+  std::string jitter, seed = "1";
   bool json = false, progress = false;
 };
 
@@ -94,6 +97,32 @@ nlohmann::json memory_json(const InferMemory& m) {
           {"items", items_json(m)}};
 }
 
+// --straggler GPU:F (a GPU of the request), --degrade LINK:F, --jitter S,
+// --seed: parsed as run parses them (sim/faults.hpp); only SimGrid plays them.
+sim::Faults infer_faults(const InferFlags& f, std::int64_t gpus, bool simgrid) {
+  sim::Faults x;
+  for (const auto& s : f.stragglers) x.stragglers.push_back(sim::parse_straggler(s, gpus));
+  for (const auto& d : f.degrades) x.degrades.push_back(sim::parse_degrade(d));
+  if (!f.jitter.empty()) x.jitter_sigma = parse_real("--jitter", f.jitter, 0, 1);
+  x.seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
+  if (x.any() && !simgrid)
+    throw InputError(fmt::format(
+        "{}: needs the simulator (--engine simgrid); the closed forms have no slow GPU or link",
+        !f.stragglers.empty() ? "--straggler"
+        : !f.degrades.empty() ? "--degrade"
+                              : "--jitter"));
+  return x;
+}
+
+// The faults as given ("--straggler 5:1.5 --jitter 0.05").
+std::string faults_text(const InferFlags& f) {
+  std::vector<std::string> parts;
+  for (const auto& s : f.stragglers) parts.push_back("--straggler " + s);
+  for (const auto& d : f.degrades) parts.push_back("--degrade " + d);
+  if (!f.jitter.empty()) parts.push_back("--jitter " + f.jitter + " --seed " + f.seed);
+  return one_line(join(parts, " "));
+}
+
 int run(const InferFlags& f) {
   sim::InterruptGuard guard;
   const auto hs = proc::parse_hardware(f.hw);
@@ -135,6 +164,7 @@ int run(const InferFlags& f) {
   set_infer_precision(r, f.precision, cat, hw);
   r.cuda_graphs = parse_choice("--cuda-graphs", f.cuda_graphs, {"on", "off"}) == "on";
   check_request(r);
+  const auto faults = infer_faults(f, r.tp * r.cp, simgrid);
 
   const auto a = infer(r, hw, *im);
   std::optional<sim::InferSimResult> s;
@@ -148,6 +178,7 @@ int run(const InferFlags& f) {
     o.decode_head_s = head_seconds(r, hw, r.batch);
     o.record_events = !f.trace.empty();
     o.progress = f.progress;
+    o.faults = faults;
     sim::check_budget(sim::estimate_infer_size(o), budget);
     s = sim::simulate_infer(o);
     if (s->interrupted) {
@@ -216,6 +247,7 @@ int run(const InferFlags& f) {
         {"platform", s->platform}};
   }
   j["engine"] = simgrid ? "simgrid" : "analytic";
+  j["faults"] = faults.any() ? nlohmann::json(faults_text(f)) : nlohmann::json();
   j["memory"] = memory_json(a.memory);
   // TTFT's band (the headline) and decode's (models/plan/error_band.hpp).
   const auto& family = cat.device(hw.gpu_name).family;
@@ -268,6 +300,9 @@ int run(const InferFlags& f) {
   out += fmt::format("  compute  {}\n", im->name());
   out += fmt::format("  variant  {} ({}): {}\n", to_string(a.choice.variant),
                      a.choice.automatic ? "auto" : "--variant", a.choice.reason);
+  if (faults.any())
+    out +=
+        fmt::format("  faults   {} (the simgrid column; analytic is fault-free)\n", faults_text(f));
   out += "\nPrefill (time to first token)";
   out += s ? fmt::format("       {:>12} {:>12}\n", "analytic", "simgrid")
            : fmt::format("       {:>12}\n", "analytic");
@@ -382,6 +417,20 @@ Command infer_command() {
                             "as Meta served Llama 3 405B; attention and KV cache stay bf16)")
                 ->capture_default_str()
                 ->type_name(flag_type::kName);
+            sub->add_option("--straggler", f->stragglers,
+                            "GPU:FACTOR, repeatable: that GPU of the request computes FACTOR "
+                            "times slower (simgrid column; e.g. 5:1.5)")
+                ->type_name(flag_type::kKeyValue);
+            sub->add_option("--degrade", f->degrades,
+                            "LINK:FACTOR, repeatable: that link (nic7, 3-4: the route from GPU 3 "
+                            "to 4) at 1/FACTOR of its bandwidth (simgrid column)")
+                ->type_name(flag_type::kKeyValue);
+            sub->add_option("--jitter", f->jitter,
+                            "SIGMA: lognormal noise (mean 1) on every compute (simgrid column)")
+                ->type_name(flag_type::kFloat);
+            sub->add_option("--seed", f->seed, "Seed for --jitter")
+                ->capture_default_str()
+                ->type_name(flag_type::kInt);
             sub->add_option("--calibration", f->calibration,
                             "Your calibrate --runs file: its error bands for TTFT and decode "
                             "where your runs validate them (infer applies no factor)")

@@ -13,6 +13,7 @@
 #include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
+#include "models/plan/calibration.hpp"
 #include "models/plan/error_band.hpp"
 #include "proc/resolve.hpp"
 #include "proc/run_spec.hpp"
@@ -123,7 +124,14 @@ int run(const proc::RunSpec& spec) {
   sim::InterruptGuard guard;
   // Every output path is judged before seconds or minutes of simulation.
   check_outputs({{"--trace", spec.sim.trace}, {"--csv", spec.sim.csv}},
-                {{"--catalog", spec.hardware.catalog}, {"--profile", spec.hardware.profile}});
+                {{"--catalog", spec.hardware.catalog},
+                 {"--profile", spec.hardware.profile},
+                 {"--calibration", spec.calibration}});
+  // Read before any work: a broken file fails in a moment, not after the simulation.
+  const auto user =
+      spec.calibration.empty()
+          ? nullptr
+          : std::make_shared<const Calibration>(read_calibration_file(spec.calibration));
   const auto cat = proc::load_catalog(spec.hardware);
   auto hw = proc::resolve_hardware(spec.hardware, cat, spec.workload.dtype);
   // Flags that shape nodes or links the platform lacks: refused, not ignored.
@@ -162,7 +170,8 @@ int run(const proc::RunSpec& spec) {
   const Summary a = analyze(w, hw, *cm);
   // run's band: its validated cases are published ring speedups (ratios of
   // its times) on this device family (models/plan/error_band.hpp).
-  const auto band = find_band(band_class("run", cat.device(hw.gpu_name).family, "attention"));
+  const auto band = choose_band(band_class("run", cat.device(hw.gpu_name).family, "attention"),
+                                user.get(), spec.calibration);
   const auto band_line = "  error band (time)         " + band.text() + "\n";
   if (spec.sim.engine == proc::Engine::Analytic) {
     if (spec.json) {

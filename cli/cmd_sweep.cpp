@@ -264,6 +264,10 @@ Command sweep_command() {
             proc::add_workload_flags(sub, f->run.w);
             proc::add_hardware_flags(sub, f->run.hw);
             proc::add_sim_flags(sub, f->run.sim);
+            sub->add_option("--calibration", f->run.calibration,
+                            "Your calibrate --runs file: each point's error band from your own "
+                            "measured runs where they validate run's class (not an axis)")
+                ->type_name(flag_type::kFile);
             sub->add_option("--grid", f->grid,
                             "JSON grid: {\"base\": {\"--flag\": value}, \"axes\": {\"--flag\": "
                             "\"v1,v2\" or [..]}} instead of list-valued flags")

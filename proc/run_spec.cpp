@@ -299,6 +299,10 @@ void add_run_flags(CLI::App* app, RunFlags& f) {
   add_workload_flags(app, f.w);
   add_hardware_flags(app, f.hw);
   add_sim_flags(app, f.sim);
+  app->add_option("--calibration", f.calibration,
+                  "Your calibrate --runs file: run's error band from your own measured runs "
+                  "where 3 or more validate it (docs/own-cluster.md)")
+      ->type_name(flag_type::kFile);
   app->add_flag("--json", f.json, "Print one JSON object instead of the table");
 }
 
@@ -432,6 +436,7 @@ RunSpec parse_run(const RunFlags& f) {
   s.workload = parse_workload(f.w);
   s.sim = parse_sim(f.sim, s.workload.devices);
   s.workload.documents_seed = s.sim.faults.seed;  // --seed draws --documents too
+  s.calibration = f.calibration;
   s.json = f.json;
   return s;
 }
@@ -527,6 +532,7 @@ std::vector<std::string> to_args(const RunSpec& s) {
   std::vector<std::string> a{"run"};
   for (const auto& part : {to_args(s.workload), to_args(s.hardware), to_args(s.sim)})
     a.insert(a.end(), part.begin(), part.end());
+  put_text(a, "--calibration", s.calibration);
   if (s.json) a.push_back("--json");
   return a;
 }

@@ -96,6 +96,9 @@ struct RunSpec {
   WorkloadSpec workload;
   HardwareSpec hardware;
   SimSpec sim;
+  // A `calibrate --runs` file: the error band of run's class from the user's
+  // own measured runs (docs/own-cluster.md); "" = the scoreboard's.
+  std::string calibration;
   bool json = false;
   bool operator==(const RunSpec&) const = default;
 };
@@ -136,6 +139,7 @@ struct RunFlags {
   WorkloadFlags w;
   HardwareFlags hw;
   SimFlags sim;
+  std::string calibration;
   bool json = false;
 };
 

@@ -47,6 +47,7 @@ struct Run {
   Progress progress;
   std::string error;
   bool deadlock = false;
+  std::vector<double> slowdown;  // per GPU: its straggler factor (1: none)
 
   Run(const InferSimOptions& opt, std::uint64_t units)
       : o(opt),
@@ -55,6 +56,7 @@ struct Run {
         overlap(opt.hardware.overlap),
         progress(opt.progress, units, "ringsim: simulating inference") {
     const auto n = static_cast<std::size_t>(tp * cp);
+    slowdown = device_slowdowns(tp * cp, opt.faults.stragglers);
     for (auto& stage : busy)
       for (auto& b : stage) b.assign(n, 0);
     prefill_end.assign(n, 0);
@@ -159,10 +161,19 @@ class Gpu {
     if (interrupt_requested()) throw Interrupted{};
   }
 
+  // A compute's time on this GPU: its straggler factor, and the jitter drawn
+  // for (GPU, layer, stage, step) (sim/faults.hpp: independent of run order).
+  double slowed(double seconds, int layer, std::int64_t step) const {
+    const auto& f = r_.o.faults;
+    double x = seconds * r_.slowdown[static_cast<std::size_t>(g_)];
+    if (f.jitter_sigma > 0) x *= jitter_factor(f.jitter_sigma, f.seed, g_, layer, stage_, step);
+    return x;
+  }
+
   void exec(Phase ph, int slot, int layer, double seconds, std::int32_t step = -1) {
     if (seconds <= 0) return;
     const double t0 = now();
-    sg4::this_actor::execute(work(seconds));
+    sg4::this_actor::execute(work(slowed(seconds, layer, step)));
     busy(slot) += now() - t0;
     r_.record(g_, ph, layer, step, t0, now());
     ++r_.res.activities;
@@ -201,7 +212,7 @@ class Gpu {
         recv = box(prev, g_)->get_async<int>(&got);
       };
       if (xfer && r_.overlap) post();
-      if (c > 0) sg4::this_actor::execute(work(c));
+      if (c > 0) sg4::this_actor::execute(work(slowed(c, layer, s)));
       const double tc = now();
       if (xfer && !r_.overlap) post();
       if (xfer) {
@@ -327,7 +338,7 @@ InferSimResult simulate_infer(const InferSimOptions& o) {
                  static_cast<std::uint64_t>(r.tp * r.cp));
   auto engine = start_engine(o.network);
   g_scale = choose_scale(run, topo);
-  const auto hosts = build_platform(topo, std::vector<double>(topo.links().size(), 1.0), g_scale);
+  const auto hosts = build_platform(topo, link_divisors(topo, o.faults.degrades), g_scale);
   sg4::Engine::on_deadlock_cb([&run] { run.deadlock = true; });
   for (std::int64_t g = 0; g < r.tp * r.cp; ++g)
     sg4::Actor::create(fmt::format("gpu{}", g), hosts[static_cast<std::size_t>(g)], gpu_main, &run,

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "models/infer/infer.hpp"
+#include "sim/faults.hpp"
 #include "sim/guard.hpp"
 #include "sim/options.hpp"
 #include "sim/topology.hpp"
@@ -37,6 +38,10 @@ struct InferSimOptions {
   NetworkModel network = NetworkModel::Exact;
   bool record_events = false;  // --trace
   bool progress = false;
+  // infer --straggler GPU:F, --degrade LINK:F, --jitter S: a slow GPU slows
+  // every compute it runs (attention, dense, merge, head), a degraded link
+  // every transfer on it; the closed forms stay fault-free.
+  Faults faults;
 };
 
 // Busiest GPU, all layers: seconds in each phase (waits for transfers

@@ -51,6 +51,9 @@ JournalHeader make_header(std::map<std::string, std::string> base, const std::st
   for (const auto& text : builtin_data()) catalog += sha256_hex(text);
   const auto file = text_or_none(base, "--catalog");
   if (!file.empty()) catalog += file_hash("--catalog", file);
+  // A calibration file moves each row's error band: part of the data too.
+  const auto calibration = text_or_none(base, "--calibration");
+  if (!calibration.empty()) catalog += file_hash("--calibration", calibration);
   h.catalog = sha256_hex(catalog);
   h.profile = file_hash("--profile", text_or_none(base, "--profile"));
   h.config = file_hash("--config", config);

@@ -18,7 +18,7 @@ struct JournalHeader {
   std::string version;                      // the ringsim that computed the rows
   std::map<std::string, std::string> base;  // "--gpu" -> "h100-sxm": the flags under the axes
   // SHA-256 of the contents (hex); "" when there is no such file.
-  std::string catalog;  // built-in data, then the --catalog file if any
+  std::string catalog;  // built-in data, then the --catalog and --calibration files if any
   std::string profile, config;
   bool operator==(const JournalHeader&) const = default;
 };

@@ -67,16 +67,21 @@ ValidationCase row_case(const std::vector<std::string>& f, const std::vector<int
   c.metric = get(3);
   if (c.id.empty()) throw InputError(where + ": 'id' is empty");
   if (const auto why = unprintable("id", c.id); !why.empty()) throw InputError(where + ": " + why);
-  if (c.command != "plan" && c.command != "infer")
-    throw InputError(
-        fmt::format("{}: 'command' must be plan or infer, got '{}'", where, one_line(c.command)));
+  if (c.command != "plan" && c.command != "infer" && c.command != "run")
+    throw InputError(fmt::format("{}: 'command' must be plan, infer or run, got '{}'", where,
+                                 one_line(c.command)));
   if (c.args.empty()) throw InputError(where + ": 'args' is empty (the command's flags)");
   const bool plan_metric = c.metric == "step_time_s" || c.metric == "tokens_per_s_per_gpu";
   const bool infer_metric = c.metric == "ttft_s" || c.metric == "decode_s_per_token";
-  if (!(c.command == "plan" ? plan_metric : infer_metric))
+  const bool run_metric = c.metric == "time_s";
+  const bool ok = c.command == "plan"    ? plan_metric
+                  : c.command == "infer" ? infer_metric
+                                         : run_metric;
+  if (!ok)
     throw InputError(fmt::format("{}: 'metric' for {} must be {}, got '{}'", where, c.command,
-                                 c.command == "plan" ? "step_time_s or tokens_per_s_per_gpu"
-                                                     : "ttft_s or decode_s_per_token",
+                                 c.command == "plan"    ? "step_time_s or tokens_per_s_per_gpu"
+                                 : c.command == "infer" ? "ttft_s or decode_s_per_token"
+                                                        : "time_s (run's time, one layer)",
                                  one_line(c.metric)));
   c.published = number(get(4), where, "value", 1e-9, 1e12);
   c.tolerance = col[5] >= 0 && !get(5).empty() ? number(get(5), where, "tolerance", 0.01, 1) : 0.2;

@@ -19,10 +19,15 @@ extern const char* const validation_json;
 
 namespace {
 
-const char* const kMetrics[] = {"tokens_per_s_per_gpu", "model_tflops_per_gpu",
-                                "step_time_s",          "ttft_s",
-                                "decode_s_per_token",   "speedup",
-                                "peak_memory_gib",      "fits"};
+const char* const kMetrics[] = {"tokens_per_s_per_gpu",
+                                "model_tflops_per_gpu",
+                                "step_time_s",
+                                "ttft_s",
+                                "decode_s_per_token",
+                                "speedup",
+                                "peak_memory_gib",
+                                "fits",
+                                "time_s"};
 
 // A ratio's own fields: speedup compares two runs of plan or run, is held
 // out (the calibration's factor cancels in it), and only it may use run.
@@ -104,7 +109,8 @@ bool known_metric(const std::string& metric) {
 }
 
 bool metric_is_time(const std::string& metric) {
-  return metric == "step_time_s" || metric == "ttft_s" || metric == "decode_s_per_token";
+  return metric == "step_time_s" || metric == "ttft_s" || metric == "decode_s_per_token" ||
+         metric == "time_s";
 }
 
 bool metric_is_ratio(const std::string& metric) {

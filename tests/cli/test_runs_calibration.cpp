@@ -121,6 +121,43 @@ TEST(RunsCalibration, ErrorBandsFromYourOwnRuns) {
   std::filesystem::remove(out);
 }
 
+// A runs file may hold run's measured time (time_s: one layer's attention,
+// the scope run times): validate scores it, and with 3 or more of a class
+// the file keeps run's band, which `run --calibration FILE` prints.
+TEST(RunsCalibration, RunTimesGiveRunsBand) {
+  const auto runs = temp("ringsim-run-times.csv");
+  {
+    std::ofstream o(runs);
+    o << "id,command,args,metric,value\n";
+    // Measured times 10% above ringsim's for three ring sizes.
+    for (const char* d : {"8", "16", "32"}) {
+      const auto j =
+          nlohmann::json::parse(cli_testing::run_cli({"run", "--devices", d, "--block", "4K",
+                                                      "--engine", "analytic", "--json"})
+                                    .out);
+      o << "ring-" << d << ",run,--devices " << d << " --block 4K,time_s,"
+        << j["time_s"].get<double>() * 1.1 << "\n";
+    }
+  }
+  const auto out = temp("ringsim-run-times-cal.json");
+  const auto c = cli_testing::run_cli({"calibrate", "--runs", runs, "--out", out});
+  ASSERT_EQ(c.code, 0) << c.err;
+  const auto mine = read_calibration_file(out);
+  ASSERT_EQ(mine.bands.size(), 1u);
+  EXPECT_EQ(mine.bands[0].klass, "run/hopper/attention");
+  EXPECT_EQ(mine.bands[0].cases, 3);
+  // The prediction is 1/1.1 of each measured time: -9.1% on every run.
+  EXPECT_NEAR(mine.bands[0].high, 0.091, 1e-3);
+  const auto r = cli_testing::run_cli({"run", "--devices", "8", "--block", "4K", "--engine",
+                                       "analytic", "--calibration", out, "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto band = nlohmann::json::parse(r.out)["error_band"];
+  EXPECT_EQ(band["source"], out);
+  EXPECT_EQ(band["cases"], 3);
+  std::filesystem::remove(out);
+  std::filesystem::remove(runs);
+}
+
 std::string refusal(const std::string& text) {
   try {
     parse_runs_csv(text, "runs.csv");
@@ -134,8 +171,11 @@ TEST(RunsCalibration, RefusesBrokenRunsFiles) {
   EXPECT_NE(refusal("").find("empty"), std::string::npos);
   EXPECT_NE(refusal("id,command,args,metric\n").find("'value' is missing"), std::string::npos);
   EXPECT_NE(refusal("id,command,args,metric,value\n").find("no runs"), std::string::npos);
-  EXPECT_NE(refusal("id,command,args,metric,value\na,run,--devices 8,time_s,1\n")
-                .find("'command' must be plan or infer"),
+  EXPECT_NE(refusal("id,command,args,metric,value\na,sweep,--devices 8,time_s,1\n")
+                .find("'command' must be plan, infer or run"),
+            std::string::npos);
+  EXPECT_NE(refusal("id,command,args,metric,value\na,run,--devices 8,ttft_s,1\n")
+                .find("'metric' for run must be time_s"),
             std::string::npos);
   EXPECT_NE(refusal("id,command,args,metric,value\na,plan,--gpus 8,ttft_s,1\n").find("'metric'"),
             std::string::npos);

@@ -30,6 +30,33 @@ TEST(InferCli, MostlyCachedContextChoosesPassQWhenItsTransfersAreSmaller) {
             j["ttft_s_by_variant"]["pass-kv"].get<double>());
 }
 
+// infer --straggler: one GPU of a TP group computing twice as slowly holds
+// every TP all-reduce of its group, so the simulated TTFT grows by exactly
+// its own compute (attention, dense, head) once more, worked out by hand from
+// the fault-free run's phases; the closed forms stay fault-free.
+TEST(InferCli, StragglerAddsItsOwnComputeToTheSimulatedTtft) {
+  const std::vector<std::string> base{"infer",  "--model", "llama3-8b", "--context", "16K",
+                                      "--gpus", "8",       "--tp",      "4"};
+  auto slow = base;
+  slow.insert(slow.end(), {"--straggler", "0:2"});
+  const auto a = run_json(base), b = run_json(slow);
+  EXPECT_TRUE(a["faults"].is_null());
+  EXPECT_EQ(b["faults"], "--straggler 0:2");
+  EXPECT_DOUBLE_EQ(a["analytic"]["ttft_s"].get<double>(), b["analytic"]["ttft_s"].get<double>());
+  const auto& s = a["simgrid"];
+  const double compute = s["attention_s"].get<double>() + s["dense_s"].get<double>() +
+                         s["merge_s"].get<double>() + s["head_s"].get<double>();
+  EXPECT_NEAR(b["simgrid"]["ttft_s"].get<double>(), s["ttft_s"].get<double>() + compute,
+              1e-6 * s["ttft_s"].get<double>());
+  // The closed forms have no slow GPU: refused, not ignored.
+  auto analytic = slow;
+  analytic.insert(analytic.end(), {"--engine", "analytic", "--json"});
+  analytic.insert(analytic.begin(), RINGSIM_BIN);
+  const auto r = proc::run(analytic, 60);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--straggler: needs the simulator"), std::string::npos) << r.err;
+}
+
 TEST(InferCli, TraceOpensWithTheReader) {
   const std::string path = ::testing::TempDir() + "ringsim-infer-trace.json";
   std::remove(path.c_str());
