@@ -182,6 +182,7 @@ int run(const SweepFlags& f) {
   if (!o.plot.empty()) {
     outs.push_back({"--plot", o.plot + ".json"});
     outs.push_back({"--plot", o.plot + ".png"});
+    outs.push_back({"--plot", o.plot + ".svg"});
   }
   check_outputs(outs, {{"--grid", f.grid}, {"--catalog", f.run.hw.catalog}});
 

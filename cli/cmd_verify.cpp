@@ -262,7 +262,7 @@ void print_errors(const std::vector<kernels::ErrorStat>& errors, const kernels::
 
 int run_train(const VerifyFlags& f) {
   check_outputs({{"--out", f.out}, {"--lse-out", f.lse_out}},
-                {{"--q", f.q}, {"--k", f.k}, {"--v", f.v}});
+                {{"--q", f.q}, {"--k", f.k}, {"--v", f.v}, {"--documents", f.documents}});
   const Pass pass = parse_pass("--pass", f.pass);
   auto p = load_problem(f, pass);
   const auto& w = p.w;
@@ -460,7 +460,7 @@ InferProblem load_infer_problem(const VerifyFlags& f, InferMode mode) {
 
 int run_infer(const VerifyFlags& f, InferMode mode) {
   check_outputs({{"--out", f.out}, {"--lse-out", f.lse_out}},
-                {{"--q", f.q}, {"--k", f.k}, {"--v", f.v}});
+                {{"--q", f.q}, {"--k", f.k}, {"--v", f.v}, {"--documents", f.documents}});
   if (f.pass_given && parse_pass("--pass", f.pass) != Pass::Fwd)
     throw InputError("--pass: inference runs the forward pass only; give fwd or leave --pass out");
   const auto p = load_infer_problem(f, mode);

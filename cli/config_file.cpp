@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cli/complete.hpp"
+#include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/input_file.hpp"
 #include "models/core/parse.hpp"
@@ -158,6 +159,7 @@ std::string hoist_config_flag(std::vector<std::string>& args) {
   // Read once here for a one-line refusal of a missing, unreadable or huge
   // file; CLI11 reads it again when it applies the keys.
   (void)read_input_file("--config", path, kMaxConfigBytes);
+  register_input("--config", path);  // no output of the command may replace it
   rest.insert(rest.begin(), {"--config", path});
   args = std::move(rest);
   return path;

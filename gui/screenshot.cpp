@@ -1,6 +1,7 @@
 #include "gui/screenshot.hpp"
 
 #include "gui/export_view.hpp"
+#include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
 
 namespace ringsim::gui {
@@ -8,6 +9,9 @@ namespace ringsim::gui {
 int load_screenshot_traces(const ScreenshotArgs& args, QTextStream& err,
                            std::vector<LoadedTrace>* traces) {
   try {
+    // The picture never replaces a trace it draws (nor lands on a directory).
+    check_outputs({{"--screenshot", args.out.toStdString()}},
+                  {{"TRACE", args.trace.toStdString()}, {"--compare", args.compare.toStdString()}});
     traces->push_back(load_trace(args.trace));
     if (!args.compare.isEmpty()) traces->push_back(load_trace(args.compare));
   } catch (const InputError& e) {

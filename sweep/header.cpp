@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <openssl/evp.h>
 
+#include <filesystem>
 #include <stdexcept>
 
 #include "models/core/builtin_data.hpp"
@@ -54,6 +55,13 @@ JournalHeader make_header(std::map<std::string, std::string> base, const std::st
   // A calibration file moves each row's error band: part of the data too.
   const auto calibration = text_or_none(base, "--calibration");
   if (!calibration.empty()) catalog += file_hash("--calibration", calibration);
+  // So does a --documents file of lengths or cu_seqlens (not a list or a
+  // distribution, which the flags hold whole): its rows are drawn from it.
+  const auto documents = text_or_none(base, "--documents");
+  std::error_code ec;
+  if (!documents.empty() && documents.find(':') == std::string::npos &&
+      std::filesystem::is_regular_file(documents, ec))
+    catalog += file_hash("--documents", documents);
   h.catalog = sha256_hex(catalog);
   h.profile = file_hash("--profile", text_or_none(base, "--profile"));
   h.config = file_hash("--config", config);

@@ -18,7 +18,8 @@ struct JournalHeader {
   std::string version;                      // the ringsim that computed the rows
   std::map<std::string, std::string> base;  // "--gpu" -> "h100-sxm": the flags under the axes
   // SHA-256 of the contents (hex); "" when there is no such file.
-  std::string catalog;  // built-in data, then the --catalog and --calibration files if any
+  // built-in data, then the --catalog, --calibration and --documents files if any
+  std::string catalog;
   std::string profile, config;
   bool operator==(const JournalHeader&) const = default;
 };

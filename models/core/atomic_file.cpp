@@ -95,10 +95,25 @@ OutputTarget resolve_output(const std::string& path, const std::string& flag) {
   return {OutputKind::Replace, p.string()};
 }
 
+// The inputs their readers registered (register_input), in this process.
+std::vector<PathArg>& registered_inputs() {
+  static std::vector<PathArg> inputs;
+  return inputs;
+}
+
+void register_input(const std::string& flag, const std::string& path) {
+  if (path.empty() || path == "-") return;
+  for (const auto& in : registered_inputs())
+    if (in.flag == flag && in.path == path) return;
+  registered_inputs().push_back({flag, path});
+}
+
 void check_outputs(const std::vector<PathArg>& outputs, const std::vector<PathArg>& inputs) {
   std::vector<std::pair<const PathArg*, FileId>> seen, read;
-  for (const auto& in : inputs)
-    if (!in.path.empty() && in.path != "-") read.emplace_back(&in, file_id(in.path));
+  const std::vector<PathArg>& registered = registered_inputs();
+  for (const std::vector<PathArg>* list : {&inputs, &registered})
+    for (const auto& in : *list)
+      if (!in.path.empty() && in.path != "-") read.emplace_back(&in, file_id(in.path));
   bool stdout_taken = false;
   const PathArg* stdout_by = nullptr;
   for (const auto& o : outputs) {

@@ -42,7 +42,14 @@ struct PathArg {
 // simulation. Two outputs on one file (except a character device such as
 // /dev/null) and an output that is one of `inputs` are refused. Empty paths
 // (flags not given) are skipped. Throws InputError naming the flag.
+// Besides `inputs`, every file registered with register_input is protected.
 void check_outputs(const std::vector<PathArg>& outputs, const std::vector<PathArg>& inputs = {});
+
+// A file this process reads that no command lists among its own inputs: the
+// --config file the flags came from, a --documents file of lengths or
+// cu_seqlens. Its reader registers it once, and every later check_outputs
+// refuses to write over it, so no command's output replaces what it read.
+void register_input(const std::string& flag, const std::string& path);
 
 class AtomicFile {
  public:

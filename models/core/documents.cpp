@@ -9,6 +9,7 @@
 #include <numbers>
 #include <sstream>
 
+#include "models/core/atomic_file.hpp"
 #include "models/core/calls.hpp"
 #include "models/core/checked.hpp"
 #include "models/core/errors.hpp"
@@ -227,6 +228,7 @@ DocumentSpec parse_documents(const std::string& flag, const std::string& text) {
   if (text.find(',') != std::string::npos || !std::filesystem::exists(text, ec))
     throw InputError(fmt::format("{}: '{}' is not {}", flag, text, kForms));
   s.lengths = text.ends_with(".npy") ? read_cu_seqlens(flag, text) : read_lengths(flag, text);
+  register_input(flag, text);  // no output of the command may replace it
   return s;
 }
 

@@ -398,6 +398,16 @@ class ScreenshotTest : public QObject {
                qPrintable(args.join(' ') + " -> " + r.err));
       QVERIFY(!QFile::exists(out));
     }
+    // The picture over the trace it draws: refused, the trace unchanged.
+    QFile before(good);
+    QVERIFY(before.open(QIODevice::ReadOnly));
+    const QByteArray bytes = before.readAll();
+    before.close();
+    const CliResult over = run_gui({"--screenshot", good, good});
+    QVERIFY2(over.code == 2 && over.err.contains("is the TRACE input"), qPrintable(over.err));
+    QFile after(good);
+    QVERIFY(after.open(QIODevice::ReadOnly));
+    QCOMPARE(after.readAll(), bytes);
   }
 };
 

@@ -230,6 +230,26 @@ TEST(JournalHeader, FilesAreKnownByTheirContents) {
             "--catalog: cannot open '" + cat + "'");
 }
 
+// The files a sweep's rows are drawn from besides the catalog: a
+// --calibration file (each row's error band) and a --documents file of
+// lengths. A change to either makes the journal's data differ; a --documents
+// list or distribution is in the flags already.
+TEST(JournalHeader, CalibrationAndDocumentsFilesAreData) {
+  const auto dir = fs::path(fresh("data-files")).parent_path();
+  const auto cal = (dir / "cal.json").string(), docs = (dir / "lengths.txt").string();
+  put(cal, "{}");
+  put(docs, "512\n256\n");
+  const auto a = make_header({{"--calibration", cal}, {"--documents", docs}}, "");
+  put(docs, "512\n512\n");
+  const auto b = make_header({{"--calibration", cal}, {"--documents", docs}}, "");
+  put(cal, "{ }");
+  const auto c = make_header({{"--calibration", cal}, {"--documents", docs}}, "");
+  EXPECT_NE(a.catalog, b.catalog);
+  EXPECT_NE(b.catalog, c.catalog);
+  const auto list = make_header({{"--documents", "512,256"}}, "");
+  EXPECT_EQ(list.catalog, make_header({}, "").catalog);
+}
+
 TEST(JournalFile, SecondSweepOnOneJournalIsRefusedByTheLock) {
   const auto path = fresh("lock");
   Journal first(path, header(), false);
