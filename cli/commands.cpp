@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <regex>
 
 #include "cli/command.hpp"
 #include "cli/complete.hpp"
@@ -15,6 +16,19 @@
 namespace ringsim::cli {
 
 namespace {
+
+// CLI11's wording for a flag given more often than it takes values ("--devices: At
+// Most 1 required but received 2") said in the project's: what happened, what to do.
+std::string plain_cli11(const std::string& what) {
+  static const std::regex most(R"(^(\S+): At Most (\d+) required but received (\d+)$)");
+  std::smatch m;
+  if (std::regex_match(what, m, most))
+    return m[2].str() == "1"
+               ? fmt::format("{}: given {} times; give it once", m[1].str(), m[3].str())
+               : fmt::format("{}: given {} values; it takes at most {}", m[1].str(), m[3].str(),
+                             m[2].str());
+  return what;
+}
 
 // CLI11's "arguments were not expected" as one line that names the first
 // unknown flag, its subcommand and the flag it was probably meant to be.
@@ -137,7 +151,7 @@ int run_cli(int argc, const char* const* argv) {
     return 2;
   } catch (const CLI::ParseError& e) {
     // One line, exit 2, whatever CLI11 would have printed.
-    std::cerr << "ringsim: error: " << one_line(e.what()) << "\n";
+    std::cerr << "ringsim: error: " << one_line(plain_cli11(e.what())) << "\n";
     return 2;
   } catch (const InputError& e) {
     // Messages quote file contents (names, keys), which may hold line breaks.

@@ -242,11 +242,19 @@ std::vector<std::string> expand(const std::string& flag, const std::string& text
     }
     return out;
   }
+  // getline drops a trailing empty item ("8,16,"): a trailing separator is
+  // an empty value too.
+  if (!text.empty() && trim(text).back() == sep)
+    throw InputError(fmt::format("{}: empty value in the list '{}'", flag, text));
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, sep)) {
     item = trim(item);
     if (item.empty()) throw InputError(fmt::format("{}: empty value in the list '{}'", flag, text));
+    // The same value twice would run the same point twice under two rows.
+    if (std::find(out.begin(), out.end(), item) != out.end())
+      throw InputError(fmt::format("{}: '{}' is in the list '{}' twice; give each value once", flag,
+                                   item, text));
     out.push_back(item);
   }
   if (out.empty()) throw InputError(fmt::format("{}: no values to sweep", flag));

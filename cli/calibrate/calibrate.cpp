@@ -50,6 +50,7 @@ using nlohmann::json;
 
 struct CalibrateFlags {
   std::string ranks = "2", repeat, timeout = "600", retries = "3", launches;
+  bool oversubscribe = false;  // --oversubscribe: more than kRanksPerCore ranks per core
   bool json = false, quick = false, keep_files = false;
   std::string mpirun = "mpirun", mpi_bin, ringsim_bin, profile, workdir, max_noise;
   std::vector<std::string> mpirun_args;
@@ -588,8 +589,21 @@ std::string text_report(const json& j) {
   return out;
 }
 
+// Ranks per core calibrate starts without --oversubscribe: the 2-core CI
+// machine runs its 4-rank checks, and no more.
+constexpr unsigned kRanksPerCore = 4;
+
 int run(const CalibrateFlags& f) {
   const int ranks = static_cast<int>(parse_count("--ranks", f.ranks, 2, 1024));
+  // Each rank spins a core while it computes: more than kRanksPerCore per
+  // core measures the scheduler, not the ring, and a thousand ranks on two
+  // cores is a process bomb. --oversubscribe says the user means it.
+  const auto cores = std::max(1u, std::thread::hardware_concurrency());
+  if (!f.oversubscribe && ranks > static_cast<int>(kRanksPerCore * cores))
+    throw InputError(fmt::format(
+        "--ranks: {} ranks on {} cores is more than {} per core (they would time the scheduler, "
+        "not the ring); give at most {}, or --oversubscribe",
+        ranks, cores, kRanksPerCore, kRanksPerCore * cores));
   const int retries = static_cast<int>(parse_count("--retries", f.retries, 0, 100));
   const int launches = static_cast<int>(
       f.launches.empty() ? (f.quick ? 3 : 5) : parse_count("--launches", f.launches, 1, 100));
@@ -729,6 +743,8 @@ Command calibrate_command() {
         sub->add_option("--ranks", f->ranks, "MPI ranks of the real ring (and devices simulated)")
             ->capture_default_str()
             ->type_name(flag_type::kInt);
+        sub->add_flag("--oversubscribe", f->oversubscribe,
+                      "Allow more than 4 ranks per core (refused otherwise)");
         sub->add_flag("--quick", f->quick,
                       "Quick profile, fewer configurations and repeats (~1 min)");
         sub->add_option("--repeat", f->repeat, "Timed runs per configuration (default 7, quick 3)")

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "tests/mpi/mpirun.hpp"
 
@@ -83,6 +84,17 @@ TEST(Calibrate, BadInputOneLineExit2) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
     EXPECT_EQ(r.err.rfind("ringsim: error: ", 0), 0u) << r.err;
   }
+}
+
+// A thousand ranks on a few cores is refused before any process starts
+// (more than 4 per core without --oversubscribe), however many cores there are.
+TEST(Calibrate, RanksBeyondTheCoresAreRefusedBeforeLaunching) {
+  const auto cores = std::max(1u, std::thread::hardware_concurrency());
+  if (4 * cores >= 1024) GTEST_SKIP() << "SKIPPED: " << cores << " cores run 1024 ranks";
+  const auto r = run_ringsim("calibrate --ranks 1024");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--ranks: 1024 ranks on"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--oversubscribe"), std::string::npos) << r.err;
 }
 
 }  // namespace
