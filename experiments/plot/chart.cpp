@@ -42,10 +42,15 @@ QAbstractAxis* make_axis(const AxisSpec& a, bool horizontal, int panel_px) {
     c->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
     for (std::size_t i = 0; i < a.categories.size(); ++i) {
       // Multi-line labels are rich text: centre each line under its tick.
-      const auto& l = a.categories[i];
-      const auto text =
-          l.find("<br>") == std::string::npos ? l : "<div align=\"center\">" + l + "</div>";
-      c->append(QString::fromStdString(text), static_cast<double>(i));
+      // Each line is plain text (escaped: Qt Charts renders labels as rich
+      // text, and a label's markup, an <img src=...>, would be loaded).
+      const auto lines = QString::fromStdString(a.categories[i]).split("<br>");
+      QStringList plain;
+      for (const auto& line : lines) plain << line.toHtmlEscaped();
+      const auto text = lines.size() == 1
+                            ? plain.front()
+                            : "<div align=\"center\">" + plain.join("<br>") + "</div>";
+      c->append(text, static_cast<double>(i));
     }
     c->setRange(-0.6, static_cast<double>(a.categories.size()) - 0.4);
     if (horizontal) {
@@ -84,7 +89,7 @@ QAbstractAxis* make_axis(const AxisSpec& a, bool horizontal, int panel_px) {
     c->setTruncateLabels(false);
     axis = c;
   }
-  axis->setTitleText(QString::fromStdString(a.label));
+  axis->setTitleText(QString::fromStdString(a.label).toHtmlEscaped());
   axis->setTitleFont(font_px(14));
   axis->setLabelsFont(font_px(12));
   axis->setGridLineColor(QColor(225, 225, 225));
@@ -168,7 +173,7 @@ QChart* build_panel(const PanelSpec& p, int panel_px) {
       ln->setPen(pen);
       xy = ln;
     }
-    xy->setName(QString::fromStdString(d.name));
+    xy->setName(QString::fromStdString(d.name).toHtmlEscaped());
     // One bulk replace: append() per point signals the chart each time, and
     // 20,000 points took 12 s, growing faster than linearly.
     QList<QPointF> on_axes;

@@ -55,6 +55,27 @@ TEST(PlotProgram, RendersSpecToPng) {
   EXPECT_EQ(png_size(png), std::make_pair(640u, 400u));
 }
 
+// Labels are plain text: markup in a title, an axis label, a category or a
+// series name is drawn as the characters it is, never loaded (an <img> of
+// /dev/zero used to read until the process aborted).
+TEST(PlotProgram, LabelsAreTextNotMarkup) {
+  if (!have_plotter())
+    GTEST_SKIP() << "ringsim-plot is not built (needs RINGSIM_GUI and Qt 6 Charts)";
+  const auto spec = tmp("html.json"), png = tmp("html.png");
+  const std::string img = R"(<img src=\"/dev/zero\">)";
+  std::ofstream(spec) << R"J({"title": ")J" << img
+                      << R"J(", "width": 480, "height": 320, "columns": 1,
+    "panels": [{"title": ")J"
+                      << img << R"J(", "x": {"categories": [")J" << img << R"J(", "b"]},
+                "y": {"label": ")J"
+                      << img << R"J(", "min": 0, "max": 1},
+                "series": [{"name": ")J"
+                      << img << R"J(", "type": "scatter", "points": [[0, 0.5], [1, 0.7]]}]}]})J";
+  const auto r = proc::run({RINGSIM_PLOT_BIN, spec.string(), png.string()}, 60);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(png_size(png), std::make_pair(480u, 320u));
+}
+
 // OUT.svg: the same figure as vector SVG beside the PNG, its tick labels
 // (with their units) as text.
 TEST(PlotProgram, WritesSvgBesidePng) {
