@@ -165,6 +165,16 @@ TEST(ExperimentQuick, MinblockTableReproducesTable2) {
     EXPECT_TRUE(devices.count(d)) << d;
 }
 
+// Same inputs, same bytes: run again into the same directory, the report
+// and the data are what the first run wrote (no wall time in the report).
+TEST(ExperimentQuick, ReportAndDataAreDeterministic) {
+  const auto first = run_quick("minblock-table");
+  const auto again = run_quick("minblock-table");
+  EXPECT_EQ(first.report, again.report);
+  EXPECT_EQ(first.csv.rows, again.csv.rows);
+  EXPECT_EQ(first.report.find("wall time"), std::string::npos);
+}
+
 TEST(ExperimentQuick, MemoryScalingGrowsWithDevices) {
   const auto q = run_quick("memory-scaling");
   const auto& v = q.csv;
