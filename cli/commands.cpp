@@ -158,7 +158,8 @@ int run_cli(int argc, const char* const* argv) {
     std::cerr << "ringsim: error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
-    std::cerr << "ringsim: error: out of memory; reduce the sizes or use --engine analytic\n";
+    // Not "use --engine analytic": the closed forms may be what ran out.
+    std::cerr << "ringsim: error: out of memory; reduce the sizes (devices, context, block)\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "ringsim: internal error: " << e.what() << "\n";

@@ -6,6 +6,7 @@
 
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
+#include "models/infer/size_guard.hpp"
 #include "models/plan/basics.hpp"
 
 namespace ringsim {
@@ -51,6 +52,7 @@ std::vector<InferOption> search_inference(const InferRequest& base, const Hardwa
       o.request.gpus = tp * cp;
       try {
         check_request(o.request);
+        check_tokens_per_rank(o.request);  // too many tokens per rank for this split
       } catch (const InputError& e) {
         if (first_rule.empty()) first_rule = e.what();
         continue;  // a split the model or the context cannot take: not listed

@@ -4,12 +4,21 @@
 // work), so a request beyond what they can hold is refused before anything
 // is allocated, with one line, instead of growing until the machine kills
 // the process (1M GPUs at TP 8 asked for 131072^2 pairs: 128 GiB).
+#include <cstdint>
+
 #include "models/infer/infer.hpp"
 
 namespace ringsim {
 
-// At most 1024 CP ranks (2^20 rank-steps, 8 MiB per layer variant; the
-// automatic searches stop there too, kMaxAutoCp). Throws InputError naming --cp.
+// Tokens per CP rank the closed forms list (int64): 2^26, 512 MiB a list.
+inline constexpr std::int64_t kMaxTokensPerRank = std::int64_t{1} << 26;
+
+// At most kMaxTokensPerRank tokens per CP rank (InputError naming --context),
+// and at most 1024 CP ranks (2^20 rank-steps, 8 MiB per layer variant; the
+// automatic searches stop there too, kMaxAutoCp; InputError naming --cp).
 void check_closed_form_size(const InferRequest& r);
+// The first check alone (the search skips a split it refuses; a --cp beyond
+// 1024 the user gave is refused by name instead).
+void check_tokens_per_rank(const InferRequest& r);
 
 }  // namespace ringsim
