@@ -24,6 +24,7 @@ int nccl(const std::uint8_t*, std::size_t);
 int config(const std::uint8_t*, std::size_t);
 int kineto(const std::uint8_t*, std::size_t);
 int runs_csv(const std::uint8_t*, std::size_t);
+int calibration(const std::uint8_t*, std::size_t);
 }  // namespace ringsim::fuzz
 
 namespace {
@@ -73,7 +74,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"plot", ringsim::fuzz::plot}, Case{"journal", ringsim::fuzz::journal},
                       Case{"grid", ringsim::fuzz::grid}, Case{"config", ringsim::fuzz::config},
                       Case{"nccl", ringsim::fuzz::nccl}, Case{"kineto", ringsim::fuzz::kineto},
-                      Case{"runs_csv", ringsim::fuzz::runs_csv}),
+                      Case{"runs_csv", ringsim::fuzz::runs_csv},
+                      Case{"calibration", ringsim::fuzz::calibration}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
