@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -89,9 +90,16 @@ bool one_of(const std::string& s, std::initializer_list<const char*> names) {
 
 // pid and tid are numbers, or strings in some exporters: a string maps to a
 // stable id of its own, far from real thread ids.
-std::int64_t id_of(const nlohmann::json& v) {
+// A JSON number as an integer id: a fraction is cut, a value beyond int64
+// (which no id is) is `fallback` rather than an undefined conversion.
+std::int64_t integral(const nlohmann::json& v, std::int64_t fallback) {
   if (v.is_number_integer()) return v.get<std::int64_t>();
-  if (v.is_number()) return static_cast<std::int64_t>(v.get<double>());
+  const double x = v.get<double>();
+  return std::isfinite(x) && std::abs(x) < 9e18 ? static_cast<std::int64_t>(x) : fallback;
+}
+
+std::int64_t id_of(const nlohmann::json& v) {
+  if (v.is_number()) return integral(v, 0);
   if (v.is_string())
     return -1 - static_cast<std::int64_t>(std::hash<std::string>{}(v.get<std::string>()) >> 2);
   return 0;
@@ -100,7 +108,7 @@ std::int64_t id_of(const nlohmann::json& v) {
 std::int64_t int_arg(const nlohmann::json& args, const char* key, std::int64_t fallback) {
   const auto it = args.find(key);
   if (it == args.end()) return fallback;
-  if (it->is_number()) return it->get<std::int64_t>();
+  if (it->is_number()) return integral(*it, fallback);
   return fallback;
 }
 

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <optional>
 #include <regex>
 
@@ -82,7 +84,10 @@ std::optional<std::vector<std::int64_t>> dims(const nlohmann::json& args, int i)
   if (!d.is_array() || d.empty()) return {};
   std::vector<std::int64_t> out;
   for (const auto& x : d) {
-    if (!x.is_number_integer() || x.get<std::int64_t>() <= 0 || x.get<std::int64_t>() > (1LL << 40))
+    // Positive and within int32: shapes multiply (batch x heads, m x n x k)
+    // in 64 bits, and a head dim is an int.
+    if (!x.is_number_integer() || x.get<std::int64_t>() <= 0 ||
+        x.get<std::int64_t>() > std::int64_t{INT32_MAX})
       return {};
     out.push_back(x.get<std::int64_t>());
   }
@@ -131,7 +136,14 @@ std::string short_kernel_name(const std::string& name) {
   if (s.rfind("void ", 0) == 0) s = s.substr(5);
   const auto cut = s.find_first_of("<(");
   if (cut != std::string::npos) s = s.substr(0, cut);
-  return one_line(s.size() > 120 ? s.substr(0, 120) : s);
+  if (s.size() > 120) {
+    // Cut at a character's start: half a UTF-8 sequence is not text (and
+    // not JSON the writer could dump).
+    std::size_t at = 120;
+    while (at > 0 && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) --at;
+    s.resize(at);
+  }
+  return one_line(s);
 }
 
 namespace {
@@ -252,10 +264,14 @@ std::optional<CollectiveCall> collective_call(const TraceKernel& k, const TraceO
     const auto it = args->find(key);
     return it != args->end() && it->is_number() ? it->get<double>() : 0.0;
   };
-  const double elem = element_bytes(args->value("dtype", std::string()));
-  const int ranks = static_cast<int>(num("Group size"));
+  const auto dtype = args->find("dtype");
+  const double elem =
+      dtype != args->end() && dtype->is_string() ? element_bytes(dtype->get<std::string>()) : 0;
+  const double group = num("Group size");
   const double in = num("In msg nelems"), out = num("Out msg nelems");
-  if (elem <= 0 || ranks < 1 || (in <= 0 && out <= 0)) {
+  // A group beyond a million ranks is no NCCL communicator (and no int).
+  const int ranks = group >= 1 && group <= 1e6 ? static_cast<int>(group) : 0;
+  if (elem <= 0 || ranks < 1 || !(in > 0 || out > 0) || !std::isfinite(in) || !std::isfinite(out)) {
     *why = "NCCL kernel without message sizes (PyTorch before 2.1, or record_shapes=False)";
     return {};
   }

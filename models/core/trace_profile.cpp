@@ -70,10 +70,16 @@ TraceProfile trace_profile(const TraceCalls& calls) {
       ++u.count;
       u.seconds += c.seconds;
     };
+    // What a profile point may hold (models/core/profile.cpp): a block up to
+    // 2^24, a head dim up to 4096, 4096 heads, 10^18 entries.
+    const double entries = static_cast<double>(c.batch) * static_cast<double>(c.heads) *
+                           static_cast<double>(c.q_len) * static_cast<double>(c.k_len);
     if (c.q_len != c.k_len)
       left("query and key lengths differ (a profile point is a square block)");
-    else if (c.batch * c.heads > 4096)
+    else if (static_cast<double>(c.batch) * static_cast<double>(c.heads) > 4096)
       left("more than 4096 heads per call (batch x heads)");
+    else if (c.q_len > (1 << 24) || c.head_dim > 4096 || entries > 1e18)
+      left("larger than a profile point holds (2^24 tokens, head dim 4096)");
     else if (c.dtype != "bf16" && c.dtype != "fp16" && c.dtype != "fp32")
       left("a dtype profiles do not hold (fp8)");
     else if (c.seconds <= 0)
@@ -81,7 +87,16 @@ TraceProfile trace_profile(const TraceCalls& calls) {
     else
       groups[{c.backward, c.dtype, c.head_dim, c.q_len, c.causal}].push_back(&c);
   }
-  for (const auto& [key, list] : groups) out.points.push_back(make_point(key, list));
+  for (const auto& [key, list] : groups) {
+    auto p = make_point(key, list);
+    // A time no kernel takes (under a picosecond, over a day a call): kept out.
+    if (!(p.point.median_s >= 1e-12 && p.point.max_s <= 1e6)) {
+      auto& u = out.left_out["a time no kernel call takes (under 1 ps or over 10^6 s)"];
+      u.count += list.size();
+      continue;
+    }
+    out.points.push_back(std::move(p));
+  }
   for (const auto& g : calls.gemm) {
     auto& s = out.gemm_by_dtype[g.dtype.empty() ? "unknown" : g.dtype];
     ++s.calls;
