@@ -100,11 +100,7 @@ nlohmann::json memory_json(const InferMemory& m) {
 // --straggler GPU:F (a GPU of the request), --degrade LINK:F, --jitter S,
 // --seed: parsed as run parses them (sim/faults.hpp); only SimGrid plays them.
 sim::Faults infer_faults(const InferFlags& f, std::int64_t gpus, bool simgrid) {
-  sim::Faults x;
-  for (const auto& s : f.stragglers) x.stragglers.push_back(sim::parse_straggler(s, gpus));
-  for (const auto& d : f.degrades) x.degrades.push_back(sim::parse_degrade(d));
-  if (!f.jitter.empty()) x.jitter_sigma = parse_real("--jitter", f.jitter, 0, 1);
-  x.seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
+  const auto x = proc::parse_faults(f.stragglers, f.degrades, f.jitter, f.seed, gpus);
   if (x.any() && !simgrid)
     throw InputError(fmt::format(
         "{}: needs the simulator (--engine simgrid); the closed forms have no slow GPU or link",
@@ -130,9 +126,7 @@ int run(const InferFlags& f) {
       {{"--trace", f.trace}},
       {{"--catalog", hs.catalog}, {"--profile", hs.profile}, {"--calibration", f.calibration}});
   // Read before any work: a broken file fails in a moment, not after the simulation.
-  const auto user = f.calibration.empty()
-                        ? nullptr
-                        : std::make_shared<const Calibration>(read_calibration_file(f.calibration));
+  const auto user = read_user_calibration(f.calibration);
   const auto cat = proc::load_catalog(hs);
   auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
   proc::refuse_flags_not_on(hs, hw.platform);

@@ -29,6 +29,7 @@
 #include "models/plan/uncertainty.hpp"
 #include "proc/recheck.hpp"
 #include "proc/resolve.hpp"
+#include "proc/run_spec.hpp"
 #include "sim/faults.hpp"
 
 namespace ringsim::cli {
@@ -227,7 +228,7 @@ void apply_execution_flags(const PlanFlags& f, const Device& device, PlanRequest
   // (`ringsim calibrate --runs`); else default or none.
   const bool file = f.calibration.find_first_of("/.") != std::string::npos;
   if (file) {
-    r.user_calibration = std::make_shared<const Calibration>(read_calibration_file(f.calibration));
+    r.user_calibration = read_user_calibration(f.calibration);
     r.calibration_file = f.calibration;
   }
   const auto cal = file ? std::string("default")
@@ -428,17 +429,14 @@ std::string recheck_text(const proc::Recheck& rc) {
 // --straggler GPU:F, --degrade LINK:F, --jitter S (with --seed): faults the
 // re-check children run with, and a straggler's pace on the whole step.
 proc::PlanFaults plan_faults(const PlanFlags& f, const PlanRequest& r, int recheck) {
+  // The syntax now; a degraded link's name is judged by each child's platform,
+  // so the degrades travel as given.
+  const auto x = proc::parse_faults(f.stragglers, f.degrades, f.jitter, f.seed, r.gpus);
   proc::PlanFaults p;
-  for (const auto& x : f.stragglers) {
-    const auto s = sim::parse_straggler(x, r.gpus);
-    p.stragglers.emplace_back(s.device, s.factor);
-  }
-  for (const auto& x : f.degrades) {
-    (void)sim::parse_degrade(x);  // the syntax now; the link's name by the child's platform
-    p.degrades.push_back(x);
-  }
-  if (!f.jitter.empty()) p.jitter = parse_real("--jitter", f.jitter, 0, 1);
-  p.seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
+  for (const auto& s : x.stragglers) p.stragglers.emplace_back(s.device, s.factor);
+  p.degrades = f.degrades;
+  p.jitter = x.jitter_sigma;
+  p.seed = x.seed;
   if (p.any() && recheck == 0)
     throw InputError(fmt::format(
         "{}: needs --recheck N (the faults run in the SimGrid re-check of the top N configs)",

@@ -128,10 +128,7 @@ int run(const proc::RunSpec& spec) {
                  {"--profile", spec.hardware.profile},
                  {"--calibration", spec.calibration}});
   // Read before any work: a broken file fails in a moment, not after the simulation.
-  const auto user =
-      spec.calibration.empty()
-          ? nullptr
-          : std::make_shared<const Calibration>(read_calibration_file(spec.calibration));
+  const auto user = read_user_calibration(spec.calibration);
   const auto cat = proc::load_catalog(spec.hardware);
   auto hw = proc::resolve_hardware(spec.hardware, cat, spec.workload.dtype);
   // Flags that shape nodes or links the platform lacks: refused, not ignored.

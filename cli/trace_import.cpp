@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -97,8 +98,7 @@ std::optional<ModelCheck> model_check(const Catalog& cat, const std::string& dev
 }
 
 std::string file_name(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return one_line(slash == std::string::npos ? path : path.substr(slash + 1));
+  return one_line(std::filesystem::path(path).filename().string());
 }
 
 struct Found {
@@ -110,9 +110,6 @@ struct Found {
   std::vector<std::optional<ModelCheck>> checks;  // per profile point
   nlohmann::json doc;
 };
-
-}  // namespace
-namespace {
 
 double share(double part, double whole) {
   return whole > 0 ? 100 * part / whole : 0;
@@ -283,9 +280,10 @@ int import_trace(const TraceImportFlags& flags) {
         "around steps that run FlashAttention, cuDNN or memory-efficient SDPA",
         where, f.calls.kernels, f.calls.attention.size()));
   // What we write must be what the simulator accepts.
-  (void)parse_profile(f.doc.dump(1), where);
+  const auto text = f.doc.dump(1);
+  (void)parse_profile(text, where);
   AtomicFile out(flags.out, "--out");
-  out.write(f.doc.dump(1));
+  out.write(text);
   out.write("\n");
   out.commit();
   if (flags.json) {

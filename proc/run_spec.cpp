@@ -407,11 +407,7 @@ SimSpec parse_sim(const SimFlags& f, std::int64_t devices) {
     s.fsdp = parse_choice("--fsdp", f.fsdp, {"on", "off"}) == "on";
   }
   // Faults name devices of the whole job: ring r's rank c is device r x devices + c.
-  for (const auto& x : f.stragglers)
-    s.faults.stragglers.push_back(sim::parse_straggler(x, devices * s.dp));
-  for (const auto& x : f.degrades) s.faults.degrades.push_back(sim::parse_degrade(x));
-  if (!f.jitter.empty()) s.faults.jitter_sigma = parse_real("--jitter", f.jitter, 0, 1);
-  s.faults.seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
+  s.faults = parse_faults(f.stragglers, f.degrades, f.jitter, f.seed, devices * s.dp);
   s.progress = f.progress;
   s.symmetry = choose<sim::Symmetry>("--symmetry", f.symmetry, sim::symmetry_names());
   s.recurrence = choose<sim::Recurrence>("--recurrence", f.recurrence, sim::recurrence_names());
@@ -428,6 +424,17 @@ SimSpec parse_sim(const SimFlags& f, std::int64_t devices) {
                                     {"--straggler/--degrade/--jitter", s.faults.any()}})
       if (set) throw InputError(fmt::format("{}: needs the simulator (--engine simgrid)", flag));
   return s;
+}
+
+sim::Faults parse_faults(const std::vector<std::string>& stragglers,
+                         const std::vector<std::string>& degrades, const std::string& jitter,
+                         const std::string& seed, std::int64_t devices) {
+  sim::Faults x;
+  for (const auto& s : stragglers) x.stragglers.push_back(sim::parse_straggler(s, devices));
+  for (const auto& d : degrades) x.degrades.push_back(sim::parse_degrade(d));
+  if (!jitter.empty()) x.jitter_sigma = parse_real("--jitter", jitter, 0, 1);
+  x.seed = static_cast<std::uint64_t>(parse_count("--seed", seed, 0, INT64_MAX));
+  return x;
 }
 
 RunSpec parse_run(const RunFlags& f) {

@@ -154,6 +154,12 @@ void add_run_flags(CLI::App* app, RunFlags& f);  // all of the above and --json
 WorkloadSpec parse_workload(const WorkloadFlags& f, bool with_sizes = true);
 HardwareSpec parse_hardware(const HardwareFlags& f);
 SimSpec parse_sim(const SimFlags& f, std::int64_t devices);
+// --straggler DEVICE:F (a device of `devices`), --degrade LINK:F, --jitter
+// SIGMA and --seed N as text, into the faults every simulator plays (run,
+// infer and plan's re-check parse them here).
+sim::Faults parse_faults(const std::vector<std::string>& stragglers,
+                         const std::vector<std::string>& degrades, const std::string& jitter,
+                         const std::string& seed, std::int64_t devices);
 RunSpec parse_run(const RunFlags& f);
 
 // "KEY=VALUE" of --set, split; throws InputError naming --set.

@@ -14,13 +14,10 @@
 #include <memory>
 
 #include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
 
 namespace ringsim {
 namespace {
-
-std::string size_text(std::uint64_t bytes) {
-  return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
-}
 
 bool starts_gzip(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -48,7 +45,7 @@ std::string inflate_file(const std::string& path, const std::string& where,
       throw InputError(fmt::format(
           "{}: inflates to more than {}; cut the trace to a few steps (torch.profiler's "
           "schedule(wait, warmup, active)) and pass that",
-          where, size_text(max_bytes)));
+          where, human_bytes(static_cast<double>(max_bytes))));
   }
   // gzread returns what it has at a cut-off stream; zlib then reports
   // Z_BUF_ERROR ("the input ended in the middle of a gzip stream").
@@ -69,10 +66,11 @@ std::string read_trace_text(const std::string& path, const std::string& flag,
   if (::stat(path.c_str(), &st) != 0) throw InputError(where + ": no such file");
   if (!S_ISREG(st.st_mode)) throw InputError(where + ": not a regular file");
   if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
-    throw InputError(fmt::format(
-        "{}: {} is over the {} a trace may have; cut the trace to a few steps "
-        "(torch.profiler's schedule(wait, warmup, active)) and pass that",
-        where, size_text(static_cast<std::uint64_t>(st.st_size)), size_text(max_bytes)));
+    throw InputError(
+        fmt::format("{}: {} is over the {} a trace may have; cut the trace to a few steps "
+                    "(torch.profiler's schedule(wait, warmup, active)) and pass that",
+                    where, human_bytes(static_cast<double>(st.st_size)),
+                    human_bytes(static_cast<double>(max_bytes))));
   if (starts_gzip(path)) return inflate_file(path, where, max_bytes);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(where + ": cannot open");

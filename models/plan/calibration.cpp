@@ -46,21 +46,18 @@ Calibration parse_calibration(const std::string& text, const std::string& origin
   if (j.contains("error_bands")) {
     i = 0;
     for (const auto& e : top.array("error_bands")) {
-      JsonReader r{origin, fmt::format("error_bands[{}]", i++), e};
-      ErrorBand b;
-      b.klass = r.str("class");
-      b.cases = static_cast<int>(r.integer("cases", kMinBandCases, 1e6));
-      b.low = r.num("low", -10, 0);
-      b.high = r.num("high", 0, 10);
+      const JsonReader r{origin, fmt::format("error_bands[{}]", i++), e};
+      auto b = read_band(r, kMinBandCases);
       b.coverage = r.num("coverage", 0.01, 1);
-      for (const auto& id : r.array("ids")) {
-        if (!id.is_string()) throw r.error("'ids' must hold run ids");
-        b.ids.push_back(id.get<std::string>());
-      }
       c.bands.push_back(std::move(b));
     }
   }
   return c;
+}
+
+std::shared_ptr<const Calibration> read_user_calibration(const std::string& path) {
+  if (path.empty()) return nullptr;
+  return std::make_shared<const Calibration>(read_calibration_file(path));
 }
 
 ErrorBand choose_band(const std::string& klass, const Calibration* user, const std::string& file) {

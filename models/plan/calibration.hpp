@@ -5,6 +5,7 @@
 // published runs (models/data/validation.json) and nothing else. The factor
 // multiplies the first-principles step time (or request time); every summary
 // that uses one prints it, and --calibration none leaves it out.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,9 @@ const CalibrationFactor* find_in(const Calibration& c, const std::string& framew
                                  const std::string& family);
 // A calibration file (`--calibration FILE`), read and parsed; InputError naming the flag.
 Calibration read_calibration_file(const std::string& path);
+// The same, shared as the commands hold it (PlanRequest, run, infer); null
+// for "" (no file given).
+std::shared_ptr<const Calibration> read_user_calibration(const std::string& path);
 // The error band of `klass`: the user's file's where its runs validate the
 // class (named by `file`), else the project's scoreboard's (find_band).
 ErrorBand choose_band(const std::string& klass, const Calibration* user, const std::string& file);

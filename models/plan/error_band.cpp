@@ -124,17 +124,24 @@ std::vector<ErrorBand> parse_error_bands(const std::string& text, const std::str
   std::vector<ErrorBand> out;
   std::size_t i = 0;
   for (const auto& e : top.array("bands")) {
-    JsonReader r{origin, fmt::format("bands[{}]", i++), e};
-    ErrorBand b;
-    b.klass = r.str("class");
-    b.cases = static_cast<int>(r.integer("cases", 0, 1e6));
-    b.low = r.num("low", -10, 0);
-    b.high = r.num("high", 0, 10);
+    auto b = read_band(JsonReader{origin, fmt::format("bands[{}]", i++), e}, 0);
     b.coverage = coverage;
-    for (const auto& id : r.array("ids")) b.ids.push_back(id.get<std::string>());
     out.push_back(std::move(b));
   }
   return out;
+}
+
+ErrorBand read_band(const JsonReader& r, int min_cases) {
+  ErrorBand b;
+  b.klass = r.str("class");
+  b.cases = static_cast<int>(r.integer("cases", min_cases, 1e6));
+  b.low = r.num("low", -10, 0);
+  b.high = r.num("high", 0, 10);
+  for (const auto& id : r.array("ids")) {
+    if (!id.is_string()) throw r.error("'ids' must hold the ids of its cases");
+    b.ids.push_back(id.get<std::string>());
+  }
+  return b;
 }
 
 const std::vector<ErrorBand>& embedded_error_bands() {

@@ -18,6 +18,7 @@
 namespace ringsim {
 
 struct ValidationRow;
+struct JsonReader;
 
 struct ErrorBand {
   std::string klass;         // "pytorch-fsdp/hopper/training-long"
@@ -61,6 +62,10 @@ std::vector<ErrorBand> bands_of(const std::vector<ValidationRow>& rows);
 // The table `validate --error-bands` writes, and its parser.
 std::string error_bands_json_text(const std::vector<ErrorBand>& bands);
 std::vector<ErrorBand> parse_error_bands(const std::string& text, const std::string& origin);
+// One band of either table (error_bands.json's `bands`, a calibration file's
+// `error_bands`): class, cases (at least `min_cases`), low <= 0 <= high, ids.
+// Its coverage is the caller's to set. Throws InputError through `r`.
+ErrorBand read_band(const JsonReader& r, int min_cases);
 // The embedded models/data/error_bands.json's band for `klass` (unvalidated
 // when the class has none).
 ErrorBand find_band(const std::string& klass);
