@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
+#include "cli/stop_scope.hpp"
 #include "experiments/experiment.hpp"
 #include "experiments/runner.hpp"
 #include "models/core/errors.hpp"
@@ -84,6 +85,9 @@ int run(const ExperimentFlags& f) {
   const bool show_progress = todo.size() > 1 && sim::progress_wanted(false);
   const auto t0 = std::chrono::steady_clock::now();
   std::uint64_t finished = 0;
+  // Ctrl-C ends the experiment running at its next point (its outputs are
+  // not written) and the rest: exit 130, the finished ones' files kept.
+  const StopScope stop;
   for (const auto* e : todo) {
     ctx.command =
         fmt::format("ringsim experiment {}{} --out {}{}", e->name, f.quick ? " --quick" : "",

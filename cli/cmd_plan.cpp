@@ -10,9 +10,11 @@
 #include <cctype>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/command.hpp"
 #include "cli/plan_inference.hpp"
+#include "cli/stop_scope.hpp"
 #include "models/analytic/xla_collectives.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/flag_types.hpp"
@@ -617,7 +619,11 @@ int run(const PlanFlags& f) {
     r.context = mc->tokens;
   }
   auto configs = search(r, hw, *cm);
+  // The re-check's children run for minutes: Ctrl-C ends them and the plan (exit 130).
+  std::optional<StopScope> stop;
+  if (recheck > 0) stop.emplace();
   const auto rc = proc::recheck_top(recheck, configs, r, hw, hs, *cm, plan_faults(f, r, recheck));
+  throw_if_stopped();
   const auto band = plan_error_band(r, device, f.calibration == "none");
   mark_ties(configs, band);
   const auto other =

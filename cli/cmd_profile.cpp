@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "cli/stop_scope.hpp"
 #include "cli/trace_import.hpp"
 #include "kernels/profile_run.hpp"
 #include "models/core/atomic_file.hpp"
@@ -90,6 +91,7 @@ int run(const ProfileFlags& f) {
     throw InputError("--threads: applies to --device cpu only (a GPU call uses the whole device)");
   // Judge the output path before minutes of timing, without touching it.
   check_outputs({{"--out", f.out}});
+  const StopScope stop;  // Ctrl-C ends the timing at the next point: exit 130, no file
   const auto t0 = std::chrono::steady_clock::now();
   // One log line per point, led by the work done and the time left at the
   // rate so far (a log, not a redrawn bar, so it reads the same piped).

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "cli/command.hpp"
+#include "cli/stop_scope.hpp"
 #include "kernels/inference.hpp"
 #include "kernels/inputs.hpp"
 #include "kernels/verify.hpp"
@@ -541,6 +542,9 @@ int run_infer(const VerifyFlags& f, InferMode mode) {
 }
 
 int run(const VerifyFlags& f) {
+  // Ctrl-C ends the emulator or the reference at its next ring step or head:
+  // exit 130, no output file written.
+  const StopScope stop;
   const auto mode = parse_choice("--mode", f.mode, {"train", "prefill", "decode"});
   // Judged whether or not files are given: a bad value is refused, never ignored.
   parse_count("--max-input", f.max_input, 1, std::int64_t{1} << 40);

@@ -7,6 +7,7 @@
 #include "cli/command.hpp"
 #include "cli/complete.hpp"
 #include "cli/config_file.hpp"
+#include "cli/stop_scope.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/help_format.hpp"
 #include "models/core/parse.hpp"
@@ -16,6 +17,12 @@
 namespace ringsim::cli {
 
 namespace {
+
+// A command stopped by a signal at a unit of work's end (cli/stop_scope.hpp).
+int stopped() {
+  std::cerr << "ringsim: interrupted; no output was left half-written\n";
+  return kStoppedExit;
+}
 
 // CLI11's wording for a flag given more often than it takes values ("--devices: At
 // Most 1 required but received 2") said in the project's: what happened, what to do.
@@ -153,7 +160,11 @@ int run_cli(int argc, const char* const* argv) {
     // One line, exit 2, whatever CLI11 would have printed.
     std::cerr << "ringsim: error: " << one_line(plain_cli11(e.what())) << "\n";
     return 2;
+  } catch (const Cancelled&) {
+    return stopped();
   } catch (const InputError& e) {
+    // A child stopped by the same signal fails its caller: the signal is the news.
+    if (sim::interrupt_requested()) return stopped();
     // Messages quote file contents (names, keys), which may hold line breaks.
     std::cerr << "ringsim: error: " << one_line(e.what()) << "\n";
     return 2;
@@ -162,6 +173,7 @@ int run_cli(int argc, const char* const* argv) {
     std::cerr << "ringsim: error: out of memory; reduce the sizes (devices, context, block)\n";
     return 2;
   } catch (const std::exception& e) {
+    if (sim::interrupt_requested()) return stopped();
     std::cerr << "ringsim: internal error: " << e.what() << "\n";
     return 3;
   }

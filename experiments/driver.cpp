@@ -10,6 +10,7 @@
 #include "experiments/experiment.hpp"
 #include "experiments/markdown.hpp"
 #include "models/core/atomic_file.hpp"
+#include "models/core/cancel.hpp"
 #include "models/core/errors.hpp"
 #include "proc/child.hpp"
 
@@ -95,6 +96,8 @@ RunRecord run_experiment(const Experiment& e, const Context& ctx) {
 
   Output out;
   e.run(ctx, out);
+  // Stopped by a signal part-way (its points cut short): write nothing of it.
+  throw_if_cancelled();
   write_file(dir / "data.csv", out.data.csv());
   // A stale plot from an earlier run must not pass for this one.
   fs::remove(dir / "plot.png", ec);

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "kernels/merge.hpp"
+#include "models/core/cancel.hpp"
 #include "models/core/documents.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/work.hpp"
@@ -165,6 +166,7 @@ EmulatorResult emulate_ring(const Workload& w, const AttnInputs& in, bool backwa
   std::vector<FwdResult<T>> acc(static_cast<std::size_t>(n));
   FwdResult<T> part;  // one step's partial result, reused by every device and step
   for (std::int64_t s = 0; s < r; ++s) {
+    throw_if_cancelled();
     for (std::int64_t i = 0; i < n; ++i) {
       const auto ii = static_cast<std::size_t>(i);
       const auto& qpos = geo.group_tokens[static_cast<std::size_t>(i / u)];
@@ -235,6 +237,7 @@ EmulatorResult emulate_ring(const Workload& w, const AttnInputs& in, bool backwa
     dqh.emplace_back(hl, qh[ii].tokens, geo.dim);
   }
   for (std::int64_t s = 0; s < r; ++s) {
+    throw_if_cancelled();
     for (std::int64_t i = 0; i < n; ++i) {
       const auto ii = static_cast<std::size_t>(i);
       auto& b = held[ii];

@@ -11,6 +11,7 @@
 #include "kernels/inputs.hpp"
 #include "kernels/merge.hpp"
 #include "kernels/reference.hpp"
+#include "models/core/cancel.hpp"
 #include "models/core/documents.hpp"
 
 namespace ringsim::kernels {
@@ -123,6 +124,7 @@ void prefill_pass_kv(const InferWork& w, const InferInputs& in, const BlockOpts&
   }
   FwdResult<T> part;  // one step's partial, reused by every rank and step
   for (std::int64_t s = 0; s < n; ++s) {
+    throw_if_cancelled();
     for (std::int64_t i = 0; i < n; ++i) {
       const auto& q = qs[at(i)];
       const auto& kv = held[at(i)];
@@ -160,6 +162,7 @@ void prefill_pass_q(const InferWork& w, const InferInputs& in, const BlockOpts& 
   // so the same bits, without holding N x N partials.
   FwdResult<T> part;
   for (std::int64_t s = 0; s < n; ++s) {
+    throw_if_cancelled();
     for (std::int64_t i = 0; i < n; ++i) {
       const auto& q = held[at(i)];
       blockwise_forward_into(q.q, kv[at(i)].k, kv[at(i)].v, q.pos, kv[at(i)].pos, ko, part);

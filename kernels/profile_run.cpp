@@ -16,6 +16,7 @@
 #include "kernels/blockwise.hpp"
 #include "kernels/inputs.hpp"
 #include "kernels/merge.hpp"
+#include "models/core/cancel.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/profile.hpp"
 #include "models/core/schema.hpp"
@@ -110,6 +111,7 @@ void sweep(const CpuProfileOptions& opt, const std::string& dtype, std::int64_t 
            std::vector<Point>& points, const ProfileProgress& progress, WorkDone& work) {
   for (int d : opt.head_dims)
     for (auto block : opt.blocks) {
+      throw_if_cancelled();
       if (block > max_block) continue;
       const int kv_heads = opt.kv_heads > 0 ? opt.kv_heads : opt.heads;
       const auto q = random_tensor<T>(opt.heads, block, d, 1),

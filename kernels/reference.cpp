@@ -4,6 +4,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "models/core/cancel.hpp"
 #include "models/core/documents.hpp"
 
 namespace ringsim::kernels {
@@ -88,6 +89,7 @@ ReferenceOut reference_forward(const AttnShape& s, const std::vector<double>& q,
   out.lse.assign(static_cast<size_t>(s.seq_q * s.heads), 0.0);
   std::vector<double> p, lse;
   for (int h = 0; h < s.heads; ++h) {
+    throw_if_cancelled();
     const int hk = h / (s.heads / s.kv_heads);
     head_probs(s, pos, q, k, h, p, lse);
     for (std::int64_t i = 0; i < s.seq_q; ++i) {
@@ -118,6 +120,7 @@ ReferenceGrads reference_backward(const AttnShape& s, const std::vector<double>&
   g.dv.assign(v.size(), 0.0);
   std::vector<double> p, lse, dp(static_cast<size_t>(s.seq_k));
   for (int h = 0; h < s.heads; ++h) {
+    throw_if_cancelled();
     const int hk = h / (s.heads / s.kv_heads);
     head_probs(s, pos, q, k, h, p, lse);
     for (std::int64_t i = 0; i < s.seq_q; ++i) {

@@ -259,8 +259,16 @@ std::vector<Result> run_many(const std::vector<Command>& commands, int jobs,
   std::vector<Result> results(commands.size());
   std::atomic<std::size_t> next{0};
   std::mutex done_mutex;
+  // A stop signal during the batch (passed on to the children running) also
+  // stops the ones not started yet: Ctrl-C ends the batch, not one child.
+  const auto signals_before = sim::stop_signal_count();
   auto worker = [&] {
     for (std::size_t i = next++; i < commands.size(); i = next++) {
+      if (sim::stop_signal_count() != signals_before) {
+        results[i].error = "not started: stopped by a signal";
+        results[i].command = shell_line(commands[i].argv);
+        continue;
+      }
       results[i] = run(commands[i]);
       if (on_done) {
         const std::lock_guard<std::mutex> lock(done_mutex);

@@ -46,6 +46,7 @@ namespace ringsim::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
 using nlohmann::json;
 
 struct CalibrateFlags {
@@ -58,6 +59,19 @@ struct CalibrateFlags {
   // runs instead (docs/own-cluster.md), no machine measured.
   std::string runs, out;
 };
+
+// Only --workdir itself is created: a typo in a parent must not leave a tree
+// of new folders behind, so a missing parent is refused before any work.
+void check_workdir_parent(const std::string& workdir) {
+  if (workdir.empty()) return;
+  const fs::path dir(workdir);
+  const auto parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(parent, ec))
+    throw InputError(
+        fmt::format("--workdir: the parent folder '{}' of '{}' does not exist; create it first",
+                    parent.string(), workdir));
+}
 
 // ---- tools ------------------------------------------------------------------
 
@@ -612,6 +626,7 @@ int run(const CalibrateFlags& f) {
   if (!f.profile.empty()) (void)read_profile(f.profile);  // a bad file fails before measuring
   std::optional<double> max_noise;
   if (!f.max_noise.empty()) max_noise = parse_real("--max-noise", f.max_noise, 0, 1);
+  check_workdir_parent(f.workdir);
   const auto tools = find_tools(f);
 
   fs::path dir;
@@ -623,8 +638,10 @@ int run(const CalibrateFlags& f) {
   } else {
     dir = f.workdir;
     std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) throw InputError(fmt::format("--workdir {}: {}", f.workdir, ec.message()));
+    fs::create_directory(dir, ec);
+    if (ec || !fs::is_directory(dir))
+      throw InputError(fmt::format("--workdir {}: {}", f.workdir,
+                                   ec ? ec.message() : "exists and is not a folder"));
   }
   struct Cleanup {
     fs::path d;

@@ -219,14 +219,16 @@ std::vector<std::vector<std::int64_t>> split_documents(Layout layout,
 }  // namespace
 
 DocumentSpec parse_documents(const std::string& flag, const std::string& text) {
-  if (text.find(':') != std::string::npos) return parse_distribution(flag, text);
+  // A path naming an existing file is read as that file, whatever characters
+  // it holds (':' and ',' included); only then is the text a form.
+  std::error_code ec;
+  const bool file = std::filesystem::is_regular_file(text, ec);
+  if (!file && text.find(':') != std::string::npos) return parse_distribution(flag, text);
   DocumentSpec s;
   s.text = text;
   s.kind = DocumentSpec::Kind::Lengths;
-  if (try_list(text, s.lengths)) return s;
-  std::error_code ec;
-  if (text.find(',') != std::string::npos || !std::filesystem::exists(text, ec))
-    throw InputError(fmt::format("{}: '{}' is not {}", flag, text, kForms));
+  if (!file && try_list(text, s.lengths)) return s;
+  if (!file) throw InputError(fmt::format("{}: '{}' is not {}", flag, text, kForms));
   s.lengths = text.ends_with(".npy") ? read_cu_seqlens(flag, text) : read_lengths(flag, text);
   register_input(flag, text);  // no output of the command may replace it
   return s;

@@ -56,6 +56,21 @@ TEST(Documents, ParsesEveryForm) {
   EXPECT_EQ(s.lengths, (std::vector<std::int64_t>{16, 8, 4096}));
 }
 
+// A file is a file whatever its name holds: ':' and ',' would otherwise read
+// as a distribution or a list.
+TEST(Documents, FileNamesWithColonsAndCommasAreFiles) {
+  for (const char* name : {"ringsim_documents_a:b.txt", "ringsim_documents_8,2.txt", "fixed:4K"}) {
+    const auto path = ::testing::TempDir() + name;
+    std::ofstream(path) << "16\n8\n";
+    const auto s = parse_documents("--documents", path);
+    EXPECT_EQ(s.kind, DocumentSpec::Kind::Lengths) << path;
+    EXPECT_EQ(s.lengths, (std::vector<std::int64_t>{16, 8})) << path;
+    std::filesystem::remove(path);
+  }
+  // Not a file: still the form it spells.
+  EXPECT_EQ(parse_documents("--documents", "fixed:4K").kind, DocumentSpec::Kind::Fixed);
+}
+
 TEST(Documents, RefusesBadInputNamingTheFlag) {
   for (const char* bad : {"", "8,0", "8,-1", "8,,2", "fixed:0", "uniform:9..3", "uniform:3",
                           "lognormal:2K", "lognormal:2K,-1", "gauss:3", "no/such/file"}) {

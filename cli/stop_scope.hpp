@@ -1,0 +1,32 @@
+#pragma once
+// Ctrl-C (SIGINT), SIGTERM or SIGHUP during a command whose long loops check
+// for a stop (verify, profile, experiment, plan --recheck): the loops end at
+// their next unit of work and the command exits 130, leaving no output half
+// written (every writer commits by rename). run, infer and sweep own their
+// guards (cli/cmd_run.cpp, cli/cmd_infer.cpp, cli/cmd_sweep.cpp).
+#include "models/core/cancel.hpp"
+#include "sim/interrupt.hpp"
+
+namespace ringsim::cli {
+
+// Exit code of a command stopped by a signal (128 + SIGINT, as shells report it).
+constexpr int kStoppedExit = 130;
+
+class StopScope {
+ public:
+  StopScope() { set_cancel_check(&sim::interrupt_requested); }
+  ~StopScope() { set_cancel_check(nullptr); }
+  StopScope(const StopScope&) = delete;
+  StopScope& operator=(const StopScope&) = delete;
+
+ private:
+  sim::InterruptGuard guard_;  // a second signal still ends the process at once
+};
+
+// Between two units of work that are not kernels (children, experiments):
+// throws Cancelled, which run_cli turns into exit 130.
+inline void throw_if_stopped() {
+  throw_if_cancelled();
+}
+
+}  // namespace ringsim::cli

@@ -1,0 +1,90 @@
+// Ctrl-C, SIGTERM or a closed terminal during the commands whose long loops
+// check for a stop (cli/stop_scope.hpp): each ends at its next unit of work
+// with exit 130 and one line, its output not written, and no child left
+// behind. run, infer and sweep have their own tests (tests/sim, tests/infer,
+// tests/sweep). Each command here runs for many seconds undisturbed; the
+// signal comes after 3 s, late enough that the handler is surely installed.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "proc/child.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string scratch(const std::string& name) {
+  const auto d = fs::path(::testing::TempDir()) / ("ringsim_stop_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d.string();
+}
+
+ringsim::proc::Result stopped_run(const std::vector<std::string>& args, int sig,
+                                  const std::string& cwd) {
+  ringsim::proc::Command c;
+  c.argv = {RINGSIM_BIN};
+  c.argv.insert(c.argv.end(), args.begin(), args.end());
+  c.cwd = cwd;
+  c.timeout_s = 3;  // then the signal; SIGKILL only if it is ignored for a minute
+  c.stop_signal = sig;
+  c.kill_grace_s = 60;
+  return ringsim::proc::run(c);
+}
+
+void expect_stopped(const ringsim::proc::Result& r, const std::string& what) {
+  EXPECT_EQ(r.signal, 0) << what << " died by the signal instead of exiting 130";
+  EXPECT_EQ(r.exit_code, 130) << what << "\n" << r.err;
+  EXPECT_EQ(r.err.substr(r.err.rfind("ringsim:")),
+            "ringsim: interrupted; no output was left half-written\n")
+      << what;
+}
+
+}  // namespace
+
+TEST(StopSignals, VerifyEndsAtTheNextRingStepWithoutItsFile) {
+  for (int sig : {SIGINT, SIGTERM}) {
+    const auto dir = scratch("verify" + std::to_string(sig));
+    // 8192 tokens x 4 heads of 64 in float64: tens of seconds undisturbed.
+    const auto r = stopped_run({"verify", "--devices", "8", "--block", "1K", "--heads", "4",
+                                "--head-dim", "64", "--out", "o.npy"},
+                               sig, dir);
+    expect_stopped(r, "verify");
+    EXPECT_FALSE(fs::exists(fs::path(dir) / "o.npy"));
+  }
+}
+
+TEST(StopSignals, ProfileEndsAtTheNextPointWithoutItsFile) {
+  const auto dir = scratch("profile");
+  const auto r = stopped_run({"profile", "--out", "p.json"}, SIGINT, dir);
+  expect_stopped(r, "profile");
+  EXPECT_FALSE(fs::exists(fs::path(dir) / "p.json"));
+}
+
+TEST(StopSignals, ExperimentAllEndsAndLeavesNoHalfExperiment) {
+  const auto dir = scratch("experiment");
+  const auto r = stopped_run({"experiment", "all", "--out", "x"}, SIGHUP, dir);
+  expect_stopped(r, "experiment all");
+  // The experiments that finished keep their files; none has a data.csv
+  // without its report (the one cut short wrote nothing).
+  const auto out = fs::path(dir) / "x";
+  if (!fs::exists(out)) return;  // stopped before the first one finished
+  for (const auto& e : fs::directory_iterator(out))
+    EXPECT_EQ(fs::exists(e.path() / "data.csv"), fs::exists(e.path() / "report.md"))
+        << e.path();
+}
+
+TEST(StopSignals, PlanRecheckEndsItsChildren) {
+  const auto dir = scratch("recheck");
+  // Four SimGrid children at 16,384 GPUs: about 15 s undisturbed in a Release build.
+  const auto r = stopped_run({"plan", "--model", "llama3-405b", "--context", "1M", "--gpus",
+                              "16384", "--recheck", "4"},
+                             SIGINT, dir);
+  expect_stopped(r, "plan --recheck");
+  EXPECT_EQ(r.out, "");  // no table from a plan cut short
+}
