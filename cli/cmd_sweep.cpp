@@ -157,12 +157,9 @@ int run(const SweepFlags& f) {
     };
     o.x = f.plot_x.empty() ? g.axes.front().flag : f.plot_x;
     for (const auto& v : axis_of(o.x, "--plot-x")->values) {
-      try {
-        (void)std::stod(v);
-      } catch (const std::exception&) {
+      if (double x = 0; !sweep::axis_number(v, x))
         throw InputError(
             fmt::format("--plot-x: {} has a value that is not a number ('{}')", o.x, v));
-      }
     }
     if (!f.plot_series.empty()) {
       axis_of(f.plot_series, "--plot-series");

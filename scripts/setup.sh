@@ -27,6 +27,9 @@ PACKAGES=(
   # The Python module (python/, docs/python.md) and its tests; python3-venv for
   # `pip install .` into a venv (its test makes one).
   pybind11-dev python3-dev python3-pytest python3-numpy python3-venv
+  # Locale sources: the tests compile de_DE (a ',' decimal separator) into a
+  # scratch folder with localedef to show numbers parse alike under any locale.
+  locales
   # Man pages from each program's --help (cmake/Install.cmake; optional).
   help2man
   # A compiler cache outside the clone: rebuilds and CI runs of unchanged

@@ -109,9 +109,7 @@ std::string write_plot(const std::vector<Row>& rows, const Options& o) {
   for (const auto& r : rows) {
     const auto xs = param(r, o.x);
     double x = 0;
-    try {
-      x = std::stod(xs);
-    } catch (const std::exception&) {
+    if (!axis_number(xs, x)) {
       throw InputError(
           fmt::format("--plot-x: {} is not numeric ('{}'); plot against a numeric "
                       "axis such as --devices or --block",

@@ -201,6 +201,16 @@ char list_separator(const std::string& flag) {
   return flag == "--documents" ? '|' : ',';
 }
 
+bool axis_number(const std::string& value, double& x) {
+  if (read_decimal(value, x)) return true;
+  try {
+    x = static_cast<double>(parse_count("--plot-x", value, 0, std::int64_t{1} << 62));
+    return true;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
 bool is_list(const std::string& flag, const std::string& text) {
   if (flag == "--documents") return text.find('|') != std::string::npos;
   return text.find(',') != std::string::npos || text.find("..") != std::string::npos;

@@ -34,6 +34,10 @@ struct Axis {
 // "fixed:1K|8K,2K|lognormal:2K,1".
 std::vector<std::string> expand(const std::string& flag, const std::string& text);
 
+// An axis value as the plot's x: a decimal ("0.5", read the same under any
+// locale) or a size with run's binary suffix ("4K" = 4096). False otherwise.
+bool axis_number(const std::string& value, double& x);
+
 // Whether `text` given to `flag` is a list of values to sweep (',' or a
 // range; '|' for --documents).
 bool is_list(const std::string& flag, const std::string& text);

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
 
 namespace ringsim {
 
@@ -29,10 +30,7 @@ std::vector<std::string> tokens(const std::string& s) {
 }
 
 bool number(const std::string& s, double& v) {
-  if (s.empty()) return false;
-  char* end = nullptr;
-  v = std::strtod(s.c_str(), &end);
-  return end == s.c_str() + s.size() && std::isfinite(v);
+  return read_decimal(s, v);
 }
 
 // The names nccl-tests gives its binaries, each with the collective it times;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -101,22 +102,28 @@ std::int64_t parse_decimal_count(const std::string& flag, const std::string& tex
   return r;
 }
 
-double parse_real(const std::string& flag, const std::string& text, double min, double max) {
-  auto fail = [&] {
-    return InputError(
-        fmt::format("{}: expected a number in [{:g}, {:g}], got '{}'", flag, min, max, text));
-  };
-  if (text.empty() || text.size() > 64) throw fail();
-  const char* s = text.c_str();
-  char* end = nullptr;
-  errno = 0;
-  double v = std::strtod(s, &end);
-  if (end == s || *end != '\0' || errno == ERANGE || !std::isfinite(v)) throw fail();
-  // strtod accepts hex floats and "infinity"; only plain decimals are numbers here.
+bool read_decimal(std::string_view text, double& value) {
+  if (text.empty() || text.size() > 64) return false;
   for (char c : text)
     if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+'))
-      throw fail();
-  if (v < min || v > max) throw fail();
+      return false;
+  // from_chars takes no leading '+'; a sign after it ("+-1") stays refused.
+  if (text.front() == '+') {
+    text.remove_prefix(1);
+    if (text.empty() || text.front() == '-' || text.front() == '+') return false;
+  }
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v)) return false;
+  value = v;
+  return true;
+}
+
+double parse_real(const std::string& flag, const std::string& text, double min, double max) {
+  double v = 0;
+  if (!read_decimal(text, v) || v < min || v > max)
+    throw InputError(
+        fmt::format("{}: expected a number in [{:g}, {:g}], got '{}'", flag, min, max, text));
   return v;
 }
 

@@ -3,6 +3,7 @@
 // flag and the allowed range in its error, so the CLI can print one line.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ringsim {
@@ -18,6 +19,12 @@ std::int64_t parse_count(const std::string& flag, const std::string& text, std::
 // binary K/M/G/T of parse_count: a training run of "1T tokens" is 1e12, not 2^40.
 std::int64_t parse_decimal_count(const std::string& flag, const std::string& text, std::int64_t min,
                                  std::int64_t max);
+
+// A finite decimal number spelled with '.' whatever the process's locale
+// (strtod reads "0.5" as 0 under de_DE, which an embedding Python may set):
+// digits, one '.', an exponent, a leading sign. False for anything else,
+// hex floats, inf and nan included, or a value beyond double's range.
+bool read_decimal(std::string_view text, double& value);
 
 // Finite real number in [min, max]; accepts 1e15, 0.5, 2.5e-6.
 double parse_real(const std::string& flag, const std::string& text, double min, double max);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
 
 namespace ringsim {
 
@@ -47,9 +48,8 @@ std::vector<std::string> fields(const std::string& line, const std::string& wher
 
 double number(const std::string& s, const std::string& where, const char* col, double lo,
               double hi) {
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) || v < lo || v > hi)
+  double v = 0;
+  if (!read_decimal(s, v) || v < lo || v > hi)
     throw InputError(fmt::format("{}: '{}' must be a number in [{:g}, {:g}], got '{}'", where, col,
                                  lo, hi, one_line(s)));
   return v;

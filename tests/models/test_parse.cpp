@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <clocale>
+#include <cstdlib>
+#include <string>
+
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 
@@ -112,4 +116,45 @@ TEST(Parse, DecimalCountReadsTokenTotalsAsQuoted) {
           << e.what();
     }
   }
+}
+
+// Numbers read the same under a locale whose decimal separator is ',' (an
+// embedding Python may call setlocale(LC_ALL, "de_DE.UTF-8"); strtod then read
+// "0.5" as 0 and "2.5e-6" as 2). de_DE is compiled from the locales package's
+// sources into a scratch folder (no root needed) and selected with LOCPATH.
+TEST(Parse, DecimalsIgnoreACommaDecimalLocale) {
+  const std::string dir = ::testing::TempDir() + "ringsim_locale";
+  const std::string cmd = "mkdir -p " + dir + " && localedef -i de_DE -f UTF-8 " + dir +
+                          "/de_DE.UTF-8 >/dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0)
+    GTEST_SKIP() << "SKIPPED: localedef could not compile de_DE (scripts/setup.sh installs "
+                    "the locales package that holds its sources)";
+  ::setenv("LOCPATH", dir.c_str(), 1);
+  const char* was = std::setlocale(LC_ALL, nullptr);
+  const std::string before = was ? was : "C";
+  ASSERT_NE(std::setlocale(LC_ALL, "de_DE.UTF-8"), nullptr);
+  // The locale really is the trap: the C library reads the comma.
+  EXPECT_EQ(std::strtod("0,5", nullptr), 0.5);
+  EXPECT_EQ(parse_real("--x", "0.5", 0, 1), 0.5);
+  EXPECT_EQ(parse_real("--x", "2.5e-6", 0, 1), 2.5e-6);
+  EXPECT_EQ(parse_real("--x", "+1.25", 0, 2), 1.25);
+  EXPECT_EQ(parse_rate("--x", "2.4TB/s", 0, 1e13), 2.4e12);
+  EXPECT_THROW(parse_real("--x", "0,5", 0, 1), InputError);
+  double v = 0;
+  EXPECT_TRUE(read_decimal("1e-3", v));
+  EXPECT_EQ(v, 1e-3);
+  std::setlocale(LC_ALL, before.c_str());
+  ::unsetenv("LOCPATH");
+}
+
+TEST(Parse, ReadDecimalTakesOnlyPlainDecimals) {
+  double v = 7;
+  for (const char* bad : {"", "inf", "nan", "0x1p3", "1e999", "+-1", "++1", "+", "1.5.2", " 1",
+                          "1 ", "1,5"})
+    EXPECT_FALSE(read_decimal(bad, v)) << bad;
+  EXPECT_EQ(v, 7);  // untouched on failure
+  EXPECT_TRUE(read_decimal("-0.25", v));
+  EXPECT_EQ(v, -0.25);
+  EXPECT_TRUE(read_decimal("3E2", v));
+  EXPECT_EQ(v, 300);
 }
