@@ -100,7 +100,14 @@ JournalText parse_journal(std::string_view text) {
   bool first = true;
   while (at < text.size()) {
     const auto nl = text.find('\n', at);
-    if (nl == std::string_view::npos) break;  // no newline: never committed
+    if (nl == std::string_view::npos) {
+      // No newline: never committed. A first line so cut is a torn header
+      // only if it begins as every framed line does; other bytes are a file
+      // this sweep did not write, refused whole, never cut.
+      const auto cut = text.substr(at);
+      if (first && !cut.starts_with(kPrefix) && !kPrefix.starts_with(cut)) t.foreign = true;
+      break;
+    }
     const auto j = unframe(text.substr(at, nl - at));
     at = nl + 1;
     if (first) {

@@ -286,6 +286,17 @@ TEST(JournalFile, NotAJournalIsRefusedWhole) {
               Journal j(path, header(), false);
             }).find("is not a sweep journal of this ringsim"),
             std::string::npos);
+  // A file without a final newline is not a torn journal unless it begins as
+  // a framed line does: its bytes are kept, the sweep refused.
+  for (const std::string text : {"my precious data", "{\"a\":1}", "{\"checksum\""}) {
+    put(path, text);
+    EXPECT_NE(message_of([&] {
+                Journal j(path, header(), false);
+              }).find("is not a sweep journal of this ringsim"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(slurp(path), text);
+  }
   const auto fifo = fs::path(path).replace_filename("fifo.jsonl").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   EXPECT_EQ(
