@@ -33,6 +33,7 @@
 #include "proc/resolve.hpp"
 #include "proc/run_spec.hpp"
 #include "sim/faults.hpp"
+#include "sim/progress.hpp"
 
 namespace ringsim::cli {
 namespace {
@@ -646,8 +647,19 @@ int run(const PlanFlags& f) {
         });
   // Packed documents: every layout with the best config's shape, over the sampled packings.
   std::optional<DocumentPlan> docs;
-  if (sampling && chosen && chosen->feasible)
-    docs = plan_documents(r, hw, *cm, *chosen, r.layouts, *sampling);
+  if (sampling && chosen && chosen->feasible) {
+    // Up to 12 rows x 10,000 packings: a bar with ETA on a terminal after
+    // two seconds, and Ctrl-C ends it at the next packing (exit 130).
+    if (!stop) stop.emplace();
+    std::optional<sim::Progress> bar;
+    docs = plan_documents(
+        r, hw, *cm, *chosen, r.layouts, *sampling, [&bar](std::uint64_t done, std::uint64_t total) {
+          if (!bar)
+            bar.emplace(sim::progress_wanted(false), total, "ringsim plan: packed documents");
+          bar->tick();
+          if (done == total) bar->finish();
+        });
+  }
   std::string extras;  // appended to --explain
   if (costed) extras += cost_text(*chosen, plan_cost(*chosen, r.gpus, cost));
   // What the plan assumed: --explain's last table and --json's "assumptions".

@@ -24,6 +24,7 @@
 #include "sim/simulate.hpp"
 #include "sim/symmetry.hpp"
 #include "sim/trace_writer.hpp"
+#include "sweep/header.hpp"
 
 namespace ringsim::cli {
 namespace {
@@ -127,6 +128,8 @@ int run(const proc::RunSpec& spec) {
                 {{"--catalog", spec.hardware.catalog},
                  {"--profile", spec.hardware.profile},
                  {"--calibration", spec.calibration}});
+  // A sweep's point: the files as they were when the sweep started, or nothing.
+  sweep::check_inputs_hash(spec);
   // Read before any work: a broken file fails in a moment, not after the simulation.
   const auto user = read_user_calibration(spec.calibration);
   const auto cat = proc::load_catalog(spec.hardware);

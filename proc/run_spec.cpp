@@ -303,6 +303,11 @@ void add_run_flags(CLI::App* app, RunFlags& f) {
                   "Your calibrate --runs file: run's error band from your own measured runs "
                   "where 3 or more validate it (docs/own-cluster.md)")
       ->type_name(flag_type::kFile);
+  app->add_option("--inputs-sha256", f.inputs_sha256,
+                  "Refuse to run unless the catalog, --calibration, --documents and --profile "
+                  "files hash to this (64 hex digits; a sweep passes it to each point, "
+                  "docs/sweep.md)")
+      ->type_name(flag_type::kHex);
   app->add_flag("--json", f.json, "Print one JSON object instead of the table");
 }
 
@@ -444,6 +449,12 @@ RunSpec parse_run(const RunFlags& f) {
   s.sim = parse_sim(f.sim, s.workload.devices);
   s.workload.documents_seed = s.sim.faults.seed;  // --seed draws --documents too
   s.calibration = f.calibration;
+  if (!f.inputs_sha256.empty() &&
+      (f.inputs_sha256.size() != 64 ||
+       f.inputs_sha256.find_first_not_of("0123456789abcdef") != std::string::npos))
+    throw InputError(fmt::format("--inputs-sha256: expected 64 lowercase hex digits, got '{}'",
+                                 one_line(f.inputs_sha256)));
+  s.inputs_sha256 = f.inputs_sha256;
   s.json = f.json;
   return s;
 }
@@ -540,6 +551,7 @@ std::vector<std::string> to_args(const RunSpec& s) {
   for (const auto& part : {to_args(s.workload), to_args(s.hardware), to_args(s.sim)})
     a.insert(a.end(), part.begin(), part.end());
   put_text(a, "--calibration", s.calibration);
+  put_text(a, "--inputs-sha256", s.inputs_sha256);
   if (s.json) a.push_back("--json");
   return a;
 }

@@ -99,6 +99,11 @@ struct RunSpec {
   // A `calibrate --runs` file: the error band of run's class from the user's
   // own measured runs (docs/own-cluster.md); "" = the scoreboard's.
   std::string calibration;
+  // A sweep's point: the SHA-256 of the files it reads (catalog with the
+  // built-in data, --calibration, a --documents file, --profile) as hashed
+  // when the sweep started (sweep/header.hpp, inputs_hash); the child refuses
+  // to run when they changed since. "" = not checked.
+  std::string inputs_sha256;
   bool json = false;
   bool operator==(const RunSpec&) const = default;
 };
@@ -139,7 +144,7 @@ struct RunFlags {
   WorkloadFlags w;
   HardwareFlags hw;
   SimFlags sim;
-  std::string calibration;
+  std::string calibration, inputs_sha256;
   bool json = false;
 };
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "models/core/builtin_data.hpp"
+#include "models/core/errors.hpp"
 #include "models/core/input_file.hpp"
 
 namespace ringsim::sweep {
@@ -32,6 +33,23 @@ std::string shown(const std::string& hash) {
   return hash.empty() ? "none" : hash.substr(0, 12);
 }
 
+std::string catalog_hash(const std::string& file, const std::string& calibration,
+                         const std::string& documents) {
+  // The built-in data first: two builds of one version may ship other numbers.
+  std::string catalog;
+  for (const auto& text : builtin_data()) catalog += sha256_hex(text);
+  if (!file.empty()) catalog += file_hash("--catalog", file);
+  // A calibration file moves each row's error band: part of the data too.
+  if (!calibration.empty()) catalog += file_hash("--calibration", calibration);
+  // So does a --documents file of lengths or cu_seqlens (not a list or a
+  // distribution, which the flags hold whole): its rows are drawn from it.
+  // An existing file is a file whatever its name holds (models/core/documents.hpp).
+  std::error_code ec;
+  if (!documents.empty() && std::filesystem::is_regular_file(documents, ec))
+    catalog += file_hash("--documents", documents);
+  return sha256_hex(catalog);
+}
+
 }  // namespace
 
 std::string sha256_hex(std::string_view bytes) {
@@ -44,25 +62,26 @@ std::string sha256_hex(std::string_view bytes) {
   return hex;
 }
 
+std::string inputs_hash(const proc::RunSpec& spec) {
+  return sha256_hex(catalog_hash(spec.hardware.catalog, spec.calibration, spec.workload.documents) +
+                    file_hash("--profile", spec.hardware.profile));
+}
+
+void check_inputs_hash(const proc::RunSpec& spec) {
+  if (spec.inputs_sha256.empty()) return;
+  const auto now = inputs_hash(spec);
+  if (now != spec.inputs_sha256)
+    throw InputError(fmt::format(
+        "--inputs-sha256: the catalog, --calibration, --documents or --profile files changed "
+        "since the sweep started ({} then, {} now); rerun the sweep on the files as they are",
+        shown(spec.inputs_sha256), shown(now)));
+}
+
 JournalHeader make_header(std::map<std::string, std::string> base, const std::string& config) {
   JournalHeader h;
   h.version = RINGSIM_VERSION;
-  // The built-in data first: two builds of one version may ship other numbers.
-  std::string catalog;
-  for (const auto& text : builtin_data()) catalog += sha256_hex(text);
-  const auto file = text_or_none(base, "--catalog");
-  if (!file.empty()) catalog += file_hash("--catalog", file);
-  // A calibration file moves each row's error band: part of the data too.
-  const auto calibration = text_or_none(base, "--calibration");
-  if (!calibration.empty()) catalog += file_hash("--calibration", calibration);
-  // So does a --documents file of lengths or cu_seqlens (not a list or a
-  // distribution, which the flags hold whole): its rows are drawn from it.
-  const auto documents = text_or_none(base, "--documents");
-  std::error_code ec;
-  if (!documents.empty() && documents.find(':') == std::string::npos &&
-      std::filesystem::is_regular_file(documents, ec))
-    catalog += file_hash("--documents", documents);
-  h.catalog = sha256_hex(catalog);
+  h.catalog = catalog_hash(text_or_none(base, "--catalog"), text_or_none(base, "--calibration"),
+                           text_or_none(base, "--documents"));
   h.profile = file_hash("--profile", text_or_none(base, "--profile"));
   h.config = file_hash("--config", config);
   h.base = std::move(base);

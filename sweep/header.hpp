@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "proc/run_spec.hpp"
+
 namespace ringsim::sweep {
 
 struct JournalHeader {
@@ -29,6 +31,18 @@ struct JournalHeader {
 // --config file, "" for none). Throws InputError naming the flag of a file
 // that cannot be read.
 JournalHeader make_header(std::map<std::string, std::string> base, const std::string& config);
+
+// The SHA-256 of the files one point reads, from its own flags: the built-in
+// data and the --catalog, --calibration and --documents files (as the
+// header's catalog hash), then --profile. A sweep hashes every point's at its
+// start and passes it on (RunSpec::inputs_sha256); the child hashes the files
+// again before it reads them and refuses to run when they differ, so a file
+// replaced during a sweep fails the points left instead of mixing its rows
+// with the old file's. Throws InputError naming the flag of an unreadable file.
+std::string inputs_hash(const proc::RunSpec& spec);
+// The child's side: InputError naming --inputs-sha256 when spec's files no
+// longer hash to spec.inputs_sha256 (nothing when it is "").
+void check_inputs_hash(const proc::RunSpec& spec);
 
 // The flags given to `app` (on its command line or from a --config file), as
 // "--flag" -> text (repeated values joined by commas), except those in

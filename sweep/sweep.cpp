@@ -137,6 +137,22 @@ void refuse_unresolvable(std::vector<Point>& pts) {
   }
 }
 
+// Each point's input files, hashed once, now, at the sweep's start: the
+// children are held to these bytes (RunSpec::inputs_sha256), so a file
+// replaced mid-sweep fails the points left rather than mixing its rows in.
+void hash_inputs(std::vector<Point>& pts) {
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, std::string> seen;
+  for (auto& p : pts) {
+    if (!p.spec) continue;
+    const auto& s = *p.spec;
+    const auto key = std::make_tuple(s.hardware.catalog, s.calibration, s.workload.documents,
+                                     s.hardware.profile);
+    auto it = seen.find(key);
+    if (it == seen.end()) it = seen.emplace(key, inputs_hash(s)).first;
+    p.spec->inputs_sha256 = it->second;
+  }
+}
+
 }  // namespace
 
 bool is_set_axis(const std::string& flag) {
@@ -390,6 +406,7 @@ std::vector<Point> points(const Grid& g) {
     }
   }
   refuse_unresolvable(pts);
+  hash_inputs(pts);
   // A sweep of nothing but refusals is bad input, not a table of failures:
   // the first point's line says why (a bad base flag refuses every point).
   if (std::none_of(pts.begin(), pts.end(), [](const Point& p) { return p.spec.has_value(); }))
@@ -402,6 +419,7 @@ nlohmann::json to_json(const Row& r) {
   for (const auto& [k, v] : r.params) params[k] = v;
   nlohmann::json j{
       {"index", r.index}, {"key", r.key}, {"params", params}, {"status", r.ok ? "ok" : "failed"}};
+  if (!r.inputs_sha256.empty()) j["inputs_sha256"] = r.inputs_sha256;
   if (r.ok)
     j["summary"] = r.summary;
   else
@@ -418,6 +436,7 @@ Row row_from_json(const nlohmann::json& j) {
   r.key = j["key"].get<std::string>();
   for (const auto& [k, v] : j["params"].items()) r.params.emplace_back(k, v.get<std::string>());
   r.ok = j["status"] == "ok";
+  r.inputs_sha256 = j.value("inputs_sha256", std::string());
   if (r.ok) {
     r.summary = j.at("summary");
     RunSummary::from_json(r.summary, "sweep journal");  // a summary the reader accepts
@@ -438,6 +457,7 @@ Row run_point(const Point& p, const std::string& ringsim, double timeout_s) {
   }
   auto spec = *p.spec;
   spec.json = true;
+  r.inputs_sha256 = spec.inputs_sha256;
   proc::Command c;
   c.argv = proc::to_args(spec);
   c.argv.insert(c.argv.begin(), ringsim);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "proc/run_spec.hpp"
@@ -94,6 +95,9 @@ struct Row {
   bool ok = false;
   std::string error;  // one line when !ok
   nlohmann::json summary;
+  // The point's input files as hashed at the sweep's start (inputs_hash), the
+  // bytes its child was held to; "" for a point refused before it ran.
+  std::string inputs_sha256;
   // The child's wall time, start to exit; not journalled (the journal stays
   // byte-identical across runs), so 0 in a row read back on resume.
   double wall_s = 0;

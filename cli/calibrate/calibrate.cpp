@@ -638,10 +638,10 @@ int run(const CalibrateFlags& f) {
   } else {
     dir = f.workdir;
     std::error_code ec;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+      throw InputError(fmt::format("--workdir {}: exists and is not a folder", f.workdir));
     fs::create_directory(dir, ec);
-    if (ec || !fs::is_directory(dir))
-      throw InputError(fmt::format("--workdir {}: {}", f.workdir,
-                                   ec ? ec.message() : "exists and is not a folder"));
+    if (ec) throw InputError(fmt::format("--workdir {}: {}", f.workdir, ec.message()));
   }
   struct Cleanup {
     fs::path d;

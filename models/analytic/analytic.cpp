@@ -475,6 +475,12 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
     };
     double collective = 0, useful = 0, executed = 0;
     double max_step_compute = 0, max_merge = 0, max_launch = 0;
+    const double fpe = flops_per_entry(d, bwd);
+    // The ideal's rate: the kernel's unmasked rate at the whole sequence, or
+    // any step's own rate where that is higher (a curve can peak below the
+    // full length, and calls are timed at their own lengths), so no
+    // device's compute can beat the ideal (tests/cli/test_efficiency_property.cpp).
+    double ideal_rate = im.rates().nominal_flops(w.seq_len(), d, bwd);
     for (std::int64_t st = 0; st < steps; ++st) {
       const bool sends = step_sends(w, bytes, st);
       const double comm = sends ? ring_comm : 0;
@@ -484,6 +490,9 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
         cfree = std::max(cfree, c.total());
         cslow = std::max(cslow, overlap_phases(c, f, hw.overlap ? comm : 0));
         useful += static_cast<double>(c.useful_pairs) * static_cast<double>(g.count);
+        if (c.attention_s > 0)
+          ideal_rate =
+              std::max(ideal_rate, static_cast<double>(c.useful_pairs) * fpe / c.attention_s);
         executed += static_cast<double>(c.executed_pairs) * static_cast<double>(g.count);
         max_merge = std::max(max_merge, c.merge_s);
         max_launch = std::max(max_launch, c.launch_s);
@@ -542,11 +551,8 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
     }
     (bwd ? s.accumulate_s_per_step : s.merge_s_per_step) = max_merge;
     s.launch_s_per_step = std::max(s.launch_s_per_step, max_launch);
-    const double fpe = flops_per_entry(d, bwd);
-    // Ideal: the same useful work at the kernel's unmasked rate for the
-    // whole sequence (its best, clamped to what it was measured at), over N.
-    layer_ideal +=
-        useful * fpe / im.rates().nominal_flops(w.seq_len(), d, bwd) / static_cast<double>(n);
+    // Ideal: the same useful work at that rate, over N.
+    layer_ideal += useful * fpe / ideal_rate / static_cast<double>(n);
     layer_useful += useful * fpe;
     layer_executed += executed * fpe;
     layer_reduce += reduce;

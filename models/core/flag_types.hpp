@@ -24,6 +24,7 @@ inline constexpr const char* kFraction = "FRACTION";
 inline constexpr const char* kName = "NAME";
 inline constexpr const char* kOnOff = "on|off";
 inline constexpr const char* kFile = "FILE";
+inline constexpr const char* kHex = "HEX";
 inline constexpr const char* kDir = "DIR";
 inline constexpr const char* kPrefix = "PREFIX";
 inline constexpr const char* kList = "LIST";

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "models/analytic/analytic.hpp"
+#include "models/core/cancel.hpp"
 #include "models/plan/report.hpp"
 
 namespace ringsim {
@@ -56,7 +57,8 @@ std::pair<double, double> attention_per_layer(const PlanRequest& r, const Hardwa
 
 DocumentPlanRow evaluate_row(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
                              const PlanConfig& shape, Pack pack, bool pack_matters,
-                             const std::vector<std::vector<std::int64_t>>& packings) {
+                             const std::vector<std::vector<std::int64_t>>& packings,
+                             const std::function<void()>& tick) {
   DocumentPlanRow row;
   row.pack = pack;
   row.pack_matters = pack_matters;
@@ -71,6 +73,8 @@ DocumentPlanRow evaluate_row(const PlanRequest& r, const Hardware& hw, const Imp
     steps.push_back(c.time.step_time_s);
     fwd_sum += fwd;
     docs += static_cast<double>(lengths.size());
+    throw_if_cancelled();
+    tick();
   }
   row.attention_layer_s = spread_of(attn);
   row.step_time_s = spread_of(steps);
@@ -86,7 +90,7 @@ DocumentPlanRow evaluate_row(const PlanRequest& r, const Hardware& hw, const Imp
 
 DocumentPlan plan_documents(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
                             const PlanConfig& like, const std::vector<Layout>& layouts,
-                            const DocumentSampling& s) {
+                            const DocumentSampling& s, const SampleProgress& progress) {
   DocumentPlan p;
   p.base = like;
   // The packings, drawn once: every row is timed over the same ones.
@@ -99,13 +103,19 @@ DocumentPlan plan_documents(const PlanRequest& r, const Hardware& hw, const Impl
     all = {Layout::Ring,    Layout::Striped,   Layout::Zigzag,
            Layout::Ulysses, Layout::Allgather, Layout::Hybrid};
   if (like.cp == 1) all = {Layout::Ring};  // no CP: the layout places nothing
+  // At most two rows per layout (both pack modes): the bar's total.
+  const auto total = static_cast<std::uint64_t>(2 * all.size() * packings.size());
+  std::uint64_t done = 0;
+  const auto tick = [&] {
+    if (progress) progress(++done, total);
+  };
   for (const Layout l : all) {
     auto shape = like;
     shape.layout = l;
     const bool matters = like.cp > 1 && l != Layout::Ulysses;
     for (const Pack pack : {Pack::Sequence, Pack::Document}) {
       if (!matters && pack == Pack::Document) continue;
-      auto row = evaluate_row(r, hw, cm, shape, pack, matters, packings);
+      auto row = evaluate_row(r, hw, cm, shape, pack, matters, packings, tick);
       if (!row.config.evaluated) {
         // A shape rule refuses the layout whatever the packing: one row.
         row.pack_matters = false;

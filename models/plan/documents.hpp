@@ -8,6 +8,7 @@
 // it). The rows keep the best config's shape (CP, TP, PP, micro-batch) and
 // change only the layout and pack mode, so their spread is the packing's.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,11 +46,16 @@ struct DocumentPlan {
   std::vector<DocumentPlanRow> rows;
 };
 
+// Called after each packing is timed with how many are done of how many
+// (a progress bar's tick); long runs check for a stop there too
+// (models/core/cancel.hpp).
+using SampleProgress = std::function<void(std::uint64_t done, std::uint64_t total)>;
+
 // Every layout of `layouts` (all six when empty) in both pack modes, with
 // `like`'s shape. Throws InputError when a sampled packing does not fit.
 DocumentPlan plan_documents(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
                             const PlanConfig& like, const std::vector<Layout>& layouts,
-                            const DocumentSampling& s);
+                            const DocumentSampling& s, const SampleProgress& progress = {});
 
 // The table under the plan's (text) and its `documents` object (JSON).
 std::string documents_text(const DocumentPlan& p, const DocumentSampling& s);

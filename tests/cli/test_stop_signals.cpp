@@ -75,16 +75,25 @@ TEST(StopSignals, ExperimentAllEndsAndLeavesNoHalfExperiment) {
   const auto out = fs::path(dir) / "x";
   if (!fs::exists(out)) return;  // stopped before the first one finished
   for (const auto& e : fs::directory_iterator(out))
-    EXPECT_EQ(fs::exists(e.path() / "data.csv"), fs::exists(e.path() / "report.md"))
-        << e.path();
+    EXPECT_EQ(fs::exists(e.path() / "data.csv"), fs::exists(e.path() / "report.md")) << e.path();
 }
 
 TEST(StopSignals, PlanRecheckEndsItsChildren) {
   const auto dir = scratch("recheck");
   // Four SimGrid children at 16,384 GPUs: about 15 s undisturbed in a Release build.
-  const auto r = stopped_run({"plan", "--model", "llama3-405b", "--context", "1M", "--gpus",
-                              "16384", "--recheck", "4"},
-                             SIGINT, dir);
+  const auto r = stopped_run(
+      {"plan", "--model", "llama3-405b", "--context", "1M", "--gpus", "16384", "--recheck", "4"},
+      SIGINT, dir);
   expect_stopped(r, "plan --recheck");
   EXPECT_EQ(r.out, "");  // no table from a plan cut short
+}
+
+TEST(StopSignals, PlanDocumentsEndsAtTheNextPacking) {
+  const auto dir = scratch("documents");
+  // 10,000 packings x up to 12 rows: about 40 s undisturbed in a Release build.
+  const auto r = stopped_run({"plan", "--model", "llama3-8b", "--context", "128K", "--gpus", "64",
+                              "--documents", "lognormal:2K,1", "--samples", "10000"},
+                             SIGTERM, dir);
+  expect_stopped(r, "plan --documents");
+  EXPECT_EQ(r.out, "");
 }

@@ -315,10 +315,14 @@ TEST(Analytic, EfficiencyAgainstTheKernelsBestRateAndOneDevice) {
   const auto im = make_implementation(cat(), hw, DType::BF16, {"cudnn", nullptr, false});
   const auto w = make_workload(8, 8192, Layout::Zigzag, true);
   const auto s = analyze(w, hw, *im);
-  // Ideal: the causal pairs at the kernel's full-mask rate for the whole
-  // sequence (clamped to its longest point, 16k: 595 TF/s), over 8 devices.
+  // Ideal: the causal pairs at the kernel's best rate in this run, over 8
+  // devices. Its full-mask rate for the whole sequence is clamped to its
+  // longest point (16k: 595 TF/s), but zigzag's half-blocks are 4K-token calls,
+  // which the curve times at 609 TF/s: the ideal takes the higher, so no step
+  // can beat it (docs/models.md, `ideal_time_s`).
   const double S = 65536, useful = S * (S + 1) / 2 * 32 * 4 * 128;
-  EXPECT_NEAR(s.ideal_time_s, useful / 595e12 / 8, useful / 595e12 / 8 * 1e-9);
+  EXPECT_NEAR(s.ideal_time_s, useful / 609e12 / 8, useful / 609e12 / 8 * 1e-9);
+  EXPECT_GE(s.time_s, s.ideal_time_s);
   EXPECT_NEAR(s.useful_flops, useful, useful * 1e-12);
   EXPECT_GT(s.executed_flops, s.useful_flops);
   // One device: the same causal call at its causal rate (539 TF/s at 16k,

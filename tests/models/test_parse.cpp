@@ -124,8 +124,8 @@ TEST(Parse, DecimalCountReadsTokenTotalsAsQuoted) {
 // sources into a scratch folder (no root needed) and selected with LOCPATH.
 TEST(Parse, DecimalsIgnoreACommaDecimalLocale) {
   const std::string dir = ::testing::TempDir() + "ringsim_locale";
-  const std::string cmd = "mkdir -p " + dir + " && localedef -i de_DE -f UTF-8 " + dir +
-                          "/de_DE.UTF-8 >/dev/null 2>&1";
+  const std::string cmd =
+      "mkdir -p " + dir + " && localedef -i de_DE -f UTF-8 " + dir + "/de_DE.UTF-8 >/dev/null 2>&1";
   if (std::system(cmd.c_str()) != 0)
     GTEST_SKIP() << "SKIPPED: localedef could not compile de_DE (scripts/setup.sh installs "
                     "the locales package that holds its sources)";
@@ -149,8 +149,8 @@ TEST(Parse, DecimalsIgnoreACommaDecimalLocale) {
 
 TEST(Parse, ReadDecimalTakesOnlyPlainDecimals) {
   double v = 7;
-  for (const char* bad : {"", "inf", "nan", "0x1p3", "1e999", "+-1", "++1", "+", "1.5.2", " 1",
-                          "1 ", "1,5"})
+  for (const char* bad :
+       {"", "inf", "nan", "0x1p3", "1e999", "+-1", "++1", "+", "1.5.2", " 1", "1 ", "1,5"})
     EXPECT_FALSE(read_decimal(bad, v)) << bad;
   EXPECT_EQ(v, 7);  // untouched on failure
   EXPECT_TRUE(read_decimal("-0.25", v));

@@ -122,5 +122,43 @@ TEST(SweepRows, JsonRoundTrip) {
   EXPECT_THROW(row_from_json(nlohmann::json::parse("{\"x\": 1}")), std::runtime_error);
 }
 
+// The files a sweep reads are hashed once, at its start, and every child is
+// held to those bytes: a catalog replaced mid-sweep fails the points left,
+// naming why, instead of mixing rows of two catalogs in one journal.
+TEST(SweepInputs, AFileReplacedMidSweepFailsThePointsLeft) {
+  const auto path = ::testing::TempDir() + "ringsim_sweep_inputs_catalog.json";
+  const std::string catalog =
+      R"({"devices": [{"name": "mygpu", "peak_flops": {"bf16": 1e15, "fp16": 1e15, "fp32": 6e13},
+      "hbm_bytes": 8e10, "hbm_bandwidth": 3e12, "attention_efficiency": 0.5,
+      "default_intra": "nvlink4", "default_inter": "ib-ndr", "source": "s",
+      "efficiency_source": "e"}]})";
+  std::ofstream(path) << catalog;
+  Grid g;
+  g.base.hw.catalog = path;
+  g.base.hw.gpu = "mygpu";
+  g.base.sim.engine = "analytic";
+  g.axes = {{"--devices", {"2", "4"}}};
+  const auto p = points(g);
+  ASSERT_EQ(p.size(), 2u);
+  ASSERT_TRUE(p[0].spec.has_value());
+  EXPECT_EQ(p[0].spec->inputs_sha256.size(), 64u);
+  EXPECT_EQ(p[0].spec->inputs_sha256, p[1].spec->inputs_sha256);
+  const auto first = run_point(p[0], RINGSIM_BIN, 120);
+  ASSERT_TRUE(first.ok) << first.error;
+  EXPECT_EQ(first.inputs_sha256, p[0].spec->inputs_sha256);
+  EXPECT_EQ(to_json(first).at("inputs_sha256"), p[0].spec->inputs_sha256);
+  // Another catalog now: the device twice as fast.
+  std::string faster = catalog;
+  faster.replace(faster.find("\"bf16\": 1e15"), 13, "\"bf16\": 2e15");
+  std::ofstream(path) << faster;
+  const auto second = run_point(p[1], RINGSIM_BIN, 120);
+  EXPECT_FALSE(second.ok);
+  EXPECT_NE(second.error.find("--inputs-sha256: the catalog, --calibration, --documents or "
+                              "--profile files changed since the sweep started"),
+            std::string::npos)
+      << second.error;
+  std::remove(path.c_str());
+}
+
 }  // namespace
 }  // namespace ringsim::sweep

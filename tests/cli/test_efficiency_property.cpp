@@ -1,0 +1,73 @@
+// No closed form reports a time below its own ideal or an efficiency above 1
+// (docs/models.md, "Ideal and efficiency"): random configurations of the
+// analytic engine, drawn from a fixed seed so every run checks the same ones,
+// across devices, blocks, layouts, passes, masks, dtypes, kernels, devices
+// and fabrics. Refused combinations (exit 2) are skipped, and counted so the
+// draw cannot quietly refuse everything.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../run_cli.hpp"
+
+namespace {
+
+template <typename T>
+const T& pick(std::mt19937_64& rng, const std::vector<T>& v) {
+  return v[std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng)];
+}
+
+std::vector<std::string> draw(std::mt19937_64& rng) {
+  const std::vector<std::string> devices{"1",  "2",   "3",   "7",    "8",   "16",
+                                         "64", "100", "256", "1024", "4096"};
+  const std::vector<std::string> blocks{"7", "64", "1000", "1K", "4K", "32K", "256K"};
+  const std::vector<std::string> layouts{"ring",    "striped",   "zigzag",
+                                         "ulysses", "allgather", "hybrid"};
+  const std::vector<std::string> passes{"fwd", "bwd", "fwdbwd"};
+  const std::vector<std::string> gpus{"h100-sxm", "a100-80gb", "b200", "mi300x", "tpu-v5p"};
+  const std::vector<std::string> platforms{"", "flat", "nodes"};
+  const std::vector<std::string> kernels{"", "roofline", "fa2", "cudnn"};
+  std::vector<std::string> a{"--engine",         "analytic", "--json",          "--devices",
+                             pick(rng, devices), "--block",  pick(rng, blocks), "--layout",
+                             pick(rng, layouts), "--pass",   pick(rng, passes), "--gpu",
+                             pick(rng, gpus)};
+  if (rng() % 2) a.push_back("--no-causal");
+  if (const auto& p = pick(rng, platforms); !p.empty()) a.insert(a.end(), {"--platform", p});
+  if (const auto& k = pick(rng, kernels); !k.empty()) a.insert(a.end(), {"--kernel", k});
+  if (rng() % 3 == 0)
+    a.insert(a.end(), {"--dtype", pick(rng, std::vector<std::string>{"fp16", "fp32"})});
+  return a;
+}
+
+}  // namespace
+
+TEST(EfficiencyProperty, NoClosedFormBeatsItsOwnIdeal) {
+  std::mt19937_64 rng(20261205);
+  int checked = 0, refused = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const auto args = draw(rng);
+    std::string line;
+    for (const auto& s : args) line += " " + s;
+    const auto r = ringsim::cli_testing::run_cli(args);
+    if (r.code == 2) {
+      ++refused;
+      continue;
+    }
+    ASSERT_EQ(r.code, 0) << "ringsim" << line << "\n" << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    const double t = j.at("time_s").get<double>(), ideal = j.at("ideal_time_s").get<double>(),
+                 eff = j.at("efficiency").get<double>();
+    ASSERT_TRUE(std::isfinite(t) && t > 0) << line;
+    ASSERT_TRUE(std::isfinite(ideal) && ideal > 0) << line;
+    EXPECT_GE(t, ideal) << "ringsim" << line;
+    EXPECT_LE(eff, 1.0) << "ringsim" << line;
+    EXPECT_GT(eff, 0.0) << "ringsim" << line;
+    ++checked;
+  }
+  std::cout << checked << " configurations checked, " << refused << " refused\n";
+  EXPECT_GE(checked, 1200);
+}
