@@ -467,6 +467,11 @@ int run(const PlanFlags& f) {
   if (f.inference) return run_inference(f);
   refuse_inference_flags(f);
   const auto sampling = document_sampling(f);
+  // The re-check's children and the packings of --documents run for minutes:
+  // from here on Ctrl-C ends the plan at its next unit of work (the search's
+  // next config, a child, a packing) with exit 130.
+  std::optional<StopScope> stop;
+  if (sampling || parse_count("--recheck", f.recheck, 0, 100) > 0) stop.emplace();
   const auto hs = proc::parse_hardware(f.hw);
   const auto cat = proc::load_catalog(hs, /*framework_keys=*/true);
   auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
@@ -620,9 +625,6 @@ int run(const PlanFlags& f) {
     r.context = mc->tokens;
   }
   auto configs = search(r, hw, *cm);
-  // The re-check's children run for minutes: Ctrl-C ends them and the plan (exit 130).
-  std::optional<StopScope> stop;
-  if (recheck > 0) stop.emplace();
   const auto rc = proc::recheck_top(recheck, configs, r, hw, hs, *cm, plan_faults(f, r, recheck));
   throw_if_stopped();
   const auto band = plan_error_band(r, device, f.calibration == "none");
@@ -650,7 +652,6 @@ int run(const PlanFlags& f) {
   if (sampling && chosen && chosen->feasible) {
     // Up to 12 rows x 10,000 packings: a bar with ETA on a terminal after
     // two seconds, and Ctrl-C ends it at the next packing (exit 130).
-    if (!stop) stop.emplace();
     std::optional<sim::Progress> bar;
     docs = plan_documents(
         r, hw, *cm, *chosen, r.layouts, *sampling, [&bar](std::uint64_t done, std::uint64_t total) {

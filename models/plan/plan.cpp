@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "models/analytic/analytic.hpp"
+#include "models/core/cancel.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/profile.hpp"
 #include "models/plan/execution.hpp"
@@ -363,6 +364,7 @@ std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const I
   const auto cands = candidates(r, hw, &any);
   std::vector<PlanConfig> out;
   for (const auto& cd : cands) {
+    throw_if_cancelled();  // a plan whose later parts run long stops here too (cli/stop_scope.hpp)
     const auto ranks = cd.tp * cd.cp * cd.pp;
     const auto dp = r.gpus % ranks == 0 ? r.gpus / ranks : 1;
     const auto seqs = sequences_per_step(r, dp, cd.pp);
