@@ -177,7 +177,7 @@ int run(const InferFlags& f) {
     s = sim::simulate_infer(o);
     if (s->interrupted) {
       std::cerr << "ringsim: interrupted; nothing written\n";
-      return 130;
+      return sim::kInterruptedExit;
     }
   }
   const double sim_decode = s ? s->decode_s : 0;
@@ -271,7 +271,7 @@ int run(const InferFlags& f) {
                         {"summary", j}};
     trace::WriteOptions opt;
     opt.stop = [] { return sim::interrupt_requested(); };
-    if (!trace::write_trace(file, lanes, s->events, meta, opt)) return 130;
+    if (!trace::write_trace(file, lanes, s->events, meta, opt)) return sim::kInterruptedExit;
     commit_all({&file});
   }
 

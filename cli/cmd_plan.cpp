@@ -470,8 +470,9 @@ int run(const PlanFlags& f) {
   // The re-check's children and the packings of --documents run for minutes:
   // from here on Ctrl-C ends the plan at its next unit of work (the search's
   // next config, a child, a packing) with exit 130.
+  const int recheck = static_cast<int>(parse_count("--recheck", f.recheck, 0, 100));
   std::optional<StopScope> stop;
-  if (sampling || parse_count("--recheck", f.recheck, 0, 100) > 0) stop.emplace();
+  if (sampling || recheck > 0) stop.emplace();
   const auto hs = proc::parse_hardware(f.hw);
   const auto cat = proc::load_catalog(hs, /*framework_keys=*/true);
   auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
@@ -607,7 +608,6 @@ int run(const PlanFlags& f) {
   if (f.global_batch_tokens.empty() && f.microbatches.empty() && !f.max_context)
     set_default_batch(r);
   const int top = static_cast<int>(parse_count("--top", f.top, 1, 100000));
-  const int recheck = static_cast<int>(parse_count("--recheck", f.recheck, 0, 100));
   const double hbm = usable_hbm_bytes(r, hw);  // jax-xla on a GPU: XLA's 75% (framework.hpp)
   CostRequest cost;
   if (!f.price.empty())
@@ -626,7 +626,7 @@ int run(const PlanFlags& f) {
   }
   auto configs = search(r, hw, *cm);
   const auto rc = proc::recheck_top(recheck, configs, r, hw, hs, *cm, plan_faults(f, r, recheck));
-  throw_if_stopped();
+  throw_if_cancelled();
   const auto band = plan_error_band(r, device, f.calibration == "none");
   mark_ties(configs, band);
   const auto other =
@@ -654,11 +654,10 @@ int run(const PlanFlags& f) {
     // two seconds, and Ctrl-C ends it at the next packing (exit 130).
     std::optional<sim::Progress> bar;
     docs = plan_documents(
-        r, hw, *cm, *chosen, r.layouts, *sampling, [&bar](std::uint64_t done, std::uint64_t total) {
+        r, hw, *cm, *chosen, r.layouts, *sampling, [&bar](std::uint64_t, std::uint64_t total) {
           if (!bar)
             bar.emplace(sim::progress_wanted(false), total, "ringsim plan: packed documents");
-          bar->tick();
-          if (done == total) bar->finish();
+          bar->tick();  // the bar clears itself when it goes, after the last packing
         });
   }
   std::string extras;  // appended to --explain

@@ -37,12 +37,9 @@ constexpr std::int64_t kAutoSymmetryDevices = 1024;
 // rings: recurrences").
 constexpr std::int64_t kAutoRecurrenceDevices = 1024;
 
-// Exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
-constexpr int kInterrupted = 130;
-
 int interrupted() {
   std::cerr << "ringsim: interrupted; no output files were written\n";
-  return kInterrupted;
+  return sim::kInterruptedExit;
 }
 
 // Job mode (--dp > 1): dp rings of the workload's CP ranks, placed one after

@@ -188,7 +188,7 @@ int run(const SweepFlags& f) {
   if (sweep::launched_by_mpi()) {
 #ifdef RINGSIM_HAVE_MPI_SWEEP
     auto m = sweep::run_mpi(pts, o);
-    if (m.worker) return sim::interrupt_requested() ? 130 : 0;
+    if (m.worker) return sim::interrupt_requested() ? sim::kInterruptedExit : 0;
     res = std::move(m.result);
     ranks = m.ranks;
 #else
@@ -245,7 +245,7 @@ int run(const SweepFlags& f) {
         "ringsim sweep: interrupted; {} rows journalled in {}; rerun the same command to "
         "finish\n",
         o.out.empty() ? 0 : res.rows.size(), o.out.empty() ? "(nothing: no --out)" : o.out);
-    return 130;
+    return sim::kInterruptedExit;
   }
   return 0;
 }

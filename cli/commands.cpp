@@ -21,7 +21,7 @@ namespace {
 // A command stopped by a signal at a unit of work's end (cli/stop_scope.hpp).
 int stopped() {
   std::cerr << "ringsim: interrupted; no output was left half-written\n";
-  return kStoppedExit;
+  return sim::kInterruptedExit;
 }
 
 // CLI11's wording for a flag given more often than it takes values ("--devices: At

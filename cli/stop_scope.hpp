@@ -3,14 +3,13 @@
 // for a stop (verify, profile, experiment, plan --recheck): the loops end at
 // their next unit of work and the command exits 130, leaving no output half
 // written (every writer commits by rename). run, infer and sweep own their
-// guards (cli/cmd_run.cpp, cli/cmd_infer.cpp, cli/cmd_sweep.cpp).
+// guards (cli/cmd_run.cpp, cli/cmd_infer.cpp, cli/cmd_sweep.cpp). Between
+// units of work the commands call throw_if_cancelled (models/core/cancel.hpp);
+// run_cli turns its Cancelled into exit 130.
 #include "models/core/cancel.hpp"
 #include "sim/interrupt.hpp"
 
 namespace ringsim::cli {
-
-// Exit code of a command stopped by a signal (128 + SIGINT, as shells report it).
-constexpr int kStoppedExit = 130;
 
 class StopScope {
  public:
@@ -22,11 +21,5 @@ class StopScope {
  private:
   sim::InterruptGuard guard_;  // a second signal still ends the process at once
 };
-
-// Between two units of work that are not kernels (children, experiments):
-// throws Cancelled, which run_cli turns into exit 130.
-inline void throw_if_stopped() {
-  throw_if_cancelled();
-}
 
 }  // namespace ringsim::cli

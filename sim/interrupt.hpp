@@ -21,6 +21,10 @@
 
 namespace ringsim::sim {
 
+// The exit code of a command stopped by a stop signal (128 + SIGINT, as
+// shells report it), whichever command and guard stopped it.
+inline constexpr int kInterruptedExit = 130;
+
 class InterruptGuard {
  public:
   InterruptGuard();

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 #include <openssl/evp.h>
 
-#include <filesystem>
 #include <stdexcept>
 
 #include "models/core/builtin_data.hpp"
+#include "models/core/documents.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/input_file.hpp"
 
@@ -43,10 +43,7 @@ std::string catalog_hash(const std::string& file, const std::string& calibration
   if (!calibration.empty()) catalog += file_hash("--calibration", calibration);
   // So does a --documents file of lengths or cu_seqlens (not a list or a
   // distribution, which the flags hold whole): its rows are drawn from it.
-  // An existing file is a file whatever its name holds (models/core/documents.hpp).
-  std::error_code ec;
-  if (!documents.empty() && std::filesystem::is_regular_file(documents, ec))
-    catalog += file_hash("--documents", documents);
+  if (names_documents_file(documents)) catalog += file_hash("--documents", documents);
   return sha256_hex(catalog);
 }
 

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "models/analytic/report.hpp"
 #include "models/core/atomic_file.hpp"

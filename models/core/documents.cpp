@@ -218,11 +218,14 @@ std::vector<std::vector<std::int64_t>> split_documents(Layout layout,
 
 }  // namespace
 
-DocumentSpec parse_documents(const std::string& flag, const std::string& text) {
-  // A path naming an existing file is read as that file, whatever characters
-  // it holds (':' and ',' included); only then is the text a form.
+bool names_documents_file(const std::string& text) {
   std::error_code ec;
-  const bool file = std::filesystem::is_regular_file(text, ec);
+  return !text.empty() && std::filesystem::is_regular_file(text, ec);
+}
+
+DocumentSpec parse_documents(const std::string& flag, const std::string& text) {
+  // A file first, whatever its name holds; only then is the text a form.
+  const bool file = names_documents_file(text);
   if (!file && text.find(':') != std::string::npos) return parse_distribution(flag, text);
   DocumentSpec s;
   s.text = text;

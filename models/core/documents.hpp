@@ -51,6 +51,12 @@ inline constexpr std::int64_t kMaxDocuments = std::int64_t{1} << 20;
 // InputError naming `flag`.
 DocumentSpec parse_documents(const std::string& flag, const std::string& text);
 
+// Whether --documents `text` names a file of lengths or cu_seqlens rather than
+// a list or a distribution: an existing regular file, whatever characters its
+// name holds (':' and ',' included). parse_documents reads it so; a sweep's
+// journal hashes it.
+bool names_documents_file(const std::string& text);
+
 // The lengths of the documents packed into `seq` tokens, in order, summing to
 // seq (the last one cut to fit). `seed` draws the random kinds; the draw is
 // this file's own (splitmix64, Box-Muller; a dataset's bin, then a length
