@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "cli/command.hpp"
+#include "cli/stop_scope.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/analytic/report.hpp"
 #include "models/core/atomic_file.hpp"
@@ -118,8 +119,9 @@ sim::SimOptions sim_options(const proc::SimSpec& spec, const Workload& w, const 
 }
 
 int run(const proc::RunSpec& spec) {
-  // From the start, so an early Ctrl-C also ends as "interrupted".
-  sim::InterruptGuard guard;
+  // From the start, so an early Ctrl-C also ends as "interrupted"; the
+  // closed forms check it at every ring step (packed documents run long).
+  const StopScope stop;
   // Every output path is judged before seconds or minutes of simulation.
   check_outputs({{"--trace", spec.sim.trace}, {"--csv", spec.sim.csv}},
                 {{"--catalog", spec.hardware.catalog},

@@ -2,8 +2,9 @@
 // Ctrl-C (SIGINT), SIGTERM or SIGHUP during a command whose long loops check
 // for a stop (verify, profile, experiment, plan --recheck): the loops end at
 // their next unit of work and the command exits 130, leaving no output half
-// written (every writer commits by rename). run, infer and sweep own their
-// guards (cli/cmd_run.cpp, cli/cmd_infer.cpp, cli/cmd_sweep.cpp). Between
+// written (every writer commits by rename). run holds one too (its closed
+// forms check at every ring step; its simulator reads the guard itself);
+// infer and sweep own their guards (cli/cmd_infer.cpp, cli/cmd_sweep.cpp). Between
 // units of work the commands call throw_if_cancelled (models/core/cancel.hpp);
 // run_cli turns its Cancelled into exit 130.
 #include "models/core/cancel.hpp"

@@ -13,6 +13,7 @@
 
 #include "models/analytic/collectives.hpp"
 #include "models/analytic/tp_collectives.hpp"
+#include "models/core/calls.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/work.hpp"
 #include "sim/guard.hpp"
@@ -678,6 +679,9 @@ SimResult simulate(const SimOptions& user) {
                 static_cast<std::uint64_t>(o.topology.devices)
           : 0;
   Run run(o, uw, topo, passes, progress_units(o.workload, o.topology.devices) + tp_rounds);
+  // The actors ask for every device-step's calls of this one workload, which
+  // holds still while they run: pinned, a call costs its step's documents.
+  const DocumentCallsScope documents_pinned(run.w);
   if (run.tp_collectives > 0 && topo.options().tp != run.tp)
     throw std::invalid_argument("simulate: --tp needs the TP groups' topology (topology_options)");
   g_time_scale = choose_time_scale(run);

@@ -12,6 +12,7 @@
 #include "models/analytic/tp_collectives.hpp"
 #include "models/analytic/xla_collectives.hpp"
 #include "models/core/calls.hpp"
+#include "models/core/cancel.hpp"
 #include "models/core/checked.hpp"
 #include "models/core/documents.hpp"
 #include "models/core/profile.hpp"
@@ -408,6 +409,8 @@ std::optional<ChunkScanInfo> chunk_scan_info(const Workload& w, const Implementa
 
 Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& im,
                    bool with_min_block) {
+  check_documents_size(w);                       // refused before anything is built
+  const DocumentCallsScope documents_pinned(w);  // w is const here: its documents hold still
   Summary s;
   s.workload = w;
   s.hardware = hardware_text(hw, im);
@@ -482,6 +485,7 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
     // device's compute can beat the ideal (tests/cli/test_efficiency_property.cpp).
     double ideal_rate = im.rates().nominal_flops(w.seq_len(), d, bwd);
     for (std::int64_t st = 0; st < steps; ++st) {
+      throw_if_cancelled();  // a long closed form (packed documents) ends at a signal
       const bool sends = step_sends(w, bytes, st);
       const double comm = sends ? ring_comm : 0;
       double cfree = 0, cslow = 0;
@@ -600,10 +604,14 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
       s.time_s > 0 ? s.single_device_time_s / (static_cast<double>(n) * s.time_s) : 0;
   s.memory_bytes_per_device = attention_memory(w).total();
   // Without overlap no block hides the transfer: "n/a". Per pass, and the
-  // largest of them for the run (min_block_for's rule).
+  // largest of them for the run (min_block_for's rule). Packed documents:
+  // n/a too, as the summary says: a step's work is where the documents fall,
+  // not a function of the block (the search would re-block a packing made
+  // for this block, and the verdict would advise a block from it).
   s.min_block = 0;
+  const bool block_search = hw.overlap && with_min_block && w.documents.empty();
   for (bool bwd : passes) {
-    const auto m = hw.overlap && with_min_block ? min_block_for_pass(w, hw, im, bwd) : 0;
+    const auto m = block_search ? min_block_for_pass(w, hw, im, bwd) : 0;
     vin.min_block[bwd ? 1 : 0] = m;
     if (s.min_block >= 0) s.min_block = m < 0 ? m : std::max(s.min_block, m);
   }

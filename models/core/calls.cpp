@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "models/core/checked.hpp"
 #include "models/core/documents.hpp"
@@ -132,9 +133,13 @@ namespace {
 // Packed documents: the varlen kernel's calls of every (device, step) of the
 // last workload asked about, per thread (the sweep engine runs points in
 // parallel). The closed forms ask for each device-step several times (every
-// pass, every representative, the implementation's step and reduce), and the
-// calls walk every token of the step, so each is computed once.
+// pass, every representative, the implementation's step and reduce), so the
+// document starts and each ring position's tokens are built once, and the
+// calls of each device-step too while a ring has at most kMaxSlots of them.
 struct DocumentCallsCache {
+  static constexpr std::int64_t kMaxSlots = std::int64_t{1} << 20;
+  // Tokens kept for every ring position up to this many in all (8 bytes each).
+  static constexpr std::int64_t kMaxTokens = std::int64_t{1} << 25;
   Layout layout = Layout::Ring;
   Pack pack = Pack::Sequence;
   std::int64_t devices = -1, block = -1, ulysses = -1, steps = -1;
@@ -145,14 +150,19 @@ struct DocumentCallsCache {
   std::vector<std::int64_t> starts;
   // The tokens of each ring position a step pairs (step_sources), built once.
   std::map<std::int64_t, std::vector<std::int64_t>> tokens;
+  const Workload* pinned = nullptr;  // DocumentCallsScope: this object's documents hold still
 
-  const std::vector<std::int64_t>& tokens_of(const Workload& w, std::int64_t source) {
+  const std::vector<std::int64_t>& tokens_of(const Workload& w, std::int64_t source,
+                                             std::vector<std::int64_t>& scratch) {
+    if (w.seq_len() > kMaxTokens) return scratch = source_tokens(w, source);
     auto it = tokens.find(source);
     if (it == tokens.end()) it = tokens.emplace(source, source_tokens(w, source)).first;
     return it->second;
   }
 
+  // Compares the documents, O(documents), unless w is the pinned workload.
   bool matches(const Workload& w) const {
+    if (pinned == &w) return true;
     return layout == w.layout && pack == w.pack && devices == w.devices && block == w.block &&
            ulysses == w.ulysses() && heads == w.shape.heads && documents == w.documents;
   }
@@ -165,42 +175,74 @@ struct DocumentCallsCache {
     heads = w.shape.heads;
     documents = w.documents;
     steps = num_steps(w);
-    const auto slots = static_cast<std::size_t>(devices * steps);
+    const bool slots_fit = devices <= kMaxSlots && devices * steps <= kMaxSlots;
+    const auto slots = slots_fit ? static_cast<std::size_t>(devices * steps) : 0;
     calls.assign(slots, {});
     done.assign(slots, false);
     starts = document_starts(w.documents);
     tokens.clear();
+    pinned = nullptr;
+  }
+  std::vector<KernelCall> compute(const Workload& w, std::int64_t device, std::int64_t step) {
+    const auto src = step_sources(w, device, step);
+    std::vector<std::int64_t> q, k;
+    return merge_shapes(
+        document_calls(tokens_of(w, src.q, q), tokens_of(w, src.k, k), starts, src.heads));
   }
 };
 
+DocumentCallsCache& document_calls_cache() {
+  thread_local DocumentCallsCache cache;
+  return cache;
+}
+
 std::vector<KernelCall> packed_step_calls(const Workload& w, std::int64_t device,
                                           std::int64_t step) {
-  const auto t = step_tokens(w, device, step);
-  return document_calls(t.q, t.k, document_starts(w.documents), t.heads);
+  auto& cache = document_calls_cache();
+  if (!cache.matches(w)) cache.reset(w);
+  if (device < 0 || device >= cache.devices || step < 0 || step >= cache.steps)
+    return cache.compute(w, device, step);  // out of range: the layout's own refusal
+  const auto i = static_cast<std::size_t>(device * cache.steps + step);
+  if (i >= cache.done.size()) return cache.compute(w, device, step);
+  if (!cache.done[i]) {
+    cache.calls[i] = cache.compute(w, device, step);
+    cache.done[i] = true;
+  }
+  return cache.calls[i];
 }
 
 }  // namespace
 
-std::vector<KernelCall> step_calls(const Workload& w, std::int64_t device, std::int64_t step) {
-  if (!w.documents.empty()) {
-    // Packed documents: the varlen kernel's calls, one or more per document.
-    // A ring too long to hold a slot per device-step (2^16) computes each call afresh.
-    constexpr std::int64_t kMaxSlots = std::int64_t{1} << 16;
-    if (w.devices > kMaxSlots || w.devices * num_steps(w) > kMaxSlots)
-      return packed_step_calls(w, device, step);
-    thread_local DocumentCallsCache cache;
-    if (!cache.matches(w)) cache.reset(w);
-    if (device < 0 || device >= cache.devices || step < 0 || step >= cache.steps)
-      return packed_step_calls(w, device, step);
-    const auto i = static_cast<std::size_t>(device * cache.steps + step);
-    if (!cache.done[i]) {
-      const auto src = step_sources(w, device, step);
-      cache.calls[i] = document_calls(cache.tokens_of(w, src.q), cache.tokens_of(w, src.k),
-                                      cache.starts, src.heads);
-      cache.done[i] = true;
-    }
-    return cache.calls[i];
+std::vector<KernelCall> merge_shapes(std::vector<KernelCall> calls) {
+  const auto shape = [](const KernelCall& c) { return std::tie(c.q, c.k, c.mask, c.shift); };
+  std::sort(calls.begin(), calls.end(),
+            [&](const KernelCall& a, const KernelCall& b) { return shape(a) < shape(b); });
+  std::vector<KernelCall> merged;
+  for (const auto& c : calls) {
+    if (!merged.empty() && shape(merged.back()) == shape(c))
+      merged.back().heads = add_checked(merged.back().heads, c.heads, kWhat);
+    else
+      merged.push_back(c);
   }
+  return merged;
+}
+
+DocumentCallsScope::DocumentCallsScope(const Workload& w) {
+  if (w.documents.empty()) return;
+  auto& cache = document_calls_cache();
+  if (cache.pinned) return;  // an outer scope holds the pin
+  if (!cache.matches(w)) cache.reset(w);
+  cache.pinned = &w;
+  owner_ = true;
+}
+
+DocumentCallsScope::~DocumentCallsScope() {
+  if (owner_) document_calls_cache().pinned = nullptr;
+}
+
+std::vector<KernelCall> step_calls(const Workload& w, std::int64_t device, std::int64_t step) {
+  // Packed documents: the varlen kernel's calls, one or more per document.
+  if (!w.documents.empty()) return packed_step_calls(w, device, step);
   const auto n = w.devices, c = w.block;
   const auto H = static_cast<std::uint64_t>(w.shape.heads);
   const auto Full = CallMask::Full, Causal = CallMask::Causal;

@@ -60,6 +60,32 @@ CallParts split_call(const KernelCall& c);
 // The calls device `device` makes at `step` (forward and backward alike).
 std::vector<KernelCall> step_calls(const Workload& w, std::int64_t device, std::int64_t step);
 
+// Calls of one shape (q, k, mask, shift) merged into one whose heads are
+// their sum, sorted by shape. In one varlen launch a call's time, pairs and
+// thread blocks are each its heads times one head's
+// (KernelModel::launch_seconds), so merging changes no cost, while a step's
+// list shrinks from its document pieces to its distinct shapes (--pack
+// document gives every device a sliver of every document). step_calls
+// returns packed documents' calls merged.
+std::vector<KernelCall> merge_shapes(std::vector<KernelCall> calls);
+
+// Packed documents: step_calls keeps what it builds for the last workload
+// asked about (per thread), and checks on every call that the documents are
+// still the same, which costs their count. While a scope lives, it trusts
+// that this very object's documents hold still (a closed form asking about
+// every device-step of a const workload), so each call costs what the step's
+// own documents need. Nested scopes: the outermost holds the pin.
+class DocumentCallsScope {
+ public:
+  explicit DocumentCallsScope(const Workload& w);
+  ~DocumentCallsScope();
+  DocumentCallsScope(const DocumentCallsScope&) = delete;
+  DocumentCallsScope& operator=(const DocumentCallsScope&) = delete;
+
+ private:
+  bool owner_ = false;
+};
+
 // Query rows (x heads) a device holds: what its output, and the merge of a
 // step's partial output into it, covers.
 std::uint64_t device_query_rows(const Workload& w);

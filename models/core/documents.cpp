@@ -17,6 +17,7 @@
 #include "models/core/npy.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/tokens.hpp"
+#include "models/core/work.hpp"
 
 namespace ringsim {
 
@@ -304,22 +305,6 @@ std::vector<std::int64_t> workload_tokens(const Workload& w, std::int64_t pos) {
   }
 }
 
-std::uint64_t masked_pairs(const std::vector<std::int64_t>& q, const std::vector<std::int64_t>& k,
-                           const std::vector<std::int64_t>& starts) {
-  // Queries and document starts ascend, so the first visible key (the
-  // query's document start) and the last (the query) only move right.
-  std::uint64_t sum = 0;
-  std::size_t lo = 0, hi = 0, d = 0;
-  for (const auto p : q) {
-    while (d + 1 < starts.size() && starts[d + 1] <= p) ++d;
-    const auto first = starts.empty() ? std::int64_t{0} : starts[d];
-    while (hi < k.size() && k[hi] <= p) ++hi;
-    while (lo < k.size() && k[lo] < first) ++lo;
-    if (hi > lo) sum += hi - lo;
-  }
-  return sum;
-}
-
 StepSources step_sources(const Workload& w, std::int64_t device, std::int64_t step) {
   const auto H = static_cast<std::uint64_t>(w.shape.heads);
   switch (w.layout) {
@@ -349,6 +334,40 @@ StepTokens step_tokens(const Workload& w, std::int64_t device, std::int64_t step
 
 namespace {
 
+// The first index at or after `from` whose key is above x (keys_above) or at
+// least x (keys_from), given that every key before `from` is not: a doubling
+// search, so a pointer that moves a little costs little.
+template <typename Below>
+std::size_t gallop(const std::vector<std::int64_t>& k, std::size_t from, Below below) {
+  if (from >= k.size() || !below(k[from])) return from;
+  std::size_t step = 1;
+  while (from + step < k.size() && below(k[from + step])) {
+    from += step;
+    step *= 2;
+  }
+  // below(k[from]); the answer lies in (from, min(from + step, size)].
+  const auto end = std::min(from + step, k.size());
+  return static_cast<std::size_t>(
+      std::partition_point(k.begin() + static_cast<std::ptrdiff_t>(from) + 1,
+                           k.begin() + static_cast<std::ptrdiff_t>(end), below) -
+      k.begin());
+}
+std::size_t keys_above(const std::vector<std::int64_t>& k, std::size_t from, std::int64_t x) {
+  return gallop(k, from, [x](std::int64_t v) { return v <= x; });
+}
+std::size_t keys_from(const std::vector<std::int64_t>& k, std::size_t from, std::int64_t x) {
+  return gallop(k, from, [x](std::int64_t v) { return v < x; });
+}
+
+// The document holding position p, given that d (or an earlier one) holds a
+// position at or before p: a doubling search from d, so a query list that
+// jumps (zigzag's chunks, striped's stride) costs a logarithm, not the
+// documents in between.
+std::size_t next_document(const std::vector<std::int64_t>& starts, std::size_t d, std::int64_t p) {
+  if (starts.empty()) return 0;
+  return gallop(starts, d + 1, [p](std::int64_t v) { return v <= p; }) - 1;
+}
+
 // For each query, the range [lo, hi) of k (ascending) it sees: its
 // document's keys up to itself. Both ends only move right.
 template <typename Fn>
@@ -357,15 +376,23 @@ void visible_ranges(const std::vector<std::int64_t>& q, const std::vector<std::i
   std::size_t lo = 0, hi = 0, d = 0;
   for (std::size_t r = 0; r < q.size(); ++r) {
     const auto p = q[r];
-    while (d + 1 < starts.size() && starts[d + 1] <= p) ++d;
+    d = next_document(starts, d, p);
     const auto first = starts.empty() ? std::int64_t{0} : starts[d];
-    while (hi < k.size() && k[hi] <= p) ++hi;
-    while (lo < k.size() && k[lo] < first) ++lo;
+    hi = keys_above(k, hi, p);
+    lo = keys_from(k, lo, first);
     fn(r, lo, std::max(lo, hi));
   }
 }
 
 }  // namespace
+
+std::uint64_t masked_pairs(const std::vector<std::int64_t>& q, const std::vector<std::int64_t>& k,
+                           const std::vector<std::int64_t>& starts) {
+  std::uint64_t sum = 0;
+  visible_ranges(q, k, starts,
+                 [&](std::size_t, std::size_t lo, std::size_t hi) { sum += hi - lo; });
+  return sum;
+}
 
 namespace {
 
@@ -412,6 +439,9 @@ class CallRuns {
     last_vis_ = vis + delta * (m - i - 1);
   }
 
+  // Rows that see nothing, however many: they end the run in progress.
+  void gap() { flush(); }
+
   std::vector<KernelCall> finish() {
     flush();
     return std::move(calls_);
@@ -432,31 +462,6 @@ class CallRuns {
   std::size_t run_lo_ = 0;
   bool causal_ = false;
 };
-
-// The first index at or after `from` whose key is above x (keys_above) or at
-// least x (keys_from), given that every key before `from` is not: a doubling
-// search, so a pointer that moves a little costs little.
-template <typename Below>
-std::size_t gallop(const std::vector<std::int64_t>& k, std::size_t from, Below below) {
-  if (from >= k.size() || !below(k[from])) return from;
-  std::size_t step = 1;
-  while (from + step < k.size() && below(k[from + step])) {
-    from += step;
-    step *= 2;
-  }
-  // below(k[from]); the answer lies in (from, min(from + step, size)].
-  const auto end = std::min(from + step, k.size());
-  return static_cast<std::size_t>(
-      std::partition_point(k.begin() + static_cast<std::ptrdiff_t>(from) + 1,
-                           k.begin() + static_cast<std::ptrdiff_t>(end), below) -
-      k.begin());
-}
-std::size_t keys_above(const std::vector<std::int64_t>& k, std::size_t from, std::int64_t x) {
-  return gallop(k, from, [x](std::int64_t v) { return v <= x; });
-}
-std::size_t keys_from(const std::vector<std::int64_t>& k, std::size_t from, std::int64_t x) {
-  return gallop(k, from, [x](std::int64_t v) { return v < x; });
-}
 
 // Where each run of evenly spaced keys ends: same_end(i) is the last index e
 // with k[i..e] evenly spaced by k[i+1] - k[i]. Built on first use, O(|k|).
@@ -574,11 +579,20 @@ std::vector<KernelCall> document_calls(const std::vector<std::int64_t>& q,
   std::size_t d = 0, lo = 0, hi = 0;  // document; first key of it, first key after the row
   for (std::size_t a = 0; a < q.size();) {
     const auto p = q[a];
-    while (d + 1 < starts.size() && starts[d + 1] <= p) ++d;
+    d = next_document(starts, d, p);
     const auto doc_end = d + 1 < starts.size() ? starts[d + 1] : INT64_MAX;
     const auto first = starts.empty() ? std::int64_t{0} : starts[d];
-    const auto [b, stride] = stretch_end(q, a, doc_end);
     lo = keys_from(k, lo, first);
+    // Rows before the next key of their document or a later one see nothing:
+    // skip them in one search, so a step whose blocks share no document costs
+    // a few searches, not its documents (a ring's steps mostly share none).
+    if (lo == k.size()) break;
+    if (k[lo] > p) {
+      runs.gap();
+      a = keys_from(q, a, k[lo]);
+      continue;
+    }
+    const auto [b, stride] = stretch_end(q, a, doc_end);
     hi = keys_above(k, hi, p);
     const auto hi_last = keys_above(k, hi, q[b - 1]);
     Stretch{q, k, key_runs, lo, stride}.rows(a, b, hi, hi_last, runs);
@@ -671,6 +685,43 @@ void check_documents(const Workload& w) {
                                  sum, w.seq_len()));
   if (static_cast<std::int64_t>(w.documents.size()) > kMaxDocuments)
     throw InputError(fmt::format("--documents: at most {} documents", kMaxDocuments));
+}
+
+namespace {
+
+// Whether a step's calls walk the device's tokens one by one (rows spaced
+// apart, or slivers of every document) rather than a few contiguous chunks.
+bool walks_every_token(const Workload& w) {
+  return w.layout == Layout::Striped || (w.pack == Pack::Document && w.layout != Layout::Ulysses);
+}
+
+}  // namespace
+
+void check_documents_size(const Workload& w) {
+  if (w.documents.empty()) return;
+  const auto steps = num_steps(w);
+  const auto device_steps = static_cast<long double>(w.devices) * static_cast<long double>(steps);
+  if (device_steps > static_cast<long double>(kMaxDocumentDeviceSteps)) {
+    const auto most = static_cast<std::int64_t>(
+        std::sqrt(static_cast<double>(kMaxDocumentDeviceSteps) * w.devices / steps));
+    throw InputError(fmt::format(
+        "--devices: {} devices with packed documents are beyond the closed forms' size guard: "
+        "they evaluate every device at every ring step ({:.0f} device-steps), at most {}; give "
+        "--devices {} or fewer",
+        w.devices, static_cast<double>(device_steps), kMaxDocumentDeviceSteps, most));
+  }
+  if (!walks_every_token(w)) return;
+  const auto token_steps = device_steps * static_cast<long double>(w.block);
+  if (token_steps > static_cast<long double>(kMaxDocumentTokenSteps))
+    throw InputError(fmt::format(
+        "--devices/--block: {} devices of {} tokens with packed documents under {} are beyond "
+        "the closed forms' size guard: every ring step walks each device's tokens ({:.3g} "
+        "token-steps), at most {:.3g}; give fewer devices or a smaller block, or --pack sequence "
+        "with --layout ring or zigzag (contiguous chunks cost their documents, not their tokens)",
+        w.devices, w.block,
+        w.layout == Layout::Striped ? std::string("--layout striped")
+                                    : std::string("--pack document"),
+        static_cast<double>(token_steps), static_cast<double>(kMaxDocumentTokenSteps)));
 }
 
 }  // namespace ringsim

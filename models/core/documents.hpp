@@ -143,6 +143,18 @@ std::uint64_t step_tile_entries(const Workload& w, std::int64_t device, std::int
 // (the three largest shares, with their lengths), and what would spread them.
 std::string documents_imbalance(const Workload& w, std::int64_t step);
 
+// The closed forms' size guard for packed documents: they evaluate every
+// device at every ring step (no device stands for another), so a step costs
+// about a microsecond: at most kMaxDocumentDeviceSteps (2048 devices of a
+// ring). Striped rows and --pack document slivers are walked token by token
+// (about 30-40 ns a token here): at most kMaxDocumentTokenSteps device-steps
+// x block (512 devices of 512 tokens). Contiguous chunks (ring, zigzag,
+// allgather, hybrid with --pack sequence) cost their documents instead.
+// Throws InputError naming the flags, before anything is allocated.
+inline constexpr std::int64_t kMaxDocumentDeviceSteps = std::int64_t{1} << 22;
+inline constexpr std::int64_t kMaxDocumentTokenSteps = std::int64_t{1} << 27;
+void check_documents_size(const Workload& w);
+
 // Throws InputError when w's documents do not fit it: lengths >= 1 summing to
 // seq_len(), and a causal mask (the document mask is causal within documents).
 void check_documents(const Workload& w);

@@ -99,3 +99,14 @@ TEST(StopSignals, PlanDocumentsEndsAtTheNextPacking) {
   expect_stopped(r, "plan --documents");
   EXPECT_EQ(r.out, "");
 }
+
+TEST(StopSignals, RunClosedFormEndsAtTheNextRingStep) {
+  // Packed documents at the closed forms' size guard: every device at every
+  // ring step, both passes (about 10 s undisturbed in a release build).
+  const auto dir = scratch("run_documents");
+  const auto r = stopped_run({"--engine", "analytic", "--devices", "2048", "--block", "4K",
+                              "--documents", "lognormal:512,1", "--pass", "fwdbwd", "--json"},
+                             SIGTERM, dir);
+  expect_stopped(r, "run --engine analytic --documents");
+  EXPECT_EQ(r.out, "") << "a stopped run prints no summary";
+}

@@ -447,5 +447,35 @@ TEST(Documents, StepCallsCacheFollowsTheWorkload) {
   for (int round = 0; round < 2; ++round)
     for (const auto* w : {&a, &b, &c, &a})
       for (std::int64_t d = 0; d < 4; ++d)
-        for (std::int64_t s = 0; s < 4; ++s) EXPECT_EQ(step_calls(*w, d, s), fresh(*w, d, s));
+        for (std::int64_t s = 0; s < 4; ++s)
+          EXPECT_EQ(step_calls(*w, d, s), merge_shapes(fresh(*w, d, s)));
+}
+
+TEST(Documents, PinnedStepCallsMatchUnpinnedOnes) {
+  // A scope trusts its workload's documents; inside it, and for another
+  // workload asked about inside it, the calls are what they are without one.
+  auto a = ringsim::testing::make_workload(4, 16, Layout::Zigzag, true);
+  a.documents = {8, 24, 3, 29};
+  auto c = a;
+  c.documents = {32, 32};
+  const DocumentCallsScope pin(a);
+  for (const auto* w : {&a, &c, &a})
+    for (std::int64_t d = 0; d < 4; ++d)
+      for (std::int64_t s = 0; s < 4; ++s) {
+        const auto t = step_tokens(*w, d, s);
+        EXPECT_EQ(step_calls(*w, d, s), merge_shapes(document_calls_by_row(
+                                            t.q, t.k, document_starts(w->documents), t.heads)));
+      }
+}
+
+TEST(Documents, MergeShapesAddsHeadsOfEqualShapes) {
+  // Sorted by shape (rows, keys, mask, shift); the two causal 2 x 2 calls add.
+  const std::vector<KernelCall> calls{{2, 2, CallMask::Causal, 0, 8},
+                                      {1, 3, CallMask::Full, 0, 8},
+                                      {2, 2, CallMask::Causal, 0, 8},
+                                      {2, 2, CallMask::Causal, -1, 8}};
+  const std::vector<KernelCall> want{{1, 3, CallMask::Full, 0, 8},
+                                     {2, 2, CallMask::Causal, -1, 8},
+                                     {2, 2, CallMask::Causal, 0, 16}};
+  EXPECT_EQ(merge_shapes(calls), want);
 }

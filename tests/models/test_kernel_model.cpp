@@ -157,7 +157,15 @@ TEST(Implementation, PackedDocumentsStepIsOneLaunch) {
   auto docs = one;
   docs.documents = {16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16};
   const auto calls = step_calls(docs, 1, 0);
-  ASSERT_EQ(calls.size(), 4u);
+  // Four documents of one shape: one call of their heads summed (merge_shapes).
+  const auto H = static_cast<std::uint64_t>(one.shape.heads);
+  const KernelCall doc{16, 16, CallMask::Causal, 0, H};
+  ASSERT_EQ(calls, (std::vector<KernelCall>{{16, 16, CallMask::Causal, 0, 4 * H}}));
+  // Merging changes no cost: the launch of the four calls unmerged.
+  const std::vector<KernelCall> apart(4, doc);
+  EXPECT_NEAR(im->rates().launch_seconds(calls, 128, false),
+              im->rates().launch_seconds(apart, 128, false),
+              1e-12 * im->rates().launch_seconds(apart, 128, false));
   const auto c = im->step(docs, 1, 0, false, true);
   const auto base = im->step(one, 1, 0, false, true);
   EXPECT_EQ(c.total(), base.total());  // both launch-bound: the same launch count
@@ -165,7 +173,7 @@ TEST(Implementation, PackedDocumentsStepIsOneLaunch) {
   const auto& rates = im->rates();
   EXPECT_EQ(c.attention_s, rates.launch_seconds(calls, 128, false));
   double separate = 0;
-  for (const auto& k : calls) separate += rates.call_seconds(k, 128, false);
+  for (const auto& k : apart) separate += rates.call_seconds(k, 128, false);
   EXPECT_LT(c.attention_s, separate);
 }
 
