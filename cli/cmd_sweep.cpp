@@ -14,6 +14,7 @@
 
 #include "cli/command.hpp"
 #include "models/core/atomic_file.hpp"
+#include "models/core/documents.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/flag_types.hpp"
 #include "models/core/parse.hpp"
@@ -181,7 +182,14 @@ int run(const SweepFlags& f) {
     outs.push_back({"--plot", o.plot + ".png"});
     outs.push_back({"--plot", o.plot + ".svg"});
   }
-  check_outputs(outs, {{"--grid", f.grid}, {"--catalog", f.run.hw.catalog}});
+  // Every file a point reads: a plot or journal over any of them is refused.
+  std::vector<PathArg> ins{{"--grid", f.grid},
+                           {"--catalog", f.run.hw.catalog},
+                           {"--profile", f.run.hw.profile},
+                           {"--calibration", f.run.calibration},
+                           {"--config", f.config}};
+  if (names_documents_file(f.run.w.documents)) ins.push_back({"--documents", f.run.w.documents});
+  check_outputs(outs, ins);
 
   sweep::Result res;
   int ranks = 1;

@@ -265,7 +265,10 @@ int import_nccl_tests(const NcclImportFlags& f, const Catalog& cat) {
                      ": needs --cluster NAME (whose interconnects the "
                      "measurements replace; `ringsim hardware` lists them)");
   if (f.out.empty()) throw InputError(std::string(kFlag) + ": needs --out FILE (the overlay)");
-  check_outputs({{"--out", f.out}}, {});
+  // The overlay may not replace a log it imports.
+  std::vector<PathArg> ins;
+  for (const auto& a : args) ins.push_back({kFlag, a.path});
+  check_outputs({{"--out", f.out}}, ins);
   (void)cat.cluster(f.cluster);  // an unknown name: one line with did-you-mean
   proc::HardwareSpec h;
   h.cluster = f.cluster;
