@@ -181,6 +181,12 @@ std::vector<std::int64_t> infer_fresh_kv_tokens(const InferWork& w, std::int64_t
   return t;
 }
 
+std::int64_t infer_kv_count(const InferWork& w, std::int64_t rank) {
+  const auto cached = w.cached == 0 ? 0 : w.cached / w.ranks;
+  const auto fresh = w.mode == InferMode::Prefill ? w.fresh / w.ranks : decode_keys_on(w, rank);
+  return cached + fresh;
+}
+
 std::int64_t infer_steps(const InferWork& w) {
   return w.mode == InferMode::Prefill ? w.ranks : 1;
 }

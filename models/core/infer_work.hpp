@@ -84,6 +84,10 @@ void check_infer_documents(const InferWork& w);
 std::vector<std::int64_t> infer_cached_tokens(const InferWork& w, std::int64_t rank);
 std::vector<std::int64_t> infer_query_tokens(const InferWork& w, std::int64_t rank);
 std::vector<std::int64_t> infer_fresh_kv_tokens(const InferWork& w, std::int64_t rank);
+// How many keys rank i holds: the sizes of infer_cached_tokens and
+// infer_fresh_kv_tokens together, counted without listing them (a closed form
+// asking every rank of every candidate split would list the whole context each time).
+std::int64_t infer_kv_count(const InferWork& w, std::int64_t rank);
 
 // Steps: N for prefill, 1 for decode.
 std::int64_t infer_steps(const InferWork& w);

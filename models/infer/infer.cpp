@@ -199,8 +199,7 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
   const std::int64_t calls = n;
   for (std::int64_t i = 0; i < n; ++i) {
     const auto entries = static_cast<double>(infer_step_entries(w, i, 0));
-    const double keys =
-        static_cast<double>(infer_cached_tokens(w, i).size() + infer_fresh_kv_tokens(w, i).size());
+    const double keys = static_cast<double>(infer_kv_count(w, i));
     const double bytes = 2 * keys * w.kv_heads * d * db * B;
     const double flops = 4.0 * d * entries * B;
     const double one = std::max(bytes / hw.hbm_achievable(), flops / hw.effective_flops());

@@ -219,6 +219,31 @@ TEST(InferWork, EntriesSumToTheTotalForEveryMode) {
           }
 }
 
+TEST(InferWork, KeyCountIsTheListsSize) {
+  // infer_kv_count counts what the two lists hold, for every mode and size,
+  // the cache empty or not and decode tokens fewer or more than the ranks.
+  for (auto layout : {Layout::Ring, Layout::Striped, Layout::Zigzag})
+    for (auto mode : {InferMode::Prefill, InferMode::Decode})
+      for (std::int64_t n : {1, 2, 3, 4})
+        for (std::int64_t cached : {std::int64_t{0}, 2 * n * 3})
+          for (std::int64_t fresh : {std::int64_t{1}, std::int64_t{3}, 2 * n * 2}) {
+            InferWork w;
+            w.ranks = n;
+            w.layout = layout;
+            w.mode = mode;
+            w.heads = 4;
+            w.kv_heads = 2;
+            w.head_dim = 8;
+            w.cached = cached;
+            w.fresh = mode == InferMode::Prefill ? 2 * n * 2 : fresh;
+            for (std::int64_t i = 0; i < n; ++i)
+              EXPECT_EQ(infer_kv_count(w, i),
+                        static_cast<std::int64_t>(infer_cached_tokens(w, i).size() +
+                                                  infer_fresh_kv_tokens(w, i).size()))
+                  << to_string(layout) << " " << to_string(mode) << " n=" << n << " rank " << i;
+          }
+}
+
 TEST(InferWork, HandCountedSmallCase) {
   // N = 2 ring, causal, 4 cached + 4 new tokens, 1 head: rank 0 holds cached
   // 0-1 and new 4-5, rank 1 cached 2-3 and new 6-7.
