@@ -3,7 +3,9 @@
 // analytic engine, drawn from a fixed seed so every run checks the same ones,
 // across devices, blocks, layouts, passes, masks, dtypes, kernels, devices
 // and fabrics. Refused combinations (exit 2) are skipped, and counted so the
-// draw cannot quietly refuse everything.
+// draw cannot quietly refuse everything. The simulator is held to the same
+// rule on a smaller draw (one process per run), with the same ideal as the
+// closed forms: one definition in both engines.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "../run_cli.hpp"
+#include "proc/child.hpp"
 
 namespace {
 
@@ -70,4 +73,46 @@ TEST(EfficiencyProperty, NoClosedFormBeatsItsOwnIdeal) {
   }
   std::cout << checked << " configurations checked, " << refused << " refused\n";
   EXPECT_GE(checked, 1200);
+}
+
+TEST(EfficiencyProperty, TheSimulatorUsesTheSameIdealAndNeverBeatsIt) {
+  std::mt19937_64 rng(20261206);
+  int checked = 0, refused = 0;
+  for (int i = 0; i < 400 && checked < 60; ++i) {
+    auto args = draw(rng);
+    // Rings the simulator plays in well under a second each.
+    const auto devices = std::stoll(args[4]);
+    const auto& block = args[6];
+    if (devices > 64 || block == "256K" || block == "32K") continue;
+    const auto closed = ringsim::cli_testing::run_cli(args);
+    if (closed.code == 2) {
+      ++refused;
+      continue;
+    }
+    ASSERT_EQ(closed.code, 0) << closed.err;
+    args[1] = "simgrid";
+    ringsim::proc::Command c;
+    c.argv = {RINGSIM_BIN};
+    c.argv.insert(c.argv.end(), args.begin(), args.end());
+    c.timeout_s = 120;
+    const auto r = ringsim::proc::run(c);
+    std::string line;
+    for (const auto& s : args) line += " " + s;
+    if (r.exit_code == 2) {
+      ++refused;
+      continue;
+    }
+    ASSERT_EQ(r.exit_code, 0) << "ringsim" << line << "\n" << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    const auto a = nlohmann::json::parse(closed.out);
+    const double t = j.at("time_s").get<double>(), ideal = j.at("ideal_time_s").get<double>();
+    // The same definition, summed in the simulator's own order: equal to rounding.
+    const double closed_ideal = a.at("ideal_time_s").get<double>();
+    EXPECT_NEAR(ideal, closed_ideal, 1e-12 * closed_ideal) << "ringsim" << line;
+    EXPECT_GE(t, ideal) << "ringsim" << line;
+    EXPECT_LE(j.at("efficiency").get<double>(), 1.0) << "ringsim" << line;
+    ++checked;
+  }
+  std::cout << checked << " simulated configurations checked, " << refused << " refused\n";
+  EXPECT_GE(checked, 60);
 }
