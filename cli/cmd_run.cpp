@@ -165,6 +165,10 @@ int run(const proc::RunSpec& spec) {
           chips, w.devices, chips));
   }
   const auto cm = proc::make_implementation(spec.hardware, cat, hw, w.dtype);
+  // Every input is read now: hashed again, so a file swapped between the
+  // first hash and its reading cannot pass as the sweep's (the two hashes
+  // bracket the reads; docs/sweep.md says what this leaves).
+  sweep::check_inputs_hash(spec);
 
   const Summary a = analyze(w, hw, *cm);
   // run's band: its validated cases are published ring speedups (ratios of
