@@ -138,8 +138,19 @@ void set_interrupt_requested(bool on) {
 void reinstall_interrupt_handler() {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_holders == 0) return;
-  for (int i = 0; i < kCount; ++i)
-    if (g_installed[i]) install(i);
+  for (int i = 0; i < kCount; ++i) {
+    if (g_installed[i]) {
+      install(i);
+    } else {
+      // Ignored when we started (nohup, a shell's background job): SimGrid's
+      // engine put its own handler there (which exits 1 without a word on
+      // SIGINT); the signal goes back to being ignored, as the caller asked.
+      struct sigaction ign {};
+      ign.sa_handler = SIG_IGN;
+      sigemptyset(&ign.sa_mask);
+      ::sigaction(kStopSignals[i], &ign, nullptr);
+    }
+  }
 }
 
 }  // namespace ringsim::sim

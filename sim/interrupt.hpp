@@ -53,7 +53,8 @@ bool interrupt_requested();
 std::uint64_t stop_signal_count();
 int last_stop_signal();
 // SimGrid's engine installs its own SIGINT handler (print and exit(1)); call
-// after creating the engine to put ours back while a holder is alive.
+// after creating the engine to put ours back while a holder is alive, and to
+// leave a signal that was ignored when the holder came (nohup) ignored.
 void reinstall_interrupt_handler();
 // For tests: behave as if SIGINT had arrived (or clear it).
 void set_interrupt_requested(bool on);

@@ -110,3 +110,21 @@ TEST(StopSignals, RunClosedFormEndsAtTheNextRingStep) {
   expect_stopped(r, "run --engine analytic --documents");
   EXPECT_EQ(r.out, "") << "a stopped run prints no summary";
 }
+
+TEST(StopSignals, ASimulationStartedWithSigintIgnoredKeepsIgnoringIt) {
+  // nohup or a shell's background job starts a command with SIGINT ignored;
+  // SimGrid's engine used to put its own handler there, which ended the run
+  // with exit 1 and no word. Ignored, the signal changes nothing.
+  const auto dir = scratch("ignored");
+  ringsim::proc::Command c;
+  c.argv = {"sh", "-c",
+            std::string("trap '' INT; exec '") + RINGSIM_BIN + "' --devices 512 --block 4K --json"};
+  c.cwd = dir;
+  c.timeout_s = 1;  // SIGINT then; the run takes seconds more
+  c.stop_signal = SIGINT;
+  c.kill_grace_s = 120;
+  const auto r = ringsim::proc::run(c);
+  EXPECT_EQ(r.signal, 0);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"time_s\""), std::string::npos) << "the run finished and printed";
+}
