@@ -12,6 +12,7 @@
 
 #include "cli/command.hpp"
 #include "cli/plan_inference.hpp"
+#include "cli/stop_scope.hpp"
 #include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/flag_types.hpp"
@@ -175,10 +176,7 @@ int run(const InferFlags& f) {
     o.faults = faults;
     sim::check_budget(sim::estimate_infer_size(o), budget);
     s = sim::simulate_infer(o);
-    if (s->interrupted) {
-      std::cerr << "ringsim: interrupted; nothing written\n";
-      return sim::kInterruptedExit;
-    }
+    if (s->interrupted) return interrupted_exit();
   }
   const double sim_decode = s ? s->decode_s : 0;
 
@@ -271,7 +269,7 @@ int run(const InferFlags& f) {
                         {"summary", j}};
     trace::WriteOptions opt;
     opt.stop = [] { return sim::interrupt_requested(); };
-    if (!trace::write_trace(file, lanes, s->events, meta, opt)) return sim::kInterruptedExit;
+    if (!trace::write_trace(file, lanes, s->events, meta, opt)) return interrupted_exit();
     commit_all({&file});
   }
 

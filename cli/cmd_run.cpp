@@ -39,8 +39,7 @@ constexpr std::int64_t kAutoSymmetryDevices = 1024;
 constexpr std::int64_t kAutoRecurrenceDevices = 1024;
 
 int interrupted() {
-  std::cerr << "ringsim: interrupted; no output files were written\n";
-  return sim::kInterruptedExit;
+  return interrupted_exit();
 }
 
 // Job mode (--dp > 1): dp rings of the workload's CP ranks, placed one after

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
+#include "cli/stop_scope.hpp"
 #include "cli/validate_case.hpp"
 #include "cli/validate_plot.hpp"
 #include "models/core/atomic_file.hpp"
@@ -251,6 +252,9 @@ void write_outputs(const std::vector<Output>& outs) {
 }
 
 int run(const ValidateFlags& f) {
+  // SIGINT, SIGTERM or SIGHUP: the cases stop at the next one, exit 130, no
+  // output written (each is committed only once all are complete).
+  const StopScope stop;
   check_plot_name(f.plot);
   check_outputs(
       {{"--csv", f.csv}, {"--plot", f.plot}, {"--fit", f.fit}, {"--error-bands", f.error_bands}},
@@ -266,6 +270,7 @@ int run(const ValidateFlags& f) {
   std::vector<ValidationRow> rows;
   for (const auto& c : set.cases) {
     if (!f.only.empty() && c.source != f.only && c.id != f.only) continue;
+    throw_if_cancelled();
     rows.push_back(predict_case(c));
   }
   if (rows.empty())

@@ -18,12 +18,6 @@ namespace ringsim::cli {
 
 namespace {
 
-// A command stopped by a signal at a unit of work's end (cli/stop_scope.hpp).
-int stopped() {
-  std::cerr << "ringsim: interrupted; no output was left half-written\n";
-  return sim::kInterruptedExit;
-}
-
 // CLI11's wording for a flag given more often than it takes values ("--devices: At
 // Most 1 required but received 2") said in the project's: what happened, what to do.
 std::string plain_cli11(const std::string& what) {
@@ -161,10 +155,10 @@ int run_cli(int argc, const char* const* argv) {
     std::cerr << "ringsim: error: " << one_line(plain_cli11(e.what())) << "\n";
     return 2;
   } catch (const Cancelled&) {
-    return stopped();
+    return interrupted_exit();
   } catch (const InputError& e) {
     // A child stopped by the same signal fails its caller: the signal is the news.
-    if (sim::interrupt_requested()) return stopped();
+    if (sim::interrupt_requested()) return interrupted_exit();
     // Messages quote file contents (names, keys), which may hold line breaks.
     std::cerr << "ringsim: error: " << one_line(e.what()) << "\n";
     return 2;
@@ -173,7 +167,7 @@ int run_cli(int argc, const char* const* argv) {
     std::cerr << "ringsim: error: out of memory; reduce the sizes (devices, context, block)\n";
     return 2;
   } catch (const std::exception& e) {
-    if (sim::interrupt_requested()) return stopped();
+    if (sim::interrupt_requested()) return interrupted_exit();
     std::cerr << "ringsim: internal error: " << e.what() << "\n";
     return 3;
   }

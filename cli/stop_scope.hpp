@@ -7,10 +7,18 @@
 // infer and sweep own their guards (cli/cmd_infer.cpp, cli/cmd_sweep.cpp). Between
 // units of work the commands call throw_if_cancelled (models/core/cancel.hpp);
 // run_cli turns its Cancelled into exit 130.
+#include <iostream>
+
 #include "models/core/cancel.hpp"
 #include "sim/interrupt.hpp"
 
 namespace ringsim::cli {
+
+// The one line every stopped command prints, and its exit code (130).
+inline int interrupted_exit() {
+  std::cerr << "ringsim: interrupted; no output was left half-written\n";
+  return sim::kInterruptedExit;
+}
 
 class StopScope {
  public:

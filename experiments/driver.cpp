@@ -98,14 +98,32 @@ RunRecord run_experiment(const Experiment& e, const Context& ctx) {
   e.run(ctx, out);
   // Stopped by a signal part-way (its points cut short): write nothing of it.
   throw_if_cancelled();
+  // The plot is rendered first, in a folder of its own beside the files it
+  // replaces: a signal while ringsim-plot runs (it reaches the child too)
+  // leaves the previous data, plot and report all as they were.
+  const fs::path stage = dir / ".plot-stage";
+  struct Stage {
+    fs::path d;
+    ~Stage() {
+      std::error_code e;
+      fs::remove_all(d, e);
+    }
+  } staged{stage};
+  fs::remove_all(stage, ec);
+  fs::create_directories(stage, ec);
+  if (ec)
+    throw InputError(fmt::format("--out: cannot create {}: {}", stage.string(), ec.message()));
+  write_file(stage / "plot.json", to_json(out.plot).dump(1) + "\n");
+  rec.plot_status = out.plot.empty() ? "this experiment has no plot"
+                                     : render_plot(ctx.plotter, (stage / "plot.json").string(),
+                                                   (stage / "plot.png").string());
+  throw_if_cancelled();
   write_file(dir / "data.csv", out.data.csv());
   // A stale plot from an earlier run must not pass for this one.
-  fs::remove(dir / "plot.png", ec);
-  fs::remove(dir / "plot.svg", ec);
-  write_file(dir / "plot.json", to_json(out.plot).dump(1) + "\n");
-  rec.plot_status = out.plot.empty() ? "this experiment has no plot"
-                                     : render_plot(ctx.plotter, (dir / "plot.json").string(),
-                                                   (dir / "plot.png").string());
+  for (const char* name : {"plot.json", "plot.png", "plot.svg"}) {
+    fs::remove(dir / name, ec);
+    if (fs::exists(stage / name)) fs::rename(stage / name, dir / name);
+  }
   rec.plot_ok = rec.plot_status.empty() && fs::exists(dir / "plot.png");
   if (rec.plot_ok) rec.plot_status = "ok";
   if (!rec.plot_ok && ctx.log) *ctx.log << "  plot skipped: " << rec.plot_status << "\n";

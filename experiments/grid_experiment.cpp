@@ -329,7 +329,8 @@ std::vector<GridPoint> child_points(const GridExperiment& g, const Context& ctx,
   o.out = (fs::path(ctx.out_dir) / g.name / "rows.jsonl").string();
   o.header =
       sweep::make_header({{"experiment", g.name}, {"mode", ctx.quick ? "quick" : "full"}}, "");
-  o.force_new = true;  // a journal of another mode or version is set aside, not mixed in
+  // A rerun resumes; a journal of another mode or version is set aside, not mixed in.
+  o.aside_if_different = true;
   o.jobs = ctx.jobs;
   o.timeout_s = g.timeout_s;
   o.ringsim = ctx.ringsim;

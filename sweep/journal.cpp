@@ -137,11 +137,12 @@ JournalText parse_journal(std::string_view text) {
   return t;
 }
 
-Journal::Journal(const std::string& path, const JournalHeader& header, bool force_new)
+Journal::Journal(const std::string& path, const JournalHeader& header, bool force_new,
+                 bool aside_if_different)
     : path_(path), header_(header) {
   if (path.empty()) return;
   try {
-    open(force_new);
+    open(force_new, aside_if_different);
   } catch (...) {
     // A refused journal is not held: a long-lived process (Python) may retry.
     if (fd_ >= 0) ::close(fd_);
@@ -150,10 +151,12 @@ Journal::Journal(const std::string& path, const JournalHeader& header, bool forc
   }
 }
 
-void Journal::open(bool force_new) {
+void Journal::open(bool force_new, bool aside_if_different) {
   open_locked();
   const auto text = read_all(fd_, path_);
   auto t = parse_journal(text);
+  if (aside_if_different && !force_new)
+    force_new = t.foreign || (t.header && !header_differences(*t.header, header_).empty());
   if (t.foreign && !force_new)
     refuse(path_,
            "is not a sweep journal of this ringsim (its first line is no journal header); give "

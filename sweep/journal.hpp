@@ -53,8 +53,12 @@ class Journal {
   // tail; checks its header against `header` (or, with `force_new`, moves an
   // existing journal aside) and writes the header into a new one. Throws
   // InputError naming --out: not a regular file, locked by another sweep,
-  // another header, not a journal.
-  Journal(const std::string& path, const JournalHeader& header, bool force_new);
+  // another header, not a journal. With `aside_if_different` (and not
+  // `force_new`), a journal of this header resumes and any other is moved
+  // aside instead of refused (the experiments' journals: a rerun resumes, a
+  // run of another mode or version starts anew beside the old one).
+  Journal(const std::string& path, const JournalHeader& header, bool force_new,
+          bool aside_if_different = false);
   ~Journal();
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
@@ -75,7 +79,7 @@ class Journal {
   JournalHeader header_;
   std::map<std::string, Row> rows_;
   std::vector<std::string> notes_;
-  void open(bool force_new);
+  void open(bool force_new, bool aside_if_different);
   void open_locked();
   void start_new();
 };

@@ -503,7 +503,7 @@ Result run_local(const std::vector<Point>& pts, const Options& o) {
     ringsim = proc::ringsim_exe(&why);
     if (ringsim.empty()) throw InputError("ringsim sweep: cannot find the ringsim binary: " + why);
   }
-  Journal journal(o.out, o.header, o.force_new);
+  Journal journal(o.out, o.header, o.force_new, o.aside_if_different);
   for (const auto& note : journal.notes()) std::cerr << "ringsim sweep: " << note << "\n";
   auto done = journal.rows();
   const auto todo = pending(pts, done);

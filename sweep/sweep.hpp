@@ -113,14 +113,15 @@ Row run_point(const Point& p, const std::string& ringsim, double timeout_s);
 bool launched_by_mpi();
 
 struct Options {
-  std::string out;         // JSONL journal and result ("": rows only returned)
-  JournalHeader header;    // what the rows depend on (make_header), checked on resume
-  bool force_new = false;  // keep a journal that does not match aside and start anew
-  std::string csv;         // also write a CSV of every row ("": none)
-  int jobs = 1;            // children at once
-  double timeout_s = 0;    // per point; 0: none
-  bool progress = false;   // bar with ETA on stderr
-  std::string ringsim;     // the binary children run ("": proc::ringsim_exe())
+  std::string out;                  // JSONL journal and result ("": rows only returned)
+  JournalHeader header;             // what the rows depend on (make_header), checked on resume
+  bool force_new = false;           // keep any old journal aside and start anew (--force-new)
+  bool aside_if_different = false;  // resume a matching journal; keep any other aside
+  std::string csv;                  // also write a CSV of every row ("": none)
+  int jobs = 1;                     // children at once
+  double timeout_s = 0;             // per point; 0: none
+  bool progress = false;            // bar with ETA on stderr
+  std::string ringsim;              // the binary children run ("": proc::ringsim_exe())
   // A plot of `metric` (a summary key, e.g. time_s) against the axis `x`,
   // one series per combination of the other axes' values (`series` first,
   // then `others` in grid order; none: one series), so no line joins points

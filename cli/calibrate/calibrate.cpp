@@ -27,6 +27,7 @@
 #include "cli/calibrate/noise.hpp"
 #include "cli/calibrate/workdir.hpp"
 #include "cli/command.hpp"
+#include "cli/stop_scope.hpp"
 #include "cli/validate_case.hpp"
 #include "kernels/profile_run.hpp"
 #include "models/analytic/report.hpp"
@@ -143,6 +144,9 @@ proc::Command mpirun_cmd(const Tools& t, int ranks, const mpi::RingOptions& o) {
 
 // A child's stdout as JSON; InputError naming `what` if it failed or printed none.
 json child_json(const proc::Result& r, const std::string& what) {
+  // A stop signal reached the child too (proc::run forwards it): the
+  // calibration ends here, exit 130, the temporary folder removed.
+  throw_if_cancelled();
   if (!r.ok())
     throw InputError(fmt::format("calibrate: {} failed ({}) [{}]", what, r.failure(), r.command));
   try {
@@ -304,6 +308,7 @@ json predict(const Tools& t, const Measured& m, const Config& c, int ranks,
   }
   argv.insert(argv.begin(), t.ringsim);
   const auto res = proc::run(command(argv, t));
+  throw_if_cancelled();
   if (!res.ok()) {
     // One configuration the simulator refuses (e.g. outside the profile) does not
     // hide the others: its row says why.
@@ -608,6 +613,9 @@ std::string text_report(const json& j) {
 constexpr unsigned kRanksPerCore = 4;
 
 int run(const CalibrateFlags& f) {
+  // SIGINT, SIGTERM or SIGHUP: passed on to the child running (mpirun tears
+  // its ranks down), which is waited for; then exit 130 and nothing left.
+  const StopScope stop;
   const int ranks = static_cast<int>(parse_count("--ranks", f.ranks, 2, 1024));
   // Each rank spins a core while it computes: more than kRanksPerCore per
   // core measures the scheduler, not the ring, and a thousand ranks on two
@@ -632,8 +640,13 @@ int run(const CalibrateFlags& f) {
   fs::path dir;
   const bool temp = f.workdir.empty();
   if (temp) {
-    char name[] = "/tmp/ringsim-calibrate-dir-XXXXXX";
-    if (!::mkdtemp(name)) throw InputError("calibrate: cannot create a folder in /tmp");
+    // $TMPDIR (or /tmp), where mpirun keeps its own session files too.
+    std::error_code ec;
+    const auto base = fs::temp_directory_path(ec);
+    auto name = ((ec ? fs::path("/tmp") : base) / "ringsim-calibrate-dir-XXXXXX").string();
+    if (!::mkdtemp(name.data()))
+      throw InputError(fmt::format("calibrate: cannot create a folder in {}",
+                                   fs::path(name).parent_path().string()));
     dir = name;
   } else {
     dir = f.workdir;
@@ -643,14 +656,18 @@ int run(const CalibrateFlags& f) {
     fs::create_directory(dir, ec);
     if (ec) throw InputError(fmt::format("--workdir {}: {}", f.workdir, ec.message()));
   }
+  // A temporary folder the report will not point into is removed; so is one
+  // it would have, when no report comes (a stop signal, a failed launch).
   struct Cleanup {
     fs::path d;
     bool on;
+    bool temporary;
+    bool reported = false;
     ~Cleanup() {
       std::error_code ec;
-      if (on) fs::remove_all(d, ec);
+      if (on || (temporary && !reported)) fs::remove_all(d, ec);
     }
-  } cleanup{dir, calibrate::WorkdirPolicy{temp, f.keep_files, f.profile.empty()}.remove()};
+  } cleanup{dir, calibrate::WorkdirPolicy{temp, f.keep_files, f.profile.empty()}.remove(), temp};
 
   const auto configs = default_configs(f.quick);
   const auto load_before = machine_load();
@@ -679,6 +696,7 @@ int run(const CalibrateFlags& f) {
                     static_cast<std::uint64_t>(launches) * configs.size(), "ringsim calibrate");
   for (int l = 0; l < launches; ++l)
     for (std::size_t i = 0; i < configs.size(); ++i) {
+      throw_if_cancelled();
       auto pp = pingpong(tools, f);
       overlaps.push_back(pp.overlap);
       pingpongs.push_back({{"latency_s", pp.latency_s},
@@ -740,6 +758,8 @@ int run(const CalibrateFlags& f) {
   j["noise"] = noise.to_json();
 
   j["schema_version"] = kJsonSchemaVersion;
+  throw_if_cancelled();  // a signal during the predictions: no report, no folder
+  cleanup.reported = true;
   if (f.json)
     std::cout << j.dump(2) << "\n";
   else

@@ -4,10 +4,14 @@
 // (mpi_calibrate_quick, `ctest -L bench`; README figures), never asserted.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
+#include "proc/child.hpp"
 #include "tests/mpi/mpirun.hpp"
 
 namespace ringsim::mpi::test {
@@ -95,6 +99,47 @@ TEST(Calibrate, RanksBeyondTheCoresAreRefusedBeforeLaunching) {
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("--ranks: 1024 ranks on"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--oversubscribe"), std::string::npos) << r.err;
+}
+
+// Processes of process group `pgid` still running (zombies are dead: only
+// waiting for a parent that is gone to be reaped by init).
+std::vector<std::string> running_in_group(int pgid) {
+  std::vector<std::string> alive;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // pid (comm) state ppid pgrp ...: comm may hold spaces, so read after ')'.
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 1));
+    char state = 0;
+    int ppid = 0, pgrp = 0;
+    rest >> state >> ppid >> pgrp;
+    if (pgrp == pgid && state != 'Z') alive.push_back(line.substr(0, close + 1));
+  }
+  return alive;
+}
+
+// SIGTERM in the middle of measuring: passed on to mpirun, which tears its
+// ranks down; calibrate waits for it, removes its temporary folder and exits
+// 130. Every process it started is gone, and no folder is left in $TMPDIR.
+TEST(Calibrate, AStopSignalEndsEveryProcessItStartedAndLeavesNoFolder) {
+  const auto tmp = scratch_dir("calibrate-stop-tmp");
+  ringsim::proc::Command c;
+  c.argv = {RINGSIM_BIN, "calibrate", "--ranks", "2", "--quick", "--mpi-bin", RINGSIM_MPI_BIN};
+  c.env = {"TMPDIR=" + tmp.string()};
+  c.timeout_s = 3;  // then SIGTERM; calibrate --quick measures for much longer
+  c.stop_signal = SIGTERM;
+  c.kill_grace_s = 60;
+  const auto r = ringsim::proc::run(c);
+  EXPECT_EQ(r.signal, 0) << "died by the signal";
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_NE(r.err.find("ringsim: interrupted"), std::string::npos) << r.err;
+  EXPECT_TRUE(running_in_group(r.pid).empty()) << running_in_group(r.pid).front();
+  for (const auto& e : std::filesystem::directory_iterator(tmp))
+    EXPECT_EQ(e.path().filename().string().rfind("ringsim-calibrate-dir-", 0), std::string::npos)
+        << e.path() << " left behind";
 }
 
 }  // namespace
