@@ -525,7 +525,8 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
         dev_time[r] += t;
         dev_free[r] += c.total();
         dev_over[r] += c.launch_s + c.merge_s;
-        spent[r].interference += busy - c.total();
+        // Never below 0: the slowed phases can round a hair under the free ones.
+        spent[r].interference += std::max(0.0, busy - c.total());
         if (t > busy) spent[r].waits[bwd ? 1 : 0][st] += t - busy;
       }
     }

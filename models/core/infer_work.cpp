@@ -126,7 +126,10 @@ void check_infer(const InferWork& w, const std::string& context_flag,
     throw InputError(fmt::format("{}: the new tokens ({} - {}) must be at least 1, got {}",
                                  context_flag, context_flag, cached_flag, w.fresh));
   if (w.context() > kMaxTokens)
-    throw InputError(fmt::format("{}: at most 2^40 tokens, got {}", context_flag, w.context()));
+    throw InputError(fmt::format(
+        "{}: the context and the tokens after it must total at most 2^40 tokens, got {} ({} "
+        "before this pass + {} new)",
+        context_flag, w.context(), w.cached, w.fresh));
   const std::int64_t unit = w.layout == Layout::Zigzag ? 2 * w.ranks : w.ranks;
   const std::string why = w.layout == Layout::Zigzag
                               ? fmt::format("2 x {} ranks (zigzag: two chunks per rank)", w.ranks)
