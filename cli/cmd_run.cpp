@@ -38,10 +38,6 @@ constexpr std::int64_t kAutoSymmetryDevices = 1024;
 // rings: recurrences").
 constexpr std::int64_t kAutoRecurrenceDevices = 1024;
 
-int interrupted() {
-  return interrupted_exit();
-}
-
 // Job mode (--dp > 1): dp rings of the workload's CP ranks, placed one after
 // another on one platform (tp innermost, then cp, then dp), simulated whole.
 sim::SimOptions job_options(const proc::SimSpec& spec, const Workload& w, const Hardware& hw,
@@ -197,7 +193,7 @@ int run(const proc::RunSpec& spec) {
   sim::check_budget(size, budget);
 
   const auto r = sim::simulate(o);
-  if (r.interrupted) return interrupted();
+  if (r.interrupted) return interrupted_exit();
   auto j = sim::sim_summary(a, r, o).to_json();
   j["error_band"] = band.to_json();
   // Both outputs or neither: each is written to its temporary file, and only
@@ -206,15 +202,15 @@ int run(const proc::RunSpec& spec) {
   std::vector<AtomicFile*> files;
   if (!spec.sim.trace.empty()) {
     trace_file.emplace(spec.sim.trace, "--trace");
-    if (!sim::write_trace(*trace_file, r, w, o.topology, j)) return interrupted();
+    if (!sim::write_trace(*trace_file, r, w, o.topology, j)) return interrupted_exit();
     files.push_back(&*trace_file);
   }
   if (!spec.sim.csv.empty()) {
     csv_file.emplace(spec.sim.csv, "--csv");
-    if (!sim::write_csv(*csv_file, r)) return interrupted();
+    if (!sim::write_csv(*csv_file, r)) return interrupted_exit();
     files.push_back(&*csv_file);
   }
-  if (sim::interrupt_requested()) return interrupted();
+  if (sim::interrupt_requested()) return interrupted_exit();
   commit_all(files);
   if (spec.json)
     std::cout << j.dump(2) << "\n";

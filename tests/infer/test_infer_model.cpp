@@ -192,23 +192,31 @@ TEST(InferMemory, HandCountedTerms) {
   EXPECT_EQ(infer_memory(r4, slow_flat(), InferVariant::PassKv).kv_cache, 256);
 }
 
+// n ranks of 4 heads (2 KV heads of 8): `cached` tokens, then 4 new ones per
+// rank to prefill, or `decode` new tokens to decode.
+InferWork small_work(Layout layout, InferMode mode, std::int64_t n, std::int64_t cached,
+                     std::int64_t decode) {
+  InferWork w;
+  w.ranks = n;
+  w.layout = layout;
+  w.mode = mode;
+  w.heads = 4;
+  w.kv_heads = 2;
+  w.head_dim = 8;
+  w.cached = cached;
+  w.fresh = mode == InferMode::Prefill ? 2 * n * 2 : decode;
+  return w;
+}
+
 TEST(InferWork, EntriesSumToTheTotalForEveryMode) {
   for (auto layout : {Layout::Ring, Layout::Striped, Layout::Zigzag})
     for (auto mode : {InferMode::Prefill, InferMode::Decode})
       for (auto variant : {InferVariant::PassKv, InferVariant::PassQ})
         for (bool causal : {true, false})
           for (std::int64_t n : {1, 2, 3, 4}) {
-            InferWork w;
-            w.ranks = n;
-            w.layout = layout;
-            w.mode = mode;
+            auto w = small_work(layout, mode, n, 2 * n * 3, 3);
             w.variant = variant;
             w.causal = causal;
-            w.heads = 4;
-            w.kv_heads = 2;
-            w.head_dim = 8;
-            w.cached = 2 * n * 3;
-            w.fresh = mode == InferMode::Prefill ? 2 * n * 2 : 3;
             check_infer(w);
             std::uint64_t sum = 0;
             for (std::int64_t i = 0; i < n; ++i)
@@ -227,15 +235,7 @@ TEST(InferWork, KeyCountIsTheListsSize) {
       for (std::int64_t n : {1, 2, 3, 4})
         for (std::int64_t cached : {std::int64_t{0}, 2 * n * 3})
           for (std::int64_t fresh : {std::int64_t{1}, std::int64_t{3}, 2 * n * 2}) {
-            InferWork w;
-            w.ranks = n;
-            w.layout = layout;
-            w.mode = mode;
-            w.heads = 4;
-            w.kv_heads = 2;
-            w.head_dim = 8;
-            w.cached = cached;
-            w.fresh = mode == InferMode::Prefill ? 2 * n * 2 : fresh;
+            const auto w = small_work(layout, mode, n, cached, fresh);
             for (std::int64_t i = 0; i < n; ++i)
               EXPECT_EQ(infer_kv_count(w, i),
                         static_cast<std::int64_t>(infer_cached_tokens(w, i).size() +
