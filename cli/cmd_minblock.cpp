@@ -72,6 +72,13 @@ int run(const MinblockFlags& f) {
   // 0 and 1 stand for every step, as in `run` (on 2 devices only step 0
   // sends, and zigzag's backward needs more there: 4738 tokens on H100 and
   // NDR, not 4226). 8 ring ranks, times the Ulysses degree for hybrid.
+  // Ulysses and all-gather send no block during a ring step: run prints their
+  // minimum block as n/a, so there is no column to compute.
+  if (ws.layout == Layout::Ulysses || ws.layout == Layout::Allgather)
+    throw InputError(fmt::format(
+        "--layout: {} has no ring step for a transfer to hide behind (run prints its minimum "
+        "block as n/a); choose ring, striped, zigzag or hybrid",
+        to_string(ws.layout)));
   ws.devices = 8 * std::max(1, ws.ulysses_degree.value_or(8));
   ws.block = 1024;
   Hardware base;
@@ -105,11 +112,13 @@ int run(const MinblockFlags& f) {
             "--bandwidth to use the catalog",
             flag, flag));
     const double F = *hs.flops, B = *hs.bandwidth;
-    const double eff = hs.efficiency.value_or(1.0);
-    const double lat = hs.latency.value_or(0.0);
+    // The kernel fraction and the link latency are run's for the same flags
+    // (the catalog's default device and link unless --efficiency/--latency
+    // are given), so `combined` is the minimum block `run` prints.
     Hardware hw = proc::resolve_hardware(hs, cat, dtype);
+    const double lat = hs.latency.value_or(hw.intra_lat);
     hw.flops = F;
-    hw.efficiency = eff;
+    hw.efficiency = hs.efficiency.value_or(hw.efficiency);
     hw.platform = Platform::Flat;
     hw.bandwidth_override = true;
     hw.intra_bw = hw.inter_bw = B;

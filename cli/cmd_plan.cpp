@@ -454,6 +454,7 @@ std::optional<DocumentSampling> document_sampling(const PlanFlags& f) {
   DocumentSampling s;
   s.samples = parse_count("--samples", f.samples, 1, 10000);  // a bad value first, as given
   s.seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
+  s.samples_given = f.samples_given;
   if (f.documents.empty()) {
     if (f.samples_given)
       throw InputError("--samples: packings of --documents to evaluate; add --documents DIST");

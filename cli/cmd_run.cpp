@@ -117,6 +117,7 @@ int run(const proc::RunSpec& spec) {
   // From the start, so an early Ctrl-C also ends as "interrupted"; the
   // closed forms check it at every ring step (packed documents run long).
   const StopScope stop;
+  const ProgressScope bar(sim::progress_wanted(spec.sim.progress), "ringsim: packed documents");
   // Every output path is judged before seconds or minutes of simulation.
   check_outputs({{"--trace", spec.sim.trace}, {"--csv", spec.sim.csv}},
                 {{"--catalog", spec.hardware.catalog},

@@ -166,8 +166,8 @@ EmulatorResult emulate_ring(const Workload& w, const AttnInputs& in, bool backwa
   std::vector<FwdResult<T>> acc(static_cast<std::size_t>(n));
   FwdResult<T> part;  // one step's partial result, reused by every device and step
   for (std::int64_t s = 0; s < r; ++s) {
-    throw_if_cancelled();
     for (std::int64_t i = 0; i < n; ++i) {
+      throw_if_cancelled();  // per device and step: a step of all devices took seconds
       const auto ii = static_cast<std::size_t>(i);
       const auto& qpos = geo.group_tokens[static_cast<std::size_t>(i / u)];
       auto& out = s == 0 ? acc[ii] : part;
@@ -237,8 +237,8 @@ EmulatorResult emulate_ring(const Workload& w, const AttnInputs& in, bool backwa
     dqh.emplace_back(hl, qh[ii].tokens, geo.dim);
   }
   for (std::int64_t s = 0; s < r; ++s) {
-    throw_if_cancelled();
     for (std::int64_t i = 0; i < n; ++i) {
+      throw_if_cancelled();
       const auto ii = static_cast<std::size_t>(i);
       auto& b = held[ii];
       const auto& qpos = geo.group_tokens[static_cast<std::size_t>(i / u)];

@@ -48,6 +48,8 @@ void head_probs(const AttnShape& s, const Positions& pos, const std::vector<doub
   p.assign(static_cast<size_t>(s.seq_q * s.seq_k), 0.0);
   lse.assign(static_cast<size_t>(s.seq_q), -std::numeric_limits<double>::infinity());
   for (std::int64_t i = 0; i < s.seq_q; ++i) {
+    // A head of 8K x 8K keys takes seconds: a stop is seen every 256 rows.
+    if (i % 256 == 0) throw_if_cancelled();
     double mx = -std::numeric_limits<double>::infinity();
     double* row = &p[static_cast<size_t>(i * s.seq_k)];
     for (std::int64_t j = 0; j < s.seq_k; ++j) {

@@ -259,6 +259,9 @@ Workload resolve_workload(const WorkloadSpec& s, const Hardware& hw) {
   if (!s.documents.empty()) {
     w.documents = pack_documents("--documents", parse_documents("--documents", s.documents),
                                  w.seq_len(), s.documents_seed);
+    // Judged before one whole-sequence document becomes the plain causal run,
+    // so --no-causal is refused for every --documents alike.
+    if (!w.causal) throw InputError(kDocumentsNotCausal);
     // One document of the whole sequence is the causal mask: the run is today's causal run.
     if (w.documents.size() == 1) w.documents.clear();
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <exception>
 #include <fstream>
@@ -233,42 +234,100 @@ bool is_list(const std::string& flag, const std::string& text) {
   return text.find(',') != std::string::npos || text.find("..") != std::string::npos;
 }
 
+namespace {
+
+// An integer text (with the K/M/G/T suffixes parse_count takes): ranges of
+// integers step exactly; anything else is a decimal range.
+bool integer_text(const std::string& t) {
+  return !t.empty() && t.find_first_of(".eE") == std::string::npos;
+}
+
+// A decimal range (0.25..1:x2, 0.1..0.5:+0.1): each value is lo x k^i or
+// lo + i x k, computed from lo (no running sum to drift) and printed with 15
+// significant digits, so 0.1..0.3:+0.1 gives 0.1, 0.2, 0.3.
+std::vector<std::string> decimal_range(const std::string& flag, const std::string& text,
+                                       const std::string& a, const std::string& b,
+                                       const std::string& step) {
+  double lo = 0, hi = 0, k = 0;
+  if (!read_decimal(a, lo) || !read_decimal(b, hi) || !read_decimal(step.substr(1), k) ||
+      !std::isfinite(lo) || !std::isfinite(hi) || !std::isfinite(k) || lo < 0)
+    throw InputError(
+        fmt::format("{}: range '{}' needs non-negative numbers, as in 0.25..1:x2 or 0.1..0.5:+0.1",
+                    flag, text));
+  const bool mul = step[0] == 'x';
+  if (hi < lo)
+    throw InputError(
+        fmt::format("{}: range '{}' runs backwards (from {} to {})", flag, text, a, b));
+  if (mul ? (k <= 1 || lo == 0) : k <= 0)
+    throw InputError(fmt::format(
+        "{}: range '{}' never ends: a geometric step needs K > 1 and a start above 0, an "
+        "arithmetic one K > 0",
+        flag, text));
+  std::vector<std::string> out;
+  const double edge = hi * (1 + 1e-12);  // the last value may round a hair past hi
+  for (std::size_t i = 0;; ++i) {
+    const double v =
+        mul ? lo * std::pow(k, static_cast<double>(i)) : lo + k * static_cast<double>(i);
+    if (v > edge) break;
+    out.push_back(fmt::format("{:.15g}", v));
+    if (out.size() > kMaxValues)
+      throw InputError(
+          fmt::format("{}: range '{}' has more than {} values", flag, text, kMaxValues));
+  }
+  return out;
+}
+
+std::vector<std::string> integer_range(const std::string& flag, const std::string& text,
+                                       const std::string& a, const std::string& b,
+                                       const std::string& step) {
+  const auto lo = parse_count(flag, a, 0, kMaxTokens);
+  const auto hi = parse_count(flag, b, 0, kMaxTokens);
+  if (hi < lo)
+    throw InputError(
+        fmt::format("{}: range '{}' runs backwards (from {} to {})", flag, text, lo, hi));
+  const bool mul = step[0] == 'x';
+  const auto k = parse_count(flag, step.substr(1), mul ? 2 : 1, kMaxTokens);
+  if (mul && lo == 0)
+    throw InputError(fmt::format("{}: a geometric range cannot start at 0", flag));
+  std::vector<std::string> out;
+  for (std::int64_t v = lo; v <= hi;) {
+    out.push_back(std::to_string(v));
+    if (out.size() > kMaxValues)
+      throw InputError(
+          fmt::format("{}: range '{}' has more than {} values", flag, text, kMaxValues));
+    if (mul ? v > hi / k : v > hi - k) break;
+    v = mul ? v * k : v + k;
+  }
+  return out;
+}
+
+// A range: A..B, A..B:xK (geometric) or A..B:+K (arithmetic), of integers or decimals.
+std::vector<std::string> expand_range(const std::string& flag, const std::string& text,
+                                      std::size_t dots) {
+  std::string rest = text.substr(dots + 2), step = "+1";
+  if (const auto colon = rest.find(':'); colon != std::string::npos) {
+    step = rest.substr(colon + 1);
+    rest = rest.substr(0, colon);
+  }
+  if (step.size() < 2 || (step[0] != 'x' && step[0] != '+'))
+    throw InputError(fmt::format(
+        "{}: range step '{}' must be xK (multiply by K) or +K (add K), as in 2K..32K:x2", flag,
+        step));
+  const auto a = trim(text.substr(0, dots)), b = trim(rest);
+  if (integer_text(a) && integer_text(b) && integer_text(step.substr(1)))
+    return integer_range(flag, text, a, b, step);
+  return decimal_range(flag, text, a, b, step);
+}
+
+}  // namespace
+
 std::vector<std::string> expand(const std::string& flag, const std::string& text) {
   std::vector<std::string> out;
   const char sep = list_separator(flag);
   // --documents' own values hold ',' (8K,2K) and '..' (uniform:A..B): its
   // list is '|'-separated and has no ranges.
   const auto dots = sep == ',' ? text.find("..") : std::string::npos;
-  if (dots != std::string::npos) {
-    // A range: A..B, A..B:xK (geometric) or A..B:+K (arithmetic).
-    std::string rest = text.substr(dots + 2), step = "+1";
-    if (const auto colon = rest.find(':'); colon != std::string::npos) {
-      step = rest.substr(colon + 1);
-      rest = rest.substr(0, colon);
-    }
-    const auto lo = parse_count(flag, trim(text.substr(0, dots)), 0, kMaxTokens);
-    const auto hi = parse_count(flag, trim(rest), 0, kMaxTokens);
-    if (hi < lo)
-      throw InputError(
-          fmt::format("{}: range '{}' runs backwards (from {} to {})", flag, text, lo, hi));
-    if (step.size() < 2 || (step[0] != 'x' && step[0] != '+'))
-      throw InputError(fmt::format(
-          "{}: range step '{}' must be xK (multiply by K) or +K (add K), as in 2K..32K:x2", flag,
-          step));
-    const bool mul = step[0] == 'x';
-    const auto k = parse_count(flag, step.substr(1), mul ? 2 : 1, kMaxTokens);
-    if (mul && lo == 0)
-      throw InputError(fmt::format("{}: a geometric range cannot start at 0", flag));
-    for (std::int64_t v = lo; v <= hi;) {
-      out.push_back(std::to_string(v));
-      if (out.size() > kMaxValues)
-        throw InputError(
-            fmt::format("{}: range '{}' has more than {} values", flag, text, kMaxValues));
-      if (mul ? v > hi / k : v > hi - k) break;
-      v = mul ? v * k : v + k;
-    }
-    return out;
-  }
+  if (dots != std::string::npos) return expand_range(flag, text, dots);
   // getline drops a trailing empty item ("8,16,"): a trailing separator is
   // an empty value too.
   if (!text.empty() && trim(text).back() == sep)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "models/analytic/analytic.hpp"
@@ -60,17 +61,42 @@ std::int64_t min_block_for_pass(const Workload& w, const Hardware& hw, const Imp
   };
   const std::int64_t floor_k =
       std::max<std::int64_t>(1, (im.rates().min_block() + unit - 1) / unit);
+  // nullopt: a step of this block cannot be counted (its pairs overflow 64 bits).
+  auto hides_at = [&](std::int64_t k) -> std::optional<bool> {
+    try {
+      return hides(k);
+    } catch (const InputError&) {
+      return std::nullopt;
+    }
+  };
   std::int64_t lo = floor_k, hi = floor_k;
   // Below a profile's measured range there is no rate: search inside it.
-  // Past 2^40 tokens, or where a step's pairs overflow 64 bits, it never hides.
-  try {
-    while (!hides(hi)) {
-      if (hi > (std::int64_t{1} << 40)) return -1;  // never hides (a profile can flatten out)
-      lo = hi;
-      hi *= 2;
+  // Past 2^40 tokens it never hides. Where doubling overshoots into blocks
+  // whose pairs overflow, the blocks below that edge are searched before
+  // saying never (F/B near 1e9 tokens: the hiding block is just below it).
+  while (true) {
+    const auto h = hides_at(hi);
+    if (!h) {
+      std::int64_t bad = hi;
+      while (lo + 1 < bad) {
+        const auto mid = lo + (bad - lo) / 2;
+        const auto m = hides_at(mid);
+        if (!m) {
+          bad = mid;
+        } else if (*m) {
+          hi = mid;
+          break;
+        } else {
+          lo = mid;
+        }
+      }
+      if (hi >= bad) return -1;  // every countable block is exposed
+      break;
     }
-  } catch (const InputError&) {
-    return -1;
+    if (*h) break;
+    if (hi > (std::int64_t{1} << 40)) return -1;  // never hides (a profile can flatten out)
+    lo = hi;
+    hi *= 2;
   }
   if (hi == floor_k) return hi * unit;
   while (lo + 1 < hi) {

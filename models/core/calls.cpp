@@ -137,9 +137,9 @@ namespace {
 // document starts and each ring position's tokens are built once, and the
 // calls of each device-step too while a ring has at most kMaxSlots of them.
 struct DocumentCallsCache {
-  static constexpr std::int64_t kMaxSlots = std::int64_t{1} << 20;
+  static constexpr std::int64_t kMaxSlots = std::int64_t{1} << 22;
   // Tokens kept for every ring position up to this many in all (8 bytes each).
-  static constexpr std::int64_t kMaxTokens = std::int64_t{1} << 25;
+  static constexpr std::int64_t kMaxCachedTokens = std::int64_t{1} << 25;
   Layout layout = Layout::Ring;
   Pack pack = Pack::Sequence;
   std::int64_t devices = -1, block = -1, ulysses = -1, steps = -1;
@@ -154,7 +154,7 @@ struct DocumentCallsCache {
 
   const std::vector<std::int64_t>& tokens_of(const Workload& w, std::int64_t source,
                                              std::vector<std::int64_t>& scratch) {
-    if (w.seq_len() > kMaxTokens) return scratch = source_tokens(w, source);
+    if (w.seq_len() > kMaxCachedTokens) return scratch = source_tokens(w, source);
     auto it = tokens.find(source);
     if (it == tokens.end()) it = tokens.emplace(source, source_tokens(w, source)).first;
     return it->second;
@@ -186,15 +186,29 @@ struct DocumentCallsCache {
   std::vector<KernelCall> compute(const Workload& w, std::int64_t device, std::int64_t step) {
     const auto src = step_sources(w, device, step);
     std::vector<std::int64_t> q, k;
-    return merge_shapes(
-        document_calls(tokens_of(w, src.q, q), tokens_of(w, src.k, k), starts, src.heads));
+    auto calls = document_calls(tokens_of(w, src.q, q), tokens_of(w, src.k, k), starts, src.heads);
+    work += 1 + calls.size();  // a step's searches, and each call found before merging
+    return merge_shapes(std::move(calls));
   }
+  std::uint64_t work = 0;  // document_work_done()
 };
 
 DocumentCallsCache& document_calls_cache() {
   thread_local DocumentCallsCache cache;
   return cache;
 }
+
+}  // namespace
+
+std::uint64_t document_work_done() {
+  return document_calls_cache().work;
+}
+
+void add_document_work(std::uint64_t units) {
+  document_calls_cache().work += units;
+}
+
+namespace {
 
 std::vector<KernelCall> packed_step_calls(const Workload& w, std::int64_t device,
                                           std::int64_t step) {

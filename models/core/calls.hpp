@@ -69,6 +69,14 @@ std::vector<KernelCall> step_calls(const Workload& w, std::int64_t device, std::
 // returns packed documents' calls merged.
 std::vector<KernelCall> merge_shapes(std::vector<KernelCall> calls);
 
+// Work done for packed documents on this thread so far, in units of one
+// device-step: each step's calls found (1, plus a unit per call before
+// merging) and each device-step a closed form evaluates (add_document_work).
+// A count, never a clock: plan's document sampler guards on it, the same on
+// every machine (models/plan/documents.hpp).
+std::uint64_t document_work_done();
+void add_document_work(std::uint64_t units);
+
 // Packed documents: step_calls keeps what it builds for the last workload
 // asked about (per thread), and checks on every call that the documents are
 // still the same, which costs their count. While a scope lives, it trusts

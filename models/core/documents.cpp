@@ -672,9 +672,7 @@ std::string documents_imbalance(const Workload& w, std::int64_t step) {
 
 void check_documents(const Workload& w) {
   if (w.documents.empty()) return;
-  if (!w.causal)
-    throw InputError(
-        "--documents: the document mask is causal within each document; drop --no-causal");
+  if (!w.causal) throw InputError(kDocumentsNotCausal);
   std::int64_t sum = 0;
   for (const auto L : w.documents) {
     if (L < 1) throw InputError(fmt::format("--documents: lengths must be at least 1, got {}", L));

@@ -40,6 +40,10 @@ struct DocumentSpec {
   }
 };
 
+// The one refusal of --documents with --no-causal (run, plan, infer).
+inline constexpr const char* kDocumentsNotCausal =
+    "--documents: the document mask is causal within each document; drop --no-causal";
+
 // Most documents one packed sequence may hold.
 inline constexpr std::int64_t kMaxDocuments = std::int64_t{1} << 20;
 

@@ -145,9 +145,7 @@ void check_infer(const InferWork& w, const std::string& context_flag,
 
 void check_infer_documents(const InferWork& w) {
   if (w.documents.empty()) return;
-  if (!w.causal)
-    throw InputError(
-        "--documents: the document mask is causal within each document; drop --no-causal");
+  if (!w.causal) throw InputError(kDocumentsNotCausal);
   if (static_cast<std::int64_t>(w.documents.size()) > kMaxDocuments)
     throw InputError(fmt::format("--documents: at most {} documents", kMaxDocuments));
   std::int64_t sum = 0;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "models/core/calls.hpp"
 #include "models/core/checked.hpp"
@@ -211,11 +212,16 @@ double Implementation::single_device(const Workload& w, bool backward) const {
   double t = rates_->call_seconds(call, w.shape.head_dim, backward);
   // Packed documents: one device runs one varlen launch over every document,
   // each causal in itself (no document is longer than the sequence, so under
-  // 2^20 whenever S is).
+  // 2^20 whenever S is). Documents of one length are one call of their heads
+  // summed (merge_shapes: the same launch cost), so a million one-token
+  // documents are timed as one call, not a million.
   if (w.documents.size() > 1 && S <= kRef) {
+    std::map<std::int64_t, std::uint64_t> count;  // length -> documents of it
+    for (const auto len : w.documents) ++count[len];
     std::vector<KernelCall> docs;
-    for (const auto len : w.documents)
-      docs.push_back({len, len, CallMask::Causal, 0, static_cast<std::uint64_t>(w.shape.heads)});
+    for (const auto& [len, n] : count)
+      docs.push_back({len, len, CallMask::Causal, 0,
+                      mul_checked(n, static_cast<std::uint64_t>(w.shape.heads), "heads")});
     t = rates_->launch_seconds(docs, w.shape.head_dim, backward);
   }
   if (S > L) {

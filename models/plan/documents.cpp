@@ -7,7 +7,10 @@
 #include <numeric>
 
 #include "models/analytic/analytic.hpp"
+#include "models/core/calls.hpp"
 #include "models/core/cancel.hpp"
+#include "models/core/errors.hpp"
+#include "models/core/work.hpp"
 #include "models/plan/report.hpp"
 
 namespace ringsim {
@@ -55,76 +58,111 @@ std::pair<double, double> attention_per_layer(const PlanRequest& r, const Hardwa
   return {analyze_time(w, g, cm) / L, fwdbwd / L};
 }
 
-DocumentPlanRow evaluate_row(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
-                             const PlanConfig& shape, Pack pack, bool pack_matters,
-                             const std::vector<std::vector<std::int64_t>>& packings,
-                             const std::function<void()>& tick) {
-  DocumentPlanRow row;
-  row.pack = pack;
-  row.pack_matters = pack_matters;
-  row.config = evaluate(r, hw, cm, shape, std::nullopt);
-  if (!row.config.evaluated) return row;  // a shape rule: the reason is on the config
+// Where a row's samples go while the packings are drawn one at a time.
+struct RowSamples {
   std::vector<double> attn, steps;
   double fwd_sum = 0, docs = 0;
-  for (const auto& lengths : packings) {
-    const auto [fwd, fwdbwd] = attention_per_layer(r, hw, cm, row.config, pack, lengths);
-    const auto c = evaluate(r, hw, cm, row.config, AttentionOverride{fwd, fwdbwd, "analytic"});
-    attn.push_back(fwdbwd);
-    steps.push_back(c.time.step_time_s);
-    fwd_sum += fwd;
-    docs += static_cast<double>(lengths.size());
-    throw_if_cancelled();
-    tick();
-  }
-  row.attention_layer_s = spread_of(attn);
-  row.step_time_s = spread_of(steps);
-  const double n = static_cast<double>(packings.size());
-  row.documents_mean = docs / n;
-  // The row's config (tokens/s, MFU) at the mean attention.
-  row.config = evaluate(r, hw, cm, row.config,
-                        AttentionOverride{fwd_sum / n, row.attention_layer_s.mean, "analytic"});
-  return row;
+};
+
+void add_sample(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
+                const DocumentPlanRow& row, const std::vector<std::int64_t>& lengths,
+                RowSamples& out) {
+  const auto [fwd, fwdbwd] = attention_per_layer(r, hw, cm, row.config, row.pack, lengths);
+  const auto c = evaluate(r, hw, cm, row.config, AttentionOverride{fwd, fwdbwd, "analytic"});
+  out.attn.push_back(fwdbwd);
+  out.steps.push_back(c.time.step_time_s);
+  out.fwd_sum += fwd;
+  out.docs += static_cast<double>(lengths.size());
 }
 
-}  // namespace
+void settle_row(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
+                DocumentPlanRow& row, RowSamples& got) {
+  row.attention_layer_s = spread_of(got.attn);
+  row.step_time_s = spread_of(got.steps);
+  const double n = static_cast<double>(got.attn.size());
+  row.documents_mean = got.docs / n;
+  // The row's config (tokens/s, MFU) at the mean attention.
+  row.config = evaluate(r, hw, cm, row.config,
+                        AttentionOverride{got.fwd_sum / n, row.attention_layer_s.mean, "analytic"});
+}
 
-DocumentPlan plan_documents(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
-                            const PlanConfig& like, const std::vector<Layout>& layouts,
-                            const DocumentSampling& s, const SampleProgress& progress) {
-  DocumentPlan p;
-  p.base = like;
-  // The packings, drawn once: every row is timed over the same ones.
-  std::vector<std::vector<std::int64_t>> packings;
-  for (std::int64_t i = 0; i < s.samples; ++i)
-    packings.push_back(
-        pack_documents("--documents", s.spec, r.context, s.seed + static_cast<std::uint64_t>(i)));
+// The rows: each layout in both pack modes where the layout splits documents;
+// a layout a shape rule refuses is one row, with its reason.
+std::vector<DocumentPlanRow> document_rows(const PlanRequest& r, const Hardware& hw,
+                                           const Implementation& cm, const PlanConfig& like,
+                                           const std::vector<Layout>& layouts) {
   std::vector<Layout> all = layouts;
   if (all.empty())
     all = {Layout::Ring,    Layout::Striped,   Layout::Zigzag,
            Layout::Ulysses, Layout::Allgather, Layout::Hybrid};
   if (like.cp == 1) all = {Layout::Ring};  // no CP: the layout places nothing
-  // At most two rows per layout (both pack modes): the bar's total.
-  const auto total = static_cast<std::uint64_t>(2 * all.size() * packings.size());
-  std::uint64_t done = 0;
-  const auto tick = [&] {
-    if (progress) progress(++done, total);
-  };
+  std::vector<DocumentPlanRow> rows;
   for (const Layout l : all) {
     auto shape = like;
     shape.layout = l;
     const bool matters = like.cp > 1 && l != Layout::Ulysses;
     for (const Pack pack : {Pack::Sequence, Pack::Document}) {
       if (!matters && pack == Pack::Document) continue;
-      auto row = evaluate_row(r, hw, cm, shape, pack, matters, packings, tick);
-      if (!row.config.evaluated) {
-        // A shape rule refuses the layout whatever the packing: one row.
-        row.pack_matters = false;
-        p.rows.push_back(std::move(row));
-        break;
-      }
-      p.rows.push_back(std::move(row));
+      DocumentPlanRow row;
+      row.pack = pack;
+      row.pack_matters = matters;
+      row.config = evaluate(r, hw, cm, shape, std::nullopt);
+      const bool refused = !row.config.evaluated;
+      if (refused) row.pack_matters = false;
+      rows.push_back(std::move(row));
+      if (refused) break;
     }
   }
+  return rows;
+}
+
+}  // namespace
+
+std::int64_t samples_within_guard(std::uint64_t first_units, const DocumentSampling& s) {
+  const auto units = static_cast<long double>(first_units) * s.samples;
+  if (units <= static_cast<long double>(kMaxSamplerUnits)) return s.samples;
+  const auto most = static_cast<std::int64_t>(
+      std::max<std::uint64_t>(1, kMaxSamplerUnits / std::max<std::uint64_t>(1, first_units)));
+  if (!s.samples_given) return most;
+  throw InputError(fmt::format(
+      "--samples: {} packings of {} are beyond the document sampler's size guard: the first "
+      "packing cost {} work units over every row (document_work_done: device-steps and calls), "
+      "{:.3g} in all, at most {:.3g}; give --samples {} or fewer",
+      s.samples, s.spec.text, first_units, static_cast<double>(units),
+      static_cast<double>(kMaxSamplerUnits), most));
+}
+
+DocumentPlan plan_documents(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
+                            const PlanConfig& like, const std::vector<Layout>& layouts,
+                            const DocumentSampling& s, const SampleProgress& progress) {
+  DocumentPlan p;
+  p.base = like;
+  p.rows = document_rows(r, hw, cm, like, layouts);
+  // The packings are drawn one at a time (seed S+i), and every row is timed
+  // over each before the next: memory holds one packing, not --samples of them.
+  // Size guard: the first packing over every row is counted (each of its
+  // closed forms is bounded by its own guard), and the rest are refused when
+  // they would cost more than kMaxSamplerUnits in all.
+  std::vector<RowSamples> got(p.rows.size());
+  std::uint64_t timed = 0;
+  for (const auto& row : p.rows) timed += row.config.evaluated ? 1 : 0;
+  const auto total = timed * static_cast<std::uint64_t>(s.samples);  // the bar's; may end early
+  std::uint64_t done = 0;
+  const auto work0 = document_work_done();
+  for (std::int64_t i = 0; i < s.samples; ++i) {
+    const auto lengths =
+        pack_documents("--documents", s.spec, r.context, s.seed + static_cast<std::uint64_t>(i));
+    for (std::size_t k = 0; k < p.rows.size(); ++k) {
+      if (!p.rows[k].config.evaluated) continue;  // a shape rule: the reason is on the config
+      add_sample(r, hw, cm, p.rows[k], lengths, got[k]);
+      throw_if_cancelled();
+      if (progress) progress(++done, total);
+    }
+    if (i == 0) p.samples = samples_within_guard(document_work_done() - work0, s);
+    if (i + 1 >= p.samples) break;
+  }
+  for (std::size_t k = 0; k < p.rows.size(); ++k)
+    if (p.rows[k].config.evaluated) settle_row(r, hw, cm, p.rows[k], got[k]);
   std::stable_sort(p.rows.begin(), p.rows.end(), [](const auto& a, const auto& b) {
     if (a.config.feasible != b.config.feasible) return a.config.feasible;
     return a.config.feasible && a.step_time_s.mean < b.step_time_s.mean;
@@ -136,8 +174,13 @@ std::string documents_text(const DocumentPlan& p, const DocumentSampling& s) {
   std::string out = fmt::format(
       "\npacked documents: {} ({} packings, seeds {}..{}), the shape of {}; attention is one "
       "layer fwd+bwd, step is the training step\n",
-      s.spec.text, s.samples, s.seed, s.seed + static_cast<std::uint64_t>(s.samples) - 1,
+      s.spec.text, p.samples, s.seed, s.seed + static_cast<std::uint64_t>(p.samples) - 1,
       p.base.label());
+  if (p.samples < s.samples)
+    out += fmt::format(
+        "  (the default --samples {} is beyond the sampler's size guard here: {} packings fit; "
+        "docs/bad-input.md)\n",
+        s.samples, p.samples);
   out += fmt::format("  {:<36}{:>7}{:>12}{:>12}{:>12}{:>12}{:>12}{:>12}{:>12}\n", "layout / pack",
                      "docs", "attn mean", "attn sd", "step mean", "step p10", "step p90", "step sd",
                      "tok/s/GPU");
@@ -184,7 +227,7 @@ nlohmann::json documents_json(const DocumentPlan& p, const DocumentSampling& s) 
   }
   const bool best = !p.rows.empty() && p.rows.front().config.feasible;
   return {{"spec", s.spec.text},
-          {"samples", s.samples},
+          {"samples", p.samples},
           {"seed", s.seed},
           {"shape", p.base.label()},
           {"best", best ? nlohmann::json(p.rows.front().label()) : nlohmann::json(nullptr)},

@@ -28,6 +28,9 @@ struct DocumentSampling {
   DocumentSpec spec;
   std::int64_t samples = 16;
   std::uint64_t seed = 0;
+  // Given by the user: refused beyond the size guard. The default is cut to
+  // the packings that fit instead, and the table says so.
+  bool samples_given = true;
 };
 
 struct DocumentPlanRow {
@@ -41,7 +44,8 @@ struct DocumentPlanRow {
 };
 
 struct DocumentPlan {
-  PlanConfig base;  // the config whose shape every row keeps
+  PlanConfig base;           // the config whose shape every row keeps
+  std::int64_t samples = 0;  // packings timed: --samples, or the default cut to the guard
   // Feasible rows by mean step time (best first), then the infeasible.
   std::vector<DocumentPlanRow> rows;
 };
@@ -51,8 +55,22 @@ struct DocumentPlan {
 // (models/core/cancel.hpp).
 using SampleProgress = std::function<void(std::uint64_t done, std::uint64_t total)>;
 
+// The sampler's size guard: every row times every packing with the closed
+// forms. The first packing is timed over every row while its work is
+// counted (document_work_done, a count of device-steps and calls, the same
+// on every machine); the run is refused, naming --samples and the most that
+// fit, when that count times --samples passes kMaxSamplerUnits (about 20 s
+// here at the edge, docs/bad-input.md); the default --samples is cut to them. Each closed form is
+// bounded by its own guard (check_documents_size), so the first packing is too.
+inline constexpr std::uint64_t kMaxSamplerUnits = std::uint64_t{1} << 25;
+// The packings to time when the first cost `first_units`: all of them, or
+// (the default --samples) the most that fit, said in the table's header.
+// Throws InputError naming --samples for a given count beyond the guard.
+std::int64_t samples_within_guard(std::uint64_t first_units, const DocumentSampling& s);
+
 // Every layout of `layouts` (all six when empty) in both pack modes, with
-// `like`'s shape. Throws InputError when a sampled packing does not fit.
+// `like`'s shape. Throws InputError when a sampled packing does not fit, or
+// (naming --samples, after the first packing) beyond the size guard.
 DocumentPlan plan_documents(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
                             const PlanConfig& like, const std::vector<Layout>& layouts,
                             const DocumentSampling& s, const SampleProgress& progress = {});

@@ -121,7 +121,13 @@ TEST(DocumentsRun, DatasetDrawIsTheSeeds) {
 
 TEST(DocumentsRun, BadDocumentsAreOneLine) {
   for (const auto& extra : std::vector<std::vector<std::string>>{
-           {"--documents", "8,x"}, {"--documents", "fixed:8", "--no-causal"}, {"--pack", "thd"}}) {
+           {"--documents", "8,x"},
+           {"--documents", "fixed:8", "--no-causal"},
+           // One document of the whole sequence (256 tokens) is refused alike:
+           // it was run non-causal, without a word about the documents.
+           {"--documents", "fixed:256", "--no-causal"},
+           {"--documents", "256", "--no-causal"},
+           {"--pack", "thd"}}) {
     std::vector<std::string> args{"run", "--engine", "analytic", "--devices", "4", "--block", "64"};
     args.insert(args.end(), extra.begin(), extra.end());
     const auto r = run_cli(args);

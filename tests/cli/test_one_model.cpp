@@ -5,6 +5,7 @@
 // prints. Each command runs as a child process, as a user runs it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -92,6 +93,35 @@ TEST_P(OneModel, HiddenAgreesWithTheMinimumBlock) {
       EXPECT_EQ(v.at("hidden").get<bool>(), above)
           << layout << " " << pass << ": block " << c.block << ", min block " << v.at("min_block");
     }
+}
+
+TEST(OneModelByHand, MinblockCombinedIsRunsMinimumBlock) {
+  // A pair given by hand: minblock's `combined` and run's minimum block on a
+  // ring of 8 with the same flags take the same kernel fraction and latency.
+  // 1e18 over 9e8 puts the block near 4e8 tokens, where doubling the search
+  // overshoots into blocks whose pairs overflow 64 bits: searched below them.
+  for (const auto& [flops, bw] : std::vector<std::pair<std::string, std::string>>{
+           {"1e15", "9e10"}, {"4e14", "2.5e10"}, {"1e18", "9e8"}}) {
+    const auto mb = cli({"minblock", "--flops", flops, "--bandwidth", bw, "--json"});
+    const auto run = cli({"run", "--engine", "analytic", "--flops", flops, "--bandwidth", bw,
+                          "--devices", "8", "--block", "1K", "--json"});
+    ASSERT_TRUE(mb.at("rows").at(0).at("combined").is_number()) << flops << " " << bw;
+    EXPECT_EQ(mb.at("rows").at(0).at("combined").get<std::int64_t>(),
+              run.at("min_block").get<std::int64_t>())
+        << flops << " " << bw;
+  }
+}
+
+TEST(OneModelByHand, MinblockRefusesLayoutsRunCallsNotApplicable) {
+  // run prints n/a for these; minblock says why in one line naming --layout
+  // (it named --devices, a flag minblock does not have).
+  for (const std::string layout : {"ulysses", "allgather"}) {
+    const auto r = ringsim::proc::run({RINGSIM_BIN, "minblock", "--layout", layout}, 60);
+    EXPECT_EQ(r.exit_code, 2) << layout;
+    EXPECT_EQ(r.err.rfind("ringsim: error: --layout: " + layout + " has no ring step", 0), 0u)
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, OneModel, ::testing::ValuesIn(kCases), [](const auto& info) {

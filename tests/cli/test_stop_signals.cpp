@@ -26,12 +26,12 @@ std::string scratch(const std::string& name) {
 }
 
 ringsim::proc::Result stopped_run(const std::vector<std::string>& args, int sig,
-                                  const std::string& cwd) {
+                                  const std::string& cwd, double after_s = 3) {
   ringsim::proc::Command c;
   c.argv = {RINGSIM_BIN};
   c.argv.insert(c.argv.end(), args.begin(), args.end());
   c.cwd = cwd;
-  c.timeout_s = 3;  // then the signal; SIGKILL only if it is ignored for a minute
+  c.timeout_s = after_s;  // then the signal; SIGKILL only if it is ignored for a minute
   c.stop_signal = sig;
   c.kill_grace_s = 60;
   return ringsim::proc::run(c);
@@ -92,9 +92,10 @@ TEST(StopSignals, PlanRecheckEndsItsChildren) {
 
 TEST(StopSignals, PlanDocumentsEndsAtTheNextPacking) {
   const auto dir = scratch("documents");
-  // 10,000 packings x up to 12 rows: about 40 s undisturbed in a Release build.
+  // 350 packings x up to 12 rows, just under the sampler's size guard: about
+  // 8 s undisturbed in a Release build (the signal comes at 3 s).
   const auto r = stopped_run({"plan", "--model", "llama3-8b", "--context", "128K", "--gpus", "64",
-                              "--documents", "lognormal:2K,1", "--samples", "10000"},
+                              "--documents", "lognormal:512,1", "--samples", "350"},
                              SIGTERM, dir);
   expect_stopped(r, "plan --documents");
   EXPECT_EQ(r.out, "");
@@ -102,11 +103,12 @@ TEST(StopSignals, PlanDocumentsEndsAtTheNextPacking) {
 
 TEST(StopSignals, RunClosedFormEndsAtTheNextRingStep) {
   // Packed documents at the closed forms' size guard: every device at every
-  // ring step, both passes (about 10 s undisturbed in a release build).
+  // ring step, both passes (about 4.6 s undisturbed in a release build, so
+  // the signal comes at 1 s).
   const auto dir = scratch("run_documents");
   const auto r = stopped_run({"--engine", "analytic", "--devices", "2048", "--block", "4K",
                               "--documents", "lognormal:512,1", "--pass", "fwdbwd", "--json"},
-                             SIGTERM, dir);
+                             SIGTERM, dir, 1.0);
   expect_stopped(r, "run --engine analytic --documents");
   EXPECT_EQ(r.out, "") << "a stopped run prints no summary";
 }

@@ -2,6 +2,7 @@
 
 #include "helpers.hpp"
 #include "models/analytic/analytic.hpp"
+#include "models/core/cancel.hpp"
 #include "models/core/work.hpp"
 
 using namespace ringsim;
@@ -127,4 +128,37 @@ TEST(Analytic, NodesPlatformIsBoundByTheInfinibandHop) {
   EXPECT_DOUBLE_EQ(hw.ring_bandwidth(16), 50e9);
   auto s = analyze(make_workload(16, 4096, Layout::Ring, false), hw);
   EXPECT_NEAR(s.comm_s_per_step, kKVBytes / 50e9, 1e-12);
+}
+
+namespace {
+std::vector<std::pair<std::uint64_t, std::uint64_t>> g_reports;
+void record_report(std::uint64_t done, std::uint64_t total) {
+  g_reports.emplace_back(done, total);
+}
+}  // namespace
+
+TEST(Analytic, PackedDocumentsReportEveryStepOfEveryPass) {
+  // The closed form walks every device at every step with documents; the
+  // command line draws its reports as a bar (cli/stop_scope.hpp). Forward and
+  // backward of a ring of 4: 8 reports, counting up to 8 of 8.
+  auto w = make_workload(4, 64, Layout::Zigzag, true);
+  w.pass = Pass::FwdBwd;
+  w.documents = {100, 56, 100};
+  g_reports.clear();
+  set_progress_report(&record_report);
+  const auto s = analyze(w, flat(1e15, 1e11));
+  set_progress_report(nullptr);
+  EXPECT_GT(s.time_s, 0);
+  ASSERT_EQ(g_reports.size(), 8u);
+  for (std::size_t i = 0; i < g_reports.size(); ++i) {
+    EXPECT_EQ(g_reports[i].first, i + 1);
+    EXPECT_EQ(g_reports[i].second, 8u);
+  }
+  // Without documents the closed form is a few representatives: no reports.
+  w.documents.clear();
+  g_reports.clear();
+  set_progress_report(&record_report);
+  (void)analyze(w, flat(1e15, 1e11));
+  set_progress_report(nullptr);
+  EXPECT_TRUE(g_reports.empty());
 }

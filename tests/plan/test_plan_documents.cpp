@@ -3,10 +3,12 @@
 // distribution, the same seed gives the same table, and bad input is one line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "helpers.hpp"
+#include "models/core/errors.hpp"
 #include "models/plan/documents.hpp"
 
 namespace ringsim {
@@ -88,6 +90,36 @@ TEST(PlanDocuments, BadInputIsOneLine) {
                               "--gpus", "8", "--documents", "fixed:1K"});
   EXPECT_EQ(infer.code, 2);
   EXPECT_NE(infer.err.find("--documents: plans training"), std::string::npos) << infer.err;
+}
+
+TEST(PlanDocuments, SizeGuardCutsTheDefaultAndRefusesAGivenCount) {
+  // The guard by hand: kMaxSamplerUnits / first packing's units packings fit.
+  DocumentSampling s;
+  s.samples = 16;
+  const std::uint64_t edge = kMaxSamplerUnits / 16;
+  EXPECT_EQ(samples_within_guard(edge, s), 16);  // exactly at the guard
+  s.samples_given = false;                       // the default: cut, not refused
+  EXPECT_EQ(samples_within_guard(edge + 1, s), 15);
+  EXPECT_EQ(samples_within_guard(kMaxSamplerUnits * 2, s), 1);  // one packing is always timed
+  s.samples_given = true;
+  EXPECT_THROW(samples_within_guard(edge + 1, s), InputError);
+}
+
+TEST(PlanDocuments, AGivenCountBeyondTheGuardIsOneLineNamingTheMostThatFit) {
+  // One-token documents: every token is a call of the diagonal step. The
+  // first packing is counted, then refused in well under a second.
+  auto a = args("fixed:1", "10000");
+  const auto r = run_cli(a);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(r.err.rfind("ringsim: error: --samples: 10000 packings of fixed:1 are beyond", 0), 0u)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  const auto at = r.err.find("give --samples ");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const auto most = std::stoll(r.err.substr(at + 15));
+  EXPECT_GT(most, 16);  // the default fits this small plan
+  const auto over = run_cli(args("fixed:1", std::to_string(most + 1)));
+  EXPECT_EQ(over.code, 2) << over.err;
 }
 
 }  // namespace

@@ -21,6 +21,23 @@ TEST(SweepAxis, ListsAndRanges) {
   EXPECT_EQ(expand("--block", "3K..10K:x2"), (V{"3072", "6144"}));
 }
 
+TEST(SweepAxis, DecimalRanges) {
+  // Fractional flags: each value from the start (no running sum to drift),
+  // 15 significant digits, the end kept when it rounds a hair past it.
+  EXPECT_EQ(expand("--efficiency", "0.25..1:x2"), (V{"0.25", "0.5", "1"}));
+  EXPECT_EQ(expand("--efficiency", "0.1..0.3:+0.1"), (V{"0.1", "0.2", "0.3"}));
+  EXPECT_EQ(expand("--efficiency", "0.5..1"), (V{"0.5"}));  // the default step is +1
+  EXPECT_EQ(expand("--jitter", "1e-6..4e-6:x2"), (V{"1e-06", "2e-06", "4e-06"}));
+  for (const auto* bad : {"0.5..0.25", "0.5..1:x1", "0..1:x2", "0.1..1:+0", "a.5..1", "-0.5..1"}) {
+    try {
+      expand("--efficiency", bad);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("--efficiency: ", 0), 0u) << e.what();
+    }
+  }
+}
+
 TEST(SweepAxis, BadRangesNameTheFlag) {
   for (const auto* bad : {"8..2", "2..8:y2", "2..8:x1", "8,,2", "0..8:x2", "1..100000"}) {
     try {
