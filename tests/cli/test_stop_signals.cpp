@@ -101,6 +101,17 @@ TEST(StopSignals, PlanDocumentsEndsAtTheNextPacking) {
   EXPECT_EQ(r.out, "");
 }
 
+TEST(StopSignals, ACommandWithoutAStopScopeOfItsOwnEndsWith130) {
+  // plan --inference holds no stop scope (about 1 s undisturbed): the guard
+  // main holds from its first line keeps the signal and reports it when the
+  // command returns. It died by the signal, without a word, before.
+  const auto dir = scratch("no_scope");
+  const auto r = stopped_run({"plan", "--inference", "--model", "llama3-8b", "--context", "128M",
+                              "--gpus", "1024"},
+                             SIGINT, dir, 0.3);
+  expect_stopped(r, "plan --inference");
+}
+
 TEST(StopSignals, RunClosedFormEndsAtTheNextRingStep) {
   // Packed documents at the closed forms' size guard: every device at every
   // ring step, both passes (about 4.6 s undisturbed in a release build, so
