@@ -106,9 +106,9 @@ TEST(StopSignals, ACommandWithoutAStopScopeOfItsOwnEndsWith130) {
   // main holds from its first line keeps the signal and reports it when the
   // command returns. It died by the signal, without a word, before.
   const auto dir = scratch("no_scope");
-  const auto r = stopped_run({"plan", "--inference", "--model", "llama3-8b", "--context", "128M",
-                              "--gpus", "1024"},
-                             SIGINT, dir, 0.3);
+  const auto r = stopped_run(
+      {"plan", "--inference", "--model", "llama3-8b", "--context", "128M", "--gpus", "1024"},
+      SIGINT, dir, 0.3);
   expect_stopped(r, "plan --inference");
 }
 
