@@ -153,4 +153,37 @@ void reinstall_interrupt_handler() {
   }
 }
 
+namespace {
+// Written before main (no guard exists yet), read once by main.
+std::atomic<int> g_early{0};
+struct sigaction g_before_main[kCount];
+
+extern "C" void note_early_signal(int sig) {
+  g_early.store(sig);
+}
+}  // namespace
+
+void note_early_stop_signals(int, char**, char**) {
+  for (int i = 0; i < kCount; ++i) {
+    ::sigaction(kStopSignals[i], nullptr, &g_before_main[i]);
+    const auto& was = g_before_main[i];
+    if (!(was.sa_flags & SA_SIGINFO) && was.sa_handler == SIG_IGN) continue;  // nohup: ignored
+    struct sigaction sa {};
+    sa.sa_handler = note_early_signal;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(kStopSignals[i], &sa, nullptr);
+  }
+}
+
+void adopt_early_stop_signals(std::optional<InterruptGuard>& guard) {
+  sigset_t stops, old;
+  sigemptyset(&stops);
+  for (const int s : kStopSignals) sigaddset(&stops, s);
+  ::pthread_sigmask(SIG_BLOCK, &stops, &old);
+  for (int i = 0; i < kCount; ++i) ::sigaction(kStopSignals[i], &g_before_main[i], nullptr);
+  guard.emplace();  // saves the dispositions just put back, as any first guard does
+  if (g_early.load() != 0) g_interrupt.store(true);
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
 }  // namespace ringsim::sim

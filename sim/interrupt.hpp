@@ -18,6 +18,7 @@
 // process is never ended by us then: the host decides (Python raises
 // KeyboardInterrupt). Holders nest and may live in several threads at once.
 #include <cstdint>
+#include <optional>
 
 namespace ringsim::sim {
 
@@ -58,5 +59,16 @@ int last_stop_signal();
 void reinstall_interrupt_handler();
 // For tests: behave as if SIGINT had arrived (or clear it).
 void set_interrupt_requested(bool on);
+
+// A stop signal before main: loading SimGrid's libraries and running their
+// static initializers takes tens of milliseconds, and a signal then killed the
+// process without a word. A program points its .preinit_array at
+// note_early_stop_signals (before any library's initializer; cli/main.cpp):
+// a stop signal is then only noted, and an ignored one stays ignored. First
+// thing in main, adopt_early_stop_signals puts the dispositions from before
+// back, emplaces `guard` with the signals blocked, and turns a noted signal
+// into its request to stop.
+void note_early_stop_signals(int argc, char** argv, char** envp);
+void adopt_early_stop_signals(std::optional<InterruptGuard>& guard);
 
 }  // namespace ringsim::sim
