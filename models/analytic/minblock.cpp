@@ -69,41 +69,27 @@ std::int64_t min_block_for_pass(const Workload& w, const Hardware& hw, const Imp
       return std::nullopt;
     }
   };
+  // Settled: the block hides, or a step of it cannot be counted. Both hold
+  // from some block on, so one search finds the first block that settles: the
+  // minimum block if it hides, "never" if it overflows (every countable block
+  // below it is exposed; F/B near 1e9 tokens puts the hiding block just below
+  // that edge, where doubling alone would overshoot it).
+  auto settles = [&](std::int64_t k) {
+    const auto h = hides_at(k);
+    return !h || *h;
+  };
   std::int64_t lo = floor_k, hi = floor_k;
   // Below a profile's measured range there is no rate: search inside it.
-  // Past 2^40 tokens it never hides. Where doubling overshoots into blocks
-  // whose pairs overflow, the blocks below that edge are searched before
-  // saying never (F/B near 1e9 tokens: the hiding block is just below it).
-  while (true) {
-    const auto h = hides_at(hi);
-    if (!h) {
-      std::int64_t bad = hi;
-      while (lo + 1 < bad) {
-        const auto mid = lo + (bad - lo) / 2;
-        const auto m = hides_at(mid);
-        if (!m) {
-          bad = mid;
-        } else if (*m) {
-          hi = mid;
-          break;
-        } else {
-          lo = mid;
-        }
-      }
-      if (hi >= bad) return -1;  // every countable block is exposed
-      break;
-    }
-    if (*h) break;
+  while (!settles(hi)) {
     if (hi > (std::int64_t{1} << 40)) return -1;  // never hides (a profile can flatten out)
     lo = hi;
     hi *= 2;
   }
-  if (hi == floor_k) return hi * unit;
   while (lo + 1 < hi) {
     const auto mid = lo + (hi - lo) / 2;
-    (hides(mid) ? hi : lo) = mid;
+    (settles(mid) ? hi : lo) = mid;
   }
-  return hi * unit;
+  return hides_at(hi).value_or(false) ? hi * unit : -1;
 }
 
 Hardware flat_link_hardware(const Device& d, const Interconnect& ic, DType dtype) {
