@@ -261,12 +261,11 @@ Workload resolve_workload(const WorkloadSpec& s, const Hardware& hw) {
                                  w.seq_len(), s.documents_seed);
     // Judged before one whole-sequence document becomes the plain causal run,
     // so --no-causal is refused for every --documents alike.
-    if (!w.causal) throw InputError(kDocumentsNotCausal);
+    check_documents(w);
     // One document of the whole sequence is the causal mask: the run is today's causal run.
     if (w.documents.size() == 1) w.documents.clear();
   }
   validate(w, hw);
-  check_documents(w);
   return w;
 }
 
