@@ -12,6 +12,18 @@ namespace {
 
 using V = std::vector<std::string>;
 
+// Each value of `flag` refused with a line that begins with the flag's name.
+void expect_refused_naming(const std::string& flag, const std::vector<const char*>& bad) {
+  for (const auto* text : bad) {
+    try {
+      expand(flag, text);
+      ADD_FAILURE() << text << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(flag + ": ", 0), 0u) << e.what();
+    }
+  }
+}
+
 TEST(SweepAxis, ListsAndRanges) {
   EXPECT_EQ(expand("--devices", "8,64,512"), (V{"8", "64", "512"}));
   EXPECT_EQ(expand("--block", "2K..32K:x2"), (V{"2048", "4096", "8192", "16384", "32768"}));
@@ -28,25 +40,13 @@ TEST(SweepAxis, DecimalRanges) {
   EXPECT_EQ(expand("--efficiency", "0.1..0.3:+0.1"), (V{"0.1", "0.2", "0.3"}));
   EXPECT_EQ(expand("--efficiency", "0.5..1"), (V{"0.5"}));  // the default step is +1
   EXPECT_EQ(expand("--jitter", "1e-6..4e-6:x2"), (V{"1e-06", "2e-06", "4e-06"}));
-  for (const auto* bad : {"0.5..0.25", "0.5..1:x1", "0..1:x2", "0.1..1:+0", "a.5..1", "-0.5..1"}) {
-    try {
-      expand("--efficiency", bad);
-      ADD_FAILURE() << bad << " accepted";
-    } catch (const InputError& e) {
-      EXPECT_EQ(std::string(e.what()).rfind("--efficiency: ", 0), 0u) << e.what();
-    }
-  }
+  expect_refused_naming("--efficiency",
+                        {"0.5..0.25", "0.5..1:x1", "0..1:x2", "0.1..1:+0", "a.5..1", "-0.5..1"});
 }
 
 TEST(SweepAxis, BadRangesNameTheFlag) {
-  for (const auto* bad : {"8..2", "2..8:y2", "2..8:x1", "8,,2", "0..8:x2", "1..100000"}) {
-    try {
-      expand("--devices", bad);
-      ADD_FAILURE() << bad << " accepted";
-    } catch (const InputError& e) {
-      EXPECT_EQ(std::string(e.what()).rfind("--devices: ", 0), 0u) << e.what();
-    }
-  }
+  expect_refused_naming("--devices",
+                        {"8..2", "2..8:y2", "2..8:x1", "8,,2", "0..8:x2", "1..100000"});
 }
 
 TEST(SweepAxis, DocumentsAreAPipeList) {
