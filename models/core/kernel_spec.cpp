@@ -155,11 +155,13 @@ KernelSpec parse_kernel_spec(const json& e, const std::string& origin, std::size
     StepOp op;
     op.name = orr.str("name");
     op.pass = one_of(orr, "pass", {"fwd", "bwd", "both"});
-    op.when = one_of(orr, "when",
-                     {"first", "after_first", "step", "partial", "send", "final", "deferred"});
-    op.per = one_of(orr, "per",
-                    {"call_q_elems", "call_q_rows", "call_kv_elems", "all_q_elems", "all_qkv_elems",
-                     "sent_kv_elems"});
+    op.when = one_of(
+        orr, "when",
+        {"first", "after_first", "step", "every_step", "partial", "send", "final", "deferred"});
+    op.per =
+        one_of(orr, "per",
+               {"call_q_elems", "call_q_rows", "call_kv_elems", "block_kv_elems",
+                "block_kv_elems_per_query_chunk", "all_q_elems", "all_qkv_elems", "sent_kv_elems"});
     op.bytes = orr.num("bytes", 0, 1e6);
     op.kernels = static_cast<int>(orr.integer("kernels", 0, 1000));
     op.source = orr.str("source");

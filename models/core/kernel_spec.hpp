@@ -38,13 +38,16 @@ struct KernelTiles {
 // Memory-bound work a ring implementation does around its kernel calls:
 // `bytes` per unit of `per`, as `kernels` launches, `when` in the pass.
 //   when: first (the first step that computes), after_first (the later ones),
-//         step (every step that computes), partial (a step whose calls cover
+//         step (every step that computes), every_step (every step, whatever
+//         the mask: a scan that runs its loop either way), partial (a step whose calls cover
 //         only part of the device's rows), send (a step that sends a block),
 //         final (once after the pass), deferred (once per computing step,
 //         but run after the loop, with the final ones)
 //   per:  call_q_elems / call_q_rows (the rows the step's calls cover, x
 //         head_dim or not), call_kv_elems (the keys they cover, one of K or
-//         V, kv heads x head_dim), all_q_elems (the device's whole output),
+//         V, kv heads x head_dim), block_kv_elems (the keys the step's scan
+//         walks, computed or skipped), block_kv_elems_per_query_chunk (the
+//         same once per query chunk of a chunked scan), all_q_elems (the device's whole output),
 //         all_qkv_elems (its Q, K and V), sent_kv_elems (K and V elements of
 //         the block sent)
 struct StepOp {

@@ -96,6 +96,7 @@ std::int64_t k_block(const Workload& w) {
 
 struct Units {
   double call_q_rows = 0, call_kv_rows = 0;
+  double query_chunks = 1;  // the outer scan's trip count (1 without a scan)
 };
 
 // `kvh`: the KV heads the ring passes (Implementation::ring_kv_heads).
@@ -105,6 +106,12 @@ double units_of(const StepOp& op, const Workload& w, const Units& u, double kvh)
   if (op.per == "call_q_elems") return u.call_q_rows * d;
   if (op.per == "call_q_rows") return u.call_q_rows;
   if (op.per == "call_kv_elems") return u.call_kv_rows * d;
+  // The keys a step's scan walks, whether its tiles compute or not; once per
+  // query chunk where the seed's backward adds each query chunk's dK/dV into
+  // the whole block's (docs/models.md, "JAX blockwise scan").
+  const double block_kv = static_cast<double>(k_block(w)) * kvh * d;
+  if (op.per == "block_kv_elems") return block_kv;
+  if (op.per == "block_kv_elems_per_query_chunk") return block_kv * u.query_chunks;
   if (op.per == "all_q_elems") return static_cast<double>(device_query_rows(w)) * d;
   if (op.per == "all_qkv_elems") return c * d * (H + 2 * kvh);
   if (op.per == "sent_kv_elems") return 2.0 * c * kvh * d;
@@ -148,7 +155,8 @@ StepCost Implementation::step(const Workload& w, std::int64_t device, std::int64
     if (!varlen || kernels == 0) kernels += backward ? kernels_bwd_ : kernels_fwd_;
   }
   const bool computes = !calls.empty();
-  const auto u = call_units(w, calls, ring_kv_heads(w));
+  auto u = call_units(w, calls, ring_kv_heads(w));
+  if (scan_) u.query_chunks = static_cast<double>(scan_->grid(q_block(w), k_block(w)).query_chunks);
   // A measured merge (profiles with merge points): forward steps after the
   // first, over the device's whole query block.
   if (!backward && step > 0 && computes)
@@ -160,6 +168,7 @@ StepCost Implementation::step(const Workload& w, std::int64_t device, std::int64
     if (op.when == "first") on = computes && step == 0;
     if (op.when == "after_first") on = computes && step > 0;
     if (op.when == "step") on = computes;
+    if (op.when == "every_step") on = true;  // a scan runs whatever the mask
     if (op.when == "partial") on = partial;
     if (op.when == "send") on = sends;
     if (!on) continue;

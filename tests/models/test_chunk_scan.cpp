@@ -122,10 +122,17 @@ TEST(ChunkScan, StepChargesTilesLoopAndCarryInBothPasses) {
   EXPECT_EQ(c.attention_s, 0);
   EXPECT_EQ(c.merge_s, 0);
   EXPECT_NEAR(c.launch_s, loop, 1e-18);
-  // Backward: the dQ carry (36 B per query element) and dK/dV (16 B per key element).
+  // Backward: the dQ carry (36 B per query element); dK and dV moved to the
+  // chunk axis and back (32 B per key element) and added into the block's
+  // after each of the 2 query chunks (32 B per key element each).
   c = im->step(w, 3, 1, true, true);
   EXPECT_NEAR(c.attention_s, 4096.0 * 4096 * 32 * m->entry_seconds(128, true), 1e-15);
-  EXPECT_NEAR(c.merge_s, (36 * q_elems + 16 * kv_elems) / hbm, 1e-15);
+  EXPECT_NEAR(c.merge_s, (36 * q_elems + (32 + 2 * 32) * kv_elems) / hbm, 1e-15);
+  // A backward step whose tiles are all skipped still runs its scan, and so
+  // still writes the zero dK/dV parts and adds them in.
+  c = im->step(w, 0, 1, true, true);
+  EXPECT_EQ(c.attention_s, 0);
+  EXPECT_NEAR(c.merge_s, (32 + 2 * 32) * kv_elems / hbm, 1e-15);
   // The ring: K in fp32 (4 B) and V in bf16 (2 B); dK/dV in fp32.
   EXPECT_EQ(im->k_bytes(), 4);
   EXPECT_EQ(im->grad_bytes(), 4);
@@ -133,6 +140,22 @@ TEST(ChunkScan, StepChargesTilesLoopAndCarryInBothPasses) {
   EXPECT_EQ(fwd.ring, 4096u * 8 * 128 * 6);
   const auto bwd = pass_bytes(w, true, im->grad_bytes(), im->k_bytes());
   EXPECT_EQ(bwd.ring, 4096u * 8 * 128 * (6 + 8));
+}
+
+TEST(ChunkScan, BackwardAddsDkDvOncePerQueryChunk) {
+  // The seed's backward returns (dk + dk_part, dv + dv_part) from its outer
+  // scan: the whole block's dK and dV move once per query chunk, so halving
+  // the query chunk doubles that traffic and nothing else.
+  const auto hw = a100();
+  const auto w = make_workload(4, 4096, Layout::Ring, true, Pass::FwdBwd);
+  const double hbm = cat().device("a100-80gb").hbm_bandwidth;
+  const double q_elems = 4096.0 * 32 * 128, kv_elems = 4096.0 * 8 * 128;
+  for (const std::int64_t qc : {4096, 2048, 1024, 512}) {
+    const auto im = jax(hw, qc, 4096);
+    const double chunks = 4096.0 / static_cast<double>(qc);
+    const auto c = im->step(w, 3, 1, true, true);
+    EXPECT_NEAR(c.merge_s, (36 * q_elems + (32 + 32 * chunks) * kv_elems) / hbm, 1e-15) << qc;
+  }
 }
 
 TEST(ChunkScan, ClosedFormIsTheSumOfHandSteps) {
