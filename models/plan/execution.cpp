@@ -105,6 +105,12 @@ Execution jax_xla() {
   e.gap_s = kKernelGap;
   e.selective = SelectiveRecompute::Pointwise;
   e.dp_comm = DataParallelComm::PerLayer;
+  // jax.lax.dot_general returns its operands' dtype unless asked otherwise
+  // (preferred_element_type), so a weight's gradient is the bf16 output of a
+  // dot whose contraction runs over the data-parallel ranks' tokens: XLA's
+  // SPMD partitioner reduce-scatters it there, in bf16, and the transpose of
+  // the fp32-to-bf16 cast makes it fp32 on the shard only. The memory model
+  // holds the same bytes (models/plan/memory.cpp).
   e.grad_reduce_bytes = 2;
   e.reshard_after_forward = true;
   // XLA's latency-hiding scheduler overlaps collectives with independent compute.

@@ -186,6 +186,11 @@ FrameworkProfile jax_xla() {
   p.allocator_source =
       "assumption: none (XLA assigns buffers at compile time; no published fraction)";
   p.fsdp_gathered_with_pp = false;
+  p.fsdp_root_unit = false;
+  p.fsdp_root_source =
+      "XLA SPMD: an all-gather's result is a buffer like any other, freed after its last use "
+      "(buffer assignment); the embedding is gathered for its lookup and the output head for "
+      "the loss and its backward, neither during the layers' backward";
   // MaxText (weight_dtype float32): fp32 parameters, fp32 gradients, Adam's
   // m and v in fp32, all sharded (FSDP): 4 + 4 + 8 = 16 B per parameter.
   p.param_bytes = 4;

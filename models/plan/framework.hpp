@@ -53,6 +53,11 @@ struct FrameworkProfile {
   // and accumulates unsharded gradients in the reduce dtype until the last.
   bool fsdp_gathered_with_pp = false;
   const char* fsdp_pp_source = "";
+  // PyTorch FSDP wraps the embedding, output head and final norm in the root
+  // unit, gathered for the whole step; XLA gathers each weight where it is
+  // used and frees it after its last use, so the head is live at the loss only.
+  bool fsdp_root_unit = true;
+  const char* fsdp_root_source = "";
   // Which saved-activation count applies (models/plan/activations.hpp).
   enum class Saver { PytorchEager, TransformerEngine, JaxPolicy } saver = Saver::PytorchEager;
   const char* saver_source = "";

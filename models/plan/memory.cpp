@@ -81,11 +81,16 @@ void add_zero3_state(const Ctx& x, PlanMemory& m) {
         "dtype until the last microbatch");
     return;
   }
-  const double edge = x.edge ? root : 0;
-  add(m, "fsdp_gathered_params", edge + 2 * layer, "persistent",
-      x.edge ? "embedding + output head + norm / tp (the root unit, kept gathered) + 2 layers "
-               "(current + prefetched) / tp, bf16 (linears FP8 under FP8 all-gather)"
-             : "2 layers (current + prefetched) / tp, bf16");
+  const bool held = x.edge && x.fw.fsdp_root_unit;
+  add(m, "fsdp_gathered_params", (held ? root : 0) + 2 * layer, "persistent",
+      held ? "embedding + output head + norm / tp (the root unit, kept gathered) + 2 layers "
+             "(current + prefetched) / tp, bf16 (linears FP8 under FP8 all-gather)"
+           : "2 layers (current + prefetched) / tp, bf16");
+  // Without a root unit the output head is gathered for the loss alone.
+  if (x.head && !x.fw.fsdp_root_unit)
+    add(m, "fsdp_gathered_head", static_cast<double>(embedding_params(s)) / x.t * 2, "loss",
+        "the output head / tp, bf16, gathered for the loss and its backward (XLA frees it "
+        "after its last use; no root unit)");
 }
 
 // Megatron's distributed optimizer: params and the main-gradient buffer
@@ -217,10 +222,14 @@ void add_backward(const Ctx& x, PlanMemory& m, Layout layout) {
   if (fully_sharded(x.r) && !(x.pipelined && x.fw.fsdp_gathered_with_pp)) {
     const double lp = static_cast<double>(layer_params(s)) / x.t;
     if (x.fw.saver == FrameworkProfile::Saver::JaxPolicy) {
-      // XLA differentiates the fp32 parameters: a layer's gradient is fp32,
-      // reduce-scattered as it is.
-      add(m, "fsdp_unsharded_grads", 4 * lp, "layer_backward",
-          "one layer's fp32 gradients / tp, before their reduce-scatter");
+      // A weight's gradient is the bf16 output of its dot, reduce-scattered
+      // before the cast to the fp32 parameter's dtype: the bytes the step
+      // time's reduce-scatter carries (execution.cpp).
+      const double rb = execution(x.r).grad_reduce_bytes;
+      add(m, "fsdp_unsharded_grads", rb * lp, "layer_backward",
+          fmt::format("one layer's gradients / tp at the reduce-scatter's {:.0f} B (the dots' "
+                      "output dtype, cast to fp32 on the shard)",
+                      rb));
     } else {
       const double staging = grad_bytes(x.r) >= 4 ? 4 : 0;
       const double head = x.head && x.fw.saver == FrameworkProfile::Saver::PytorchEager

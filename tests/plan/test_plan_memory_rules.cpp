@@ -12,6 +12,7 @@
 
 #include "helpers.hpp"
 #include "models/plan/activations.hpp"
+#include "models/plan/execution.hpp"
 #include "models/plan/runtime_memory.hpp"
 
 namespace ringsim {
@@ -53,6 +54,29 @@ TEST(MemoryRules, MegatronFsdpShardsEveryState) {
   EXPECT_DOUBLE_EQ(it.at("grads_bf16_shard"), 2.0 * 202048 / 8);
   EXPECT_DOUBLE_EQ(it.at("optimizer_fp32_master_m_v"), 12.0 * 202048 / 8);
   EXPECT_EQ(it.count("fsdp_gathered_params"), 1u);
+}
+
+TEST(MemoryRules, JaxXlaHoldsNoRootUnitAndLayerGradientsAtTheReduceScattersBytes) {
+  // XLA frees a gathered weight after its last use (no FSDP root unit): two
+  // layers gathered through the step (2 x 36992 x 2 B), the output head
+  // (1000 x 64) gathered at the loss only; a layer's gradients held at the
+  // bytes the step time's reduce-scatter carries (bf16, 2 x 36992).
+  const auto hw = hardware("tpu-v5e");
+  auto r = request(tiny_shape(), 1024, 4);
+  r.framework = Framework::JaxXla;
+  const auto m = training_memory(r, hw, Layout::Ring, 2, 1, 1);
+  const auto it = items(m);
+  EXPECT_DOUBLE_EQ(it.at("fsdp_gathered_params"), 2.0 * 36992 * 2);
+  EXPECT_DOUBLE_EQ(it.at("fsdp_gathered_head"), 2.0 * 64000);
+  EXPECT_EQ(execution(r).grad_reduce_bytes, 2);
+  EXPECT_DOUBLE_EQ(it.at("fsdp_unsharded_grads"), execution(r).grad_reduce_bytes * 36992);
+  for (const auto& i : m.items)
+    if (i.name == "fsdp_gathered_head") EXPECT_EQ(i.phase, "loss");
+  // The same request under pytorch-fsdp keeps its root unit gathered.
+  r.framework = Framework::PytorchFsdp;
+  const auto p = items(training_memory(r, hardware("h100-sxm"), Layout::Ring, 2, 1, 1));
+  EXPECT_DOUBLE_EQ(p.at("fsdp_gathered_params"), 404096);
+  EXPECT_EQ(p.count("fsdp_gathered_head"), 0u);
 }
 
 TEST(MemoryRules, Fp8WeightsReplaceTheBf16CopyAndTheCache) {
