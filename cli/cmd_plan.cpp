@@ -871,9 +871,12 @@ Command plan_command() {
                         "framework's rules)")
             ->capture_default_str()
             ->type_name(flag_type::kName);
-        sub->add_option("--loss", f->loss,
-                        "eager (fp32 logits of every token) | chunked (4096-token chunks) | "
-                        "compiled (torch.compile's fused cross-entropy: bf16 logits and gradient)")
+        sub->add_option(
+               "--loss", f->loss,
+               "eager (fp32 logits of every token) | chunked (4096-token chunks) | "
+               "compiled (torch.compile's fused cross-entropy: bf16 logits and gradient) | "
+               "fused (a fused cross-entropy kernel, flash-attn's, as LLM Foundry runs it: "
+               "bf16 logits and gradient)")
             ->capture_default_str()
             ->type_name(flag_type::kName);
         sub->add_option("--cp", f->cp,

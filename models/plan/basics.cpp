@@ -33,7 +33,7 @@ const std::vector<std::string>& checkpointing_names() {
   return n;
 }
 const std::vector<std::string>& loss_names() {
-  static const std::vector<std::string> n{"eager", "chunked", "compiled"};
+  static const std::vector<std::string> n{"eager", "chunked", "compiled", "fused"};
   return n;
 }
 std::string to_string(Checkpointing c) {

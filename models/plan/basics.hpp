@@ -24,7 +24,7 @@
 namespace ringsim {
 
 enum class Checkpointing { None, Selective, Full };
-enum class LossImpl { Eager, Chunked, Compiled };
+enum class LossImpl { Eager, Chunked, Compiled, Fused };
 // How the layers split over pipeline stages (--pp-layout; models/plan/
 // pipeline.hpp stage_split, docs/plan.md "Pipeline parallelism").
 enum class PipelineLayout { Auto, Balanced, Even, EmbeddingLoss };
@@ -52,6 +52,12 @@ struct PlanConstants {
   // (2) and a per-token log-sum-exp, and writes the bf16 logits gradient (2)
   // in one backward kernel: 4 B per logit at the backward's peak.
   static constexpr double kCompiledLossBytesPerLogit = 4;
+  // A hand-written fused cross-entropy kernel (--loss fused: flash-attn's
+  // CrossEntropyLoss, flash_attn/losses/cross_entropy.py, the default
+  // loss_fn 'fused_crossentropy' of LLM Foundry's MPT) reads the bf16 logits
+  // and keeps a per-token log-sum-exp; its backward writes the bf16 logits
+  // gradient (inplace_backward off, the default): 2 + 2 B per logit.
+  static constexpr double kFusedLossBytesPerLogit = 4;
   static constexpr std::int64_t kLossChunkTokens = 4096;  // --loss chunked
   // CUDA context + cuBLAS workspaces + NCCL communicator buffers.
   static constexpr double kFixedOverheadBytes = 1.5 * 1024 * 1024 * 1024;

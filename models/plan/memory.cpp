@@ -157,6 +157,7 @@ void add_activations(const Ctx& x, PlanMemory& m) {
 double loss_bytes_per_logit(const Ctx& x) {
   if (x.fw.block_tokens > 0) return PlanConstants::kLossBytesPerLogit;
   if (x.r.loss == LossImpl::Compiled) return PlanConstants::kCompiledLossBytesPerLogit;
+  if (x.r.loss == LossImpl::Fused) return PlanConstants::kFusedLossBytesPerLogit;
   if (x.r.framework == Framework::Megatron) return 6;
   if (x.r.loss == LossImpl::Eager && x.tp > 1) return 16;
   return PlanConstants::kLossBytesPerLogit;
@@ -179,6 +180,8 @@ void add_loss(const Ctx& x, PlanMemory& m) {
                               x.fw.block_tokens)
       : loss == LossImpl::Compiled
           ? "4 B x tokens x vocab / tp (compiled cross-entropy: bf16 logits + their gradient)"
+      : loss == LossImpl::Fused
+          ? "4 B x tokens x vocab / tp (fused cross-entropy kernel: bf16 logits + their gradient)"
       : megatron ? "6 B x tokens x vocab / tp (vocab-parallel cross-entropy: fp32 copy softmaxed "
                    "in place + bf16 logits)"
       : loss == LossImpl::Chunked ? "12 B x 4096-token chunk x vocab / tp (chunked loss)"

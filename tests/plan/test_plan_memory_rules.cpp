@@ -168,6 +168,12 @@ TEST(MemoryRules, LossBytesPerLogitByImplementation) {
   EXPECT_DOUBLE_EQ(loss(2), 16.0 * 1024 * 1000 / 2);  // loss_parallel
   r.loss = LossImpl::Compiled;
   EXPECT_DOUBLE_EQ(loss(1), 4.0 * 1024 * 1000);
+  // flash-attn's fused cross-entropy (LLM Foundry's MPT): bf16 logits and
+  // gradient, and no freed bf16 block left cached beside fp32 buffers.
+  r.loss = LossImpl::Fused;
+  EXPECT_DOUBLE_EQ(loss(1), 4.0 * 1024 * 1000);
+  EXPECT_DOUBLE_EQ(loss(2), 4.0 * 1024 * 1000 / 2);
+  EXPECT_EQ(items(training_memory(r, hw, Layout::Ring, 1, 1, 1)).count("logits_block_cached"), 0u);
   r.framework = Framework::Megatron;
   r.loss = LossImpl::Eager;
   EXPECT_DOUBLE_EQ(loss(2), 6.0 * 1024 * 1000 / 2);  // vocab-parallel, in place
