@@ -5,6 +5,7 @@
 // the attention of the top N configs with the SimGrid engine in child
 // processes (proc/recheck.hpp; SimGrid allows one engine per process).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -313,7 +314,16 @@ void apply_memory_flags(const PlanFlags& f, PlanRequest& r) {
       throw InputError(
           "--remat-policy: MaxText's jax.checkpoint policies apply to --framework jax-xla; use "
           "--activation-checkpointing none|selective|full");
-    r.remat_policy = parse_choice("--remat-policy", f.remat_policy, remat_policy_names());
+    if (f.remat_policy.rfind("custom:", 0) == 0) {
+      if (!valid_custom_remat_policy(f.remat_policy))
+        throw InputError(fmt::format(
+            "--remat-policy: custom:NAME[,NAME...] keeps MaxText's named tensors on the device; "
+            "names are {} (got '{}')",
+            fmt::join(remat_tensor_names(), ", "), f.remat_policy));
+      r.remat_policy = f.remat_policy;
+    } else {
+      r.remat_policy = parse_choice("--remat-policy", f.remat_policy, remat_policy_names());
+    }
     r.checkpointing = remat_policy_checkpointing(r.remat_policy);
   }
 }
@@ -851,7 +861,9 @@ Command plan_command() {
                         "jax-xla: MaxText's remat_policy (full, minimal, minimal_with_context, "
                         "save_dot_with_context_except_mlp, save_dot_except_mlpwi, "
                         "save_dot_except_mlp, save_qkv_proj, save_out_proj, qkv_proj_offloaded, "
-                        "minimal_offloaded); overrides --activation-checkpointing")
+                        "minimal_offloaded), or custom:NAME[,NAME...] for remat_policy=custom "
+                        "with those tensors on the device (e.g. custom:context); overrides "
+                        "--activation-checkpointing")
             ->type_name(flag_type::kName);
         sub->add_option("--optimizer", f->optimizer, "adamw")
             ->capture_default_str()

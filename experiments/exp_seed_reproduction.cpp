@@ -127,12 +127,18 @@ json evaluate_table2(const Config& c) {
     // The paper's step at c: 4 d c^2 FLOPs per head at F, and K, V in bf16
     // (4 c d bytes per head) at B; equal at c = F/B.
     const double paper_step = 4.0 * m.head_dim * cp * cp * m.heads / r.flops;
+    // What the implementation's ring step moves over the paper's bf16 K and
+    // V at one link's rate (the seed's fp32 K: 6 B per K/V pair, not 4).
+    const double paper_bytes = 4.0 * m.head_dim * static_cast<double>(ws.block) * m.heads;
+    const double bytes_ratio =
+        s.at("comm_s_per_step").get<double>() * link.p2p_bandwidth() / paper_bytes;
     return {{"flops_tflops", r.flops / 1e12},
             {"bandwidth_gbs", r.bandwidth / 1e9},
             {"catalog_flops_tflops", dev.peak(DType::BF16) / 1e12},
             {"catalog_bandwidth_gbs", link.bandwidth / 1e9},
             {"ring_bandwidth_gbs", link.p2p_bandwidth() / 1e9},
             {"ring_min_block", paper_min_block(r.flops, link.p2p_bandwidth())},
+            {"ring_bytes_ratio", bytes_ratio},
             {"paper_min_block", cp},
             {"published_min_block", r.published_min_block},
             {"jax_min_block", s.at("min_block")},

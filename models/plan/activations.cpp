@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "models/core/errors.hpp"
 #include "models/plan/framework.hpp"
@@ -21,6 +22,13 @@ const std::vector<std::string>& remat_policy_names() {
                                           "save_out_proj",
                                           "qkv_proj_offloaded",
                                           "minimal_offloaded"};
+  return n;
+}
+
+const std::vector<std::string>& remat_tensor_names() {
+  static const std::vector<std::string> n{"query_proj", "key_proj", "value_proj", "kv_proj",
+                                          "qkv_proj",   "context",  "out_proj",   "mlpwi_0",
+                                          "mlpwi_1",    "mlpwi",    "mlpwo"};
   return n;
 }
 
@@ -43,6 +51,19 @@ LayerTensors layer_tensors(const ModelShape& s) {
 }
 
 namespace {
+
+constexpr const char* kCustomPolicy = "custom:";
+
+std::vector<std::string> split_names(const std::string& list) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (true) {
+    const size_t comma = list.find(',', at);
+    out.push_back(list.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) return out;
+    at = comma + 1;
+  }
+}
 
 // PyTorch eager autograd: every op saves what its backward reads. Layer
 // input, both norm outputs (the projections' inputs), Q/K/V after RoPE and
@@ -83,20 +104,63 @@ double te_none(const LayerTensors& t, const ModelShape& s, bool fp8) {
   return b;
 }
 
-// MaxText's named checkpoints (decoders.py): which of a layer's named
-// tensors each remat_policy saves on the device; offloaded ones go to host
-// memory. The scan carry (the layer input) is always kept.
+// The names a policy keeps (decoders.py get_remat_policy;
+// maxtext_utils.get_save_and_offload_names): on the device, or offloaded to
+// pinned host memory.
+struct SavedNames {
+  std::set<std::string> device, host;
+  bool any(const std::string& n) const { return device.count(n) || host.count(n); }
+};
+
+SavedNames maxtext_saved(const std::string& p) {
+  const std::set<std::string> qkv{"query_proj", "key_proj", "value_proj", "kv_proj", "qkv_proj"};
+  const std::set<std::string> mlp{"mlpwi_0", "mlpwi_1", "mlpwi", "mlpwo"};
+  SavedNames s;
+  auto add = [](std::set<std::string>& to, const std::set<std::string>& names) {
+    to.insert(names.begin(), names.end());
+  };
+  if (p.rfind(kCustomPolicy, 0) == 0) {
+    for (auto& n : split_names(p.substr(std::string(kCustomPolicy).size()))) s.device.insert(n);
+  } else if (p == "minimal" || p == "minimal_with_context") {
+    add(s.device, qkv);
+    add(s.device, mlp);
+    s.device.insert("out_proj");
+    if (p == "minimal_with_context") s.device.insert("context");
+  } else if (p.rfind("save_dot_", 0) == 0) {
+    add(s.device, qkv);
+    s.device.insert("out_proj");
+    if (p == "save_dot_with_context_except_mlp") s.device.insert("context");
+    if (p == "save_dot_except_mlpwi") s.device.insert("mlpwo");
+  } else if (p == "save_qkv_proj") {
+    add(s.device, qkv);
+  } else if (p == "save_out_proj") {
+    s.device.insert("out_proj");
+  } else if (p == "qkv_proj_offloaded") {
+    s.host = {"query_proj", "value_proj", "key_proj", "kv_proj"};
+  } else if (p == "minimal_offloaded") {
+    add(s.host, qkv);
+    add(s.host, mlp);
+    s.host.insert("out_proj");
+  }
+  return s;  // full: nothing but the scan carry
+}
+
+// MaxText's named checkpoints (decoders.py): the bytes of the named tensors
+// a policy keeps on the device; offloaded ones go to host memory. The scan
+// carry (the layer input) is always kept.
 double maxtext_policy(const LayerTensors& t, const std::string& p) {
-  const double qkv = t.q + t.k + t.v;
+  const auto& d = maxtext_saved(p).device;
+  auto has = [&](const char* a, const char* b) { return d.count(a) || d.count(b); };
   double b = t.input;
-  if (p == "minimal" || p == "minimal_with_context") b += qkv + t.o_proj + t.gate + t.up + t.down;
-  if (p == "minimal_with_context") b += t.attn_out;
-  if (p == "save_dot_with_context_except_mlp") b += qkv + t.attn_out + t.o_proj;
-  if (p == "save_dot_except_mlpwi") b += qkv + t.o_proj + t.down;
-  if (p == "save_dot_except_mlp") b += qkv + t.o_proj;
-  if (p == "save_qkv_proj") b += qkv;
-  if (p == "save_out_proj") b += t.o_proj;
-  return b;  // full, qkv_proj_offloaded, minimal_offloaded: the input alone on device
+  if (has("query_proj", "qkv_proj")) b += t.q;
+  if (has("key_proj", "qkv_proj") || d.count("kv_proj")) b += t.k;
+  if (has("value_proj", "qkv_proj") || d.count("kv_proj")) b += t.v;
+  if (d.count("context")) b += t.attn_out;
+  if (d.count("out_proj")) b += t.o_proj;
+  if (has("mlpwi_0", "mlpwi")) b += t.gate;
+  if (has("mlpwi_1", "mlpwi")) b += t.up;
+  if (d.count("mlpwo")) b += t.down;
+  return b;
 }
 
 // The policy a jax-xla request runs: --remat-policy, else the checkpointing
@@ -176,6 +240,28 @@ std::string saved_bytes_formula(const PlanRequest& r) {
   return r.checkpointing == Checkpointing::Selective
              ? "TorchTitan per-op SAC: input + attention out/LSE + every other matmul's output"
              : "PyTorch eager: 8D + Q/K/V + O + LSE + 8F";
+}
+
+bool valid_custom_remat_policy(const std::string& policy) {
+  if (policy.rfind(kCustomPolicy, 0) != 0) return false;
+  const auto& known = remat_tensor_names();
+  for (const auto& n : split_names(policy.substr(std::string(kCustomPolicy).size())))
+    if (std::find(known.begin(), known.end(), n) == known.end()) return false;
+  return true;
+}
+
+RematRecompute jax_remat_recompute(const PlanRequest& r) {
+  if (r.remat_policy.empty() && r.checkpointing == Checkpointing::None) return {};
+  const auto s = maxtext_saved(jax_policy(r));
+  RematRecompute re;
+  re.attention = !s.any("context");
+  const bool q = s.any("query_proj") || s.any("qkv_proj");
+  const bool kv =
+      (s.any("key_proj") && s.any("value_proj")) || s.any("kv_proj") || s.any("qkv_proj");
+  re.qkv = !(q && kv);
+  re.out_proj = !s.any("out_proj");
+  re.mlp_in = !(s.any("mlpwi") || (s.any("mlpwi_0") && (s.any("mlpwi_1") || !mlp_gated(r.shape))));
+  return re;
 }
 
 }  // namespace ringsim

@@ -18,6 +18,24 @@ const std::vector<std::string>& remat_policy_names();
 // again; selective: the unsaved matmuls and pointwise ops; none).
 Checkpointing remat_policy_checkpointing(const std::string& policy);
 
+// What a jax-xla remat policy re-runs of a layer's forward in its backward.
+// JAX rematerialises only what the backward reads and no policy saved
+// (jax.checkpoint's partial evaluation drops the rest as dead code): the
+// splash kernel's residuals are named "context" (MaxText's attention_op.py,
+// residual_checkpoint_name), so saving them spares the attention forward;
+// Q/K/V, the output projection (the MLP norm reads the residual it feeds)
+// and the MLP's input projections are re-run unless saved or offloaded; the
+// down projection's output only feeds the next layer's input, the scan's
+// saved carry, so no policy re-runs it.
+struct RematRecompute {
+  bool attention = false, qkv = false, out_proj = false, mlp_in = false;
+};
+RematRecompute jax_remat_recompute(const PlanRequest& r);
+// MaxText's remat_policy=custom with the named tensors kept on the device
+// (base.yml: NAME: 'device'), as --remat-policy custom:NAME[,NAME...].
+bool valid_custom_remat_policy(const std::string& policy);
+const std::vector<std::string>& remat_tensor_names();
+
 // One Llama layer's forward tensors per token, in bytes (bf16 unless said).
 struct LayerTensors {
   double input = 0;            // the layer input (the residual stream), 2D

@@ -113,8 +113,12 @@ Execution jax_xla() {
   // holds the same bytes (models/plan/memory.cpp).
   e.grad_reduce_bytes = 2;
   e.reshard_after_forward = true;
-  // XLA's latency-hiding scheduler overlaps collectives with independent compute.
-  e.tp_overlap = true;
+  // XLA's latency-hiding scheduler overlaps a collective with independent
+  // compute only: a TP all-gather or reduce-scatter feeds (or is fed by) the
+  // next matmul, so it stays exposed unless the collective matmul (windowed
+  // einsum) decomposes it, which MaxText's TPU scripts do not ask for (no
+  // collective-matmul or windowed-einsum XLA flag in configs/tpu/v5e and v5p).
+  e.tp_overlap = false;
   e.source =
       "XLA operator fusion and latency-hiding scheduler; jax.checkpoint policies "
       "(dots_saveable for selective)";

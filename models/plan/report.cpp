@@ -414,7 +414,8 @@ std::string explain(const PlanConfig& c, double hbm) {
     out += fmt::format("    {:<32}{:>10}  {}\n", k, seconds(v), why);
   };
   row("attention fwd+bwd", t.attention_s, "analyze(fwdbwd) x layers x micro-batches");
-  row("attention recompute", t.attention_recompute_s, "full checkpointing: one more forward");
+  row("attention recompute", t.attention_recompute_s,
+      "the forward again, as the remat policy says");
   row("projections + MLP", t.other_compute_s,
       "matmuls at peak x the device's GEMM efficiency (incl. recompute)");
   row("pointwise ops", t.pointwise_s, "norms, RoPE, residuals, SwiGLU by HBM bandwidth");

@@ -87,28 +87,33 @@ bool cp_shares_fsdp_link(const Hardware& g, std::int64_t cp, std::int64_t fsdp) 
 
 // One layer's linear GEMMs for `tokens` tokens on one TP GPU (models/kernel/
 // gemm.hpp), forward or backward (input and weight gradients).
+// Which of a layer's linears to count: all, or those a remat policy re-runs.
+struct LinearGroups {
+  bool qkv = true, out_proj = true, mlp_in = true, mlp_out = true;
+};
+
 double linear_seconds(const ModelShape& s, std::int64_t tokens, std::int64_t tp, const Execution& e,
-                      const GemmRates& rates, bool backward) {
+                      const GemmRates& rates, bool backward, LinearGroups on = {}) {
   const std::int64_t D = s.d_model, d = s.head_dim, q = s.heads * d / tp, kv = s.kv_heads * d / tp,
                      f = s.ffn / tp;
   std::vector<GemmShape> fwd;
-  if (e.fused_qkv) {
+  if (on.qkv && e.fused_qkv) {
     fwd.push_back({tokens, q + 2 * kv, D});
-  } else {
+  } else if (on.qkv) {
     fwd.push_back({tokens, q, D});
     fwd.push_back({tokens, kv, D});
     fwd.push_back({tokens, kv, D});
   }
-  fwd.push_back({tokens, D, q});  // output projection
-  if (!mlp_gated(s)) {
+  if (on.out_proj) fwd.push_back({tokens, D, q});  // output projection
+  if (on.mlp_in && !mlp_gated(s)) {
     fwd.push_back({tokens, f, D});  // a plain MLP's one up projection
-  } else if (e.fused_gate_up) {
+  } else if (on.mlp_in && e.fused_gate_up) {
     fwd.push_back({tokens, 2 * f, D});
-  } else {
+  } else if (on.mlp_in) {
     fwd.push_back({tokens, f, D});
     fwd.push_back({tokens, f, D});
   }
-  fwd.push_back({tokens, D, f});  // down projection
+  if (on.mlp_out) fwd.push_back({tokens, D, f});  // down projection
   double t = 0;
   for (const auto& g : fwd) {
     if (!backward) {
@@ -119,6 +124,61 @@ double linear_seconds(const ModelShape& s, std::int64_t tokens, std::int64_t tp,
     }
   }
   return t;
+}
+
+// One layer's forward, part by part, per micro-step: what a recompute
+// re-runs some share of.
+struct LayerParts {
+  double attention, linears, pointwise, fp8_casts, tp, cp_link, gaps, host;
+};
+
+// Megatron's and PyTorch's recompute: full re-runs the share fr of the
+// layers' forward; selective what execution.hpp says the framework re-runs.
+LayerParts recompute(const PlanRequest& r, const Execution& e, const LayerParts& f, double fr) {
+  if (r.checkpointing == Checkpointing::Full)
+    return {fr * f.attention, fr * f.linears, fr * f.pointwise, fr * f.fp8_casts,
+            fr * f.tp,        fr * f.cp_link, fr * f.gaps,      fr * f.host};
+  LayerParts re{};
+  if (r.checkpointing != Checkpointing::Selective) return re;
+  switch (e.selective) {
+    case SelectiveRecompute::OpLevel:
+      re.linears = 0.5 * f.linears;  // every other matmul, every pointwise op
+      re.pointwise = f.pointwise;
+      // TorchTitan's save list leaves cuDNN attention out: it runs again.
+      if (!sac_saves_attention(r)) re.attention = f.attention;
+      break;
+    case SelectiveRecompute::CoreAttention:
+      re.attention = f.attention;
+      break;
+    case SelectiveRecompute::Pointwise:
+      re.pointwise = f.pointwise;
+      break;
+  }
+  return re;
+}
+
+// A jax-xla remat policy (activations.hpp, jax_remat_recompute): the
+// attention forward (with its ring) unless the context is saved, the linears
+// it does not save, the pointwise ops, and the TP collectives of the re-run
+// linears (an all-gather before Q/K/V and before the MLP, a reduce-scatter
+// after the output projection: three of the pass's four).
+template <typename Linears>
+LayerParts jax_recompute(const PlanRequest& r, const LayerParts& f, Linears linears) {
+  const auto p = jax_remat_recompute(r);
+  LayerParts re{};
+  if (r.remat_policy.empty() && r.checkpointing == Checkpointing::None) return re;
+  if (p.attention) {
+    re.attention = f.attention;
+    re.cp_link = f.cp_link;
+  }
+  re.linears = linears({p.qkv, p.out_proj, p.mlp_in, false});
+  re.pointwise = f.pointwise;
+  re.tp = f.tp * ((p.qkv ? 1 : 0) + (p.out_proj ? 1 : 0) + (p.mlp_in ? 1 : 0)) / 4.0;
+  // Kernel gaps and FP8 casts come with re-run linears (the old "full").
+  const bool gemms = p.qkv || p.out_proj || p.mlp_in;
+  re.gaps = gemms ? f.gaps : 0;
+  re.fp8_casts = gemms ? f.fp8_casts : 0;
+  return re;
 }
 
 // Members of the FSDP shard group (cp x dp ranks of one stage, TP innermost)
@@ -215,7 +275,8 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   const double c8_b = fp8_cast_seconds(r, hw, tokens, tp, Z, true);
   const bool shared = cp_shares_fsdp_link(g, cp, zg.ranks);
 
-  // Recomputation in backward (execution.hpp: what "selective" means where).
+  // Recomputation in backward (execution.hpp: what "selective" means where;
+  // activations.hpp: what a jax-xla remat policy re-runs).
   const bool full = r.checkpointing == Checkpointing::Full;
   // --recompute-layers N: only N layers per stage and model chunk recompute
   // (Megatron's block method); the others keep their activations.
@@ -223,48 +284,30 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
                           ? s.layers
                           : *std::max_element(sh.stage_layers.begin(), sh.stage_layers.end());
   const double fr = full ? recompute_fraction(r, stage_l, sh.pp > 1 ? sh.pp_virtual : 1) : 0;
-  const bool selective = r.checkpointing == Checkpointing::Selective;
-  double re = 0, re_gap = 0, re_host = 0, re_attn = 0;
-  if (full) {
-    re = fr * (a_f + o_f + p_f + c8_f);
-    re_attn = fr * a_f;
-    re_gap = fr * gap_f;
-    re_host = fr * host_f;
-  } else if (selective) {
-    switch (e.selective) {
-      case SelectiveRecompute::OpLevel:
-        re = 0.5 * o_f + p_f;  // every other matmul, every pointwise op
-        // TorchTitan's save list leaves cuDNN attention out: it runs again.
-        if (!sac_saves_attention(r)) {
-          re += a_f;
-          re_attn = a_f;
-        }
-        break;
-      case SelectiveRecompute::CoreAttention:
-        re = a_f;
-        re_attn = a_f;
-        break;
-      case SelectiveRecompute::Pointwise:
-        re = p_f;
-        break;
-    }
-  }
+  const LayerParts fwd{a_f, o_f, p_f, c8_f, tp_f, r_f, gap_f, host_f};
+  const auto R = framework_profile(r).saver == FrameworkProfile::Saver::JaxPolicy
+                     ? jax_recompute(r, fwd,
+                                     [&](LinearGroups on) {
+                                       return linear_seconds(s, tokens_i, tp, e, lin, false, on);
+                                     })
+                     : recompute(r, e, fwd, fr);
+  const double re = R.attention + R.linears + R.pointwise + R.fp8_casts;
 
   // A layer's device work, its kernel gaps, and the host time to issue it:
   // the layer runs at the slower of device and host (the host runs ahead
   // while it can).
   const double dev_f = a_f + o_f + p_f + c8_f + gap_f;
-  const double dev_b = a_b + o_b + p_b + c8_b + gap_b + re + re_gap;
-  const double run_f = std::max(dev_f, host_f), run_b = std::max(dev_b, host_b + re_host);
+  const double dev_b = a_b + o_b + p_b + c8_b + gap_b + re + R.gaps;
+  const double run_f = std::max(dev_f, host_f), run_b = std::max(dev_b, host_b + R.host);
   // TP: exposed, or overlapped with the linears (their share of the GEMMs).
-  const double tpb_total = tp_b + fr * tp_f;
+  const double tpb_total = tp_b + R.tp;
   const double tpx_f = tp_overlap ? std::max(0.0, tp_f - o_f) : tp_f;
   const double tpx_b =
       tp_overlap && e.tp_overlap_backward ? std::max(0.0, tpb_total - o_b) : tpb_total;
   // Overlapped communication (FSDP prefetch, a CP ring sharing its link, TP
   // under overlap) slows the compute it runs beside.
   const double link_f = f_f + (shared ? r_f : 0);
-  const double link_b = f_b + (shared ? r_b + fr * r_f : 0);
+  const double link_b = f_b + (shared ? r_b + R.cp_link : 0);
   const int sms = hw.sm_count;
   const double ov_f = link_f + (tp_overlap ? tp_f - tpx_f : 0);
   const double ov_b = link_b + tpb_total - tpx_b;
@@ -308,22 +351,16 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   const double Ls = layers[slow];
   const double micro = stage_s(slow, false);
   T.attention_s = k * Ls * (a_f + a_b);
-  T.attention_recompute_s = k * Ls * re_attn;
-  T.other_compute_s = k * Ls *
-                      (o_f + o_b + fr * o_f +
-                       (selective && e.selective == SelectiveRecompute::OpLevel ? 0.5 * o_f : 0));
-  T.pointwise_s = k * Ls *
-                  (p_f + p_b +
-                   (full                                                            ? fr * p_f
-                    : selective && e.selective != SelectiveRecompute::CoreAttention ? p_f
-                                                                                    : 0));
-  T.fp8_cast_s = k * Ls * (c8_f + c8_b + fr * c8_f);
+  T.attention_recompute_s = k * Ls * R.attention;
+  T.other_compute_s = k * Ls * (o_f + o_b + R.linears);
+  T.pointwise_s = k * Ls * (p_f + p_b + R.pointwise);
+  T.fp8_cast_s = k * Ls * (c8_f + c8_b + R.fp8_casts);
   T.head_s = last ? k * (hc_f + hc_b) : 0;
   T.tp_comm_s = k * Ls * (tp_f + tpb_total);
   T.tp_exposed_s = k * Ls * (tpx_f + tpx_b);
   T.fsdp_comm_s = k * (Ls * (f_f + f_b) + (last ? 2 * ag_head + rs_head : 0) + (first ? edges : 0));
-  T.cp_link_s = k * Ls * (r_f + r_b + fr * r_f);
-  T.launch_s = k * Ls * (gap_f + gap_b + re_gap);
+  T.cp_link_s = k * Ls * (r_f + r_b + R.cp_link);
+  T.launch_s = k * Ls * (gap_f + gap_b + R.gaps);
   T.host_bound_s = k * Ls * (run_f - dev_f + run_b - dev_b);
   T.interference_s = k * Ls * (slow_f - run_f + slow_b - run_b);
   T.edges_s = first ? k * edges : 0;

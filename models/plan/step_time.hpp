@@ -30,7 +30,7 @@ struct PlanTime {
   std::string engine = "analytic";  // who produced the attention times
   // Seconds per step (all micro-steps, all layers) unless noted.
   double attention_s = 0;            // fwd + bwd, = analyze(fwdbwd, layers) x micro-batch
-  double attention_recompute_s = 0;  // full checkpointing: one more forward
+  double attention_recompute_s = 0;  // the attention forward run again in backward
   double other_compute_s = 0;        // projections + MLP (+ recompute) by roofline
   double pointwise_s = 0;            // norms, RoPE, residuals, SwiGLU by HBM roofline
   double fp8_cast_s = 0;             // FP8 casts of linear inputs, weights, output grads (HBM)

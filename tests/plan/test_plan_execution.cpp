@@ -46,5 +46,63 @@ TEST(Execution, ATinyLayerIsHostBound) {
   EXPECT_NEAR(c.at("time_breakdown").at("launch_s").get<double>(), 2 * 156 * 0.9e-6, 1e-12);
 }
 
+// A jax-xla step under MaxText's remat policies, through `plan --json`.
+nlohmann::json jax_breakdown(const std::string& policy) {
+  std::vector<std::string> a{"plan",    "--d-model",
+                             "256",     "--heads",
+                             "4",       "--kv-heads",
+                             "4",       "--head-dim",
+                             "64",      "--ffn",
+                             "512",     "--layers",
+                             "2",       "--vocab",
+                             "1024",    "--context",
+                             "8K",      "--gpus",
+                             "4",       "--gpu",
+                             "tpu-v5p", "--framework",
+                             "jax-xla", "--tp",
+                             "1",       "--pp",
+                             "1",       "--cp",
+                             "4",       "--layout",
+                             "ring",    "--calibration",
+                             "none",    "--global-batch-tokens",
+                             "replica", "--json"};
+  if (!policy.empty())
+    a.insert(a.end(), {"--remat-policy", policy});
+  else
+    a.insert(a.end(), {"--activation-checkpointing", "none"});
+  const auto r = run_cli(a);
+  EXPECT_EQ(r.code, 0) << r.err;
+  return nlohmann::json::parse(r.out).at("configs").at(0).at("time_breakdown");
+}
+
+TEST(Execution, JaxRematReRunsOnlyWhatTheBackwardReadsAndNoPolicySaved) {
+  const auto none = jax_breakdown("");
+  auto extra = [&](const std::string& p, const char* key) {
+    return jax_breakdown(p).at(key).get<double>() - none.at(key).get<double>();
+  };
+  // Saving the context spares the attention forward and its ring; without
+  // it the whole attention forward runs again (attention_s is fwd + bwd).
+  EXPECT_DOUBLE_EQ(jax_breakdown("custom:context").at("attention_recompute_s").get<double>(), 0);
+  const double attn = jax_breakdown("minimal").at("attention_recompute_s").get<double>();
+  EXPECT_GT(attn, 0);
+  EXPECT_DOUBLE_EQ(jax_breakdown("full").at("attention_recompute_s").get<double>(), attn);
+  EXPECT_NEAR(extra("full", "cp_link_s"),
+              jax_breakdown("full").at("cp_link_s").get<double>() -
+                  jax_breakdown("custom:context").at("cp_link_s").get<double>(),
+              1e-15);
+  // Linears: minimal saves every dot; full's re-run is the sum of its
+  // parts, and saving all but the down projection re-runs nothing, so the
+  // down projection is never re-run.
+  EXPECT_DOUBLE_EQ(extra("minimal", "other_compute_s"), 0);
+  EXPECT_NEAR(extra("full", "other_compute_s"),
+              extra("custom:mlpwi_0,mlpwi_1", "other_compute_s") +
+                  extra("custom:query_proj,key_proj,value_proj,out_proj", "other_compute_s"),
+              1e-15);
+  EXPECT_GT(extra("custom:mlpwi_0,mlpwi_1", "other_compute_s"), 0);
+  EXPECT_DOUBLE_EQ(
+      extra("custom:query_proj,key_proj,value_proj,out_proj,mlpwi_0,mlpwi_1", "other_compute_s"),
+      0);
+}
+
 }  // namespace
 }  // namespace ringsim

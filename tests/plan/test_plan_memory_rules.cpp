@@ -132,8 +132,47 @@ TEST(MemoryRules, MaxTextRematPolicies) {
   EXPECT_DOUBLE_EQ(saved("save_qkv_proj"), 128 + 256);
   EXPECT_DOUBLE_EQ(saved("save_out_proj"), 128 + 128);
   EXPECT_DOUBLE_EQ(saved("qkv_proj_offloaded"), 128);  // on host, not on the device
+  // remat_policy=custom with the named tensors on the device.
+  EXPECT_DOUBLE_EQ(saved("custom:context"), 128 + 128);
+  EXPECT_DOUBLE_EQ(saved("custom:context,out_proj,mlpwo"), 128 + 128 + 128 + 128);
+  EXPECT_DOUBLE_EQ(saved("custom:query_proj,kv_proj"), 128 + 256);
+  EXPECT_TRUE(valid_custom_remat_policy("custom:context,mlpwi_0"));
+  EXPECT_FALSE(valid_custom_remat_policy("custom:"));
+  EXPECT_FALSE(valid_custom_remat_policy("custom:context,"));
+  EXPECT_FALSE(valid_custom_remat_policy("custom:contxt"));
+  EXPECT_FALSE(valid_custom_remat_policy("context"));
   EXPECT_EQ(remat_policy_checkpointing("full"), Checkpointing::Full);
   EXPECT_EQ(remat_policy_checkpointing("minimal"), Checkpointing::Selective);
+}
+
+TEST(MemoryRules, MaxTextRematPoliciesRecomputeWhatTheBackwardReadsAndNobodySaved) {
+  // {attention, Q/K/V, output projection, MLP input projections}: what the
+  // backward re-runs; the down projection is never among them.
+  auto r = request(tiny_shape(), 1024, 4);
+  r.framework = Framework::JaxXla;
+  auto re = [&](const char* p) {
+    r.remat_policy = p;
+    const auto x = jax_remat_recompute(r);
+    return std::vector<bool>{x.attention, x.qkv, x.out_proj, x.mlp_in};
+  };
+  using V = std::vector<bool>;
+  EXPECT_EQ(re("full"), (V{true, true, true, true}));
+  EXPECT_EQ(re("minimal"), (V{true, false, false, false}));
+  EXPECT_EQ(re("minimal_with_context"), (V{false, false, false, false}));
+  EXPECT_EQ(re("save_dot_with_context_except_mlp"), (V{false, false, false, true}));
+  EXPECT_EQ(re("save_dot_except_mlpwi"), (V{true, false, false, true}));
+  EXPECT_EQ(re("save_qkv_proj"), (V{true, false, true, true}));
+  EXPECT_EQ(re("save_out_proj"), (V{true, true, false, true}));
+  // Offloaded tensors come back from host: not re-run.
+  EXPECT_EQ(re("qkv_proj_offloaded"), (V{true, false, true, true}));
+  EXPECT_EQ(re("minimal_offloaded"), (V{true, false, false, false}));
+  EXPECT_EQ(re("custom:context"), (V{false, true, true, true}));
+  EXPECT_EQ(re("custom:query_proj,key_proj"), (V{true, true, true, true}));  // V re-run
+  EXPECT_EQ(re("custom:query_proj,kv_proj,mlpwi_0"), (V{true, false, true, true}));
+  // No policy and no checkpointing: nothing re-runs.
+  r.remat_policy.clear();
+  r.checkpointing = Checkpointing::None;
+  EXPECT_EQ(re(""), (V{false, false, false, false}));
 }
 
 TEST(MemoryRules, PartialRecomputeAndOffloading) {
