@@ -163,6 +163,10 @@ int run(const HardwareListFlags& f) {
                              {"ffn", m.ffn},
                              {"mlp", m.mlp},
                              {"vocab", m.vocab},
+                             {"experts", m.experts},
+                             {"experts_per_token", m.experts_per_token},
+                             {"shared_experts", m.shared_experts},
+                             {"expert_ffn", m.expert_ffn},
                              {"source", m.source}});
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -228,10 +232,18 @@ int run(const HardwareListFlags& f) {
                              c.gpus_per_node, c.intra, c.inter, c.platform, extra);
   }
   std::cout << "\nModels (--model):\n";
-  for (const auto& m : model_shapes())
+  for (const auto& m : model_shapes()) {
+    const auto mlp =
+        is_moe(m)
+            ? fmt::format(
+                  "{} experts of {}, top-{}{} ({})", m.experts, m.expert_ffn, m.experts_per_token,
+                  m.shared_experts ? fmt::format(" + {} shared", m.shared_experts) : std::string(),
+                  m.mlp)
+            : fmt::format("FFN {} ({})", m.ffn, m.mlp);
     std::cout << fmt::format(
-        "  {:<15} {} layers, d_model {}, {} heads, {} KV heads, head dim {}, FFN {} ({})\n", m.name,
-        m.layers, m.d_model, m.heads, m.kv_heads, m.head_dim, m.ffn, m.mlp);
+        "  {:<15} {} layers, d_model {}, {} heads, {} KV heads, head dim {}, {}\n", m.name,
+        m.layers, m.d_model, m.heads, m.kv_heads, m.head_dim, mlp);
+  }
   if (!f.sources) std::cout << "\n(--sources prints where every number comes from)\n";
   return 0;
 }

@@ -140,6 +140,7 @@ int run(const InferFlags& f) {
 
   InferRequest r;
   r.shape = proc::resolve_shape(proc::parse_workload(f.w, false));
+  proc::refuse_moe(r.shape, "ringsim infer");
   if (!f.layers.empty())
     r.shape.layers = static_cast<int>(parse_count("--layers", f.layers, 1, 100000));
   if (f.context.empty()) throw InputError("--context: required (tokens, e.g. 131072, 128K or 1M)");

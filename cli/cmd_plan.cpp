@@ -70,6 +70,8 @@ struct PlanFlags {
   // Memory rules apart from the framework's defaults (models/plan/framework.hpp)
   std::string grad_dtype, fp8_weights, remat_policy, fsdp, recompute_layers, offload_layers;
   std::string norm;
+  // Mixture of experts (models/plan/moe.hpp)
+  std::string ep, capacity_factor, routing_seed;
 };
 
 // The inference planner takes the flags it shares with training; those that
@@ -264,6 +266,36 @@ std::string larger_device_text(const std::vector<PlanConfig>& cs, const Catalog&
       names.empty() ? std::string("no device in the catalog holds that: more devices (--gpus) or "
                                   "more parallelism (--cp, --pp, --tp)")
                     : "a device that holds it: " + list + " (--gpu NAME)");
+}
+
+// --ep, --capacity-factor, --routing-seed: a mixture-of-experts model's
+// expert parallelism and routing (models/plan/moe.hpp).
+void apply_moe_flags(const PlanFlags& f, PlanRequest& r) {
+  const bool moe = is_moe(r.shape);
+  auto need_moe = [&](const char* flag) {
+    if (!moe)
+      throw InputError(
+          fmt::format("{}: applies to a mixture-of-experts model (--model {}); {} has no experts",
+                      flag, "mixtral-8x7b, qwen3-30b-a3b, ...", r.shape.name));
+  };
+  if (!f.ep.empty()) {
+    need_moe("--ep");
+    r.ep = parse_count("--ep", f.ep, 1, r.shape.experts);
+    if (r.shape.experts % r.ep != 0)
+      throw InputError(
+          fmt::format("--ep: must divide the model's {} experts, got {}", r.shape.experts, r.ep));
+    r.ep_degrees = {r.ep};
+  }
+  if (!f.capacity_factor.empty()) {
+    need_moe("--capacity-factor");
+    // 1: each expert takes its even share; 64: past any load a sample reaches.
+    r.capacity_factor = parse_real("--capacity-factor", f.capacity_factor, 1, 64);
+  }
+  if (!f.routing_seed.empty()) {
+    need_moe("--routing-seed");
+    r.routing_seed = static_cast<std::uint64_t>(
+        parse_count("--routing-seed", f.routing_seed, 0, std::int64_t{1} << 62));
+  }
 }
 
 // --grad-dtype, --fp8-weights and --remat-policy onto the request: each
@@ -568,6 +600,7 @@ int run(const PlanFlags& f) {
   apply_memory_flags(f, r);
   r.causal = f.causal;
   if (!f.cp.empty()) r.cp_degrees = {parse_count("--cp", f.cp, 1, 1 << 20)};
+  apply_moe_flags(f, r);
   // One layout, or a comma list of the layouts to search (e.g. those a framework has).
   if (!f.layout.empty())
     for (std::size_t at = 0; at <= f.layout.size();) {
@@ -893,6 +926,18 @@ Command plan_command() {
             ->type_name(flag_type::kName);
         sub->add_option("--cp", f->cp,
                         "Fix the context-parallel degree (default: search powers of two)")
+            ->type_name(flag_type::kInt);
+        sub->add_option("--ep", f->ep,
+                        "Mixture-of-experts models: fix the expert-parallel degree (default: "
+                        "search powers of two dividing the experts and cp x dp)")
+            ->type_name(flag_type::kInt);
+        sub->add_option("--capacity-factor", f->capacity_factor,
+                        "Mixture-of-experts models: each expert's capacity over its even share "
+                        "(tokens over it dropped); default: dropless")
+            ->type_name(flag_type::kFloat);
+        sub->add_option("--routing-seed", f->routing_seed,
+                        "Mixture-of-experts models: the seed of the sampled routing that sets "
+                        "the slowest EP rank's load (default 1)")
             ->type_name(flag_type::kInt);
         sub->add_option("--layout", f->layout,
                         "Fix the layout: ring|striped|zigzag|ulysses|allgather|hybrid, or search "

@@ -27,10 +27,23 @@ Catalog load_catalog(const HardwareSpec& h, bool framework_keys) {
   return cat;
 }
 
+void refuse_moe(const ModelShape& s, const char* what) {
+  if (is_moe(s))
+    throw InputError(fmt::format(
+        "--model {}: a mixture-of-experts model; {} models dense layers only so far (ringsim "
+        "plan plans its training, expert parallelism included)",
+        s.name, what));
+}
+
 ModelShape resolve_shape(const WorkloadSpec& w) {
   ModelShape s = find_model("--model", w.model);
   const bool custom =
       w.d_model || w.heads || w.kv_heads || w.head_dim || w.ffn || (w.mlp && *w.mlp != s.mlp);
+  if (custom && is_moe(s))
+    throw InputError(fmt::format(
+        "--model {}: a mixture-of-experts model keeps its own shape; --d-model, --heads, "
+        "--kv-heads, --head-dim, --ffn and --mlp shape a dense model",
+        s.name));
   if (w.d_model) s.d_model = *w.d_model;
   if (w.heads) s.heads = *w.heads;
   if (w.kv_heads)
@@ -241,6 +254,7 @@ Workload resolve_workload(const WorkloadSpec& s, const Hardware& hw) {
   w.pass = s.pass;
   w.dtype = s.dtype;
   w.shape = resolve_shape(s);
+  refuse_moe(w.shape, "ringsim run");
   if (s.layers) {
     w.layers = *s.layers;
     if (w.shape.name == "custom") w.shape.layers = w.layers;

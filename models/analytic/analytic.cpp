@@ -171,6 +171,12 @@ std::uint64_t layer_params(const ModelShape& s) {
   // Wq, Wk, Wv (D x d(H + 2 kvh)), Wo (Hd x D), the MLP's D x F matrices (3
   // gated: W1, W3, W2; 2 plain: up, down), two norm gains.
   const std::uint64_t mlp = static_cast<std::uint64_t>(mlp_matrices(s));
+  // A MoE layer: every expert's matrices (routed and shared) and the router.
+  if (is_moe(s)) {
+    const std::uint64_t width = static_cast<std::uint64_t>(s.experts + s.shared_experts) *
+                                static_cast<std::uint64_t>(s.expert_ffn);
+    return D * d * (H + 2 * kvh) + H * d * D + mlp * D * width + D * s.experts + 2 * D;
+  }
   return D * d * (H + 2 * kvh) + H * d * D + mlp * D * F + 2 * D;
 }
 

@@ -103,7 +103,17 @@ const std::vector<ModelShape>& model_shapes() {
       s.heads = m.at("heads");
       s.kv_heads = m.at("kv_heads");
       s.head_dim = m.at("head_dim");
-      s.ffn = m.at("ffn");
+      s.experts = m.value("experts", 0);
+      if (s.experts > 0) {
+        s.experts_per_token = m.at("experts_per_token");
+        s.shared_experts = m.value("shared_experts", 0);
+        s.expert_ffn = m.at("expert_ffn");
+        if (s.experts_per_token < 1 || s.experts_per_token > s.experts || s.expert_ffn < 1)
+          throw std::logic_error("models.json: bad experts of " + s.name);
+        s.ffn = (s.experts_per_token + s.shared_experts) * s.expert_ffn;
+      } else {
+        s.ffn = m.at("ffn");
+      }
       s.vocab = m.at("vocab");
       s.mlp = m.value("mlp", std::string("swiglu"));
       if (std::find(mlp_names().begin(), mlp_names().end(), s.mlp) == mlp_names().end())

@@ -50,6 +50,13 @@ struct ModelShape {
   // up projections, their product, then down) or plain (gelu, relu2: one up
   // projection, the activation, then down). ffn is the hidden width either way.
   std::string mlp = "swiglu";
+  // Mixture of experts (docs/plan.md, "Mixture of experts"): every layer's
+  // MLP is `experts` routed experts of width expert_ffn, of which a token
+  // takes experts_per_token, plus shared_experts of the same width that every
+  // token takes, and a router (D x experts). 0 experts: a dense model. For a
+  // MoE model ffn is the width a token passes through, (top-k + shared) x
+  // expert_ffn: what its activations, pointwise ops and FLOPs see.
+  int experts = 0, experts_per_token = 0, shared_experts = 0, expert_ffn = 0;
   std::string source;
   // Tokens per optimizer step the model was published with (0: none given),
   // plan's default batch for it (docs/plan.md, "Global batch").
@@ -59,6 +66,9 @@ struct ModelShape {
 const std::vector<ModelShape>& model_shapes();  // embedded models.json
 const std::vector<std::string>& mlp_names();    // swiglu, geglu, gelu, relu2
 bool mlp_gated(const ModelShape& s);
+inline bool is_moe(const ModelShape& s) {
+  return s.experts > 0;
+}
 // Projections into the hidden width: 2 gated (gate, up), 1 plain.
 int mlp_up_matrices(const ModelShape& s);
 inline int mlp_matrices(const ModelShape& s) {

@@ -75,6 +75,20 @@ std::uint64_t total_params(const ModelShape& s) {
          static_cast<std::uint64_t>(s.d_model);
 }
 
+std::uint64_t expert_layer_params(const ModelShape& s) {
+  if (!is_moe(s)) return 0;
+  return static_cast<std::uint64_t>(mlp_matrices(s)) * static_cast<std::uint64_t>(s.d_model) *
+         static_cast<std::uint64_t>(s.experts) * static_cast<std::uint64_t>(s.expert_ffn);
+}
+
+std::uint64_t active_params(const ModelShape& s) {
+  if (!is_moe(s)) return total_params(s);
+  // The routed experts a token does not take.
+  const auto idle = expert_layer_params(s) / static_cast<std::uint64_t>(s.experts) *
+                    static_cast<std::uint64_t>(s.experts - s.experts_per_token);
+  return total_params(s) - static_cast<std::uint64_t>(s.layers) * idle;
+}
+
 double activation_bytes_per_token(const ModelShape& s, Checkpointing c) {
   const double D = s.d_model, d = s.head_dim, H = s.heads, kvh = s.kv_heads, F = s.ffn;
   const double qkv = 2 * d * (H + 2 * kvh);  // Q, K, V after RoPE, kept by flash attention
@@ -98,7 +112,8 @@ double activation_bytes_per_token(const ModelShape& s, Checkpointing c) {
 }
 
 double model_flops_per_token(const ModelShape& s, std::int64_t context, bool causal) {
-  const double n_nonembed = static_cast<double>(total_params(s) - embedding_params(s));
+  // A MoE model counts the parameters a token passes through (active).
+  const double n_nonembed = static_cast<double>(active_params(s) - embedding_params(s));
   const double attn = 12.0 * s.layers * s.heads * s.head_dim * static_cast<double>(context);
   return 6 * n_nonembed + (causal ? attn / 2 : attn);
 }

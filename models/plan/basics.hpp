@@ -122,6 +122,14 @@ struct PlanRequest {
   // sequences per micro-step fixed (0: searched).
   bool compile = false;
   int tp_overlap = -1;
+  // Mixture of experts (docs/plan.md, "Mixture of experts"): the expert-
+  // parallel degree (--ep; the search sets it per row when 0), the capacity
+  // factor (0: dropless, Megatron-Core's default) and the seed of the
+  // sampled routing that sets the slowest rank's load.
+  std::int64_t ep = 1;
+  std::vector<std::int64_t> ep_degrees;  // --ep given: searched over these; empty: auto
+  double capacity_factor = 0;
+  std::uint64_t routing_seed = 1;
   std::int64_t micro_batch = 0;
   // The framework-level calibration applied to the step (models/plan/
   // calibration.hpp): 1 and empty under --calibration none.
@@ -181,6 +189,12 @@ constexpr std::int64_t kMaxAutoCp = 1024;  // analytic cost grows as cp^2
 // models/analytic/analytic.hpp's (the simulator's job mode gathers them too).
 std::uint64_t embedding_params(const ModelShape& s);  // vocab x d_model, each of embedding and head
 std::uint64_t total_params(const ModelShape& s);
+// A MoE layer's routed experts' parameters (0 for a dense model): what expert
+// parallelism shards.
+std::uint64_t expert_layer_params(const ModelShape& s);
+// The parameters a token passes through (a MoE model's top-k and shared
+// experts; every parameter of a dense one).
+std::uint64_t active_params(const ModelShape& s);
 
 // Bytes per token per layer kept for backward (bf16, flash attention, no
 // dropout; Korthikanti et al. 2022 arXiv 2205.05198 sec. 4.1 method applied to

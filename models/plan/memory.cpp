@@ -39,6 +39,13 @@ struct Ctx {
   std::int64_t cp, tp;
   double L, t, G, N, in_flight, c, ct;
   bool edge, head, fp8, pipelined;
+  // The routed experts' parameters a device does not hold under expert
+  // parallelism: each EP rank keeps experts / ep (moe.hpp).
+  double elsewhere_per_layer() const {
+    const double ep = static_cast<double>(std::max<std::int64_t>(1, r.ep));
+    return static_cast<double>(expert_layer_params(r.shape)) * (1 - 1 / ep);
+  }
+  double held_params() const { return N - L * elsewhere_per_layer(); }
 };
 
 void add(PlanMemory& m, std::string name, double bytes, const char* phase, std::string formula,
@@ -66,17 +73,18 @@ void add_zero3_state(const Ctx& x, PlanMemory& m) {
              : "8 B x params / devices (Adam m and v, fp32)");
   // FP8 all-gather (TorchTitan enable_fsdp_float8_all_gather): the linear
   // weights arrive as FP8 and are used as such (no bf16 copy).
-  const double lp = static_cast<double>(layer_params(s));
+  // Under expert parallelism a layer gathers its local experts only.
+  const double lp = static_cast<double>(layer_params(s)) - x.elsewhere_per_layer();
   const double layer = lp / x.t * 2 * fsdp_allgather_fraction(x.r);
   const double root = (2 * static_cast<double>(embedding_params(s)) + s.d_model) / x.t * 2;
   if (x.pipelined && x.fw.fsdp_gathered_with_pp) {
     // TorchTitan under PP: the stage stays gathered across microbatches and
     // accumulates unsharded fp32 gradients until the last one.
-    const double edge_p = x.N - x.L * lp;
+    const double edge_p = x.held_params() - x.L * lp;
     add(m, "fsdp_gathered_params", x.L * layer + edge_p / x.t * 2, "persistent",
         "the stage's parameters / tp, gathered across microbatches (no reshard under PP), "
         "linear weights at the all-gather's dtype");
-    add(m, "fsdp_accumulated_grads_fp32", 4 * x.N / x.t, "persistent",
+    add(m, "fsdp_accumulated_grads_fp32", 4 * x.held_params() / x.t, "persistent",
         "4 B x the stage's parameters / tp: unsharded gradients accumulated in the reduce "
         "dtype until the last microbatch");
     return;
@@ -100,21 +108,26 @@ void add_megatron_state(const Ctx& x, PlanMemory& m) {
   const auto& s = x.r.shape;
   const double d = x.G / x.t, gb = grad_bytes(x.r);
   const double lin = x.fp8 ? x.L * fp8_linear_params(s) : 0;
+  // Expert parallelism: a device holds its EP rank's experts (experts / ep).
+  const double N = x.held_params();
+  const char* ep = is_moe(s) && x.r.ep > 1 ? ", routed experts / ep" : "";
   if (fp8_weights(x.r)) {
-    add(m, "params_fp8_bf16", (x.N - lin) * 2 / x.t + lin / x.t, "persistent",
-        "linear weights 1 B (FP8, --fp8-weights) + the rest 2 B, x params / tp");
+    add(m, "params_fp8_bf16", (N - lin) * 2 / x.t + lin / x.t, "persistent",
+        fmt::format("linear weights 1 B (FP8, --fp8-weights) + the rest 2 B, x params / tp{}", ep));
     add(m, "fp8_weight_transposes", lin / x.t, "persistent",
         "layers x linear params / tp x 1 B (Transformer Engine's FP8 transpose)");
   } else {
-    add(m, "params_bf16", 2 * x.N / x.t, "persistent",
-        "2 B x params / tp (not sharded over data parallel; Megatron distributed optimizer)");
+    add(m, "params_bf16", 2 * N / x.t, "persistent",
+        fmt::format("2 B x params / tp{} (not sharded over data parallel; Megatron distributed "
+                    "optimizer)",
+                    ep));
     if (x.fp8)
       add(m, "fp8_weight_copies", 2 * lin / x.t, "persistent",
           "layers x linear params / tp x 2 B (FP8 weight + transpose cached by Transformer "
           "Engine between microbatches)");
   }
-  add(m, fmt::format("grads_{}", dtype_name(gb)), gb * x.N / x.t, "persistent",
-      fmt::format("{:.0f} B x params / tp (main-gradient buffer, not sharded)", gb));
+  add(m, fmt::format("grads_{}", dtype_name(gb)), gb * N / x.t, "persistent",
+      fmt::format("{:.0f} B x params / tp{} (main-gradient buffer, not sharded)", gb, ep));
   add(m, "optimizer_fp32_master_m_v", x.fw.optimizer_bytes * x.N / x.t / d, "persistent",
       fmt::format("12 B x params / tp / d, d = cp x dp = {:.0f} (distributed optimizer)", d));
 }
@@ -222,6 +235,9 @@ void add_backward(const Ctx& x, PlanMemory& m, Layout layout) {
             : fmt::format("{:.0f} B/token x tokens / tp (one layer, recomputed for its backward)",
                           recomputed));
   add(m, "residual_grad", 2 * D * x.ct, "layer_backward", "2D B/token x tokens / tp");
+  if (is_moe(s))
+    add(m, "moe_dispatch_buffers", 2 * x.ct * s.experts_per_token * 2 * D, "layer_backward",
+        "2 x tokens / tp x top-k x D x 2 B: the permuted tokens sent and those received");
   if (fully_sharded(x.r) && !(x.pipelined && x.fw.fsdp_gathered_with_pp)) {
     const double lp = static_cast<double>(layer_params(s)) / x.t;
     if (x.fw.saver == FrameworkProfile::Saver::JaxPolicy) {

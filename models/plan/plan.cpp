@@ -10,6 +10,7 @@
 #include "models/core/errors.hpp"
 #include "models/core/profile.hpp"
 #include "models/plan/execution.hpp"
+#include "models/plan/moe.hpp"
 
 namespace ringsim {
 
@@ -18,6 +19,7 @@ std::string PlanConfig::label() const {
   if (layout == Layout::Hybrid && cp > 1)
     s += fmt::format(" (u{}xr{})", ulysses_degree, cp / std::max(1, ulysses_degree));
   if (tp > 1) s += fmt::format(" tp {}", tp);
+  if (ep > 1) s += fmt::format(" ep {}", ep);
   if (pp > 1) s += fmt::format(" pp {}", pp);
   if (pp > 1 && pp_virtual > 1) s += fmt::format(" v{}", pp_virtual);
   return s;
@@ -28,6 +30,22 @@ Workload attention_workload(const PlanRequest& r, const PlanConfig& c) {
 }
 
 namespace {
+
+// Expert parallelism (moe.hpp): the EP group is carved from the cp x dp
+// ranks (Megatron-Core's MoE parallel folding) and splits the experts evenly;
+// the experts' width splits over tp (expert tensor parallelism = tp).
+std::string moe_rule(const PlanRequest& r, std::int64_t cp_dp, std::int64_t tp) {
+  const auto& s = r.shape;
+  if (!is_moe(s)) return r.ep > 1 ? "--ep: the model has no experts (a dense model)" : "";
+  if (s.experts % r.ep != 0)
+    return fmt::format("ep {} does not divide the {} experts", r.ep, s.experts);
+  if (cp_dp % r.ep != 0)
+    return fmt::format("ep {} does not divide cp x dp = {} (the EP group is carved from them)",
+                       r.ep, cp_dp);
+  if (s.expert_ffn % tp != 0)
+    return fmt::format("tp {} must divide the experts' width ({})", tp, s.expert_ffn);
+  return {};
+}
 
 // A shape rule that rejects the config before any memory or time; empty if it passes.
 std::string shape_rule(const PlanRequest& r, const Hardware& hw, Layout layout, std::int64_t cp,
@@ -83,7 +101,7 @@ std::string shape_rule(const PlanRequest& r, const Hardware& hw, Layout layout, 
   if (seqs % dp != 0)
     return fmt::format(
         "a global batch of {} sequences does not split over {} data-parallel replicas", seqs, dp);
-  return {};
+  return moe_rule(r, cp * dp, tp);
 }
 
 // One change of the request that would make `c` fit: the flag, and the
@@ -176,6 +194,7 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
   c.layout = cp == 1 ? Layout::Ring : layout;
   c.cp = cp;
   c.tp = tp;
+  c.ep = r.ep;
   c.micro_batch = micro_batch;
   c.pp = pipeline.pp;
   c.pp_virtual = pipeline.pp > 1 ? pipeline.virtual_stages : 1;
@@ -385,16 +404,20 @@ std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const I
         if (per_replica % m == 0) mbs.push_back(m);
       if (mbs.back() != per_replica) mbs.push_back(per_replica);
     }
-    std::optional<PlanConfig> best;
-    for (auto m : mbs) {
-      auto c = evaluate(r, hw, cm, cd.layout, cd.cp, cd.tp, m, std::nullopt, false,
-                        {cd.pp, r.pp_virtual});
-      if (!best ||
-          (c.feasible && (!best->feasible || c.tokens_per_s_per_gpu > best->tokens_per_s_per_gpu)))
-        best = std::move(c);
-      if (!best->feasible && !best->evaluated) break;  // a shape rule: every micro-batch fails
+    for (auto ep : ep_degrees(r, cd.cp * dp)) {
+      PlanRequest q = r;
+      q.ep = ep;
+      std::optional<PlanConfig> best;
+      for (auto m : mbs) {
+        auto c = evaluate(q, hw, cm, cd.layout, cd.cp, cd.tp, m, std::nullopt, false,
+                          {cd.pp, r.pp_virtual});
+        if (!best || (c.feasible &&
+                      (!best->feasible || c.tokens_per_s_per_gpu > best->tokens_per_s_per_gpu)))
+          best = std::move(c);
+        if (!best->feasible && !best->evaluated) break;  // a shape rule: every micro-batch fails
+      }
+      out.push_back(std::move(*best));
     }
-    out.push_back(std::move(*best));
   }
   std::stable_sort(out.begin(), out.end(), [](const PlanConfig& a, const PlanConfig& b) {
     if (a.feasible != b.feasible) return a.feasible;

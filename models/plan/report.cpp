@@ -52,6 +52,7 @@ nlohmann::json config_json(const PlanConfig& c, int rank, double hbm) {
   j["grad_accum_steps"] = c.grad_accum;
   j["pp"] = c.pp;
   j["pp_virtual"] = c.pp_virtual;
+  j["ep"] = c.ep;
   j["microbatches"] = c.grad_accum;  // the schedule's m: micro-steps per replica per step
   j["hbm_bytes"] = hbm;
   if (!c.evaluated) {
@@ -98,6 +99,14 @@ nlohmann::json config_json(const PlanConfig& c, int rank, double hbm) {
       {"link_exposed_s", t.fsdp_exposed_s},   {"optimizer_s", t.optimizer_s},
       {"micro_step_s", t.micro_step_s}};
   j["time_breakdown"]["fp8_cast_s"] = t.fp8_cast_s;
+  // Mixture of experts (moe.hpp): the experts' GEMMs (inside other_compute_s)
+  // and the dispatch and combine all-to-alls (in the step, exposed).
+  j["time_breakdown"]["expert_compute_s"] = t.expert_compute_s;
+  j["time_breakdown"]["ep_alltoall_s"] = t.ep_alltoall_s;
+  if (t.ep_alltoall_bytes > 0 || t.expert_compute_s > 0)
+    j["moe"] = {{"ep", c.ep},
+                {"imbalance", t.moe_imbalance},
+                {"alltoall_bytes_per_gpu", t.ep_alltoall_bytes}};
   // Frameworks as they execute (docs/plan.md), and the calibration.
   j["time_breakdown"]["launch_s"] = t.launch_s;
   j["time_breakdown"]["host_bound_s"] = t.host_bound_s;
@@ -418,6 +427,17 @@ std::string explain(const PlanConfig& c, double hbm) {
       "the forward again, as the remat policy says");
   row("projections + MLP", t.other_compute_s,
       "matmuls at peak x the device's GEMM efficiency (incl. recompute)");
+  if (t.expert_compute_s > 0) {
+    row("  of which experts", t.expert_compute_s,
+        fmt::format("router, routed and shared experts' GEMMs; the slowest EP rank's load "
+                    "x{:.3f} the mean (sampled routing, --routing-seed)",
+                    t.moe_imbalance)
+            .c_str());
+    row("EP all-to-all (exposed)", t.ep_alltoall_s,
+        fmt::format("dispatch + combine, forward and backward, {} B per GPU each",
+                    static_cast<std::int64_t>(t.ep_alltoall_bytes))
+            .c_str());
+  }
   row("pointwise ops", t.pointwise_s, "norms, RoPE, residuals, SwiGLU by HBM bandwidth");
   if (t.fp8_cast_s > 0)
     row("FP8 casts", t.fp8_cast_s, "linear inputs, weights, output grads: 3 B/element by HBM");

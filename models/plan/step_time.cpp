@@ -14,6 +14,7 @@
 #include "models/plan/activations.hpp"
 #include "models/plan/execution.hpp"
 #include "models/plan/framework.hpp"
+#include "models/plan/moe.hpp"
 #include "models/plan/pipeline.hpp"
 
 namespace ringsim {
@@ -227,8 +228,12 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   const auto bf16 = bf16_gemm_rates(hw);
   const auto lin =
       r.precision == Precision::FP8 ? fp8_gemm_rates(hw, r.fp8_flops, r.fp8_gemm_efficiency) : bf16;
-  const double o_f = linear_seconds(s, tokens_i, tp, e, lin, false);
-  const double o_b = linear_seconds(s, tokens_i, tp, e, lin, true);
+  // A MoE layer's MLP is its experts (moe.hpp): their GEMMs join the
+  // linears, their dispatch and combine all-to-alls sit on the layer's path.
+  const auto moe = moe_layer_time(r, g, tokens_i, tp, lin, e.fused_gate_up);
+  const LinearGroups dense = is_moe(s) ? LinearGroups{true, true, false, false} : LinearGroups{};
+  const double o_f = linear_seconds(s, tokens_i, tp, e, lin, false, dense) + moe.experts_f;
+  const double o_b = linear_seconds(s, tokens_i, tp, e, lin, true, dense) + moe.experts_b;
   const double p_f = pointwise_fwd_bytes_per_token(s, e) * tokens / t / hbm;
   const double p_b = e.backward_traffic * p_f;
   const double gap_f = e.kernels_fwd * e.gap_s, gap_b = e.kernels_bwd * e.gap_s;
@@ -258,7 +263,11 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
     return collective_time(Collective::ReduceScatter, params / t * e.grad_reduce_bytes, zg, hw)
         .seconds;
   };
-  const double lp = static_cast<double>(layer_params(s));
+  // Expert parallelism (moe.hpp): a device gathers, reduces and updates its
+  // EP rank's experts only, over the ranks that hold the same ones.
+  const double ep_elsewhere = static_cast<double>(expert_layer_params(s)) *
+                              (1 - 1 / static_cast<double>(std::max<std::int64_t>(1, r.ep)));
+  const double lp = static_cast<double>(layer_params(s)) - ep_elsewhere;
   // FP8 all-gather (precision.hpp): linear weights travel as FP8.
   const double ag_layer = gather(lp, 2 * fsdp_allgather_fraction(r));
   const double rs_layer = scatter(lp);
@@ -288,7 +297,11 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   const auto R = framework_profile(r).saver == FrameworkProfile::Saver::JaxPolicy
                      ? jax_recompute(r, fwd,
                                      [&](LinearGroups on) {
-                                       return linear_seconds(s, tokens_i, tp, e, lin, false, on);
+                                       const bool experts = on.mlp_in && is_moe(s);
+                                       on.mlp_in = on.mlp_in && !is_moe(s);
+                                       on.mlp_out = on.mlp_out && !is_moe(s);
+                                       return linear_seconds(s, tokens_i, tp, e, lin, false, on) +
+                                              (experts ? moe.experts_f : 0);
                                      })
                      : recompute(r, e, fwd, fr);
   const double re = R.attention + R.linears + R.pointwise + R.fp8_casts;
@@ -296,8 +309,10 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   // A layer's device work, its kernel gaps, and the host time to issue it:
   // the layer runs at the slower of device and host (the host runs ahead
   // while it can).
-  const double dev_f = a_f + o_f + p_f + c8_f + gap_f;
-  const double dev_b = a_b + o_b + p_b + c8_b + gap_b + re + R.gaps;
+  // Full recompute re-runs the experts with their dispatch and combine.
+  const double moe_re = fr * moe.a2a_f;
+  const double dev_f = a_f + o_f + p_f + c8_f + gap_f + moe.a2a_f;
+  const double dev_b = a_b + o_b + p_b + c8_b + gap_b + re + R.gaps + moe.a2a_b + moe_re;
   const double run_f = std::max(dev_f, host_f), run_b = std::max(dev_b, host_b + R.host);
   // TP: exposed, or overlapped with the linears (their share of the GEMMs).
   const double tpb_total = tp_b + R.tp;
@@ -357,6 +372,10 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   T.fp8_cast_s = k * Ls * (c8_f + c8_b + R.fp8_casts);
   T.head_s = last ? k * (hc_f + hc_b) : 0;
   T.tp_comm_s = k * Ls * (tp_f + tpb_total);
+  T.ep_alltoall_s = k * Ls * (moe.a2a_f + moe.a2a_b + moe_re);
+  T.ep_alltoall_bytes = moe.a2a_bytes;
+  T.moe_imbalance = moe.imbalance;
+  T.expert_compute_s = k * Ls * (moe.experts_f * (1 + fr) + moe.experts_b);
   T.tp_exposed_s = k * Ls * (tpx_f + tpx_b);
   T.fsdp_comm_s = k * (Ls * (f_f + f_b) + (last ? 2 * ag_head + rs_head : 0) + (first ? edges : 0));
   T.cp_link_s = k * Ls * (r_f + r_b + R.cp_link);
@@ -377,7 +396,8 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   // backward runs, the parameters all-gathered during the first's forward.
   double stage_n = 0;
   for (size_t i = 0; i < P; ++i)
-    stage_n = std::max(stage_n, stage_params(s, layers, static_cast<std::int64_t>(i)));
+    stage_n = std::max(
+        stage_n, stage_params(s, layers, static_cast<std::int64_t>(i)) - layers[i] * ep_elsewhere);
   if (e.dp_comm == DataParallelComm::PerStep && Z > 1) {
     const double rs = scatter(stage_n), ag = gather(stage_n, 2);
     T.dp_step_comm_s = rs + ag;
@@ -410,8 +430,11 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   }
   // The optimizer runs on every stage at once after the flush: the stage with
   // the most parameters, sharded over its gpus / pp devices.
+  // (every parameter's optimizer state is sharded over all the stage's GPUs,
+  // experts included: the EP rank's experts over the ranks holding them)
+  const double stage_all = stage_n + Ls * ep_elsewhere;
   T.optimizer_s =
-      PlanConstants::kOptimizerTrafficBytes * stage_n / static_cast<double>(r.gpus / sh.pp) / hbm;
+      PlanConstants::kOptimizerTrafficBytes * stage_all / static_cast<double>(r.gpus / sh.pp) / hbm;
   // Pipeline schedule (Narayanan et al. 2021, arXiv 2104.04473, sec. 2.2):
   // m + (p-1)/V slots of the slowest stage's microbatch. P2P is not
   // overlapped with compute (Megatron's default: its 1F1B posts each send

@@ -1,0 +1,107 @@
+#include "models/plan/moe.hpp"
+
+#include <algorithm>
+#include <random>
+
+namespace ringsim {
+
+double routing_imbalance(std::int64_t tokens, int k, std::int64_t ep, double capacity_factor,
+                         std::uint64_t seed) {
+  if (ep <= 1 || tokens <= 0 || k <= 0) return 1;
+  // The routed copies of the group's tokens, dealt to ranks as a multinomial
+  // with equal chances: rank i draws Binomial(left, 1 / (ranks left)).
+  const auto n = static_cast<std::int64_t>(ep * tokens * k);
+  std::mt19937_64 gen(seed);
+  std::int64_t left = n, most = 0;
+  for (std::int64_t i = 0; i < ep; ++i) {
+    const double p = 1.0 / static_cast<double>(ep - i);
+    const std::int64_t x =
+        i + 1 == ep ? left : std::binomial_distribution<std::int64_t>(left, p)(gen);
+    most = std::max(most, x);
+    left -= x;
+  }
+  const double u = static_cast<double>(most) * static_cast<double>(ep) / static_cast<double>(n);
+  return capacity_factor > 0 ? std::min(u, capacity_factor) : u;
+}
+
+double ep_alltoall_bytes(const ModelShape& s, std::int64_t tokens, std::int64_t tp) {
+  return static_cast<double>(tokens) / static_cast<double>(tp) * s.experts_per_token * s.d_model *
+         2.0;
+}
+
+double rows_per_expert(const ModelShape& s, std::int64_t tokens, std::int64_t ep,
+                       double imbalance) {
+  return imbalance * static_cast<double>(ep * tokens) * s.experts_per_token / s.experts;
+}
+
+namespace {
+
+// One expert's MLP on m rows: gate and up (fused or not, or one up
+// projection for a plain MLP) and down, forward or backward.
+double expert_seconds(const ModelShape& s, std::int64_t m, std::int64_t f, bool fused,
+                      const GemmRates& rates, bool backward) {
+  if (m <= 0) return 0;
+  const std::int64_t D = s.d_model;
+  std::vector<GemmShape> fwd;
+  if (!mlp_gated(s)) {
+    fwd.push_back({m, f, D});
+  } else if (fused) {
+    fwd.push_back({m, 2 * f, D});
+  } else {
+    fwd.push_back({m, f, D});
+    fwd.push_back({m, f, D});
+  }
+  fwd.push_back({m, D, f});
+  double t = 0;
+  for (const auto& g : fwd) {
+    if (!backward) {
+      t += gemm_time(g, rates).seconds;
+    } else {
+      const auto [dx, dw] = backward_gemms(g);
+      t += gemm_time(dx, rates).seconds + gemm_time(dw, rates).seconds;
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+MoeLayerTime moe_layer_time(const PlanRequest& r, const Hardware& g, std::int64_t tokens,
+                            std::int64_t tp, const GemmRates& rates, bool fused_gate_up) {
+  MoeLayerTime t;
+  const auto& s = r.shape;
+  if (!is_moe(s)) return t;
+  const std::int64_t ep = std::max<std::int64_t>(1, r.ep), f = s.expert_ffn / tp;
+  t.imbalance =
+      routing_imbalance(tokens, s.experts_per_token, ep, r.capacity_factor, r.routing_seed);
+  const auto m = static_cast<std::int64_t>(rows_per_expert(s, tokens, ep, t.imbalance) + 0.5);
+  const auto local = s.experts / ep;
+  const GemmShape router{tokens, s.experts, s.d_model};
+  const auto [rdx, rdw] = backward_gemms(router);
+  // Shared experts: every token, one GEMM of their summed width.
+  const std::int64_t shared = static_cast<std::int64_t>(s.shared_experts) * f;
+  for (const bool bwd : {false, true}) {
+    double x = static_cast<double>(local) * expert_seconds(s, m, f, fused_gate_up, rates, bwd) +
+               expert_seconds(s, shared > 0 ? tokens : 0, shared, fused_gate_up, rates, bwd);
+    x += bwd ? gemm_time(rdx, rates).seconds + gemm_time(rdw, rates).seconds
+             : gemm_time(router, rates).seconds;
+    (bwd ? t.experts_b : t.experts_f) = x;
+  }
+  t.a2a_bytes = ep > 1 ? ep_alltoall_bytes(s, tokens, tp) : 0;
+  const double one = alltoall_time(static_cast<std::uint64_t>(t.a2a_bytes), ep,
+                                   alltoall_bandwidth(g, ep), alltoall_latency(g, ep));
+  t.a2a_f = 2 * one;  // dispatch + combine
+  t.a2a_b = 2 * one;  // their gradients, the other way
+  return t;
+}
+
+std::vector<std::int64_t> ep_degrees(const PlanRequest& r, std::int64_t cp_dp) {
+  if (!is_moe(r.shape)) return {1};
+  if (!r.ep_degrees.empty()) return r.ep_degrees;  // a row that breaks a rule says which
+  std::vector<std::int64_t> out;
+  for (std::int64_t e = 1; e <= r.shape.experts && e <= cp_dp; e *= 2)
+    if (r.shape.experts % e == 0 && cp_dp % e == 0) out.push_back(e);
+  return out;
+}
+
+}  // namespace ringsim

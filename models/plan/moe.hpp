@@ -1,0 +1,57 @@
+#pragma once
+// Mixture of experts in a training step (docs/plan.md, "Mixture of
+// experts"): how many tokens each expert-parallel rank computes, what the
+// token dispatch and combine all-to-alls move, and the expert GEMMs' time.
+//
+// A MoE layer on one GPU, per micro-step, with T tokens per CP rank (the
+// rank's own CP shard: a token's attention and its experts run on the same
+// rank, so nothing moves between them but the dispatch), top-k routing over
+// E experts, expert parallelism EP and tensor parallelism t:
+//   * dispatch and combine: each an all-to-all of T/t x k x D x 2 bytes per
+//     GPU over the EP group (bf16 hidden states, sequence-parallel shares),
+//     (EP-1)/EP of it leaving the GPU; forward dispatch + combine, backward
+//     the same two again; exposed (Megatron-Core's default schedule).
+//   * expert GEMMs: E/EP local experts, each on u x EP x T x k / E rows (u,
+//     the slowest rank's load over the mean), gate/up and down of width
+//     expert_ffn / t; shared experts on all T tokens; the router's D x E.
+#include <cstdint>
+#include <vector>
+
+#include "models/analytic/analytic.hpp"
+#include "models/kernel/gemm.hpp"
+#include "models/plan/basics.hpp"
+
+namespace ringsim {
+
+// The slowest EP rank's routed rows over the mean, for `tokens` tokens per
+// rank and top-k over the group: routing drawn as the balanced router's
+// ideal (every routed copy lands on each rank with probability 1/EP: a
+// multinomial, sampled rank by rank as binomials with `seed`), then capped
+// at the capacity factor when one is set (the tokens over it are dropped).
+// 1 when EP is 1 (one rank holds every expert).
+double routing_imbalance(std::int64_t tokens, int k, std::int64_t ep, double capacity_factor,
+                         std::uint64_t seed);
+
+// Bytes one GPU sends in one dispatch (or combine) all-to-all.
+double ep_alltoall_bytes(const ModelShape& s, std::int64_t tokens, std::int64_t tp);
+
+// Routed rows per local expert on the slowest rank.
+double rows_per_expert(const ModelShape& s, std::int64_t tokens, std::int64_t ep, double imbalance);
+
+struct MoeLayerTime {
+  double experts_f = 0, experts_b = 0;  // router, routed and shared expert GEMMs
+  double a2a_f = 0, a2a_b = 0;          // dispatch + combine, forward and backward
+  double imbalance = 1;                 // the slowest rank's load over the mean
+  double a2a_bytes = 0;                 // one all-to-all's bytes per GPU
+};
+
+// One MoE layer's time per micro-step on one GPU (0s for a dense model).
+// `fused_gate_up`: the gate and up projections as one GEMM (Megatron).
+MoeLayerTime moe_layer_time(const PlanRequest& r, const Hardware& g, std::int64_t tokens,
+                            std::int64_t tp, const GemmRates& rates, bool fused_gate_up);
+
+// Expert-parallel degrees searched for a row with cp x dp ranks: --ep's, or
+// the powers of two dividing both the experts and cp x dp.
+std::vector<std::int64_t> ep_degrees(const PlanRequest& r, std::int64_t cp_dp);
+
+}  // namespace ringsim
