@@ -107,7 +107,7 @@ void add_zero3_state(const Ctx& x, PlanMemory& m) {
 void add_megatron_state(const Ctx& x, PlanMemory& m) {
   const auto& s = x.r.shape;
   const double d = x.G / x.t, gb = grad_bytes(x.r);
-  const double lin = x.fp8 ? x.L * fp8_linear_params(s) : 0;
+  const double lin = x.fp8 ? x.L * (fp8_linear_params(s) - x.elsewhere_per_layer()) : 0;
   // Expert parallelism: a device holds its EP rank's experts (experts / ep).
   const double N = x.held_params();
   const char* ep = is_moe(s) && x.r.ep > 1 ? ", routed experts / ep" : "";
@@ -279,7 +279,9 @@ void add_backward(const Ctx& x, PlanMemory& m, Layout layout) {
   // the layer's FP8 weights transposed for the input-gradient GEMMs.
   const bool te = x.fw.fp8_saves_cast_inputs;
   const double fp8_casts =
-      x.fp8 ? ((te ? 0 : D) + 2 * F) * cb + (te ? 0 : fp8_linear_params(s) / x.t) : 0;
+      x.fp8 ? ((te ? 0 : D) + 2 * F) * cb +
+                  (te ? 0 : (fp8_linear_params(s) - x.elsewhere_per_layer()) / x.t)
+            : 0;
   // Attention's and the MLP's backward do not run at once: the larger counts.
   if (attn >= mlp_grads + fp8_casts) {
     add(m, "attention_buffers", attn, "layer_backward",

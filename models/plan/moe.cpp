@@ -34,6 +34,14 @@ double rows_per_expert(const ModelShape& s, std::int64_t tokens, std::int64_t ep
   return imbalance * static_cast<double>(ep * tokens) * s.experts_per_token / s.experts;
 }
 
+double permute_bytes(const ModelShape& s, std::int64_t tokens, std::int64_t tp, std::int64_t ep) {
+  const double t = static_cast<double>(tokens) / static_cast<double>(tp);
+  const double k = s.experts_per_token;
+  const bool sorts = s.experts / std::max<std::int64_t>(1, ep) > 1 && ep > 1;
+  const double elements = (t + t * k) + (sorts ? 4 * t * k : 0) + (t * k + t);
+  return 2.0 * s.d_model * elements;
+}
+
 namespace {
 
 // One expert's MLP on m rows: gate and up (fused or not, or one up
@@ -87,6 +95,9 @@ MoeLayerTime moe_layer_time(const PlanRequest& r, const Hardware& g, std::int64_
              : gemm_time(router, rates).seconds;
     (bwd ? t.experts_b : t.experts_f) = x;
   }
+  t.permute_f = t.permute_b = permute_bytes(s, tokens, tp, ep) / g.hbm_achievable();
+  t.experts_f += t.permute_f;
+  t.experts_b += t.permute_b;
   t.a2a_bytes = ep > 1 ? ep_alltoall_bytes(s, tokens, tp) : 0;
   const double one = alltoall_time(static_cast<std::uint64_t>(t.a2a_bytes), ep,
                                    alltoall_bandwidth(g, ep), alltoall_latency(g, ep));

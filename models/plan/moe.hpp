@@ -38,7 +38,17 @@ double ep_alltoall_bytes(const ModelShape& s, std::int64_t tokens, std::int64_t 
 // Routed rows per local expert on the slowest rank.
 double rows_per_expert(const ModelShape& s, std::int64_t tokens, std::int64_t ep, double imbalance);
 
+// Bytes one GPU's token permutations move in a MoE layer's forward (the
+// backward moves as many), bf16 at HBM: Megatron-Core's all-to-all token
+// dispatcher (moe/token_dispatcher.py) permutes the T/t tokens into their
+// top-k expert order before the dispatch (read T, write T x k), sorts the
+// received chunks by local expert when a rank holds more than one (read and
+// write T x k), and after the combine sorts them back (again) and
+// unpermutes (read T x k, write T, the weighted sum of a token's k copies).
+double permute_bytes(const ModelShape& s, std::int64_t tokens, std::int64_t tp, std::int64_t ep);
+
 struct MoeLayerTime {
+  double permute_f = 0, permute_b = 0;  // the token permutations (permute_bytes at HBM)
   double experts_f = 0, experts_b = 0;  // router, routed and shared expert GEMMs
   double a2a_f = 0, a2a_b = 0;          // dispatch + combine, forward and backward
   double imbalance = 1;                 // the slowest rank's load over the mean

@@ -429,8 +429,8 @@ std::string explain(const PlanConfig& c, double hbm) {
       "matmuls at peak x the device's GEMM efficiency (incl. recompute)");
   if (t.expert_compute_s > 0) {
     row("  of which experts", t.expert_compute_s,
-        fmt::format("router, routed and shared experts' GEMMs; the slowest EP rank's load "
-                    "x{:.3f} the mean (sampled routing, --routing-seed)",
+        fmt::format("router, routed and shared experts' GEMMs, token permutes at HBM; the "
+                    "slowest EP rank's load x{:.3f} the mean (sampled routing, --routing-seed)",
                     t.moe_imbalance)
             .c_str());
     row("EP all-to-all (exposed)", t.ep_alltoall_s,

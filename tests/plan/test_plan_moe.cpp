@@ -71,6 +71,18 @@ TEST(Moe, SampledRoutingIsReproducibleAndEvensOutWithMoreTokens) {
   EXPECT_GT(few, many);
 }
 
+TEST(Moe, TokenPermutationsByHand) {
+  // Mixtral, 4096 tokens on a tp-2 GPU, EP 8 (one expert per rank: no sort
+  // by local expert): permute 2048 + 4096, unpermute 4096 + 2048 elements of
+  // 4096 x 2 B = 100,663,296 B per pass.
+  const auto& m = find_model("--model", "mixtral-8x7b");
+  EXPECT_DOUBLE_EQ(permute_bytes(m, 4096, 2, 8), 2.0 * 4096 * (2048 + 4096 + 4096 + 2048));
+  // EP 4: two experts per rank, so the received chunks are sorted by local
+  // expert and back (4 x 4096 elements more).
+  EXPECT_DOUBLE_EQ(permute_bytes(m, 4096, 2, 4),
+                   2.0 * 4096 * (2048 + 4096 + 4 * 4096 + 4096 + 2048));
+}
+
 TEST(Moe, AllToAllTimeIsTwoPerPassOverTheEpGroup) {
   auto r = request(find_model("--model", "mixtral-8x7b"), 4096, 8);
   r.ep = 8;
@@ -109,6 +121,13 @@ TEST(Moe, ExpertParallelismShardsTheExpertsMegatronKeepsWhole) {
   EXPECT_DOUBLE_EQ(it.at("moe_dispatch_buffers"), 2.0 * 4096 * 8 * 2048 * 2);
   r.ep = 1;
   EXPECT_DOUBLE_EQ(items(training_memory(r, hw, Layout::Ring, 1, 1, 1)).at("params_bf16"), 2 * n);
+  // FP8 weights (--fp8-weights): the EP rank's linear weights at 1 B, the
+  // rest (norms: 2 x 2048 per layer; embeddings, final norm) at 2 B.
+  r.ep = 8;
+  r.precision = Precision::FP8;
+  const double lin = 48 * (layer_params(q) - 2.0 * 2048 - experts * 7 / 8);
+  it = items(training_memory(r, hw, Layout::Ring, 1, 1, 1));
+  EXPECT_DOUBLE_EQ(it.at("params_fp8_bf16"), (n - 48 * experts * 7 / 8 - lin) * 2 + lin);
 }
 
 TEST(Moe, EpDegreesSearchedDivideTheExpertsAndTheDataRanks) {
