@@ -71,7 +71,7 @@ struct PlanFlags {
   std::string grad_dtype, fp8_weights, remat_policy, fsdp, recompute_layers, offload_layers;
   std::string norm;
   // Mixture of experts (models/plan/moe.hpp)
-  std::string ep, capacity_factor, routing_seed;
+  std::string ep, etp, capacity_factor, routing_seed;
 };
 
 // The inference planner takes the flags it shares with training; those that
@@ -285,6 +285,13 @@ void apply_moe_flags(const PlanFlags& f, PlanRequest& r) {
       throw InputError(
           fmt::format("--ep: must divide the model's {} experts, got {}", r.shape.experts, r.ep));
     r.ep_degrees = {r.ep};
+  }
+  if (!f.etp.empty()) {
+    need_moe("--etp");
+    r.etp = parse_count("--etp", f.etp, 1, r.shape.expert_ffn);
+    if (r.shape.expert_ffn % r.etp != 0)
+      throw InputError(fmt::format("--etp: must divide the experts' width {}, got {}",
+                                   r.shape.expert_ffn, r.etp));
   }
   if (!f.capacity_factor.empty()) {
     need_moe("--capacity-factor");
@@ -930,6 +937,11 @@ Command plan_command() {
         sub->add_option("--ep", f->ep,
                         "Mixture-of-experts models: fix the expert-parallel degree (default: "
                         "search powers of two dividing the experts and cp x dp)")
+            ->type_name(flag_type::kInt);
+        sub->add_option("--etp", f->etp,
+                        "Mixture-of-experts models: the experts' tensor-parallel degree "
+                        "(default: --tp, Megatron-Core's default; 1 keeps experts whole and "
+                        "lets an EP group fold over the TP ranks)")
             ->type_name(flag_type::kInt);
         sub->add_option("--capacity-factor", f->capacity_factor,
                         "Mixture-of-experts models: each expert's capacity over its even share "

@@ -130,6 +130,10 @@ struct PlanRequest {
   std::vector<std::int64_t> ep_degrees;  // --ep given: searched over these; empty: auto
   double capacity_factor = 0;
   std::uint64_t routing_seed = 1;
+  // Expert tensor parallelism (--etp): the experts' width splits over etp
+  // GPUs; 0 = tp (Megatron-Core's default). The EP x ETP groups fold over
+  // the tp x cp x dp ranks (MoE parallel folding).
+  std::int64_t etp = 0;
   std::int64_t micro_batch = 0;
   // The framework-level calibration applied to the step (models/plan/
   // calibration.hpp): 1 and empty under --calibration none.

@@ -8,6 +8,7 @@
 #include "models/plan/activations.hpp"
 #include "models/plan/execution.hpp"
 #include "models/plan/framework.hpp"
+#include "models/plan/moe.hpp"
 #include "models/plan/precision.hpp"
 #include "models/plan/runtime_memory.hpp"
 
@@ -40,11 +41,8 @@ struct Ctx {
   double L, t, G, N, in_flight, c, ct;
   bool edge, head, fp8, pipelined;
   // The routed experts' parameters a device does not hold under expert
-  // parallelism: each EP rank keeps experts / ep (moe.hpp).
-  double elsewhere_per_layer() const {
-    const double ep = static_cast<double>(std::max<std::int64_t>(1, r.ep));
-    return static_cast<double>(expert_layer_params(r.shape)) * (1 - 1 / ep);
-  }
+  // parallelism: each GPU keeps experts / (ep x etp) (moe.hpp).
+  double elsewhere_per_layer() const { return experts_elsewhere(r, tp); }
   double held_params() const { return N - L * elsewhere_per_layer(); }
 };
 

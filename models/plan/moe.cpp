@@ -24,6 +24,12 @@ double routing_imbalance(std::int64_t tokens, int k, std::int64_t ep, double cap
   return capacity_factor > 0 ? std::min(u, capacity_factor) : u;
 }
 
+double experts_elsewhere(const PlanRequest& r, std::int64_t tp) {
+  const double held = static_cast<double>(tp) /
+                      static_cast<double>(std::max<std::int64_t>(1, r.ep) * expert_tp(r, tp));
+  return static_cast<double>(expert_layer_params(r.shape)) * (1 - held);
+}
+
 double ep_alltoall_bytes(const ModelShape& s, std::int64_t tokens, std::int64_t tp) {
   return static_cast<double>(tokens) / static_cast<double>(tp) * s.experts_per_token * s.d_model *
          2.0;
@@ -74,15 +80,19 @@ double expert_seconds(const ModelShape& s, std::int64_t m, std::int64_t f, bool 
 
 }  // namespace
 
-MoeLayerTime moe_layer_time(const PlanRequest& r, const Hardware& g, std::int64_t tokens,
+MoeLayerTime moe_layer_time(const PlanRequest& r, const Hardware& base, std::int64_t tokens,
                             std::int64_t tp, const GemmRates& rates, bool fused_gate_up) {
   MoeLayerTime t;
   const auto& s = r.shape;
   if (!is_moe(s)) return t;
-  const std::int64_t ep = std::max<std::int64_t>(1, r.ep), f = s.expert_ffn / tp;
+  const std::int64_t ep = std::max<std::int64_t>(1, r.ep), etp = expert_tp(r, tp);
+  const std::int64_t f = s.expert_ffn / etp;
+  // A GPU's MoE input: its sequence-parallel share gathered over its ETP
+  // group (the TP group's tokens at etp = tp, its own at etp = 1).
+  const std::int64_t moe_tokens = tokens * etp / tp;
   t.imbalance =
-      routing_imbalance(tokens, s.experts_per_token, ep, r.capacity_factor, r.routing_seed);
-  const auto m = static_cast<std::int64_t>(rows_per_expert(s, tokens, ep, t.imbalance) + 0.5);
+      routing_imbalance(moe_tokens, s.experts_per_token, ep, r.capacity_factor, r.routing_seed);
+  const auto m = static_cast<std::int64_t>(rows_per_expert(s, moe_tokens, ep, t.imbalance) + 0.5);
   const auto local = s.experts / ep;
   const GemmShape router{tokens, s.experts, s.d_model};
   const auto [rdx, rdw] = backward_gemms(router);
@@ -90,28 +100,30 @@ MoeLayerTime moe_layer_time(const PlanRequest& r, const Hardware& g, std::int64_
   const std::int64_t shared = static_cast<std::int64_t>(s.shared_experts) * f;
   for (const bool bwd : {false, true}) {
     double x = static_cast<double>(local) * expert_seconds(s, m, f, fused_gate_up, rates, bwd) +
-               expert_seconds(s, shared > 0 ? tokens : 0, shared, fused_gate_up, rates, bwd);
+               expert_seconds(s, shared > 0 ? moe_tokens : 0, shared, fused_gate_up, rates, bwd);
     x += bwd ? gemm_time(rdx, rates).seconds + gemm_time(rdw, rates).seconds
              : gemm_time(router, rates).seconds;
     (bwd ? t.experts_b : t.experts_f) = x;
   }
-  t.permute_f = t.permute_b = permute_bytes(s, tokens, tp, ep) / g.hbm_achievable();
+  t.permute_f = t.permute_b = permute_bytes(s, tokens, tp, ep) / base.hbm_achievable();
   t.experts_f += t.permute_f;
   t.experts_b += t.permute_b;
   t.a2a_bytes = ep > 1 ? ep_alltoall_bytes(s, tokens, tp) : 0;
+  // EP ranks sit etp apart (expert TP innermost): ep ranks at stride etp.
+  const auto eg = group_hardware(base, etp);
   const double one = alltoall_time(static_cast<std::uint64_t>(t.a2a_bytes), ep,
-                                   alltoall_bandwidth(g, ep), alltoall_latency(g, ep));
+                                   alltoall_bandwidth(eg, ep), alltoall_latency(eg, ep));
   t.a2a_f = 2 * one;  // dispatch + combine
   t.a2a_b = 2 * one;  // their gradients, the other way
   return t;
 }
 
-std::vector<std::int64_t> ep_degrees(const PlanRequest& r, std::int64_t cp_dp) {
+std::vector<std::int64_t> ep_degrees(const PlanRequest& r, std::int64_t ranks) {
   if (!is_moe(r.shape)) return {1};
   if (!r.ep_degrees.empty()) return r.ep_degrees;  // a row that breaks a rule says which
   std::vector<std::int64_t> out;
-  for (std::int64_t e = 1; e <= r.shape.experts && e <= cp_dp; e *= 2)
-    if (r.shape.experts % e == 0 && cp_dp % e == 0) out.push_back(e);
+  for (std::int64_t e = 1; e <= r.shape.experts && e <= ranks; e *= 2)
+    if (r.shape.experts % e == 0 && ranks % e == 0) out.push_back(e);
   return out;
 }
 

@@ -20,6 +20,7 @@ std::string PlanConfig::label() const {
     s += fmt::format(" (u{}xr{})", ulysses_degree, cp / std::max(1, ulysses_degree));
   if (tp > 1) s += fmt::format(" tp {}", tp);
   if (ep > 1) s += fmt::format(" ep {}", ep);
+  if (etp > 0 && etp != tp) s += fmt::format(" etp {}", etp);
   if (pp > 1) s += fmt::format(" pp {}", pp);
   if (pp > 1 && pp_virtual > 1) s += fmt::format(" v{}", pp_virtual);
   return s;
@@ -31,19 +32,21 @@ Workload attention_workload(const PlanRequest& r, const PlanConfig& c) {
 
 namespace {
 
-// Expert parallelism (moe.hpp): the EP group is carved from the cp x dp
-// ranks (Megatron-Core's MoE parallel folding) and splits the experts evenly;
-// the experts' width splits over tp (expert tensor parallelism = tp).
+// Expert parallelism (moe.hpp): the EP x ETP groups fold over the
+// tp x cp x dp ranks (Megatron-Core's MoE parallel folding) and split the
+// experts evenly; the experts' width splits over etp (tp by default).
 std::string moe_rule(const PlanRequest& r, std::int64_t cp_dp, std::int64_t tp) {
   const auto& s = r.shape;
   if (!is_moe(s)) return r.ep > 1 ? "--ep: the model has no experts (a dense model)" : "";
+  const auto etp = expert_tp(r, tp);
   if (s.experts % r.ep != 0)
     return fmt::format("ep {} does not divide the {} experts", r.ep, s.experts);
-  if (cp_dp % r.ep != 0)
-    return fmt::format("ep {} does not divide cp x dp = {} (the EP group is carved from them)",
-                       r.ep, cp_dp);
-  if (s.expert_ffn % tp != 0)
-    return fmt::format("tp {} must divide the experts' width ({})", tp, s.expert_ffn);
+  if ((tp * cp_dp) % (r.ep * etp) != 0)
+    return fmt::format(
+        "ep {} x etp {} does not divide tp x cp x dp = {} (the expert groups fold over them)", r.ep,
+        etp, tp * cp_dp);
+  if (s.expert_ffn % etp != 0)
+    return fmt::format("etp {} must divide the experts' width ({})", etp, s.expert_ffn);
   return {};
 }
 
@@ -195,6 +198,7 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
   c.cp = cp;
   c.tp = tp;
   c.ep = r.ep;
+  c.etp = r.etp;
   c.micro_batch = micro_batch;
   c.pp = pipeline.pp;
   c.pp_virtual = pipeline.pp > 1 ? pipeline.virtual_stages : 1;
@@ -404,7 +408,7 @@ std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const I
         if (per_replica % m == 0) mbs.push_back(m);
       if (mbs.back() != per_replica) mbs.push_back(per_replica);
     }
-    for (auto ep : ep_degrees(r, cd.cp * dp)) {
+    for (auto ep : ep_degrees(r, cd.tp * cd.cp * dp / expert_tp(r, cd.tp))) {
       PlanRequest q = r;
       q.ep = ep;
       std::optional<PlanConfig> best;

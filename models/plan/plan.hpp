@@ -21,6 +21,7 @@ struct PlanConfig {
   Layout layout = Layout::Ring;
   std::int64_t cp = 1, tp = 1, dp = 1;
   std::int64_t ep = 1;           // expert parallelism (MoE models; moe.hpp)
+  std::int64_t etp = 0;          // expert tensor parallelism (0: tp)
   std::int64_t block = 0;        // tokens per device per sequence = context / cp
   std::int64_t micro_batch = 1;  // sequences per CP group per micro-step
   std::int64_t grad_accum = 1;   // micro-steps per step

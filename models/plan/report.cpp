@@ -105,6 +105,7 @@ nlohmann::json config_json(const PlanConfig& c, int rank, double hbm) {
   j["time_breakdown"]["ep_alltoall_s"] = t.ep_alltoall_s;
   if (t.ep_alltoall_bytes > 0 || t.expert_compute_s > 0)
     j["moe"] = {{"ep", c.ep},
+                {"etp", c.etp > 0 ? c.etp : c.tp},
                 {"imbalance", t.moe_imbalance},
                 {"alltoall_bytes_per_gpu", t.ep_alltoall_bytes}};
   // Frameworks as they execute (docs/plan.md), and the calibration.

@@ -230,7 +230,7 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
       r.precision == Precision::FP8 ? fp8_gemm_rates(hw, r.fp8_flops, r.fp8_gemm_efficiency) : bf16;
   // A MoE layer's MLP is its experts (moe.hpp): their GEMMs join the
   // linears, their dispatch and combine all-to-alls sit on the layer's path.
-  const auto moe = moe_layer_time(r, g, tokens_i, tp, lin, e.fused_gate_up);
+  const auto moe = moe_layer_time(r, hw, tokens_i, tp, lin, e.fused_gate_up);
   const LinearGroups dense = is_moe(s) ? LinearGroups{true, true, false, false} : LinearGroups{};
   const double o_f = linear_seconds(s, tokens_i, tp, e, lin, false, dense) + moe.experts_f;
   const double o_b = linear_seconds(s, tokens_i, tp, e, lin, true, dense) + moe.experts_b;
@@ -265,8 +265,7 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   };
   // Expert parallelism (moe.hpp): a device gathers, reduces and updates its
   // EP rank's experts only, over the ranks that hold the same ones.
-  const double ep_elsewhere = static_cast<double>(expert_layer_params(s)) *
-                              (1 - 1 / static_cast<double>(std::max<std::int64_t>(1, r.ep)));
+  const double ep_elsewhere = experts_elsewhere(r, tp);
   const double lp = static_cast<double>(layer_params(s)) - ep_elsewhere;
   // FP8 all-gather (precision.hpp): linear weights travel as FP8.
   const double ag_layer = gather(lp, 2 * fsdp_allgather_fraction(r));

@@ -130,6 +130,30 @@ TEST(Moe, ExpertParallelismShardsTheExpertsMegatronKeepsWhole) {
   EXPECT_DOUBLE_EQ(it.at("params_fp8_bf16"), (n - 48 * experts * 7 / 8 - lin) * 2 + lin);
 }
 
+TEST(Moe, ExpertTensorParallelismFoldsEpOverTheTpRanks) {
+  // Qwen3-30B-A3B, Megatron, tp 2 with etp 1: the dense weights split over
+  // tp (/ 2), the experts are whole on each GPU and split over ep 8 only.
+  const auto& q = find_model("--model", "qwen3-30b-a3b");
+  auto r = request(q, 4096, 16);
+  r.framework = Framework::Megatron;
+  const auto hw = hardware("h100-sxm");
+  const double n = 30532110336.0, experts = 3.0 * 2048 * 128 * 768;
+  r.ep = 8;
+  r.etp = 1;
+  EXPECT_DOUBLE_EQ(experts_elsewhere(r, 2), experts * (1 - 2.0 / 8));
+  const auto it = items(training_memory(r, hw, Layout::Ring, 1, 2, 1));
+  EXPECT_DOUBLE_EQ(it.at("params_bf16"), 2 * ((n - 48 * experts) / 2 + 48 * experts / 8));
+  // The MoE input of a GPU is its own sequence-parallel half: 4096 / 2
+  // tokens x top-8 x 2048 x 2 B per all-to-all either way, and the experts'
+  // rows are those of 2048 tokens per rank.
+  const auto t = moe_layer_time(r, hw, 4096, 2, bf16_gemm_rates(hw), true);
+  EXPECT_DOUBLE_EQ(t.a2a_bytes, 2048.0 * 8 * 2048 * 2);
+  // Eight GPUs in a row (etp 1: stride 1) fit one node; at etp 2 the same
+  // EP group spans 16 GPUs, two nodes, and its all-to-all is slower.
+  r.etp = 2;
+  EXPECT_GT(moe_layer_time(r, hw, 4096, 2, bf16_gemm_rates(hw), true).a2a_f, t.a2a_f);
+}
+
 TEST(Moe, EpDegreesSearchedDivideTheExpertsAndTheDataRanks) {
   auto r = request(find_model("--model", "mixtral-8x7b"), 4096, 64);
   EXPECT_EQ(ep_degrees(r, 16), (std::vector<std::int64_t>{1, 2, 4, 8}));
@@ -153,10 +177,11 @@ TEST(Moe, PlanItemisesTheExpertsAndRefusesWhatItCannotShard) {
   // 16384-token blocks x micro-batch: the all-to-all's bytes per GPU.
   const double tokens = 16384.0 * c.at("micro_batch").get<double>();
   EXPECT_DOUBLE_EQ(c.at("moe").at("alltoall_bytes_per_gpu").get<double>(), tokens * 8 * 2048 * 2);
-  // 4 GPUs: cp x dp = 4 cannot hold an EP group of 8.
+  // 4 GPUs: tp x cp x dp = 4 cannot hold an EP group of 8.
   const auto small = run_cli({"plan", "--model", "qwen3-30b-a3b", "--context", "4K", "--gpus", "4",
                               "--tp", "1", "--ep", "8", "--memory-check", "off"});
-  EXPECT_NE(small.out.find("ep 8 does not divide cp x dp = 4"), std::string::npos) << small.out;
+  EXPECT_NE(small.out.find("ep 8 x etp 1 does not divide tp x cp x dp = 4"), std::string::npos)
+      << small.out;
   for (auto cmd : {std::vector<std::string>{"run", "--model", "mixtral-8x7b"},
                    std::vector<std::string>{"infer", "--model", "mixtral-8x7b", "--context", "8K",
                                             "--gpus", "8"},
