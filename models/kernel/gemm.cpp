@@ -64,4 +64,17 @@ std::pair<GemmShape, GemmShape> backward_gemms(const GemmShape& f) {
   return {GemmShape{f.m, f.k, f.n}, GemmShape{f.k, f.n, f.m}};
 }
 
+double linears_seconds(const std::vector<GemmShape>& fwd, const GemmRates& r, bool backward) {
+  double t = 0;
+  for (const auto& g : fwd) {
+    if (!backward) {
+      t += gemm_time(g, r).seconds;
+    } else {
+      const auto [dx, dw] = backward_gemms(g);
+      t += gemm_time(dx, r).seconds + gemm_time(dw, r).seconds;
+    }
+  }
+  return t;
+}
+
 }  // namespace ringsim

@@ -59,4 +59,8 @@ GemmTime gemm_time(const GemmShape& g, const GemmRates& r);
 // dW = X^T dY (k x n, inner m).
 std::pair<GemmShape, GemmShape> backward_gemms(const GemmShape& fwd);
 
+// Linear layers given by their forward shapes: the forward GEMMs' time, or
+// the backward's (each one's input and weight gradients).
+double linears_seconds(const std::vector<GemmShape>& fwd, const GemmRates& r, bool backward);
+
 }  // namespace ringsim

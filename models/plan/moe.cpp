@@ -48,34 +48,29 @@ double permute_bytes(const ModelShape& s, std::int64_t tokens, std::int64_t tp, 
   return 2.0 * s.d_model * elements;
 }
 
+void add_mlp_gemms(std::vector<GemmShape>& out, const ModelShape& s, std::int64_t rows,
+                   std::int64_t width, bool fused_gate_up, bool up, bool down) {
+  const std::int64_t D = s.d_model;
+  if (up && !mlp_gated(s)) {
+    out.push_back({rows, width, D});
+  } else if (up && fused_gate_up) {
+    out.push_back({rows, 2 * width, D});
+  } else if (up) {
+    out.push_back({rows, width, D});
+    out.push_back({rows, width, D});
+  }
+  if (down) out.push_back({rows, D, width});
+}
+
 namespace {
 
-// One expert's MLP on m rows: gate and up (fused or not, or one up
-// projection for a plain MLP) and down, forward or backward.
+// One expert's MLP on m rows, forward or backward.
 double expert_seconds(const ModelShape& s, std::int64_t m, std::int64_t f, bool fused,
                       const GemmRates& rates, bool backward) {
   if (m <= 0) return 0;
-  const std::int64_t D = s.d_model;
   std::vector<GemmShape> fwd;
-  if (!mlp_gated(s)) {
-    fwd.push_back({m, f, D});
-  } else if (fused) {
-    fwd.push_back({m, 2 * f, D});
-  } else {
-    fwd.push_back({m, f, D});
-    fwd.push_back({m, f, D});
-  }
-  fwd.push_back({m, D, f});
-  double t = 0;
-  for (const auto& g : fwd) {
-    if (!backward) {
-      t += gemm_time(g, rates).seconds;
-    } else {
-      const auto [dx, dw] = backward_gemms(g);
-      t += gemm_time(dx, rates).seconds + gemm_time(dw, rates).seconds;
-    }
-  }
-  return t;
+  add_mlp_gemms(fwd, s, m, f, fused);
+  return linears_seconds(fwd, rates, backward);
 }
 
 }  // namespace
@@ -94,15 +89,13 @@ MoeLayerTime moe_layer_time(const PlanRequest& r, const Hardware& base, std::int
       routing_imbalance(moe_tokens, s.experts_per_token, ep, r.capacity_factor, r.routing_seed);
   const auto m = static_cast<std::int64_t>(rows_per_expert(s, moe_tokens, ep, t.imbalance) + 0.5);
   const auto local = s.experts / ep;
-  const GemmShape router{tokens, s.experts, s.d_model};
-  const auto [rdx, rdw] = backward_gemms(router);
+  const std::vector<GemmShape> router{{tokens, s.experts, s.d_model}};
   // Shared experts: every token, one GEMM of their summed width.
   const std::int64_t shared = static_cast<std::int64_t>(s.shared_experts) * f;
   for (const bool bwd : {false, true}) {
     double x = static_cast<double>(local) * expert_seconds(s, m, f, fused_gate_up, rates, bwd) +
                expert_seconds(s, shared > 0 ? moe_tokens : 0, shared, fused_gate_up, rates, bwd);
-    x += bwd ? gemm_time(rdx, rates).seconds + gemm_time(rdw, rates).seconds
-             : gemm_time(router, rates).seconds;
+    x += linears_seconds(router, rates, bwd);
     (bwd ? t.experts_b : t.experts_f) = x;
   }
   t.permute_f = t.permute_b = permute_bytes(s, tokens, tp, ep) / base.hbm_achievable();

@@ -32,6 +32,13 @@ namespace ringsim {
 double routing_imbalance(std::int64_t tokens, int k, std::int64_t ep, double capacity_factor,
                          std::uint64_t seed);
 
+// An MLP's GEMMs on `rows` tokens at hidden width `width` (a dense layer's,
+// step_time.cpp, or one expert's): the up side (gate and up, fused into one
+// GEMM or not, or a plain MLP's one up projection) and the down projection,
+// each when asked for.
+void add_mlp_gemms(std::vector<GemmShape>& out, const ModelShape& s, std::int64_t rows,
+                   std::int64_t width, bool fused_gate_up, bool up = true, bool down = true);
+
 // The expert tensor-parallel degree of a row with `tp`: --etp, else tp.
 inline std::int64_t expert_tp(const PlanRequest& r, std::int64_t tp) {
   return r.etp > 0 ? r.etp : tp;

@@ -86,13 +86,13 @@ bool cp_shares_fsdp_link(const Hardware& g, std::int64_t cp, std::int64_t fsdp) 
   return (cp > g.gpus_per_node) == (fsdp > g.gpus_per_node);
 }
 
-// One layer's linear GEMMs for `tokens` tokens on one TP GPU (models/kernel/
-// gemm.hpp), forward or backward (input and weight gradients).
 // Which of a layer's linears to count: all, or those a remat policy re-runs.
 struct LinearGroups {
   bool qkv = true, out_proj = true, mlp_in = true, mlp_out = true;
 };
 
+// One layer's linear GEMMs for `tokens` tokens on one TP GPU (models/kernel/
+// gemm.hpp), forward or backward (input and weight gradients).
 double linear_seconds(const ModelShape& s, std::int64_t tokens, std::int64_t tp, const Execution& e,
                       const GemmRates& rates, bool backward, LinearGroups on = {}) {
   const std::int64_t D = s.d_model, d = s.head_dim, q = s.heads * d / tp, kv = s.kv_heads * d / tp,
@@ -106,25 +106,8 @@ double linear_seconds(const ModelShape& s, std::int64_t tokens, std::int64_t tp,
     fwd.push_back({tokens, kv, D});
   }
   if (on.out_proj) fwd.push_back({tokens, D, q});  // output projection
-  if (on.mlp_in && !mlp_gated(s)) {
-    fwd.push_back({tokens, f, D});  // a plain MLP's one up projection
-  } else if (on.mlp_in && e.fused_gate_up) {
-    fwd.push_back({tokens, 2 * f, D});
-  } else if (on.mlp_in) {
-    fwd.push_back({tokens, f, D});
-    fwd.push_back({tokens, f, D});
-  }
-  if (on.mlp_out) fwd.push_back({tokens, D, f});  // down projection
-  double t = 0;
-  for (const auto& g : fwd) {
-    if (!backward) {
-      t += gemm_time(g, rates).seconds;
-    } else {
-      const auto [dx, dw] = backward_gemms(g);
-      t += gemm_time(dx, rates).seconds + gemm_time(dw, rates).seconds;
-    }
-  }
-  return t;
+  add_mlp_gemms(fwd, s, tokens, f, e.fused_gate_up, on.mlp_in, on.mlp_out);
+  return linears_seconds(fwd, rates, backward);
 }
 
 // One layer's forward, part by part, per micro-step: what a recompute
@@ -165,9 +148,9 @@ LayerParts recompute(const PlanRequest& r, const Execution& e, const LayerParts&
 // after the output projection: three of the pass's four).
 template <typename Linears>
 LayerParts jax_recompute(const PlanRequest& r, const LayerParts& f, Linears linears) {
-  const auto p = jax_remat_recompute(r);
   LayerParts re{};
   if (r.remat_policy.empty() && r.checkpointing == Checkpointing::None) return re;
+  const auto p = jax_remat_recompute(r);
   if (p.attention) {
     re.attention = f.attention;
     re.cp_link = f.cp_link;
@@ -333,11 +316,9 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   // Output head + loss: the head's GEMMs by shape in bf16; the loss's fp32
   // passes over the logits at HBM (10 B forward, 14 B backward per logit).
   const double logits = tokens * V / t;
-  const GemmShape head{tokens_i, static_cast<std::int64_t>(V / t), s.d_model};
-  const auto [hdx, hdw] = backward_gemms(head);
-  const double hc_f = gemm_time(head, bf16).seconds + 10 * logits / hbm;
-  const double hc_b =
-      gemm_time(hdx, bf16).seconds + gemm_time(hdw, bf16).seconds + 14 * logits / hbm;
+  const std::vector<GemmShape> head{{tokens_i, static_cast<std::int64_t>(V / t), s.d_model}};
+  const double hc_f = linears_seconds(head, bf16, false) + 10 * logits / hbm;
+  const double hc_b = linears_seconds(head, bf16, true) + 14 * logits / hbm;
   const double ep = static_cast<double>(embedding_params(s));
   // Gathered per micro-step only under per-layer sharding: the distributed
   // optimizer and FSDP under a pipeline move the embedding with the stage's
