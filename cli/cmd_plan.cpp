@@ -71,7 +71,7 @@ struct PlanFlags {
   std::string grad_dtype, fp8_weights, remat_policy, fsdp, recompute_layers, offload_layers;
   std::string norm;
   // Mixture of experts (models/plan/moe.hpp)
-  std::string ep, etp, capacity_factor, routing_seed;
+  std::string ep, etp, capacity_factor, routing_seed, ep_dispatcher, ep_overlap;
 };
 
 // The inference planner takes the flags it shares with training; those that
@@ -297,6 +297,14 @@ void apply_moe_flags(const PlanFlags& f, PlanRequest& r) {
     need_moe("--capacity-factor");
     // 1: each expert takes its even share; 64: past any load a sample reaches.
     r.capacity_factor = parse_real("--capacity-factor", f.capacity_factor, 1, 64);
+  }
+  if (!f.ep_dispatcher.empty()) {
+    need_moe("--ep-dispatcher");
+    r.ep_flex = parse_choice("--ep-dispatcher", f.ep_dispatcher, {"alltoall", "flex"}) == "flex";
+  }
+  if (!f.ep_overlap.empty()) {
+    need_moe("--ep-overlap");
+    r.ep_overlap = parse_choice("--ep-overlap", f.ep_overlap, {"on", "off"}) == "on";
   }
   if (!f.routing_seed.empty()) {
     need_moe("--routing-seed");
@@ -947,6 +955,16 @@ Command plan_command() {
                         "Mixture-of-experts models: each expert's capacity over its even share "
                         "(tokens over it dropped); default: dropless")
             ->type_name(flag_type::kFloat);
+        sub->add_option("--ep-dispatcher", f->ep_dispatcher,
+                        "Mixture-of-experts models: alltoall (Megatron-Core's default: every "
+                        "routed copy in one all-to-all) or flex (DeepEP/HybridEP: a token "
+                        "crosses to each remote node once, then fans out over NVLink)")
+            ->type_name(flag_type::kName);
+        sub->add_option("--ep-overlap", f->ep_overlap,
+                        "Mixture-of-experts models: on hides one micro-batch's dispatch and "
+                        "combine behind another's compute (Megatron-Core's "
+                        "overlap_moe_expert_parallel_comm, DeepSeek-V3's DualPipe); default off")
+            ->type_name(flag_type::kName);
         sub->add_option("--routing-seed", f->routing_seed,
                         "Mixture-of-experts models: the seed of the sampled routing that sets "
                         "the slowest EP rank's load (default 1)")

@@ -166,18 +166,37 @@ double pass_collective_seconds(const Workload& w, const Hardware& hw, const Pass
   return t;
 }
 
-std::uint64_t layer_params(const ModelShape& s) {
-  const std::uint64_t D = s.d_model, d = s.head_dim, H = s.heads, kvh = s.kv_heads, F = s.ffn;
-  // Wq, Wk, Wv (D x d(H + 2 kvh)), Wo (Hd x D), the MLP's D x F matrices (3
-  // gated: W1, W3, W2; 2 plain: up, down), two norm gains.
+std::uint64_t attention_params(const ModelShape& s) {
+  const std::uint64_t D = s.d_model, d = s.head_dim, H = s.heads, kvh = s.kv_heads;
+  if (!is_mla(s)) return D * d * (H + 2 * kvh) + H * d * D;  // Wq, Wk, Wv, Wo
+  // MLA: Q down (D x q_lora) with its norm and up (q_lora x H qk), or Q
+  // straight from D; the KV latent and RoPE key (D x (kv_lora + rope)) with
+  // the latent's norm; K (no RoPE part) and V up from the latent; Wo.
+  const std::uint64_t ql = s.q_lora_rank, kl = s.kv_lora_rank, rope = s.qk_rope_head_dim;
+  const std::uint64_t qk = s.qk_head_dim, v = s.v_head_dim;
+  const std::uint64_t q = ql > 0 ? D * ql + ql + ql * H * qk : D * H * qk;
+  return q + D * (kl + rope) + kl + kl * H * (qk - rope + v) + H * v * D;
+}
+
+std::uint64_t all_layer_params(const ModelShape& s) {
+  const std::uint64_t D = s.d_model, L = s.layers;
+  // The MLP's D x F matrices (3 gated: W1, W3, W2; 2 plain: up, down), two
+  // norm gains.
   const std::uint64_t mlp = static_cast<std::uint64_t>(mlp_matrices(s));
-  // A MoE layer: every expert's matrices (routed and shared) and the router.
-  if (is_moe(s)) {
-    const std::uint64_t width = static_cast<std::uint64_t>(s.experts + s.shared_experts) *
-                                static_cast<std::uint64_t>(s.expert_ffn);
-    return D * d * (H + 2 * kvh) + H * d * D + mlp * D * width + D * s.experts + 2 * D;
-  }
-  return D * d * (H + 2 * kvh) + H * d * D + mlp * D * F + 2 * D;
+  const std::uint64_t common = L * (attention_params(s) + 2 * D);
+  if (!is_moe(s)) return common + L * mlp * D * static_cast<std::uint64_t>(s.ffn);
+  // A MoE layer: every expert's matrices (routed and shared) and the router;
+  // the dense layers their own MLP.
+  const std::uint64_t width = static_cast<std::uint64_t>(s.experts + s.shared_experts) *
+                              static_cast<std::uint64_t>(s.expert_ffn);
+  const std::uint64_t moe = mlp * D * width + D * static_cast<std::uint64_t>(s.experts);
+  const std::uint64_t dense = mlp * D * static_cast<std::uint64_t>(s.dense_ffn);
+  return common + static_cast<std::uint64_t>(moe_layers(s)) * moe +
+         static_cast<std::uint64_t>(s.dense_layers) * dense;
+}
+
+std::uint64_t layer_params(const ModelShape& s) {
+  return all_layer_params(s) / static_cast<std::uint64_t>(s.layers);
 }
 
 double other_layer_flops(const Workload& w, bool backward) {

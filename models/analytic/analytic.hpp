@@ -160,8 +160,11 @@ double ring_step_seconds(const Workload& w, const Hardware& hw, std::uint64_t by
 
 // FLOPs of the rest of a transformer layer per device (projections + SwiGLU MLP).
 double other_layer_flops(const Workload& w, bool backward);
-// Parameters of one Llama-style layer: Wq, Wk, Wv, Wo, SwiGLU W1, W3, W2 and
-// two RMSNorm gains.
+// Parameters: one layer's attention projections (MLA's as DeepSeek-V3 has
+// them); every layer's together, exact; and their mean per layer (a MoE
+// model with dense first layers has two kinds).
+std::uint64_t attention_params(const ModelShape& s);
+std::uint64_t all_layer_params(const ModelShape& s);
 std::uint64_t layer_params(const ModelShape& s);
 
 // Sets efficiency = ideal / time, after settling rounding: the ideal and the

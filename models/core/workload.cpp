@@ -91,6 +91,21 @@ int mlp_up_matrices(const ModelShape& s) {
   return mlp_gated(s) ? 2 : 1;
 }
 
+namespace {
+// models.json "mla": DeepSeek's multi-head latent attention dimensions.
+void read_mla(const nlohmann::json& m, ModelShape& s) {
+  s.q_lora_rank = m.value("q_lora_rank", 0);
+  s.kv_lora_rank = m.at("kv_lora_rank");
+  s.qk_rope_head_dim = m.at("qk_rope_head_dim");
+  s.qk_head_dim = m.at("qk_head_dim");
+  s.v_head_dim = m.at("v_head_dim");
+  if (s.kv_lora_rank < 1 || s.qk_rope_head_dim < 1 || s.qk_head_dim <= s.qk_rope_head_dim ||
+      s.v_head_dim < 1 || 2 * s.head_dim != s.qk_head_dim + s.v_head_dim || s.kv_heads != s.heads)
+    throw std::logic_error("models.json: bad mla of " + s.name +
+                           " (head_dim must be the mean of qk_head_dim and v_head_dim)");
+}
+}  // namespace
+
 const std::vector<ModelShape>& model_shapes() {
   static const std::vector<ModelShape> shapes = [] {
     std::vector<ModelShape> out;
@@ -111,9 +126,20 @@ const std::vector<ModelShape>& model_shapes() {
         if (s.experts_per_token < 1 || s.experts_per_token > s.experts || s.expert_ffn < 1)
           throw std::logic_error("models.json: bad experts of " + s.name);
         s.ffn = (s.experts_per_token + s.shared_experts) * s.expert_ffn;
+        s.dense_layers = m.value("dense_layers", 0);
+        if (s.dense_layers > 0) {
+          s.dense_ffn = m.at("dense_ffn");
+          if (s.dense_layers >= s.layers || s.dense_ffn < 1)
+            throw std::logic_error("models.json: bad dense layers of " + s.name);
+          // The layers' mean MLP width: what activations and pointwise see.
+          const auto routed = static_cast<std::int64_t>(s.layers - s.dense_layers) * s.ffn;
+          s.ffn =
+              static_cast<int>((routed + std::int64_t{s.dense_layers} * s.dense_ffn) / s.layers);
+        }
       } else {
         s.ffn = m.at("ffn");
       }
+      if (m.contains("mla")) read_mla(m.at("mla"), s);
       s.vocab = m.at("vocab");
       s.mlp = m.value("mlp", std::string("swiglu"));
       if (std::find(mlp_names().begin(), mlp_names().end(), s.mlp) == mlp_names().end())

@@ -57,6 +57,18 @@ struct ModelShape {
   // MoE model ffn is the width a token passes through, (top-k + shared) x
   // expert_ffn: what its activations, pointwise ops and FLOPs see.
   int experts = 0, experts_per_token = 0, shared_experts = 0, expert_ffn = 0;
+  // The first dense_layers layers of a MoE model have a dense MLP of width
+  // dense_ffn instead (DeepSeek-V3's first three); ffn is then the layers'
+  // mean width.
+  int dense_layers = 0, dense_ffn = 0;
+  // Multi-head latent attention (DeepSeek-V2/V3, arXiv 2405.04434 sec. 2.1),
+  // when kv_lora_rank > 0: Q through a rank q_lora_rank down projection (0:
+  // none), K and V up from a shared kv_lora_rank latent, and a decoupled
+  // RoPE key of qk_rope_head_dim; each head's query and key have qk_head_dim
+  // (RoPE part included), its value v_head_dim. head_dim is then their mean,
+  // the width at which an attention kernel does the same FLOPs (QK^T over
+  // qk_head_dim, PV over v_head_dim) and a ring moves the same K + V bytes.
+  int q_lora_rank = 0, kv_lora_rank = 0, qk_rope_head_dim = 0, qk_head_dim = 0, v_head_dim = 0;
   std::string source;
   // Tokens per optimizer step the model was published with (0: none given),
   // plan's default batch for it (docs/plan.md, "Global batch").
@@ -68,6 +80,13 @@ const std::vector<std::string>& mlp_names();    // swiglu, geglu, gelu, relu2
 bool mlp_gated(const ModelShape& s);
 inline bool is_moe(const ModelShape& s) {
   return s.experts > 0;
+}
+inline bool is_mla(const ModelShape& s) {
+  return s.kv_lora_rank > 0;
+}
+// Layers whose MLP is the experts.
+inline int moe_layers(const ModelShape& s) {
+  return is_moe(s) ? s.layers - s.dense_layers : 0;
 }
 // Projections into the hidden width: 2 gated (gate, up), 1 plain.
 int mlp_up_matrices(const ModelShape& s);

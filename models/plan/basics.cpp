@@ -71,22 +71,26 @@ std::uint64_t embedding_params(const ModelShape& s) {
 
 std::uint64_t total_params(const ModelShape& s) {
   // Layers + input embedding + untied output head + final norm.
-  return static_cast<std::uint64_t>(s.layers) * layer_params(s) + 2 * embedding_params(s) +
-         static_cast<std::uint64_t>(s.d_model);
+  return all_layer_params(s) + 2 * embedding_params(s) + static_cast<std::uint64_t>(s.d_model);
 }
 
 std::uint64_t expert_layer_params(const ModelShape& s) {
   if (!is_moe(s)) return 0;
-  return static_cast<std::uint64_t>(mlp_matrices(s)) * static_cast<std::uint64_t>(s.d_model) *
-         static_cast<std::uint64_t>(s.experts) * static_cast<std::uint64_t>(s.expert_ffn);
+  // One MoE layer's routed experts, spread as a mean over every layer.
+  const std::uint64_t one =
+      static_cast<std::uint64_t>(mlp_matrices(s)) * static_cast<std::uint64_t>(s.d_model) *
+      static_cast<std::uint64_t>(s.experts) * static_cast<std::uint64_t>(s.expert_ffn);
+  return one * static_cast<std::uint64_t>(moe_layers(s)) / static_cast<std::uint64_t>(s.layers);
 }
 
 std::uint64_t active_params(const ModelShape& s) {
   if (!is_moe(s)) return total_params(s);
   // The routed experts a token does not take.
-  const auto idle = expert_layer_params(s) / static_cast<std::uint64_t>(s.experts) *
-                    static_cast<std::uint64_t>(s.experts - s.experts_per_token);
-  return total_params(s) - static_cast<std::uint64_t>(s.layers) * idle;
+  const std::uint64_t one = static_cast<std::uint64_t>(mlp_matrices(s)) *
+                            static_cast<std::uint64_t>(s.d_model) *
+                            static_cast<std::uint64_t>(s.expert_ffn);
+  const auto idle = one * static_cast<std::uint64_t>(s.experts - s.experts_per_token);
+  return total_params(s) - static_cast<std::uint64_t>(moe_layers(s)) * idle;
 }
 
 double activation_bytes_per_token(const ModelShape& s, Checkpointing c) {

@@ -134,6 +134,14 @@ struct PlanRequest {
   // GPUs; 0 = tp (Megatron-Core's default). The EP x ETP groups fold over
   // the tp x cp x dp ranks (MoE parallel folding).
   std::int64_t etp = 0;
+  // The token dispatcher (--ep-dispatcher): false, Megatron-Core's alltoall
+  // (one NCCL all-to-all of every routed copy); true, flex (DeepEP /
+  // HybridEP: a token crosses to each remote node holding one of its
+  // experts once, then fans out over NVLink). --ep-overlap: the dispatch and
+  // combine of one micro-batch run beside another's compute (Megatron-Core's
+  // overlap_moe_expert_parallel_comm; DeepSeek-V3's DualPipe).
+  bool ep_flex = false;
+  bool ep_overlap = false;
   std::int64_t micro_batch = 0;
   // The framework-level calibration applied to the step (models/plan/
   // calibration.hpp): 1 and empty under --calibration none.
@@ -193,8 +201,8 @@ constexpr std::int64_t kMaxAutoCp = 1024;  // analytic cost grows as cp^2
 // models/analytic/analytic.hpp's (the simulator's job mode gathers them too).
 std::uint64_t embedding_params(const ModelShape& s);  // vocab x d_model, each of embedding and head
 std::uint64_t total_params(const ModelShape& s);
-// A MoE layer's routed experts' parameters (0 for a dense model): what expert
-// parallelism shards.
+// The routed experts' parameters per layer, the mean over every layer (0 for
+// a dense model): what expert parallelism shards.
 std::uint64_t expert_layer_params(const ModelShape& s);
 // The parameters a token passes through (a MoE model's top-k and shared
 // experts; every parameter of a dense one).

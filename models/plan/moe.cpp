@@ -62,6 +62,52 @@ void add_mlp_gemms(std::vector<GemmShape>& out, const ModelShape& s, std::int64_
   if (down) out.push_back({rows, D, width});
 }
 
+double flex_remote_share(const ModelShape& s, std::int64_t domains) {
+  if (domains <= 1) return 0;
+  // A domain holds experts / domains of the E experts; a token's k distinct
+  // experts miss it with probability C(E - e, k) / C(E, k).
+  const double E = s.experts, e = E / static_cast<double>(domains);
+  double none = 1;
+  for (int i = 0; i < s.experts_per_token; ++i) none *= std::max(0.0, (E - e - i) / (E - i));
+  return static_cast<double>(domains - 1) * (1 - none) / s.experts_per_token;
+}
+
+double ep_alltoall_seconds(const ModelShape& s, double bytes, std::int64_t ep, const Hardware& eg,
+                           bool flex) {
+  if (ep <= 1 || bytes <= 0) return 0;
+  const double bw = alltoall_bandwidth(eg, ep), lat = alltoall_latency(eg, ep);
+  const bool nodes = eg.platform == Platform::Nodes && !eg.bandwidth_override;
+  const std::int64_t n = nodes ? std::min<std::int64_t>(ep, eg.nvlink_group()) : ep;
+  if (n >= ep) return alltoall_time(static_cast<std::uint64_t>(bytes), ep, bw, lat);
+  // The group spans NVLink domains of n ranks. NCCL posts every peer's send
+  // at once, so NVLink carries the share for the domain's other ranks while
+  // the NIC carries only what leaves it; the slower of the two sets the time.
+  const double G = static_cast<double>(ep), local = bytes * static_cast<double>(n - 1) / G;
+  const double remote =
+      flex ? bytes * flex_remote_share(s, ep / n) : bytes * static_cast<double>(ep - n) / G;
+  const double nic = eg.inter_bw / eg.gpus_per_nic();
+  return std::max(local / eg.intra_bw, remote / nic) + static_cast<double>(ep - 1) * lat;
+}
+
+void add_mla_gemms(std::vector<GemmShape>& out, const ModelShape& s, std::int64_t rows,
+                   std::int64_t tp, bool qkv, bool out_proj) {
+  const std::int64_t D = s.d_model, H = s.heads / tp, ql = s.q_lora_rank, kl = s.kv_lora_rank;
+  const std::int64_t rope = s.qk_rope_head_dim, qk = s.qk_head_dim, v = s.v_head_dim;
+  if (qkv) {
+    // The down projections are not split over TP (each rank needs the whole
+    // latent); the up projections split by heads.
+    if (ql > 0) {
+      out.push_back({rows, ql, D});
+      out.push_back({rows, H * qk, ql});
+    } else {
+      out.push_back({rows, H * qk, D});
+    }
+    out.push_back({rows, kl + rope, D});
+    out.push_back({rows, H * (qk - rope + v), kl});
+  }
+  if (out_proj) out.push_back({rows, D, H * v});
+}
+
 namespace {
 
 // One expert's MLP on m rows, forward or backward.
@@ -103,11 +149,13 @@ MoeLayerTime moe_layer_time(const PlanRequest& r, const Hardware& base, std::int
   t.experts_b += t.permute_b;
   t.a2a_bytes = ep > 1 ? ep_alltoall_bytes(s, tokens, tp) : 0;
   // EP ranks sit etp apart (expert TP innermost): ep ranks at stride etp.
-  const auto eg = group_hardware(base, etp);
-  const double one = alltoall_time(static_cast<std::uint64_t>(t.a2a_bytes), ep,
-                                   alltoall_bandwidth(eg, ep), alltoall_latency(eg, ep));
+  const double one = ep_alltoall_seconds(s, t.a2a_bytes, ep, group_hardware(base, etp), r.ep_flex);
   t.a2a_f = 2 * one;  // dispatch + combine
   t.a2a_b = 2 * one;  // their gradients, the other way
+  // Dense first layers: the mean over every layer.
+  const double share = static_cast<double>(moe_layers(s)) / s.layers;
+  for (double* x : {&t.permute_f, &t.permute_b, &t.experts_f, &t.experts_b, &t.a2a_f, &t.a2a_b})
+    *x *= share;
   return t;
 }
 

@@ -39,6 +39,14 @@ double routing_imbalance(std::int64_t tokens, int k, std::int64_t ep, double cap
 void add_mlp_gemms(std::vector<GemmShape>& out, const ModelShape& s, std::int64_t rows,
                    std::int64_t width, bool fused_gate_up, bool up = true, bool down = true);
 
+// Multi-head latent attention's projections (ModelShape::is_mla) on `rows`
+// tokens of one TP rank: Q's down and up (or Q straight), the KV latent with
+// the RoPE key, K and V up from it (`qkv`), and the output (`out_proj`), as
+// Megatron-Core's MLA splits them: down projections whole on every rank,
+// up and output projections by heads.
+void add_mla_gemms(std::vector<GemmShape>& out, const ModelShape& s, std::int64_t rows,
+                   std::int64_t tp, bool qkv, bool out_proj);
+
 // The expert tensor-parallel degree of a row with `tp`: --etp, else tp.
 inline std::int64_t expert_tp(const PlanRequest& r, std::int64_t tp) {
   return r.etp > 0 ? r.etp : tp;
@@ -53,6 +61,24 @@ double experts_elsewhere(const PlanRequest& r, std::int64_t tp);
 // Bytes one GPU sends in one dispatch (or combine) all-to-all.
 double ep_alltoall_bytes(const ModelShape& s, std::int64_t tokens, std::int64_t tp);
 
+// One dispatch (or combine) of `bytes` per GPU over an EP group of `ep`
+// ranks on `eg` (the cluster seen at the group's stride, group_hardware).
+// Inside one NVLink domain: the staged all-to-all (analytic.hpp). Across
+// domains of n ranks: NVLink carries the (n-1)/ep share for the domain's
+// other ranks while the NIC carries the rest, concurrently (NCCL posts every
+// peer's send at once), plus ep-1 hop latencies. `flex` (DeepEP, HybridEP;
+// DeepSeek-V3 report sec. 3.2.2): a token crosses to each remote domain
+// holding one of its experts once and fans out there over NVLink, so the
+// NIC carries flex_remote_share of the bytes.
+double ep_alltoall_seconds(const ModelShape& s, double bytes, std::int64_t ep, const Hardware& eg,
+                           bool flex);
+
+// What a flex dispatch sends off its domain, over the routed copies' bytes,
+// with the E experts spread evenly over `domains` NVLink domains and a
+// token's k experts drawn without replacement: (domains - 1) x P(a domain
+// holds one of them) / k.
+double flex_remote_share(const ModelShape& s, std::int64_t domains);
+
 // Routed rows per local expert on the slowest rank.
 double rows_per_expert(const ModelShape& s, std::int64_t tokens, std::int64_t ep, double imbalance);
 
@@ -65,6 +91,8 @@ double rows_per_expert(const ModelShape& s, std::int64_t tokens, std::int64_t ep
 // unpermutes (read T x k, write T, the weighted sum of a token's k copies).
 double permute_bytes(const ModelShape& s, std::int64_t tokens, std::int64_t tp, std::int64_t ep);
 
+// Per layer: the mean over every layer, so a model with dense first layers
+// (ModelShape::dense_layers) carries its MoE share.
 struct MoeLayerTime {
   double permute_f = 0, permute_b = 0;  // the token permutations (permute_bytes at HBM)
   double experts_f = 0, experts_b = 0;  // router, routed and shared expert GEMMs

@@ -100,14 +100,17 @@ nlohmann::json config_json(const PlanConfig& c, int rank, double hbm) {
       {"micro_step_s", t.micro_step_s}};
   j["time_breakdown"]["fp8_cast_s"] = t.fp8_cast_s;
   // Mixture of experts (moe.hpp): the experts' GEMMs (inside other_compute_s)
-  // and the dispatch and combine all-to-alls (in the step, exposed).
+  // and the dispatch and combine all-to-alls (in the step: exposed, or
+  // beside the other micro-batch's compute under --ep-overlap).
   j["time_breakdown"]["expert_compute_s"] = t.expert_compute_s;
   j["time_breakdown"]["ep_alltoall_s"] = t.ep_alltoall_s;
   if (t.ep_alltoall_bytes > 0 || t.expert_compute_s > 0)
     j["moe"] = {{"ep", c.ep},
                 {"etp", c.etp > 0 ? c.etp : c.tp},
                 {"imbalance", t.moe_imbalance},
-                {"alltoall_bytes_per_gpu", t.ep_alltoall_bytes}};
+                {"alltoall_bytes_per_gpu", t.ep_alltoall_bytes},
+                {"dispatcher", t.ep_flex ? "flex" : "alltoall"},
+                {"overlap", t.ep_overlapped}};
   // Frameworks as they execute (docs/plan.md), and the calibration.
   j["time_breakdown"]["launch_s"] = t.launch_s;
   j["time_breakdown"]["host_bound_s"] = t.host_bound_s;
@@ -434,9 +437,11 @@ std::string explain(const PlanConfig& c, double hbm) {
                     "slowest EP rank's load x{:.3f} the mean (sampled routing, --routing-seed)",
                     t.moe_imbalance)
             .c_str());
-    row("EP all-to-all (exposed)", t.ep_alltoall_s,
-        fmt::format("dispatch + combine, forward and backward, {} B per GPU each",
-                    static_cast<std::int64_t>(t.ep_alltoall_bytes))
+    row(t.ep_overlapped ? "EP all-to-all (overlapped)" : "EP all-to-all (exposed)", t.ep_alltoall_s,
+        fmt::format("dispatch + combine, forward and backward, {} B per GPU each ({}){}",
+                    static_cast<std::int64_t>(t.ep_alltoall_bytes),
+                    t.ep_flex ? "flex: once per remote node, then NVLink" : "alltoall",
+                    t.ep_overlapped ? "; beside the other micro-batch's compute" : "")
             .c_str());
   }
   row("pointwise ops", t.pointwise_s, "norms, RoPE, residuals, SwiGLU by HBM bandwidth");

@@ -98,16 +98,28 @@ double linear_seconds(const ModelShape& s, std::int64_t tokens, std::int64_t tp,
   const std::int64_t D = s.d_model, d = s.head_dim, q = s.heads * d / tp, kv = s.kv_heads * d / tp,
                      f = s.ffn / tp;
   std::vector<GemmShape> fwd;
-  if (on.qkv && e.fused_qkv) {
+  if (is_mla(s)) {
+    add_mla_gemms(fwd, s, tokens, tp, on.qkv, on.out_proj);
+  } else if (on.qkv && e.fused_qkv) {
     fwd.push_back({tokens, q + 2 * kv, D});
   } else if (on.qkv) {
     fwd.push_back({tokens, q, D});
     fwd.push_back({tokens, kv, D});
     fwd.push_back({tokens, kv, D});
   }
-  if (on.out_proj) fwd.push_back({tokens, D, q});  // output projection
+  if (on.out_proj && !is_mla(s)) fwd.push_back({tokens, D, q});  // output projection
   add_mlp_gemms(fwd, s, tokens, f, e.fused_gate_up, on.mlp_in, on.mlp_out);
   return linears_seconds(fwd, rates, backward);
+}
+
+// A MoE model's dense-MLP layers (DeepSeek-V3's first three), as their mean
+// over every layer like moe_layer_time's experts; 0 for other models.
+double dense_mlp_seconds(const ModelShape& s, std::int64_t tokens, std::int64_t tp,
+                         const Execution& e, const GemmRates& rates, bool backward) {
+  if (!is_moe(s) || s.dense_layers == 0) return 0;
+  std::vector<GemmShape> fwd;
+  add_mlp_gemms(fwd, s, tokens, s.dense_ffn / tp, e.fused_gate_up);
+  return linears_seconds(fwd, rates, backward) * s.dense_layers / s.layers;
 }
 
 // One layer's forward, part by part, per micro-step: what a recompute
@@ -215,8 +227,10 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   // linears, their dispatch and combine all-to-alls sit on the layer's path.
   const auto moe = moe_layer_time(r, hw, tokens_i, tp, lin, e.fused_gate_up);
   const LinearGroups dense = is_moe(s) ? LinearGroups{true, true, false, false} : LinearGroups{};
-  const double o_f = linear_seconds(s, tokens_i, tp, e, lin, false, dense) + moe.experts_f;
-  const double o_b = linear_seconds(s, tokens_i, tp, e, lin, true, dense) + moe.experts_b;
+  const double o_f = linear_seconds(s, tokens_i, tp, e, lin, false, dense) + moe.experts_f +
+                     dense_mlp_seconds(s, tokens_i, tp, e, lin, false);
+  const double o_b = linear_seconds(s, tokens_i, tp, e, lin, true, dense) + moe.experts_b +
+                     dense_mlp_seconds(s, tokens_i, tp, e, lin, true);
   const double p_f = pointwise_fwd_bytes_per_token(s, e) * tokens / t / hbm;
   const double p_b = e.backward_traffic * p_f;
   const double gap_f = e.kernels_fwd * e.gap_s, gap_b = e.kernels_bwd * e.gap_s;
@@ -276,16 +290,19 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
                           : *std::max_element(sh.stage_layers.begin(), sh.stage_layers.end());
   const double fr = full ? recompute_fraction(r, stage_l, sh.pp > 1 ? sh.pp_virtual : 1) : 0;
   const LayerParts fwd{a_f, o_f, p_f, c8_f, tp_f, r_f, gap_f, host_f};
-  const auto R = framework_profile(r).saver == FrameworkProfile::Saver::JaxPolicy
-                     ? jax_recompute(r, fwd,
-                                     [&](LinearGroups on) {
-                                       const bool experts = on.mlp_in && is_moe(s);
-                                       on.mlp_in = on.mlp_in && !is_moe(s);
-                                       on.mlp_out = on.mlp_out && !is_moe(s);
-                                       return linear_seconds(s, tokens_i, tp, e, lin, false, on) +
-                                              (experts ? moe.experts_f : 0);
-                                     })
-                     : recompute(r, e, fwd, fr);
+  const auto R =
+      framework_profile(r).saver == FrameworkProfile::Saver::JaxPolicy
+          ? jax_recompute(r, fwd,
+                          [&](LinearGroups on) {
+                            const bool experts = on.mlp_in && is_moe(s);
+                            on.mlp_in = on.mlp_in && !is_moe(s);
+                            on.mlp_out = on.mlp_out && !is_moe(s);
+                            return linear_seconds(s, tokens_i, tp, e, lin, false, on) +
+                                   (experts ? moe.experts_f +
+                                                  dense_mlp_seconds(s, tokens_i, tp, e, lin, false)
+                                            : 0);
+                          })
+          : recompute(r, e, fwd, fr);
   const double re = R.attention + R.linears + R.pointwise + R.fp8_casts;
 
   // A layer's device work, its kernel gaps, and the host time to issue it:
@@ -293,8 +310,12 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   // while it can).
   // Full recompute re-runs the experts with their dispatch and combine.
   const double moe_re = fr * moe.a2a_f;
-  const double dev_f = a_f + o_f + p_f + c8_f + gap_f + moe.a2a_f;
-  const double dev_b = a_b + o_b + p_b + c8_b + gap_b + re + R.gaps + moe.a2a_b + moe_re;
+  // --ep-overlap: dispatch and combine run beside the other micro-batch's
+  // compute (on the links below); otherwise on the layer's path.
+  const double a2a_f = r.ep_overlap ? 0 : moe.a2a_f;
+  const double a2a_b = r.ep_overlap ? 0 : moe.a2a_b + moe_re;
+  const double dev_f = a_f + o_f + p_f + c8_f + gap_f + a2a_f;
+  const double dev_b = a_b + o_b + p_b + c8_b + gap_b + re + R.gaps + a2a_b;
   const double run_f = std::max(dev_f, host_f), run_b = std::max(dev_b, host_b + R.host);
   // TP: exposed, or overlapped with the linears (their share of the GEMMs).
   const double tpb_total = tp_b + R.tp;
@@ -303,8 +324,8 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
       tp_overlap && e.tp_overlap_backward ? std::max(0.0, tpb_total - o_b) : tpb_total;
   // Overlapped communication (FSDP prefetch, a CP ring sharing its link, TP
   // under overlap) slows the compute it runs beside.
-  const double link_f = f_f + (shared ? r_f : 0);
-  const double link_b = f_b + (shared ? r_b + R.cp_link : 0);
+  const double link_f = f_f + (shared ? r_f : 0) + (moe.a2a_f - a2a_f);
+  const double link_b = f_b + (shared ? r_b + R.cp_link : 0) + (moe.a2a_b + moe_re - a2a_b);
   const int sms = hw.sm_count;
   const double ov_f = link_f + (tp_overlap ? tp_f - tpx_f : 0);
   const double ov_b = link_b + tpb_total - tpx_b;
@@ -355,6 +376,8 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   T.ep_alltoall_s = k * Ls * (moe.a2a_f + moe.a2a_b + moe_re);
   T.ep_alltoall_bytes = moe.a2a_bytes;
   T.moe_imbalance = moe.imbalance;
+  T.ep_overlapped = r.ep_overlap;
+  T.ep_flex = r.ep_flex;
   T.expert_compute_s = k * Ls * (moe.experts_f * (1 + fr) + moe.experts_b);
   T.tp_exposed_s = k * Ls * (tpx_f + tpx_b);
   T.fsdp_comm_s = k * (Ls * (f_f + f_b) + (last ? 2 * ag_head + rs_head : 0) + (first ? edges : 0));

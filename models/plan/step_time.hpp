@@ -40,12 +40,13 @@ struct PlanTime {
   // (exposed, in the step), one all-to-all's bytes per GPU, the slowest EP
   // rank's routed load over the mean, and the expert GEMMs (in other_compute_s).
   double ep_alltoall_s = 0, ep_alltoall_bytes = 0, moe_imbalance = 1, expert_compute_s = 0;
-  double fsdp_comm_s = 0;     // FSDP all-gathers + reduce-scatters (link time)
-  double cp_link_s = 0;       // ring transfers + CP collectives (link time)
-  double fsdp_exposed_s = 0;  // FSDP time not hidden behind compute
-  double micro_step_s = 0;    // one micro-step (pipeline: of the slowest stage)
-  double optimizer_s = 0;     // AdamW update by HBM roofline
-  double step_time_s = 0;     // grad_accum x micro_step + optimizer, x calibration
+  bool ep_overlapped = false, ep_flex = false;  // --ep-overlap, --ep-dispatcher flex
+  double fsdp_comm_s = 0;                       // FSDP all-gathers + reduce-scatters (link time)
+  double cp_link_s = 0;                         // ring transfers + CP collectives (link time)
+  double fsdp_exposed_s = 0;                    // FSDP time not hidden behind compute
+  double micro_step_s = 0;                      // one micro-step (pipeline: of the slowest stage)
+  double optimizer_s = 0;                       // AdamW update by HBM roofline
+  double step_time_s = 0;  // grad_accum x micro_step + optimizer, x calibration
   // Frameworks as they execute (models/plan/execution.hpp), per step:
   double launch_s = 0;      // device gaps between the layers' kernels
   double host_bound_s = 0;  // host issue time beyond the device's (a host-bound layer)

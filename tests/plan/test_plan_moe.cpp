@@ -164,6 +164,112 @@ TEST(Moe, EpDegreesSearchedDivideTheExpertsAndTheDataRanks) {
             (std::vector<std::int64_t>{1}));
 }
 
+TEST(Moe, DeepSeekV3MlaAndDenseFirstLayersByHand) {
+  const auto& m = find_model("--model", "deepseek-v3");
+  // MLA per layer: Q down 7168 x 1536 + its norm 1536 + Q up 1536 x 128 x
+  // 192; the KV latent and RoPE key 7168 x (512 + 64) + the latent's norm
+  // 512; K and V up 512 x 128 x (128 + 128); Wo 128 x 128 x 7168.
+  EXPECT_EQ(attention_params(m),
+            11010048u + 1536 + 37748736 + 4128768 + 512 + 16777216 + 117440512);  // 187,107,328
+  // 61 x (attention + two norms) + 58 MoE layers (257 experts of 3 x 7168 x
+  // 2048 and the 7168 x 256 router) + 3 dense of 3 x 7168 x 18432 + two
+  // 129280 x 7168 embeddings + the final norm: the report's 671B.
+  EXPECT_EQ(total_params(m), 671026404352u);
+  // Active: 248 idle routed experts of each MoE layer taken off: 37.6B (37B).
+  EXPECT_EQ(active_params(m), 671026404352u - 58ull * 248 * 3 * 7168 * 2048);
+  // The attention core runs at the mean head width: (192 + 128) / 2.
+  EXPECT_EQ(m.head_dim, 160);
+  // ffn is the layers' mean width: 58 x 9 x 2048 and 3 x 18432 over 61.
+  EXPECT_EQ(m.ffn, 18432);
+  // The dense layers carry no experts: the all-to-alls are 58/61 of an
+  // all-MoE model's, per layer on the mean.
+  auto r = request(m, 4096, 64);
+  r.ep = 8;
+  auto all_moe = r;
+  all_moe.shape.dense_layers = 0;
+  const auto hw = hardware("h100-sxm");
+  const auto t = moe_layer_time(r, hw, 4096, 1, bf16_gemm_rates(hw), true);
+  const auto u = moe_layer_time(all_moe, hw, 4096, 1, bf16_gemm_rates(hw), true);
+  EXPECT_DOUBLE_EQ(t.a2a_f, u.a2a_f * 58 / 61);
+  EXPECT_DOUBLE_EQ(t.experts_b, u.experts_b * 58 / 61);
+}
+
+TEST(Moe, AllToAllAcrossNodesSharesNvlinkAndTheNicByHand) {
+  // Two nodes of 8: NVLink 400 GB/s, one 50 GB/s NIC per GPU, no latency.
+  Hardware hw;
+  hw.platform = Platform::Nodes;
+  hw.gpus_per_node = 8;
+  hw.intra_bw = 400e9;
+  hw.inter_bw = 50e9;
+  const auto& q = find_model("--model", "qwen3-30b-a3b");
+  // alltoall: 7/16 of 16 MB to the node's other GPUs over NVLink (17.5 us)
+  // while 8/16 leaves on the NIC (160 us): the NIC's share sets it.
+  EXPECT_DOUBLE_EQ(ep_alltoall_seconds(q, 16e6, 16, hw, false), 8e6 / 50e9);
+  // flex: a token crosses to the other node once when that node holds one
+  // of its 8 experts (64 of the 128 there): 1 - C(64,8)/C(128,8) of the
+  // tokens, one copy in 8 routed copies.
+  double none = 1;
+  for (int i = 0; i < 8; ++i) none *= (64.0 - i) / (128.0 - i);
+  EXPECT_DOUBLE_EQ(flex_remote_share(q, 2), (1 - none) / 8);
+  EXPECT_DOUBLE_EQ(ep_alltoall_seconds(q, 16e6, 16, hw, true),
+                   std::max(7e6 / 400e9, 16e6 * (1 - none) / 8 / 50e9));
+  // Eight experts, top-2, two domains of four: P(none there) = 4/8 x 3/7.
+  auto m = q;
+  m.experts = 8;
+  m.experts_per_token = 2;
+  EXPECT_DOUBLE_EQ(flex_remote_share(m, 2), (1 - 3.0 / 14) / 2);
+  // Inside one node: the staged all-to-all as before.
+  EXPECT_DOUBLE_EQ(ep_alltoall_seconds(q, 16e6, 8, hw, false),
+                   alltoall_time(16000000, 8, alltoall_bandwidth(hw, 8), alltoall_latency(hw, 8)));
+}
+
+TEST(Moe, EpOverlapHidesTheAllToAllsBehindTheOtherMicroBatch) {
+  auto run = [](const std::string& overlap) {
+    const auto r = run_cli({"plan",
+                            "--model",
+                            "qwen3-30b-a3b",
+                            "--context",
+                            "4K",
+                            "--gpus",
+                            "16",
+                            "--cluster",
+                            "dgx-h100",
+                            "--framework",
+                            "megatron",
+                            "--tp",
+                            "1",
+                            "--pp",
+                            "1",
+                            "--cp",
+                            "1",
+                            "--ep",
+                            "16",
+                            "--micro-batch",
+                            "1",
+                            "--global-batch-tokens",
+                            "64K",
+                            "--ep-overlap",
+                            overlap,
+                            "--calibration",
+                            "none",
+                            "--json"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out).at("configs").at(0);
+  };
+  const auto off = run("off"), on = run("on");
+  // The same all-to-alls, charged in full off the path: the step is shorter
+  // by at most their time.
+  const double a2a = off.at("time_breakdown").at("ep_alltoall_s").get<double>();
+  EXPECT_DOUBLE_EQ(on.at("time_breakdown").at("ep_alltoall_s").get<double>(), a2a);
+  const double saved = off.at("step_time_s").get<double>() - on.at("step_time_s").get<double>();
+  EXPECT_GT(saved, 0);
+  EXPECT_LE(saved, a2a * (1 + 1e-9));
+  const auto bad = run_cli({"plan", "--model", "qwen3-30b-a3b", "--context", "4K", "--gpus", "16",
+                            "--ep-dispatcher", "deepep"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--ep-dispatcher"), std::string::npos) << bad.err;
+}
+
 TEST(Moe, PlanItemisesTheExpertsAndRefusesWhatItCannotShard) {
   const auto r =
       run_cli({"plan",      "--model",  "qwen3-30b-a3b", "--context", "32K",  "--gpus", "64",
