@@ -74,22 +74,26 @@ std::uint64_t total_params(const ModelShape& s) {
   return all_layer_params(s) + 2 * embedding_params(s) + static_cast<std::uint64_t>(s.d_model);
 }
 
+namespace {
+// One expert's MLP matrices (D x expert_ffn each).
+std::uint64_t one_expert_params(const ModelShape& s) {
+  return static_cast<std::uint64_t>(mlp_matrices(s)) * static_cast<std::uint64_t>(s.d_model) *
+         static_cast<std::uint64_t>(s.expert_ffn);
+}
+}  // namespace
+
 std::uint64_t expert_layer_params(const ModelShape& s) {
   if (!is_moe(s)) return 0;
   // One MoE layer's routed experts, spread as a mean over every layer.
-  const std::uint64_t one =
-      static_cast<std::uint64_t>(mlp_matrices(s)) * static_cast<std::uint64_t>(s.d_model) *
-      static_cast<std::uint64_t>(s.experts) * static_cast<std::uint64_t>(s.expert_ffn);
+  const std::uint64_t one = one_expert_params(s) * static_cast<std::uint64_t>(s.experts);
   return one * static_cast<std::uint64_t>(moe_layers(s)) / static_cast<std::uint64_t>(s.layers);
 }
 
 std::uint64_t active_params(const ModelShape& s) {
   if (!is_moe(s)) return total_params(s);
   // The routed experts a token does not take.
-  const std::uint64_t one = static_cast<std::uint64_t>(mlp_matrices(s)) *
-                            static_cast<std::uint64_t>(s.d_model) *
-                            static_cast<std::uint64_t>(s.expert_ffn);
-  const auto idle = one * static_cast<std::uint64_t>(s.experts - s.experts_per_token);
+  const auto idle =
+      one_expert_params(s) * static_cast<std::uint64_t>(s.experts - s.experts_per_token);
   return total_params(s) - static_cast<std::uint64_t>(moe_layers(s)) * idle;
 }
 
