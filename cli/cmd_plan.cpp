@@ -29,6 +29,7 @@
 #include "models/plan/error_band.hpp"
 #include "models/plan/plan.hpp"
 #include "models/plan/report.hpp"
+#include "models/plan/schedule.hpp"
 #include "models/plan/uncertainty.hpp"
 #include "proc/recheck.hpp"
 #include "proc/resolve.hpp"
@@ -51,6 +52,8 @@ struct PlanFlags {
                           recheck = "0";
   bool max_context = false, explain = false, json = false, causal = true, fail_if_none = false;
   std::string pp = "auto", pp_virtual = "1", microbatches;  // pipeline (models/plan/pipeline.hpp)
+  std::string pp_schedule = "auto";                         // models/plan/schedule.hpp
+  std::string dp_replicate = "1";                           // HSDP replica groups
   std::string pp_layout = "auto", pp_first_layers, pp_last_layers;
   // Precision and framework profile (models/plan/precision.hpp, framework.hpp)
   std::string precision = "bf16", attention_precision = "bf16", framework = "pytorch-fsdp";
@@ -83,6 +86,10 @@ int run_inference(const PlanFlags& f) {
   if (f.recheck_given) throw InputError("--recheck: plans training; not with --inference");
   if (f.pp_given) throw InputError("--pp: plans training; not with --inference");
   if (f.pp_virtual != "1") throw InputError("--pp-virtual: plans training; not with --inference");
+  if (f.pp_schedule != "auto")
+    throw InputError("--pp-schedule: plans training; not with --inference");
+  if (f.dp_replicate != "1")
+    throw InputError("--dp-replicate: plans training; not with --inference");
   if (f.pp_layout != "auto") throw InputError("--pp-layout: plans training; not with --inference");
   if (!f.pp_first_layers.empty() || !f.pp_last_layers.empty())
     throw InputError("--pp-first-stage-layers: plans training; not with --inference");
@@ -270,6 +277,35 @@ std::string larger_device_text(const std::vector<PlanConfig>& cs, const Catalog&
 
 // --ep, --capacity-factor, --routing-seed: a mixture-of-experts model's
 // expert parallelism and routing (models/plan/moe.hpp).
+// --pp-schedule auto, or a comma list of schedules to search (schedule.hpp):
+// only what the framework ships unless --framework any; interleaved and
+// --pp-virtual above 1 go together.
+void apply_schedule_flag(const PlanFlags& f, PlanRequest& r) {
+  if (f.pp_schedule == "auto") return;
+  for (std::size_t at = 0; at <= f.pp_schedule.size();) {
+    const auto end = std::min(f.pp_schedule.find(',', at), f.pp_schedule.size());
+    const auto s = parse_pipeline_schedule("--pp-schedule", f.pp_schedule.substr(at, end - at));
+    if (std::find(r.pp_schedules.begin(), r.pp_schedules.end(), s) == r.pp_schedules.end())
+      r.pp_schedules.push_back(s);
+    at = end + 1;
+  }
+  const auto has = framework_schedules(r);
+  for (auto s : r.pp_schedules)
+    if (std::find(has.begin(), has.end(), s) == has.end())
+      throw InputError(fmt::format(
+          "--pp-schedule: {} does not ship {} (docs/plan.md, 'Pipeline schedules'); pass "
+          "--framework any to plan it anyway",
+          to_string(r.framework), to_string(s)));
+  const bool interleaved = std::find(r.pp_schedules.begin(), r.pp_schedules.end(),
+                                     PipelineSchedule::Interleaved) != r.pp_schedules.end();
+  if (interleaved && (r.pp_virtual <= 1 || r.pp_schedules.size() > 1))
+    throw InputError(
+        "--pp-schedule: interleaved goes alone and with --pp-virtual V above 1 (V model chunks "
+        "per device)");
+  if (!interleaved && r.pp_virtual > 1)
+    throw InputError("--pp-virtual: above 1 means --pp-schedule interleaved");
+}
+
 void apply_moe_flags(const PlanFlags& f, PlanRequest& r) {
   const bool moe = is_moe(r.shape);
   auto need_moe = [&](const char* flag) {
@@ -646,6 +682,9 @@ int run(const PlanFlags& f) {
     r.pp_degrees = {parse_count("--pp", f.pp, 1, 1 << 20)};
   r.pp_virtual = static_cast<int>(parse_count("--pp-virtual", f.pp_virtual, 1, 1024));
   r.pp_layout = parse_pipeline_layout("--pp-layout", f.pp_layout);
+  apply_schedule_flag(f, r);
+  r.dp_replicate =
+      f.dp_replicate == "auto" ? 0 : parse_count("--dp-replicate", f.dp_replicate, 1, 1 << 20);
   if (!f.pp_first_layers.empty())
     r.pp_first_layers = static_cast<int>(
         parse_count("--pp-first-stage-layers", f.pp_first_layers, 1, r.shape.layers));
@@ -987,6 +1026,19 @@ Command plan_command() {
                         "Virtual stages per device: 1 = 1F1B, V > 1 = interleaved 1F1B")
             ->capture_default_str()
             ->type_name(flag_type::kInt);
+        sub->add_option("--pp-schedule", f->pp_schedule,
+                        "Pipeline schedules to search, a comma list of 1f1b, interleaved (with "
+                        "--pp-virtual), zb-h1, zb-v, dualpipe; auto: what the framework ships "
+                        "(docs/plan.md, 'Pipeline schedules')")
+            ->capture_default_str()
+            ->type_name("auto|SCHEDULE[,SCHEDULE...]");
+        sub->add_option("--dp-replicate", f->dp_replicate,
+                        "HSDP: split the data-parallel ranks into N replica groups, the state "
+                        "sharded inside each and the gradients all-reduced across them once per "
+                        "step (FSDP2's data_parallel_replicate_degree); auto searches powers of "
+                        "two; 1 (default) shards over all of them")
+            ->capture_default_str()
+            ->type_name(flag_type::kIntOrAuto);
         sub->add_option("--pp-layout", f->pp_layout,
                         "How layers split over stages: balanced (Llama 3: edge stages lighter), "
                         "even (Megatron's default), embedding-loss (the embedding and the loss "

@@ -64,6 +64,18 @@ PipelineLayout parse_pipeline_layout(const std::string& flag, const std::string&
   const auto& n = pipeline_layout_names();
   return static_cast<PipelineLayout>(std::find(n.begin(), n.end(), v) - n.begin());
 }
+const std::vector<std::string>& pipeline_schedule_names() {
+  static const std::vector<std::string> n{"1f1b", "interleaved", "zb-h1", "zb-v", "dualpipe"};
+  return n;
+}
+std::string to_string(PipelineSchedule s) {
+  return pipeline_schedule_names()[static_cast<int>(s)];
+}
+PipelineSchedule parse_pipeline_schedule(const std::string& flag, const std::string& s) {
+  const auto v = parse_choice(flag, s, pipeline_schedule_names());
+  const auto& n = pipeline_schedule_names();
+  return static_cast<PipelineSchedule>(std::find(n.begin(), n.end(), v) - n.begin());
+}
 
 std::uint64_t embedding_params(const ModelShape& s) {
   return static_cast<std::uint64_t>(s.vocab) * static_cast<std::uint64_t>(s.d_model);

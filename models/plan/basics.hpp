@@ -31,6 +31,12 @@ enum class PipelineLayout { Auto, Balanced, Even, EmbeddingLoss };
 const std::vector<std::string>& pipeline_layout_names();  // auto balanced even embedding-loss
 std::string to_string(PipelineLayout l);
 PipelineLayout parse_pipeline_layout(const std::string& flag, const std::string& s);
+// Pipeline schedules (--pp-schedule; models/plan/schedule.hpp, docs/plan.md
+// "Pipeline schedules").
+enum class PipelineSchedule { OneFOneB, Interleaved, ZbH1, ZbV, DualPipe };
+const std::vector<std::string>& pipeline_schedule_names();  // 1f1b interleaved zb-h1 zb-v dualpipe
+std::string to_string(PipelineSchedule s);
+PipelineSchedule parse_pipeline_schedule(const std::string& flag, const std::string& s);
 const std::vector<std::string>& checkpointing_names();
 const std::vector<std::string>& loss_names();
 std::string to_string(Checkpointing c);
@@ -113,6 +119,13 @@ struct PlanRequest {
   std::vector<std::int64_t> pp_degrees{1};
   int pp_virtual = 1;
   std::int64_t microbatches = 0;
+  // Schedules searched (--pp-schedule; empty: auto, what the framework
+  // implements, models/plan/schedule.hpp framework_schedules).
+  std::vector<PipelineSchedule> pp_schedules;
+  // HSDP (--dp-replicate): the data-parallel ranks split into this many
+  // replica groups, the state sharded inside each (FSDP2's
+  // data_parallel_replicate_degree); 1: sharded over all of them. 0: searched.
+  std::int64_t dp_replicate = 1;
   // The layers' split over the stages, and Megatron's uneven edge stages
   // (--pp-first-stage-layers / --pp-last-stage-layers; 0: the layout's own).
   PipelineLayout pp_layout = PipelineLayout::Auto;

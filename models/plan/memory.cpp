@@ -377,7 +377,9 @@ PlanMemory training_memory(const PlanRequest& r, const Hardware& hw, Layout layo
   Ctx x{r, hw, fw, stage, cp, tp,
         stage ? static_cast<double>(stage->layers) : static_cast<double>(s.layers), t,
         // The state shards inside one slice: slices are data-parallel replicas.
-        static_cast<double>(stage ? stage->devices : r.gpus) / static_cast<double>(r.slices),
+        // HSDP (--dp-replicate): so are the replica groups.
+        static_cast<double>(stage ? stage->devices : r.gpus) /
+            static_cast<double>(r.slices * std::max<std::int64_t>(1, r.dp_replicate)),
         stage ? stage->params : static_cast<double>(total_params(s)), stage ? stage->in_flight : 1,
         c,
         c / t,  // sequence parallel: norms and residuals shard by tp too

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "models/plan/schedule.hpp"
+
 namespace ringsim {
 
 double head_layer_equivalents(const ModelShape& s, std::int64_t context, bool causal) {
@@ -210,12 +212,13 @@ StageMemoryView stage_view(const PlanRequest& r, const std::vector<int>& layers,
   StageMemoryView v;
   v.stage = stage;
   v.stages = pc.pp;
+  const auto sched = pc.effective();
   v.layers = layers[static_cast<size_t>(stage)];
-  v.params = stage_params(r.shape, layers, stage);
+  v.params = device_params(r.shape, sched, layers, stage);
   v.devices = r.gpus / pc.pp;
-  v.embedding = stage == 0;
-  v.head = stage == pc.pp - 1;
-  v.in_flight = in_flight_microbatches(pc.pp, pc.virtual_stages, microbatches, stage);
+  v.embedding = embedding_share(sched, pc.pp, stage) > 0;
+  v.head = head_share(sched, pc.pp, stage) > 0;
+  v.in_flight = schedule_in_flight(sched, pc.pp, pc.virtual_stages, microbatches, stage);
   return v;
 }
 
@@ -260,6 +263,7 @@ std::string pipeline_rule(const PlanRequest&, const PipelineChoice& pc, const St
                           std::int64_t microbatches) {
   if (pc.pp <= 1) return {};
   if (!split.rule.empty()) return split.rule;
+  if (auto rule = schedule_rule(pc.effective(), pc.pp, microbatches); !rule.empty()) return rule;
   if (pc.virtual_stages > 1 && microbatches % pc.pp != 0)
     return fmt::format(
         "interleaved 1F1B needs the microbatches ({}) to be a multiple of pp ({}) (Megatron's "

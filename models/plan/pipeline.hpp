@@ -23,6 +23,12 @@ namespace ringsim {
 struct PipelineChoice {
   std::int64_t pp = 1;
   int virtual_stages = 1;
+  // The schedule (models/plan/schedule.hpp); virtual_stages above 1 means
+  // interleaved whatever this says.
+  PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+  PipelineSchedule effective() const {
+    return virtual_stages > 1 ? PipelineSchedule::Interleaved : schedule;
+  }
 };
 
 // The output head and loss's model FLOPs per token in units of one layer's

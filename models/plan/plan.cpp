@@ -21,8 +21,11 @@ std::string PlanConfig::label() const {
   if (tp > 1) s += fmt::format(" tp {}", tp);
   if (ep > 1) s += fmt::format(" ep {}", ep);
   if (etp > 0 && etp != tp) s += fmt::format(" etp {}", etp);
+  if (dp_replicate > 1) s += fmt::format(" hsdp {}x{}", dp_replicate, dp / dp_replicate);
   if (pp > 1) s += fmt::format(" pp {}", pp);
   if (pp > 1 && pp_virtual > 1) s += fmt::format(" v{}", pp_virtual);
+  if (pp > 1 && pp_virtual <= 1 && pp_schedule != PipelineSchedule::OneFOneB)
+    s += " " + to_string(pp_schedule);
   return s;
 }
 
@@ -97,6 +100,9 @@ std::string shape_rule(const PlanRequest& r, const Hardware& hw, Layout layout, 
   if (pp > s.layers)
     return fmt::format("pp {} leaves a stage without a layer (the model has {})", pp, s.layers);
   const auto dp = r.gpus / (tp * cp * pp);
+  if (r.dp_replicate > 1 && (dp / r.slices) % r.dp_replicate != 0)
+    return fmt::format("--dp-replicate {} does not divide dp {}{}", r.dp_replicate, dp / r.slices,
+                       r.slices > 1 ? " per slice" : "");
   if (dp % r.slices != 0)
     return fmt::format("dp {} does not split over {} slices (cp x tp x pp stay inside a slice)", dp,
                        r.slices);
@@ -157,7 +163,7 @@ std::string fit_hint(const PlanRequest& r, const Hardware& hw, const Implementat
   for (auto& f : fit_changes(r, c)) {
     f.r.micro_batch = c.micro_batch;
     auto alt = evaluate(f.r, hw, cm, c.layout, f.cp, c.tp, c.micro_batch, std::nullopt, true,
-                        {f.pp, c.pp_virtual});
+                        {f.pp, c.pp_virtual, c.pp_schedule});
     if (alt.evaluated && alt.feasible)
       fits.push_back(fmt::format("{} ({:.1f} GiB{})", f.flag, alt.memory.total / 1073741824.0,
                                  alt.memory_verdict == "tight" ? ", tight" : ""));
@@ -199,9 +205,11 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
   c.tp = tp;
   c.ep = r.ep;
   c.etp = r.etp;
+  c.dp_replicate = r.dp_replicate;
   c.micro_batch = micro_batch;
   c.pp = pipeline.pp;
   c.pp_virtual = pipeline.pp > 1 ? pipeline.virtual_stages : 1;
+  c.pp_schedule = pipeline.pp > 1 ? pipeline.effective() : PipelineSchedule::OneFOneB;
   int ulysses = 0;
   if (auto rule = shape_rule(r, hw, c.layout, cp, tp, &ulysses, c.pp); !rule.empty()) {
     c.ulysses_degree = ulysses;
@@ -224,10 +232,14 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
     return c;
   }
   c.grad_accum = per_replica / micro_batch;
-  const PipelineChoice pc{c.pp, c.pp_virtual};
+  const PipelineChoice pc{c.pp, c.pp_virtual, c.pp_schedule};
   if (c.pp > 1) {
-    const auto split = stage_split(r, c.pp, c.pp_virtual);
+    const auto split = stage_split(r, c.pp, schedule_split_groups(c.pp_schedule, c.pp_virtual));
     c.stage_layers = split.layers;
+    // ZB-V runs the head on device 0 (schedule.hpp): the split's light edge
+    // stage, made light for the head, goes there.
+    if (c.pp_schedule == PipelineSchedule::ZbV)
+      std::reverse(c.stage_layers.begin(), c.stage_layers.end());
     c.pp_layout = split.text();
     if (auto rule = pipeline_rule(r, pc, split, c.grad_accum); !rule.empty()) {
       c.why = broken(std::move(rule));
@@ -267,7 +279,7 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
   try {
     c.time = step_time(r, hw, cm,
                        {c.layout, cp, tp, c.block, micro_batch, c.grad_accum, c.ulysses_degree,
-                        c.pp, c.pp_virtual, c.stage_layers},
+                        c.pp, c.pp_virtual, c.stage_layers, c.pp_schedule},
                        attention);
   } catch (const InputError& e) {
     // A measured profile does not cover this block: no time, said why.
@@ -379,6 +391,43 @@ std::vector<Candidate> candidates(const PlanRequest& r, const Hardware& hw, bool
   return out;
 }
 
+// The expert-parallel degrees and HSDP replica groups searched for one shape:
+// --dp-replicate auto tries every power of two dividing dp per slice.
+std::vector<std::pair<std::int64_t, std::int64_t>> ep_and_replicas(const PlanRequest& r,
+                                                                   const Candidate& cd,
+                                                                   std::int64_t dp) {
+  std::vector<std::int64_t> reps{r.dp_replicate};
+  if (r.dp_replicate == 0) {
+    reps = {1};
+    const auto per_slice = dp / r.slices;
+    for (std::int64_t k = 2; k <= per_slice; k *= 2)
+      if (per_slice % k == 0) reps.push_back(k);
+  }
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  for (auto ep : ep_degrees(r, cd.tp * cd.cp * dp / expert_tp(r, cd.tp)))
+    for (auto k : reps) out.emplace_back(ep, k);
+  return out;
+}
+
+// The faster of two evaluations of one shape: a feasible one first.
+bool better(const PlanConfig& c, const PlanConfig& best) {
+  return c.feasible && (!best.feasible || c.tokens_per_s_per_gpu > best.tokens_per_s_per_gpu);
+}
+
+// One shape under one schedule at its best micro-batch.
+PlanConfig best_micro_batch(const PlanRequest& q, const Hardware& hw, const Implementation& cm,
+                            const Candidate& cd, const std::vector<std::int64_t>& mbs,
+                            PipelineSchedule sched) {
+  std::optional<PlanConfig> best;
+  for (auto m : mbs) {
+    auto c = evaluate(q, hw, cm, cd.layout, cd.cp, cd.tp, m, std::nullopt, false,
+                      {cd.pp, q.pp_virtual, sched});
+    if (!best || better(c, *best)) best = std::move(c);
+    if (!best->feasible && !best->evaluated) break;  // a shape rule: every micro-batch fails
+  }
+  return std::move(*best);
+}
+
 }  // namespace
 
 std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const Implementation& cm) {
@@ -408,18 +457,22 @@ std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const I
         if (per_replica % m == 0) mbs.push_back(m);
       if (mbs.back() != per_replica) mbs.push_back(per_replica);
     }
-    for (auto ep : ep_degrees(r, cd.tp * cd.cp * dp / expert_tp(r, cd.tp))) {
+    const auto schedules = cd.pp > 1 ? searched_schedules(r)
+                                     : std::vector<PipelineSchedule>{PipelineSchedule::OneFOneB};
+    for (auto [ep, rep] : ep_and_replicas(r, cd, dp)) {
       PlanRequest q = r;
       q.ep = ep;
+      q.dp_replicate = rep;
       std::optional<PlanConfig> best;
-      for (auto m : mbs) {
-        auto c = evaluate(q, hw, cm, cd.layout, cd.cp, cd.tp, m, std::nullopt, false,
-                          {cd.pp, r.pp_virtual});
-        if (!best || (c.feasible &&
-                      (!best->feasible || c.tokens_per_s_per_gpu > best->tokens_per_s_per_gpu)))
-          best = std::move(c);
-        if (!best->feasible && !best->evaluated) break;  // a shape rule: every micro-batch fails
+      std::vector<PlanConfig::ScheduleTry> tried;
+      for (auto sched : schedules) {
+        auto c = best_micro_batch(q, hw, cm, cd, mbs, sched);
+        if (cd.pp > 1)
+          tried.push_back({sched, c.feasible, c.tokens_per_s_per_gpu, c.time.pp_bubble_s,
+                           c.memory.total, c.reason()});
+        if (!best || better(c, *best)) best = std::move(c);
       }
+      best->schedules_tried = std::move(tried);
       out.push_back(std::move(*best));
     }
   }
@@ -517,7 +570,7 @@ std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const C
 PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
                     const PlanConfig& like, const std::optional<AttentionOverride>& attention) {
   return evaluate(r, hw, cm, like.layout, like.cp, like.tp, like.micro_batch, attention, false,
-                  {like.pp, like.pp_virtual});
+                  {like.pp, like.pp_virtual, like.pp_schedule});
 }
 PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const ComputeModel& cm, Layout layout,
                     std::int64_t cp, std::int64_t tp, std::int64_t micro_batch,

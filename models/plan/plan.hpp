@@ -13,6 +13,7 @@
 #include "models/plan/basics.hpp"
 #include "models/plan/memory.hpp"
 #include "models/plan/pipeline.hpp"
+#include "models/plan/schedule.hpp"
 #include "models/plan/step_time.hpp"
 
 namespace ringsim {
@@ -20,11 +21,12 @@ namespace ringsim {
 struct PlanConfig {
   Layout layout = Layout::Ring;
   std::int64_t cp = 1, tp = 1, dp = 1;
-  std::int64_t ep = 1;           // expert parallelism (MoE models; moe.hpp)
-  std::int64_t etp = 0;          // expert tensor parallelism (0: tp)
-  std::int64_t block = 0;        // tokens per device per sequence = context / cp
-  std::int64_t micro_batch = 1;  // sequences per CP group per micro-step
-  std::int64_t grad_accum = 1;   // micro-steps per step
+  std::int64_t ep = 1;            // expert parallelism (MoE models; moe.hpp)
+  std::int64_t etp = 0;           // expert tensor parallelism (0: tp)
+  std::int64_t dp_replicate = 1;  // HSDP replica groups (--dp-replicate): dp = replicas x shard
+  std::int64_t block = 0;         // tokens per device per sequence = context / cp
+  std::int64_t micro_batch = 1;   // sequences per CP group per micro-step
+  std::int64_t grad_accum = 1;    // micro-steps per step
   bool tied = false;       // its error band overlaps the best row's (cli/cmd_plan.cpp, mark_ties)
   int ulysses_degree = 0;  // hybrid only
   // Pipeline parallelism: stages, virtual stages per device (1: plain 1F1B),
@@ -32,6 +34,16 @@ struct PlanConfig {
   // microbatch count m; memory is the worst stage's (memory.stage).
   std::int64_t pp = 1;
   int pp_virtual = 1;
+  PipelineSchedule pp_schedule = PipelineSchedule::OneFOneB;  // interleaved when pp_virtual > 1
+  // The schedules the search tried for this shape, the chosen one among them
+  // (--explain says which and why).
+  struct ScheduleTry {
+    PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+    bool feasible = false;
+    double tokens_per_s_per_gpu = 0, bubble_s = 0, memory_total = 0;
+    std::string why;
+  };
+  std::vector<ScheduleTry> schedules_tried;
   std::vector<int> stage_layers;
   std::string pp_layout;  // stage_split's text: "balanced", "embedding-loss", "first 7, last 7"
   bool feasible = false;

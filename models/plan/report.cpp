@@ -121,6 +121,9 @@ nlohmann::json config_json(const PlanConfig& c, int rank, double hbm) {
   j["time_breakdown"]["dp_step_exposed_s"] = t.dp_step_exposed_s;
   j["time_breakdown"]["dcn_s"] = t.dcn_s;
   j["time_breakdown"]["dcn_exposed_s"] = t.dcn_exposed_s;
+  j["time_breakdown"]["hsdp_s"] = t.hsdp_s;
+  j["time_breakdown"]["hsdp_exposed_s"] = t.hsdp_exposed_s;
+  j["dp_replicate"] = c.dp_replicate;
   j["step_time_first_principles_s"] = t.step_time_first_principles_s;
   j["calibration_factor"] = t.calibration;
   j["time_breakdown"]["pp_bubble_s"] = t.pp_bubble_s;
@@ -137,7 +140,10 @@ nlohmann::json config_json(const PlanConfig& c, int rank, double hbm) {
                                    {"per_layer", x.count},
                                    {"overlapped", x.overlapped}});
   if (c.pp > 1)
-    j["pipeline"] = {{"schedule", c.pp_virtual > 1 ? "interleaved-1f1b" : "1f1b"},
+    j["pipeline"] = {{"schedule", schedule_json_name(c.pp_schedule)},
+                     {"bubble_s", t.pp_bubble_s},
+                     {"bubble_slots", t.pp_bubble_slots},
+                     {"bubble_formula", bubble_formula(c.pp_schedule)},
                      {"slowest_stage", t.pp_slowest_stage},
                      {"message_bytes", std::llround(t.pp_message_bytes)},
                      {"message_s", t.pp_message_s},
@@ -391,6 +397,57 @@ std::string memory_itemised(const PlanMemory& m) {
   return out;
 }
 
+namespace {
+
+// The pipeline line's schedule, in words.
+std::string schedule_text(const PlanConfig& c) {
+  switch (c.pp_schedule) {
+    case PipelineSchedule::Interleaved:
+      return fmt::format(" x {} virtual (interleaved 1F1B)", c.pp_virtual);
+    case PipelineSchedule::ZbH1:
+      return " (ZB-H1: backward split into input and weight gradients)";
+    case PipelineSchedule::ZbV:
+      return " (ZB-V: two model chunks per device in a V)";
+    case PipelineSchedule::DualPipe:
+      return " (DualPipe: stages i and p-1-i on each device, microbatches from both ends)";
+    case PipelineSchedule::OneFOneB:
+      break;
+  }
+  return " (1F1B)";
+}
+
+// The bubble in slowest-stage microbatches, as the explain row gives it.
+std::string bubble_in_slots(PipelineSchedule s) {
+  switch (s) {
+    case PipelineSchedule::ZbH1:
+      return "(p-1)(F+B-2W)/(F+B)";
+    case PipelineSchedule::ZbV:
+      return "(p-1)(F+B-3W)/(F+B)";
+    case PipelineSchedule::DualPipe:
+      return "(p/2-1)(F&B+B-3W)/(F+B)";
+    case PipelineSchedule::OneFOneB:
+    case PipelineSchedule::Interleaved:
+      break;
+  }
+  return "(p-1)/V";
+}
+
+// Which schedule the search chose for this shape, and what the others gave.
+std::string schedule_choice(const PlanConfig& c) {
+  if (c.pp <= 1 || c.schedules_tried.size() < 2) return {};
+  std::string out = fmt::format("  schedule   {} of", schedule_json_name(c.pp_schedule));
+  for (size_t i = 0; i < c.schedules_tried.size(); ++i) {
+    const auto& x = c.schedules_tried[i];
+    out += i ? "; " : " ";
+    out += x.feasible ? fmt::format("{} {:.0f} tokens/s/GPU (bubble {})", to_string(x.schedule),
+                                    x.tokens_per_s_per_gpu, seconds(x.bubble_s))
+                      : fmt::format("{} refused ({})", to_string(x.schedule), x.why);
+  }
+  return out + ": the fastest that fits\n";
+}
+
+}  // namespace
+
 std::string explain(const PlanConfig& c, double hbm) {
   std::string out = fmt::format(
       "\nexplain: {} (dp {}, block {} tokens, micro-batch {} x {} accumulation steps)\n", c.label(),
@@ -400,10 +457,13 @@ std::string explain(const PlanConfig& c, double hbm) {
     out += fmt::format(
         "  pipeline   {} stages{}, {} microbatches, layers per stage {} ({} split; + embedding on "
         "stage 0, output head + loss on stage {}); neighbours {} ranks apart\n",
-        c.pp,
-        c.pp_virtual > 1 ? fmt::format(" x {} virtual (interleaved 1F1B)", c.pp_virtual)
-                         : std::string(" (1F1B)"),
-        c.grad_accum, layers_text(c.stage_layers), c.pp_layout, c.pp - 1, c.tp * c.cp);
+        c.pp, schedule_text(c), c.grad_accum, layers_text(c.stage_layers), c.pp_layout,
+        c.pp_schedule == PipelineSchedule::ZbV ? std::string("0 (the V's end)")
+        : c.pp_schedule == PipelineSchedule::DualPipe
+            ? fmt::format("{} (both ends hold both)", c.pp - 1)
+            : fmt::format("{}", c.pp - 1),
+        c.tp * c.cp);
+  out += schedule_choice(c);
   out += c.pp > 1
              ? fmt::format("  memory per device of the worst stage, stage {} (GiB = 2^30 bytes)\n",
                            c.memory.stage)
@@ -473,6 +533,13 @@ std::string explain(const PlanConfig& c, double hbm) {
     row("  of which FSDP edges", t.edges_s,
         "first all-gather and last reduce-scatter per micro-step");
   }
+  if (t.hsdp_s > 0) {
+    row("HSDP all-reduce (replicas)", t.hsdp_s,
+        fmt::format("each shard's gradients across the {} replica groups, once per step",
+                    c.dp_replicate)
+            .c_str());
+    row("  of which exposed", t.hsdp_exposed_s, "beyond the last micro-step's backward");
+  }
   if (t.dcn_s > 0) {
     row("DCN all-reduce (slices)", t.dcn_s,
         "each chip's gradient shard, ring over the slices, once per step");
@@ -480,15 +547,19 @@ std::string explain(const PlanConfig& c, double hbm) {
   }
   if (c.pp > 1) {
     out += fmt::format(
-        "    {:<32}{:>10}  (p-1)/V = {:.4g} x the slowest stage's microbatch (stage {}, {}); "
+        "    {:<32}{:>10}  {} = {:.4g} x the slowest stage's microbatch (stage {}, {}); "
         "{:.1f}% of the pipeline's time\n",
-        "pipeline bubble", seconds(t.pp_bubble_s), static_cast<double>(c.pp - 1) / c.pp_virtual,
-        t.pp_slowest_stage, seconds(t.micro_step_s), 100 * t.pp_bubble_fraction);
+        "pipeline bubble", seconds(t.pp_bubble_s), bubble_in_slots(c.pp_schedule),
+        t.pp_bubble_slots, t.pp_slowest_stage, seconds(t.micro_step_s), 100 * t.pp_bubble_fraction);
     out += fmt::format(
-        "    {:<32}{:>10}  (m + (p-1)/V) x 2V messages of {} on {} ({} each), not "
+        "    {:<32}{:>10}  {} messages of {} on {} ({} each), not "
         "overlapped\n",
-        "pipeline P2P", seconds(t.pp_p2p_s), human_bytes(t.pp_message_bytes), t.pp_link,
-        seconds(t.pp_message_s));
+        "pipeline P2P", seconds(t.pp_p2p_s),
+        c.pp_schedule == PipelineSchedule::OneFOneB ||
+                c.pp_schedule == PipelineSchedule::Interleaved
+            ? std::string("(m + (p-1)/V) x 2V")
+            : fmt::format("(m + bubble) x {}", 2 * schedule_chunks(c.pp_schedule, c.pp_virtual)),
+        human_bytes(t.pp_message_bytes), t.pp_link, seconds(t.pp_message_s));
   }
   row("optimizer", t.optimizer_s,
       c.pp > 1 ? "AdamW, 28 B per sharded parameter of the largest stage by HBM bandwidth"

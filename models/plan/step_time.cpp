@@ -16,6 +16,7 @@
 #include "models/plan/framework.hpp"
 #include "models/plan/moe.hpp"
 #include "models/plan/pipeline.hpp"
+#include "models/plan/schedule.hpp"
 
 namespace ringsim {
 
@@ -251,7 +252,9 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   const double r_b = cp_link_seconds(w, g, cm, true) * m;
 
   // Data parallel: the shard group is the cp x dp ranks of one pipeline stage.
-  const std::int64_t Z = r.gpus / r.slices / tp / sh.pp;  // inside one slice
+  // Inside one slice, and under HSDP inside one replica group.
+  const std::int64_t reps = std::max<std::int64_t>(1, r.dp_replicate);
+  const std::int64_t Z = r.gpus / r.slices / reps / tp / sh.pp;
   const auto zg = shard_group(hw, Z, cp, tp, sh.pp);
   auto gather = [&](double params, double bytes_per_param) {
     return collective_time(Collective::AllGather, params / t * bytes_per_param, zg, hw).seconds;
@@ -354,24 +357,31 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   const std::vector<int> layers =
       sh.stage_layers.empty() ? std::vector<int>{s.layers} : sh.stage_layers;
   const size_t P = layers.size();
+  // The schedule (schedule.hpp) decides which device runs the head and the
+  // embedding's edges, and how many layers a microbatch passes on each.
+  const auto sched = sh.pp_virtual > 1 ? PipelineSchedule::Interleaved : sh.schedule;
+  const auto Pn = static_cast<std::int64_t>(P);
+  auto at = [](size_t i) { return static_cast<std::int64_t>(i); };
   auto stage_s = [&](size_t i, bool compute) {
-    double t_i = layers[i] * (compute ? dev_f + dev_b + tp_f + tpb_total : layer_f + layer_b);
-    if (i + 1 == P) t_i += compute ? hc_f + hc_b : head_f + head_b;
-    if (i == 0 && !compute) t_i += edges;
+    double t_i = device_layers(sched, layers, at(i)) *
+                 (compute ? dev_f + dev_b + tp_f + tpb_total : layer_f + layer_b);
+    t_i += head_share(sched, Pn, at(i)) * (compute ? hc_f + hc_b : head_f + head_b);
+    if (!compute) t_i += embedding_share(sched, Pn, at(i)) * edges;
     return t_i;
   };
   size_t slow = 0;
   for (size_t i = 1; i < P; ++i)
     if (stage_s(i, false) > stage_s(slow, false)) slow = i;
-  const bool first = slow == 0, last = slow + 1 == P;
-  const double Ls = layers[slow];
+  // The slowest device's shares of the head and of the embedding's edges.
+  const double last = head_share(sched, Pn, at(slow)), first = embedding_share(sched, Pn, at(slow));
+  const double Ls = device_layers(sched, layers, at(slow));
   const double micro = stage_s(slow, false);
   T.attention_s = k * Ls * (a_f + a_b);
   T.attention_recompute_s = k * Ls * R.attention;
   T.other_compute_s = k * Ls * (o_f + o_b + R.linears);
   T.pointwise_s = k * Ls * (p_f + p_b + R.pointwise);
   T.fp8_cast_s = k * Ls * (c8_f + c8_b + R.fp8_casts);
-  T.head_s = last ? k * (hc_f + hc_b) : 0;
+  T.head_s = last * k * (hc_f + hc_b);
   T.tp_comm_s = k * Ls * (tp_f + tpb_total);
   T.ep_alltoall_s = k * Ls * (moe.a2a_f + moe.a2a_b + moe_re);
   T.ep_alltoall_bytes = moe.a2a_bytes;
@@ -380,15 +390,15 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   T.ep_flex = r.ep_flex;
   T.expert_compute_s = k * Ls * (moe.experts_f * (1 + fr) + moe.experts_b);
   T.tp_exposed_s = k * Ls * (tpx_f + tpx_b);
-  T.fsdp_comm_s = k * (Ls * (f_f + f_b) + (last ? 2 * ag_head + rs_head : 0) + (first ? edges : 0));
+  T.fsdp_comm_s = k * (Ls * (f_f + f_b) + last * (2 * ag_head + rs_head) + first * edges);
   T.cp_link_s = k * Ls * (r_f + r_b + R.cp_link);
   T.launch_s = k * Ls * (gap_f + gap_b + R.gaps);
   T.host_bound_s = k * Ls * (run_f - dev_f + run_b - dev_b);
   T.interference_s = k * Ls * (slow_f - run_f + slow_b - run_b);
-  T.edges_s = first ? k * edges : 0;
+  T.edges_s = first * k * edges;
   T.fsdp_exposed_s =
       k * (Ls * (std::max(slow_f, link_f) - slow_f + std::max(slow_b, link_b) - slow_b) +
-           (first ? edges : 0) + (last ? head_f - hc_f + head_b - hc_b : 0));
+           first * edges + last * (head_f - hc_f + head_b - hc_b));
   T.micro_step_s = micro;
   T.cp_collectives = cp_collective_rows(w, g, cm);
   T.ring_bytes_per_step = w.devices > 1 ? pass_bytes(w, false, cm, g).ring : 0;
@@ -397,10 +407,16 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   // The distributed optimizer's once-per-step collectives over the same
   // group: the gradients reduce-scattered while the last microbatch's
   // backward runs, the parameters all-gathered during the first's forward.
-  double stage_n = 0;
-  for (size_t i = 0; i < P; ++i)
-    stage_n = std::max(
-        stage_n, stage_params(s, layers, static_cast<std::int64_t>(i)) - layers[i] * ep_elsewhere);
+  // (dualpipe: a device holds two stages, schedule.hpp device_params)
+  double stage_n = 0, held_layers = Ls;
+  for (size_t i = 0; i < P; ++i) {
+    const double held = sched == PipelineSchedule::DualPipe && P > 1 && i != P - 1 - i
+                            ? layers[i] + layers[P - 1 - i]
+                            : layers[i];
+    const double n = device_params(s, sched, layers, at(i)) - held * ep_elsewhere;
+    if (n > stage_n) held_layers = held;
+    stage_n = std::max(stage_n, n);
+  }
   if (e.dp_comm == DataParallelComm::PerStep && Z > 1) {
     const double rs = scatter(stage_n), ag = gather(stage_n, 2);
     T.dp_step_comm_s = rs + ag;
@@ -431,11 +447,21 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
     T.dcn_s = 2 * (S - 1) / S * bytes / r.dcn_bandwidth_per_chip + 2 * (S - 1) * r.dcn_latency;
     T.dcn_exposed_s = std::max(0.0, T.dcn_s - Ls * layer_b);
   }
+  // HSDP (--dp-replicate R): the gradient shards are all-reduced across the R
+  // replica groups once per step (FSDP2's replicate mesh dimension), the
+  // groups Z x tp x pp ranks apart, overlapped with the last micro-step's
+  // backward as FSDP2 runs it after each reduce-scatter.
+  if (reps > 1) {
+    const double bytes = stage_n * e.grad_reduce_bytes / (t * static_cast<double>(Z));
+    const auto group = placed_group(hw, reps, Z * tp * sh.pp);
+    T.hsdp_s = collective_time(Collective::AllReduce, bytes, group, hw).seconds;
+    T.hsdp_exposed_s = std::max(0.0, T.hsdp_s - Ls * layer_b);
+  }
   // The optimizer runs on every stage at once after the flush: the stage with
   // the most parameters, sharded over its gpus / pp devices.
   // (every parameter's optimizer state is sharded over all the stage's GPUs,
   // experts included: the EP rank's experts over the ranks holding them)
-  const double stage_all = stage_n + Ls * ep_elsewhere;
+  const double stage_all = stage_n + held_layers * ep_elsewhere;
   T.optimizer_s =
       PlanConstants::kOptimizerTrafficBytes * stage_all / static_cast<double>(r.gpus / sh.pp) / hbm;
   // Pipeline schedule (Narayanan et al. 2021, arXiv 2104.04473, sec. 2.2):
@@ -446,18 +472,24 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   // backward gradient messages.
   const auto pp = static_cast<std::int64_t>(P);
   const int vs = pp > 1 ? sh.pp_virtual : 1;  // virtual stages per device
-  const double slots = schedule_slots(pp, vs, sh.grad_accum);
+  // The other schedules' bubbles (schedule.hpp) in the slowest stage's F, B
+  // and W: W the linears' weight-gradient GEMMs, half their backward.
+  const StageTimes ft{Ls * dev_f, Ls * dev_b, Ls * o_b / 2};
+  const double bubble_slots = schedule_bubble_slots(sched, pp, vs, ft);
+  const double slots = static_cast<double>(sh.grad_accum) + bubble_slots;
   const auto p2p = pipeline_p2p(r, hw, cp, tp, sh.block, micro_batch, pp);
-  const double p2p_slot = pp > 1 ? 2.0 * vs * p2p.message_s : 0;
-  T.pp_bubble_s = static_cast<double>(pp - 1) / vs * micro;
-  T.pp_bubble_fraction = bubble_fraction(pp, vs, sh.grad_accum);
+  const double p2p_slot = pp > 1 ? 2.0 * schedule_chunks(sched, vs) * p2p.message_s : 0;
+  T.pp_schedule = sched;
+  T.pp_bubble_slots = bubble_slots;
+  T.pp_bubble_s = bubble_slots * micro;
+  T.pp_bubble_fraction = bubble_slots / slots;
   T.pp_p2p_s = slots * p2p_slot;
   T.pp_message_bytes = p2p.message_bytes;
   T.pp_message_s = p2p.message_s;
   T.pp_link = p2p.link;
   T.pp_slowest_stage = static_cast<std::int64_t>(slow);
-  T.step_time_first_principles_s =
-      slots * (micro + p2p_slot) + T.optimizer_s + T.dp_step_exposed_s + T.dcn_exposed_s;
+  T.step_time_first_principles_s = slots * (micro + p2p_slot) + T.optimizer_s +
+                                   T.dp_step_exposed_s + T.dcn_exposed_s + T.hsdp_exposed_s;
   T.calibration = r.calibration;
   T.step_time_s = T.step_time_first_principles_s * r.calibration;
   return T;

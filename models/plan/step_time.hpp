@@ -55,7 +55,8 @@ struct PlanTime {
   double interference_s = 0;  // compute slowed while overlapped collectives hold SMs
   double dp_step_comm_s = 0;  // per-step data-parallel collectives (distributed optimizer)
   double dp_step_exposed_s = 0;
-  double dcn_s = 0, dcn_exposed_s = 0;  // --slices: the gradients' all-reduce over the DCN
+  double dcn_s = 0, dcn_exposed_s = 0;    // --slices: the gradients' all-reduce over the DCN
+  double hsdp_s = 0, hsdp_exposed_s = 0;  // --dp-replicate: the shards' all-reduce across replicas
   double edges_s = 0;  // the first all-gather and the last reduce-scatter of each micro-step
   // The framework-level calibration (1: none) and the step before it.
   double calibration = 1;
@@ -66,10 +67,14 @@ struct PlanTime {
   //      = m x micro_step + pp_bubble_s + pp_p2p_s + optimizer.
   double pp_bubble_s = 0;         // (p-1)/V x micro_step: fill and drain
   double pp_bubble_fraction = 0;  // ((p-1)/V) / (m + (p-1)/V)
-  double pp_p2p_s = 0;            // exposed stage-to-stage sends, (m + (p-1)/V) x 2V x message
-  double pp_message_bytes = 0;    // one activation or gradient message per device
-  double pp_message_s = 0;        // its time on the slowest boundary's link
-  std::string pp_link;            // that link's name
+  // The schedule (schedule.hpp) and its bubble in slowest-stage microbatches:
+  // (p-1)/V for 1F1B and interleaved.
+  PipelineSchedule pp_schedule = PipelineSchedule::OneFOneB;
+  double pp_bubble_slots = 0;
+  double pp_p2p_s = 0;          // exposed stage-to-stage sends, (m + (p-1)/V) x 2V x message
+  double pp_message_bytes = 0;  // one activation or gradient message per device
+  double pp_message_s = 0;      // its time on the slowest boundary's link
+  std::string pp_link;          // that link's name
   std::int64_t pp_slowest_stage = 0;
   // CP collectives of one layer, itemised; cp_model says whose: "xla-ici"
   // (XLA's collectives on a TPU torus, models/analytic/xla_collectives.hpp)
@@ -99,6 +104,7 @@ struct StepShape {
   std::int64_t pp = 1;
   int pp_virtual = 1;
   std::vector<int> stage_layers;
+  PipelineSchedule schedule = PipelineSchedule::OneFOneB;  // interleaved when pp_virtual > 1
 };
 
 // Throws InputError when the compute model cannot time the attention (a

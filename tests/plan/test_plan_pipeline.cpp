@@ -254,9 +254,10 @@ TEST(PlanPipeline, ShapeRulesAndBadRequests) {
 using plan_testing::run_cli;
 
 TEST(PlanPipeline, Llama3_405BAt128KOn16384H100Fits) {
-  // The done-when: Llama 3's 128K stage (TP 8, CP 16, PP 16, DP 8).
+  // Llama 3's 128K stage (TP 8, CP 16, PP 16, DP 8) under 1F1B, as it ran.
   const auto r = run_cli({"plan", "--model", "llama3-405b", "--context", "128K", "--gpus", "16384",
-                          "--gpu", "h100-sxm", "--tp", "8", "--cp", "16", "--pp", "16", "--json"});
+                          "--gpu", "h100-sxm", "--tp", "8", "--cp", "16", "--pp", "16",
+                          "--pp-schedule", "1f1b", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto& c = j.at("configs").at(0);
@@ -275,9 +276,9 @@ TEST(PlanPipeline, Llama3_405BAt128KOn16384H100Fits) {
   EXPECT_DOUBLE_EQ(t.at("pp_bubble_fraction").get<double>(), 15.0 / 31);
   // 8192 tokens x 16384 x 2 B / tp 8 per message, across the NIC.
   EXPECT_EQ(c.at("pipeline").at("message_bytes"), 33554432);
-  const auto text =
-      run_cli({"plan", "--model", "llama3-405b", "--context", "128K", "--gpus", "16384", "--gpu",
-               "h100-sxm", "--tp", "8", "--cp", "16", "--pp", "16", "--explain"});
+  const auto text = run_cli({"plan", "--model", "llama3-405b", "--context", "128K", "--gpus",
+                             "16384", "--gpu", "h100-sxm", "--tp", "8", "--cp", "16", "--pp", "16",
+                             "--pp-schedule", "1f1b", "--explain"});
   ASSERT_EQ(text.code, 0) << text.err;
   for (const char* s : {"pp 16", "pipeline bubble", "pipeline P2P", "7, 8 x14, 7",
                         "worst stage, stage 1", "16 microbatches"})
