@@ -4,6 +4,7 @@
 // analytic planner starts no SimGrid engine).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -52,5 +53,18 @@ inline std::map<std::string, double> items(const PlanMemory& m) {
 
 using cli_testing::CliResult;
 using cli_testing::run_cli;
+
+// Each command is refused: exit 2, nothing on stdout, one line on stderr
+// containing its expected text.
+using Refusals = std::vector<std::pair<std::vector<std::string>, std::string>>;
+inline void expect_refused_with_one_line(const Refusals& cases) {
+  for (const auto& [args, prefix] : cases) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(prefix), std::string::npos) << r.err;
+  }
+}
 
 }  // namespace ringsim::plan_testing

@@ -286,7 +286,7 @@ TEST(PlanPipeline, Llama3_405BAt128KOn16384H100Fits) {
 }
 
 TEST(PlanPipeline, BadPipelineFlagsAreOneLineAndExit2) {
-  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+  const plan_testing::Refusals cases{
       {{"plan", "--gpus", "16", "--context", "128K", "--pp", "3"}, "--pp: must divide"},
       {{"plan", "--gpus", "64", "--context", "128K", "--pp", "64"}, "--pp: at most"},
       {{"plan", "--gpus", "16", "--context", "128K", "--pp", "x"}, "--pp:"},
@@ -298,13 +298,7 @@ TEST(PlanPipeline, BadPipelineFlagsAreOneLineAndExit2) {
        "--pp-virtual:"},
       {{"plan", "--gpus", "16", "--context", "128K", "--microbatches", "0"}, "--microbatches:"},
   };
-  for (const auto& [args, prefix] : cases) {
-    const auto r = run_cli(args);
-    EXPECT_EQ(r.code, 2) << r.err;
-    EXPECT_EQ(r.out, "");
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_NE(r.err.find(prefix), std::string::npos) << r.err;
-  }
+  plan_testing::expect_refused_with_one_line(cases);
 }
 
 }  // namespace

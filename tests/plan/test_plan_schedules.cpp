@@ -127,7 +127,7 @@ TEST(PlanSchedules, SearchOnlyWhatTheFrameworkShipsAndExplainTheChoice) {
 }
 
 TEST(PlanSchedules, BadScheduleFlagsAreOneLineAndExit2) {
-  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+  const plan_testing::Refusals cases{
       {{"plan", "--gpus", "16", "--context", "128K", "--pp-schedule", "gpipe"}, "--pp-schedule:"},
       {{"plan", "--gpus", "16", "--context", "128K", "--framework", "megatron", "--pp-schedule",
         "dualpipe"},
@@ -140,13 +140,7 @@ TEST(PlanSchedules, BadScheduleFlagsAreOneLineAndExit2) {
       {{"plan", "--gpus", "16", "--context", "128K", "--inference", "--pp-schedule", "zb-v"},
        "--pp-schedule: plans training"},
   };
-  for (const auto& [args, prefix] : cases) {
-    const auto r = run_cli(args);
-    EXPECT_EQ(r.code, 2) << r.err;
-    EXPECT_EQ(r.out, "");
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_NE(r.err.find(prefix), std::string::npos) << r.err;
-  }
+  plan_testing::expect_refused_with_one_line(cases);
 }
 
 }  // namespace
