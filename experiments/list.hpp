@@ -15,5 +15,6 @@ Experiment kernel_curves_experiment();
 Experiment inference_scaling_experiment();
 Experiment seed_reproduction_experiment();
 Experiment packed_documents_experiment();
+Experiment moe_long_context_experiment();
 
 }  // namespace ringsim::exp

@@ -13,7 +13,8 @@ const std::vector<Experiment>& experiments() {
                                            plan_cases_experiment(),
                                            inference_scaling_experiment(),
                                            seed_reproduction_experiment(),
-                                           packed_documents_experiment()};
+                                           packed_documents_experiment(),
+                                           moe_long_context_experiment()};
   return all;
 }
 

@@ -369,6 +369,36 @@ TEST(ExperimentQuick, PlanCasesAnswerAllThree) {
   for (const char* m : {"lwm-7b", "llama3-8b", "llama3-70b"}) EXPECT_GT(feasible[m], 0) << m;
 }
 
+// MoE at long context: every context fits on 64 H100, attention's share of
+// the best step grows with the context while the experts' falls (attention's
+// work per token grows with the context, the experts' does not), and the
+// search with EP free is at least as fast as each fixed EP degree.
+TEST(ExperimentQuick, MoeLongContextSharesMoveWithContext) {
+  const auto q = run_quick("moe-long-context");
+  const auto& v = q.csv;
+  expect_columns(v, {"config", "context", "best_config", "feasible", "ep", "cp", "tp",
+                     "tokens_per_s_per_gpu", "attention_pct", "experts_pct", "alltoall_pct"});
+  std::map<double, double> best, attention, experts;
+  std::map<double, double> fastest_fixed;
+  for (std::size_t i = 0; i < v.rows.size(); ++i) {
+    ASSERT_EQ(v.str(i, "feasible"), "1") << "row " << i;
+    const double c = v.num(i, "context"), rate = v.num(i, "tokens_per_s_per_gpu");
+    EXPECT_GT(rate, 0);
+    if (v.str(i, "config") == "best (EP searched)") {
+      best[c] = rate;
+      attention[c] = v.num(i, "attention_pct");
+      experts[c] = v.num(i, "experts_pct");
+    } else {
+      fastest_fixed[c] = std::max(fastest_fixed[c], rate);
+    }
+  }
+  ASSERT_EQ(best.size(), 2u);
+  EXPECT_LT(attention.begin()->second, attention.rbegin()->second);
+  EXPECT_GT(experts.begin()->second, experts.rbegin()->second);
+  for (const auto& [c, rate] : best) EXPECT_NEAR(rate, fastest_fixed[c], 1e-6 * rate) << c;
+  EXPECT_NE(q.report.find("## The best split at each context"), std::string::npos);
+}
+
 TEST(ExperimentQuick, InferenceScalingTtftFallsWithNodes) {
   const auto q = run_quick("inference-scaling");
   const auto& v = q.csv;
@@ -466,9 +496,9 @@ TEST(ExperimentCli, ListAndBadInput) {
   const auto j = nlohmann::json::parse(r.out);
   std::set<std::string> names;
   for (const auto& e : j.at("experiments")) names.insert(e.at("name").get<std::string>());
-  for (const char* n :
-       {"minblock-table", "memory-scaling", "kernel-curves", "causal-balance", "layouts",
-        "overlap-knee", "scale", "plan-cases", "seed-reproduction", "packed-documents"})
+  for (const char* n : {"minblock-table", "memory-scaling", "kernel-curves", "causal-balance",
+                        "layouts", "overlap-knee", "scale", "plan-cases", "seed-reproduction",
+                        "packed-documents", "moe-long-context"})
     EXPECT_TRUE(names.count(n)) << n;
 
   r = proc::run({RINGSIM_BIN, "experiment", "no-such-thing", "--out", "/tmp"}, 60);
