@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "experiments/device_env.hpp"
 #include "experiments/grid_experiment.hpp"
 #include "experiments/list.hpp"
 #include "experiments/markdown.hpp"
@@ -35,21 +36,8 @@ constexpr std::int64_t kTp = 8;
 // (models/kernel/kernel_model.cpp), for the wave-quantization example.
 constexpr std::int64_t kQueryTile = 128;
 
-struct Env {
-  Hardware hw;
-  std::shared_ptr<const Implementation> im;
-};
-
-const Env& env() {
-  static const Env e = [] {
-    proc::HardwareSpec hs;
-    hs.gpu = kGpu;
-    Env x;
-    x.hw = proc::resolve_hardware(hs, Catalog::embedded(), DType::BF16);
-    x.im = proc::make_implementation(hs, Catalog::embedded(), x.hw, DType::BF16);
-    return x;
-  }();
-  return e;
+const DeviceEnv& env() {
+  return device_env(kGpu);
 }
 
 // The cached tokens for a share (percent) of the context: a multiple of

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <map>
 
+#include "experiments/device_env.hpp"
 #include "experiments/grid_experiment.hpp"
 #include "experiments/list.hpp"
 #include "experiments/markdown.hpp"
@@ -34,21 +35,8 @@ constexpr const char* kGpu = "h100-sxm";
 constexpr const char* kGpus = "64";
 constexpr const char* kBest = "best (EP searched)";
 
-struct Env {
-  Hardware hw;
-  std::shared_ptr<const Implementation> cm;
-};
-
-const Env& env() {
-  static const Env e = [] {
-    proc::HardwareSpec hs;
-    hs.gpu = kGpu;
-    Env x;
-    x.hw = proc::resolve_hardware(hs, Catalog::embedded(), DType::BF16);
-    x.cm = proc::make_implementation(hs, Catalog::embedded(), x.hw, DType::BF16);
-    return x;
-  }();
-  return e;
+const DeviceEnv& env() {
+  return device_env(kGpu);
 }
 
 // The best config with EP searched, then with each EP degree the model's 8
@@ -64,7 +52,7 @@ std::vector<Config> configs() {
 // megatron [--ep E]`, as the command sets the request.
 PlanRequest request(const Config& c, const std::string& context) {
   PlanRequest r;
-  r.kernel = env().cm->kernel();
+  r.kernel = env().im->kernel();
   r.framework = Framework::Megatron;
   r.shape = find_model("--model", kModel);
   r.gpus = parse_count("--gpus", kGpus, 1, 1 << 20);
@@ -81,7 +69,7 @@ PlanRequest request(const Config& c, const std::string& context) {
 // The best feasible config's split, rate, memory and MoE terms.
 json evaluate(const Config& c, const std::map<std::string, std::string>& axes) {
   const auto r = request(c, axes.at("--context"));
-  const auto configs = search(r, env().hw, *env().cm);
+  const auto configs = search(r, env().hw, *env().im);
   const auto best =
       std::find_if(configs.begin(), configs.end(), [](const PlanConfig& x) { return x.feasible; });
   json j{{"feasible", 0}, {"best_config", "none fits"}, {"hbm_bytes", env().hw.hbm_bytes}};
