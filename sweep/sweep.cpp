@@ -319,6 +319,21 @@ std::vector<std::string> expand_range(const std::string& flag, const std::string
   return decimal_range(flag, text, a, b, step);
 }
 
+// What a list item means, so that two spellings of one value (4K and 4096,
+// 0.5 and .50) count as the same point: a count with binary units, else a
+// decimal, else the text itself (a layout, a cluster name).
+std::string list_value(const std::string& item) {
+  try {
+    return "count:" + std::to_string(parse_count("", item, 0, kMaxTokens));
+  } catch (const InputError&) {
+  }
+  try {
+    return fmt::format("real:{}", parse_real("", item, -1e300, 1e300));
+  } catch (const InputError&) {
+  }
+  return "text:" + item;
+}
+
 }  // namespace
 
 std::vector<std::string> expand(const std::string& flag, const std::string& text) {
@@ -327,6 +342,10 @@ std::vector<std::string> expand(const std::string& flag, const std::string& text
   // --documents' own values hold ',' (8K,2K) and '..' (uniform:A..B): its
   // list is '|'-separated and has no ranges.
   const auto dots = sep == ',' ? text.find("..") : std::string::npos;
+  if (dots != std::string::npos && text.find(sep) != std::string::npos)
+    throw InputError(fmt::format(
+        "{}: '{}' mixes a range with a list; give one range (2K..32K:x2) or list every value",
+        flag, text));
   if (dots != std::string::npos) return expand_range(flag, text, dots);
   // getline drops a trailing empty item ("8,16,"): a trailing separator is
   // an empty value too.
@@ -334,13 +353,24 @@ std::vector<std::string> expand(const std::string& flag, const std::string& text
     throw InputError(fmt::format("{}: empty value in the list '{}'", flag, text));
   std::stringstream ss(text);
   std::string item;
+  std::vector<std::string> values;  // list_value of each item, in order
   while (std::getline(ss, item, sep)) {
     item = trim(item);
     if (item.empty()) throw InputError(fmt::format("{}: empty value in the list '{}'", flag, text));
-    // The same value twice would run the same point twice under two rows.
-    if (std::find(out.begin(), out.end(), item) != out.end())
-      throw InputError(fmt::format("{}: '{}' is in the list '{}' twice; give each value once", flag,
-                                   item, text));
+    // The same value twice, however spelt, would run the same point twice
+    // under two rows.
+    const auto value = list_value(item);
+    if (const auto at = std::find(values.begin(), values.end(), value); at != values.end()) {
+      const auto& first = out[static_cast<std::size_t>(at - values.begin())];
+      throw InputError(
+          first == item
+              ? fmt::format("{}: '{}' is in the list '{}' twice; give each value once", flag, item,
+                            text)
+              : fmt::format("{}: '{}' and '{}' are the same value in the list '{}'; give each "
+                            "value once",
+                            flag, first, item, text));
+    }
+    values.push_back(value);
     out.push_back(item);
   }
   if (out.empty()) throw InputError(fmt::format("{}: no values to sweep", flag));

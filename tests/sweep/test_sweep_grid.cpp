@@ -45,8 +45,26 @@ TEST(SweepAxis, DecimalRanges) {
 }
 
 TEST(SweepAxis, BadRangesNameTheFlag) {
-  expect_refused_naming("--devices",
-                        {"8..2", "2..8:y2", "2..8:x1", "8,,2", "0..8:x2", "1..100000"});
+  expect_refused_naming("--devices", {"8..2", "2..8:y2", "2..8:x1", "8,,2", "0..8:x2", "1..100000",
+                                      "1..4,8", "8,1..4"});
+}
+
+// One value spelt two ways is still one point: 4K and 4096, 0.5 and .50.
+TEST(SweepAxis, TheSameValueTwiceIsRefusedHoweverSpelt) {
+  for (const auto& [flag, list] : std::vector<std::pair<std::string, std::string>>{
+           {"--devices", "4,4,8"}, {"--block", "4K,4096"}, {"--block", "1K, 1024"},
+           {"--efficiency", "0.5,.50"}, {"--layout", "ring,zigzag,ring"}}) {
+    try {
+      expand(flag, list);
+      ADD_FAILURE() << flag << " " << list << " was accepted";
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind(flag + ":", 0), 0u) << what;
+      EXPECT_NE(what.find("give each value once"), std::string::npos) << what;
+    }
+  }
+  EXPECT_EQ(expand("--block", "4K,8192"), (V{"4K", "8192"}));
+  EXPECT_EQ(expand("--layout", "ring,zigzag"), (V{"ring", "zigzag"}));
 }
 
 TEST(SweepAxis, DocumentsAreAPipeList) {
