@@ -37,7 +37,8 @@ std::vector<InferOption> search_inference(const InferRequest& base, const Hardwa
   // whose weights fit (Llama 3 405B in bf16 at 1M tokens on 128 H100s).
   const auto tps = tp_degrees.empty() ? powers_up_to(base.gpus) : tp_degrees;
   std::vector<InferOption> out;
-  std::string first_rule;
+  std::string first_rule, rule_flag;  // rule_flag: the flag every refusal names, or ""
+  bool one_flag = true;
   for (const auto tp : tps) {
     // The closed forms cost O(cp^2) per split (every rank's every step), so
     // the automatic search stops where the training planner's does.
@@ -54,7 +55,12 @@ std::vector<InferOption> search_inference(const InferRequest& base, const Hardwa
         check_request(o.request);
         check_tokens_per_rank(o.request);  // too many tokens per rank for this split
       } catch (const InputError& e) {
-        if (first_rule.empty()) first_rule = e.what();
+        const std::string what = e.what(), flag = what.substr(0, what.find(':'));
+        if (first_rule.empty()) {
+          first_rule = what;
+          rule_flag = flag;
+        }
+        one_flag = one_flag && flag == rule_flag;
         continue;  // a split the model or the context cannot take: not listed
       }
       o.result = infer(o.request, hw, im);
@@ -70,10 +76,15 @@ std::vector<InferOption> search_inference(const InferRequest& base, const Hardwa
       out.push_back(std::move(o));
     }
   }
-  if (out.empty())
+  if (out.empty()) {
+    // Every split refused by one flag's rule (an odd --cached): that flag is
+    // what to change, not the GPU count.
+    const bool by_flag = one_flag && rule_flag.rfind("--", 0) == 0 && rule_flag != "--gpus" &&
+                         rule_flag.find(' ') == std::string::npos;
     throw InputError(
-        fmt::format("--gpus: no TP x CP split of at most {} GPUs can serve this request ({})",
-                    base.gpus, first_rule));
+        fmt::format("{}: no TP x CP split of at most {} GPUs can serve this request ({})",
+                    by_flag ? rule_flag : std::string("--gpus"), base.gpus, first_rule));
+  }
   std::stable_sort(out.begin(), out.end(), [](const InferOption& a, const InferOption& b) {
     const int ca = rank_class(a), cb = rank_class(b);
     if (ca != cb) return ca < cb;
