@@ -28,6 +28,11 @@ std::string plain_cli11(const std::string& what) {
                ? fmt::format("{}: given {} times; give it once", m[1].str(), m[3].str())
                : fmt::format("{}: given {} values; it takes at most {}", m[1].str(), m[3].str(),
                              m[2].str());
+  // A flag at the end of the line, its value missing: "--devices: 1 required
+  // INT missing".
+  static const std::regex missing(R"(^(\S+): (\d+) required (.+) missing$)");
+  if (std::regex_match(what, m, missing))
+    return fmt::format("{}: needs a value ({}) after it; none was given", m[1].str(), m[3].str());
   return what;
 }
 

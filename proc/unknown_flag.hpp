@@ -38,6 +38,13 @@ inline std::string unknown_flag_line(const std::vector<std::string>& extras,
     return fmt::format("{}: unknown flag of {};{} {} --help lists them", flag, where,
                        did_you_mean(flag, flag_names(apps)), where);
   }
+  // A word no flag takes (a second value, a stray file name): every value
+  // follows its own flag.
+  if (!extras.empty())
+    return fmt::format(
+        "'{}': {} takes no positional arguments; give each value after its own flag, one value "
+        "per flag (lists are comma-separated); {} --help lists them",
+        extras.front(), where, where);
   return "";
 }
 
