@@ -255,6 +255,12 @@ int run(const SweepFlags& f) {
         o.out.empty() ? 0 : res.rows.size(), o.out.empty() ? "(nothing: no --out)" : o.out);
     return sim::kInterruptedExit;
   }
+  if (res.plot_failed) {
+    std::cerr << fmt::format(
+        "ringsim sweep: --plot: {}.png not written: {}; the rows and {}.json are written\n", o.plot,
+        res.plot_status, o.plot);
+    return 1;
+  }
   return 0;
 }
 

@@ -167,7 +167,10 @@ void finish_outputs(const std::vector<Point>& pts, const std::map<std::string, R
           rows.size() - res.rows.size(), o.out);
   }
   if (!o.csv.empty()) write_csv(res.rows, o.csv);
-  if (!o.plot.empty()) res.plot_status = write_plot(res.rows, o);
+  if (!o.plot.empty()) {
+    res.plot_status = write_plot(res.rows, o);
+    res.plot_failed = !res.plot_status.empty() && !proc::sibling_exe("ringsim-plot").empty();
+  }
 }
 
 std::string group_name(const std::vector<std::pair<std::string, std::string>>& values) {

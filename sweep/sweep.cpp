@@ -344,8 +344,8 @@ std::vector<std::string> expand(const std::string& flag, const std::string& text
   const auto dots = sep == ',' ? text.find("..") : std::string::npos;
   if (dots != std::string::npos && text.find(sep) != std::string::npos)
     throw InputError(fmt::format(
-        "{}: '{}' mixes a range with a list; give one range (2K..32K:x2) or list every value",
-        flag, text));
+        "{}: '{}' mixes a range with a list; give one range (2K..32K:x2) or list every value", flag,
+        text));
   if (dots != std::string::npos) return expand_range(flag, text, dots);
   // getline drops a trailing empty item ("8,16,"): a trailing separator is
   // an empty value too.

@@ -135,6 +135,9 @@ struct Result {
   std::vector<Row> rows;  // every point of the grid that has a row, in grid order
   std::size_t ran = 0, skipped = 0, failed = 0;
   std::string plot_status;  // "" when no plot was asked or it was written
+  // ringsim-plot is there and failed: a missing output, exit 1 (without it
+  // the PNG is a documented skip).
+  bool plot_failed = false;
   bool interrupted = false;
 };
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -244,6 +245,46 @@ TEST(SweepCli, PlotSpecHasOneSeriesPerValue) {
   ASSERT_EQ(spec["panels"].size(), 1u);
   ASSERT_EQ(spec["panels"][0]["series"].size(), 2u);
   EXPECT_EQ(spec["panels"][0]["series"][0]["points"].size(), 3u);
+}
+
+// ringsim-plot present but failing is a missing output: exit 1 with one line
+// on stderr, the rows and the spec still written. ringsim finds ringsim-plot
+// beside its own path, so a hard link of it in a folder with a plotter that
+// fails stands in for a broken install.
+TEST(SweepCli, AFailedPlotExitsOne) {
+  const fs::path dir = tmp("failing-plotter");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::error_code ec;
+  fs::create_hard_link(RINGSIM_BIN, dir / "ringsim", ec);
+  if (ec) fs::copy_file(RINGSIM_BIN, dir / "ringsim");
+  {
+    std::ofstream plotter(dir / "ringsim-plot");
+    plotter << "#!/bin/sh\nexit 1\n";
+  }
+  fs::permissions(dir / "ringsim-plot", fs::perms::owner_all);
+  const auto out = (dir / "rows.jsonl").string(), plot = (dir / "p").string();
+  proc::Command c;
+  c.argv = {(dir / "ringsim").string(),
+            "sweep",
+            "--devices",
+            "2,4",
+            "--engine",
+            "analytic",
+            "--out",
+            out,
+            "--plot",
+            plot};
+  c.timeout_s = 120;
+  const auto r = proc::run(c);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("--plot: " + plot + ".png not written: ringsim-plot failed"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_TRUE(fs::exists(plot + ".json"));
+  EXPECT_TRUE(fs::exists(out));
+  fs::remove_all(dir);
 }
 
 TEST(SweepCli, ThreeAxesDrawOneSeriesPerCombination) {

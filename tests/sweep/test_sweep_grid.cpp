@@ -51,9 +51,12 @@ TEST(SweepAxis, BadRangesNameTheFlag) {
 
 // One value spelt two ways is still one point: 4K and 4096, 0.5 and .50.
 TEST(SweepAxis, TheSameValueTwiceIsRefusedHoweverSpelt) {
-  for (const auto& [flag, list] : std::vector<std::pair<std::string, std::string>>{
-           {"--devices", "4,4,8"}, {"--block", "4K,4096"}, {"--block", "1K, 1024"},
-           {"--efficiency", "0.5,.50"}, {"--layout", "ring,zigzag,ring"}}) {
+  for (const auto& [flag, list] :
+       std::vector<std::pair<std::string, std::string>>{{"--devices", "4,4,8"},
+                                                        {"--block", "4K,4096"},
+                                                        {"--block", "1K, 1024"},
+                                                        {"--efficiency", "0.5,.50"},
+                                                        {"--layout", "ring,zigzag,ring"}}) {
     try {
       expand(flag, list);
       ADD_FAILURE() << flag << " " << list << " was accepted";
