@@ -77,7 +77,11 @@ std::string frame(const Experiment& e, const Context& ctx, const Output& out,
          return cols;
        }() +
        ")\n- `plot.json`: the plot spec that `ringsim-plot` renders into `plot.png` and `plot.svg` "
-       "(the same plot as vector graphics)\n";
+       "(the same plot as vector graphics)\n" +
+       (out.timing.columns().empty()
+            ? std::string()
+            : "- `timing.csv`: the wall time of each point on the machine that ran it (it differs "
+              "from run to run, so it is kept out of data.csv and this report)\n");
   return r;
 }
 }  // namespace
@@ -119,6 +123,9 @@ RunRecord run_experiment(const Experiment& e, const Context& ctx) {
                                                    (stage / "plot.png").string());
   throw_if_cancelled();
   write_file(dir / "data.csv", out.data.csv());
+  // Last run's timings must not pass for this one's.
+  fs::remove(dir / "timing.csv", ec);
+  if (!out.timing.columns().empty()) write_file(dir / "timing.csv", out.timing.csv());
   // A stale plot from an earlier run must not pass for this one.
   for (const char* name : {"plot.json", "plot.png", "plot.svg"}) {
     fs::remove(dir / name, ec);

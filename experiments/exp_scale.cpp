@@ -1,11 +1,11 @@
 // scale: from 8 to 4096 devices and sequences up to 16M tokens: predicted
-// time and memory per device, and what the prediction costs (the wall time of
-// the analytic model and of the SimGrid simulation, each point its own
-// process). Up to 1024 devices the simulation replays every device; past
-// that `--symmetry auto` simulates one period of the uniform zigzag ring
-// (sim/symmetry.hpp), which the report states. Declared as data
-// (grid_experiment.hpp): the block is the sequence over N, so each (sequence,
-// N) pair is a configuration, not a point of one product.
+// time and memory per device, and what the prediction costs (the events the
+// simulation replays; each point's wall time, measured, goes to timing.csv
+// so that the report and data.csv stay byte-identical run to run). Up to 1024 devices the
+// simulation replays every device; past that `--symmetry auto` simulates one period of the uniform
+// zigzag ring (sim/symmetry.hpp), which the report states. Declared as data (grid_experiment.hpp):
+// the block is the sequence over N, so each (sequence, N) pair is a configuration, not a point of
+// one product.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -64,6 +64,11 @@ std::string wall_series(const GridPoint& p) {
   if (symmetric(p)) return kSym;
   return tokens_k(fact(p, "seq_len")) +
          (p.engine == "analytic" ? ": analytic" : ": simgrid, every device");
+}
+
+// The simulated points only: the analytic model replays no events.
+std::string cost_series(const GridPoint& p) {
+  return p.engine == "analytic" ? "" : wall_series(p);
 }
 
 Series wall_make(const std::string& name, const GridPoint& p) {
@@ -160,56 +165,66 @@ void plot_text(const std::vector<GridPoint>& pts, const Context&, Output& out) {
       std::max(worst_gap(pts), 1e-16));
 }
 
-// Wall times (s) of one kind of point, "" when none ran: "a to b s".
-std::string wall_range(const std::vector<GridPoint>& pts,
-                       const std::function<bool(const GridPoint&)>& of) {
-  double lo = 0, hi = 0;
-  for (const auto& p : pts)
-    if (p.ok && p.wall_s > 0 && of(p)) {
-      lo = lo == 0 ? p.wall_s : std::min(lo, p.wall_s);
-      hi = std::max(hi, p.wall_s);
-    }
-  return hi > 0 ? fmt::format("{:.2f} to {:.2f} s", lo, hi) : "";
-}
-
-// What the prediction cost, from the rows' wall times (this machine, its load).
+// What the prediction cost, in what does not vary run to run: the events the
+// simulator replayed (its wall time grows with them; timing.csv holds the
+// wall times measured on the machine that ran it).
 std::string costs(const Index& x, const std::vector<GridPoint>& pts) {
   const auto n_of = [](const GridPoint& p) { return fact(p, "devices"); };
   std::int64_t full_n = 0, sym_n = 0;
-  for (const auto& p : pts)
-    if (p.ok && p.engine == "simgrid")
-      (symmetric(p) ? sym_n : full_n) = std::max(symmetric(p) ? sym_n : full_n, n_of(p));
-  const auto analytic = wall_range(pts, [](const GridPoint& p) { return p.engine == "analytic"; });
+  double full_acts = 0, sym_acts = 0;
+  for (const auto& p : pts) {
+    if (!p.ok || p.engine != "simgrid") continue;
+    auto& n = symmetric(p) ? sym_n : full_n;
+    auto& acts = symmetric(p) ? sym_acts : full_acts;
+    if (n_of(p) >= n) {
+      n = n_of(p);
+      acts = std::max(acts, p.value("activities"));
+    }
+  }
   std::string s = fmt::format(
-      "- The analytic model answers in {} per point up to {} devices (one child process each, "
-      "mostly start-up; its cost is N x N step entries of closed-form arithmetic).",
-      analytic.empty() ? "-" : analytic, x.ns.back());
+      "- The analytic model's cost is N x N step entries of closed-form arithmetic (up to {} "
+      "devices here, one child process each, mostly start-up).",
+      x.ns.back());
   if (full_n > 0)
     s += fmt::format(
         " The full simulation replays every transfer and block as an event, about N^2 "
-        "activities: {} devices took {} here.",
-        full_n, wall_range(pts, [&](const GridPoint& p) {
-          return p.engine == "simgrid" && !symmetric(p) && n_of(p) == full_n;
-        }));
+        "activities: {:.0f} at {} devices.",
+        full_acts, full_n);
   if (sym_n > 0)
     s += fmt::format(
         " Past that `--symmetry auto` simulates one period of the uniform zigzag ring (one "
         "node's 8 GPUs for all N steps; sim/symmetry.hpp, checked against the full simulation in "
-        "tests/sim), so {} devices took {}; the \"devices simulated\" column says which rows used "
-        "it.",
-        sym_n,
-        wall_range(pts, [&](const GridPoint& p) { return symmetric(p) && n_of(p) == sym_n; }));
+        "tests/sim): {:.0f} activities at {} devices; the \"devices simulated\" column says which "
+        "rows used it.",
+        sym_acts, sym_n);
   return s +
-         " These runs use `--kernel roofline`: a kernel model gives zigzag's two chunk shapes "
-         "different costs, so its devices are no longer alike and the full ring must be simulated "
-         "(4096 devices: about 8 minutes).\n";
+         " Each point's wall time on the machine that ran it is in timing.csv (it varies from "
+         "run to run, so the report and data.csv leave it out). These runs use `--kernel "
+         "roofline`: a kernel model gives zigzag's two chunk shapes different costs, so its "
+         "devices are no longer alike and the full ring must be simulated.\n";
+}
+
+// The measured wall time of every point, for timing.csv.
+void timings(const std::vector<GridPoint>& pts, const Context&, Output& out) {
+  out.timing.set_columns(
+      {"devices", "seq_len", "engine", "devices_simulated", "activities", "wall_s"});
+  for (const auto& p : pts) {
+    if (!p.ok || p.wall_s <= 0) continue;  // 0: a row read back on resume
+    auto row = out.timing.add_row();
+    row.set("devices", fact(p, "devices"))
+        .set("seq_len", fact(p, "seq_len"))
+        .set("engine", p.engine)
+        .set("wall_s", p.wall_s);
+    if (p.engine == "simgrid")
+      row.set("devices_simulated", p.value("simulated_devices"))
+          .set("activities", p.value("activities"));
+  }
 }
 
 void results(const std::vector<GridPoint>& pts, const Context&, Output& out) {
   const auto x = index(pts);
   MdTable tab({"sequence", "N", "block", "predicted time", "efficiency", "memory/device",
-               "analytic wall", "simulated time", "sim / analytic - 1", "simulation wall",
-               "activities (devices simulated)"});
+               "simulated time", "sim / analytic - 1", "activities (devices simulated)"});
   double min_block_seen = 0;
   std::string eff_last;
   for (auto seq : x.seqs)
@@ -218,11 +233,10 @@ void results(const std::vector<GridPoint>& pts, const Context&, Output& out) {
       if (it == x.by.end() || !it->second.count("analytic")) continue;
       const GridPoint& a = *it->second.at("analytic");
       const GridPoint* s = it->second.count("simgrid") ? it->second.at("simgrid") : nullptr;
-      std::string sim_time = "-", gap = "-", sim_wall = "-", acts = "-";
+      std::string sim_time = "-", gap = "-", acts = "-";
       if (s) {
         sim_time = human_seconds(s->value("time_s"));
         gap = fmt::format("{:+.1e}", s->value("time_s") / s->value("analytic_time_s") - 1);
-        sim_wall = fmt::format("{:.2f} s", s->wall_s);
         const auto simulated = static_cast<std::int64_t>(s->value("simulated_devices"));
         acts = fmt::format(
             "{:.0f} ({})", s->value("activities"),
@@ -235,8 +249,7 @@ void results(const std::vector<GridPoint>& pts, const Context&, Output& out) {
         min_block_seen = std::max(min_block_seen, a.value("min_block"));
       tab.add({tokens_k(seq), std::to_string(n), std::to_string(seq / n),
                human_seconds(a.value("time_s")), fmt::format("{:.2f}", a.value("efficiency")),
-               human_bytes(a.value("memory_bytes_per_device")), fmt::format("{:.2f} s", a.wall_s),
-               sim_time, gap, sim_wall, acts});
+               human_bytes(a.value("memory_bytes_per_device")), sim_time, gap, acts});
     }
   auto& rep = out.report;
   rep += "## Comparison with published values\n\n";
@@ -275,15 +288,16 @@ GridExperiment declaration() {
   g.title = "Scale: 8 to 4096 devices, sequences up to 16M tokens";
   g.summary =
       "Predicted time and memory per device of a zigzag causal ring on DGX H100 nodes from 8 to "
-      "4096 devices and 1M to 16M tokens, with the wall time the analytic model and the SimGrid "
-      "simulation take per point.";
+      "4096 devices and 1M to 16M tokens, with what the SimGrid simulation replays per point "
+      "(its wall time in timing.csv).";
   g.caption =
       "Each point is one `ringsim run` of Llama 3 8B's attention (GQA), causal, forward, zigzag, "
       "on DGX H100 nodes (`--cluster dgx-h100`), at the block = sequence / N, analytic and, when "
       "SimGrid runs, simulated. The simulator's scale on a uniform ring: under a kernel model "
       "zigzag's two chunk shapes cost differently per device, which rules out simulating one "
       "period (sim/symmetry.hpp); `--kernel roofline` keeps every device alike. Measured: the "
-      "predicted time, memory per device, and the wall time of each child process.";
+      "predicted time, memory per device, the activities the simulation replays, and (timing.csv) "
+      "the wall time of each child process.";
   g.base = {{"--cluster", "dgx-h100"},
             {"--kernel", "roofline"},
             {"--layout", "zigzag"},
@@ -313,10 +327,7 @@ GridExperiment declaration() {
                    return p.value("memory_bytes_per_device") / 1e9;
                  }},
                 {"activities", "", "", sim_only("activities")},
-                {"simulated_devices", "", "", sim_only("simulated_devices")},
-                {"wall_s", "", "", [](const GridPoint& p, const std::vector<GridPoint>&) {
-                   return nan_unless(p.wall_s > 0, p.wall_s);  // 0: a row read back on resume
-                 }}};
+                {"simulated_devices", "", "", sim_only("simulated_devices")}};
   const auto x = unit_axis("devices N (count)", "", true, 2);
   g.panels = {
       {"Predicted time of one attention layer (forward)", "--devices", "time_s", "", x,
@@ -324,12 +335,12 @@ GridExperiment declaration() {
       {"Memory per device (attention buffers)", "--devices", "memory_bytes_per_device", "", x,
        unit_axis("memory per device (bytes, binary units)", "bytes", true, 2), "", analytic_by_seq,
        seq_make},
-      {"Cost of the prediction: wall time per point", "--devices", "wall_s", "", x,
-       unit_axis("wall time of `ringsim run` (s)", "s", true, 10), "", wall_series, wall_make}};
+      {"Cost of the prediction: events the simulator replays", "--devices", "activities", "", x,
+       unit_axis("simulated activities (count)", "", true, 10), "", cost_series, wall_make}};
   g.plot_columns = 3;
   g.plot_width = 2100;
   g.plot_height = 800;
-  g.analyses = {memory_check, sim_check, plot_text, results};
+  g.analyses = {memory_check, sim_check, plot_text, results, timings};
   return g;
 }
 

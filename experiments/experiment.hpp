@@ -36,6 +36,10 @@ struct Check {
 // What an experiment produces; the driver writes it out.
 struct Output {
   Table data;
+  // Measured on this machine (wall times): written to timing.csv, the one
+  // file that differs from run to run; data.csv, the plot and report.md
+  // stay byte-identical for the same inputs. Empty: no timing.csv.
+  Table timing;
   PlotSpec plot;
   std::string report;  // markdown body: method, comparison table, reading
   std::vector<Check> checks;
