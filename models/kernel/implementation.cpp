@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "models/core/calls.hpp"
@@ -209,16 +210,50 @@ double Implementation::reduce(const Workload& w, std::int64_t device, bool backw
   return work + std::max(0.0, kernels * launch_s_ - work);
 }
 
+namespace {
+
+// One device's attention over S tokens as a tiled kernel runs it, in calls of
+// L: k = S / L diagonal calls (causal) and, under a causal mask, k (k - 1) / 2
+// full ones below them; without a mask k^2 full ones.
+double tiled_seconds(const ComputeModel& rates, std::int64_t S, std::int64_t L, bool causal,
+                     std::uint64_t heads, int head_dim, bool backward) {
+  const KernelCall full{L, L, CallMask::Full, 0, heads};
+  const double k = static_cast<double>(S) / static_cast<double>(L);
+  if (!causal) return k * k * rates.call_seconds(full, head_dim, backward);
+  const KernelCall diag{L, L, CallMask::Causal, 0, heads};
+  return k * rates.call_seconds(diag, head_dim, backward) +
+         k * (k - 1) / 2 * rates.call_seconds(full, head_dim, backward);
+}
+
+}  // namespace
+
 double Implementation::single_device(const Workload& w, bool backward) const {
   // Past 2^20 tokens every rate is flat (curves and profiles are clamped far
-  // below), so a call of 2^20 scaled by the pair count stands for longer
-  // ones, whose pairs overflow 64 bits.
+  // below), so calls of at most 2^20 tile longer sequences, whose pairs
+  // overflow 64 bits.
   constexpr std::int64_t kRef = std::int64_t{1} << 20;
   const auto S = w.seq_len();
   const auto L = std::min(S, kRef);
-  const auto mask = w.causal ? CallMask::Causal : CallMask::Full;
-  const KernelCall call{L, L, mask, 0, static_cast<std::uint64_t>(w.shape.heads)};
-  double t = rates_->call_seconds(call, w.shape.head_dim, backward);
+  const auto heads = static_cast<std::uint64_t>(w.shape.heads);
+  // The one device runs its sequence in the tiles it runs fastest: one call
+  // of L, or calls of the ring's own block (and zigzag's half block), or of
+  // any power of two between. A measured curve need not rise with the length
+  // (a 64K call may run slower than two of 32K), and a baseline tied to one
+  // tiling would let the ring's devices beat it: an efficiency against one
+  // device above 1.
+  std::vector<std::int64_t> tiles;
+  for (std::int64_t p = 256; p < L; p *= 2) tiles.push_back(p);
+  for (const auto b : {w.block, w.block / 2})
+    if (b >= 1 && b < L) tiles.push_back(b);
+  double t = tiled_seconds(*rates_, S, L, w.causal, heads, w.shape.head_dim, backward);
+  for (const auto tile : tiles) {
+    try {
+      t = std::min(t, tiled_seconds(*rates_, S, tile, w.causal, heads, w.shape.head_dim, backward));
+    } catch (const InputError&) {
+      // A measured profile refuses lengths below its smallest point: that
+      // tiling is not one this device was measured at.
+    }
+  }
   // Packed documents: one device runs one varlen launch over every document,
   // each causal in itself (no document is longer than the sequence, so under
   // 2^20 whenever S is). Documents of one length are one call of their heads
@@ -229,13 +264,8 @@ double Implementation::single_device(const Workload& w, bool backward) const {
     for (const auto len : w.documents) ++count[len];
     std::vector<KernelCall> docs;
     for (const auto& [len, n] : count)
-      docs.push_back({len, len, CallMask::Causal, 0,
-                      mul_checked(n, static_cast<std::uint64_t>(w.shape.heads), "heads")});
+      docs.push_back({len, len, CallMask::Causal, 0, mul_checked(n, heads, "heads")});
     t = rates_->launch_seconds(docs, w.shape.head_dim, backward);
-  }
-  if (S > L) {
-    const double s = static_cast<double>(S), l = static_cast<double>(L);
-    t *= w.causal ? s * (s + 1) / (l * (l + 1)) : s * s / (l * l);
   }
   if (scan_) t += scan_->loop_seconds(S, S) - scan_->target().step_s;
   return std::max(t, (backward ? kernels_bwd_ : kernels_fwd_) * launch_s_);

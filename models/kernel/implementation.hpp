@@ -81,8 +81,8 @@ class Implementation {
   // The reduce phase after the last step of a pass: final ops, deferred ops
   // of every computing step, their launches.
   double reduce(const Workload& w, std::int64_t device, bool backward) const;
-  // One device running the whole sequence as one call (the single-device
-  // baseline): seconds for the pass, launch included.
+  // One device running the whole sequence (the single-device baseline), in
+  // the tiles it runs fastest: seconds for the pass, launch included.
   double single_device(const Workload& w, bool backward) const;
 
   // Public so tests can build one by hand.

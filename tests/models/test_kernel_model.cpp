@@ -333,13 +333,16 @@ TEST(Analytic, EfficiencyAgainstTheKernelsBestRateAndOneDevice) {
   EXPECT_GE(s.time_s, s.ideal_time_s);
   EXPECT_NEAR(s.useful_flops, useful, useful * 1e-12);
   EXPECT_GT(s.executed_flops, s.useful_flops);
-  // One device: the same causal call at its causal rate (539 TF/s at 16k,
-  // clamped), its 512 query tiles x 32 heads filling the SMs as the
-  // benchmark's 512 x 1 sequence x 16 heads did, wave for wave.
+  // One device: at worst the whole sequence as one causal call at its causal
+  // rate (539 TF/s at 16k, clamped), its 512 query tiles x 32 heads filling
+  // the SMs as the benchmark's 512 x 1 sequence x 16 heads did, wave for
+  // wave; it tiles the sequence the fastest way it can (smaller full calls
+  // run nearer 609 TF/s), so the ring's devices do not beat it.
   auto occ = [](double ctas) { return ctas / (std::ceil(ctas / 132) * 132); };
   const double r1 = 539e12 * occ(512 * 32) / occ(512 * 16);
-  EXPECT_NEAR(s.single_device_time_s, useful / r1, useful / r1 * 1e-9);
+  EXPECT_LT(s.single_device_time_s, useful / r1);
   EXPECT_NEAR(s.efficiency_vs_single_device, s.single_device_time_s / (8 * s.time_s), 1e-12);
+  EXPECT_LE(s.efficiency_vs_single_device, 1.0);
   EXPECT_LT(s.efficiency, 1.0);
   // Striped and zigzag are no longer equal: striped runs causal tiles every step.
   auto ws = w;
