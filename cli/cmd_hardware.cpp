@@ -167,6 +167,11 @@ int run(const HardwareListFlags& f) {
                              {"experts_per_token", m.experts_per_token},
                              {"shared_experts", m.shared_experts},
                              {"expert_ffn", m.expert_ffn},
+                             {"dense_layers", m.dense_layers},
+                             {"dense_ffn", m.dense_ffn},
+                             {"kv_lora_rank", m.kv_lora_rank},
+                             {"attention_chunk", m.attention_chunk},
+                             {"global_every", m.global_every},
                              {"source", m.source}});
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -240,9 +245,16 @@ int run(const HardwareListFlags& f) {
                   m.shared_experts ? fmt::format(" + {} shared", m.shared_experts) : std::string(),
                   m.mlp)
             : fmt::format("FFN {} ({})", m.ffn, m.mlp);
+    std::string extra;
+    if (m.dense_layers > 0)
+      extra += fmt::format(", {} dense layers of {}", m.dense_layers, m.dense_ffn);
+    if (is_mla(m)) extra += fmt::format(", MLA (KV rank {})", m.kv_lora_rank);
+    if (m.attention_chunk > 0)
+      extra += fmt::format(", attention in chunks of {} ({} of {} layers global)",
+                           m.attention_chunk, global_attention_layers(m), m.layers);
     std::cout << fmt::format(
-        "  {:<15} {} layers, d_model {}, {} heads, {} KV heads, head dim {}, {}\n", m.name,
-        m.layers, m.d_model, m.heads, m.kv_heads, m.head_dim, mlp);
+        "  {:<15} {} layers, d_model {}, {} heads, {} KV heads, head dim {}, {}{}\n", m.name,
+        m.layers, m.d_model, m.heads, m.kv_heads, m.head_dim, mlp, extra);
   }
   if (!f.sources) std::cout << "\n(--sources prints where every number comes from)\n";
   return 0;

@@ -632,6 +632,11 @@ int run(const PlanFlags& f) {
   const auto context =
       f.context.empty() ? kDefaultContextLimit : parse_count("--context", f.context, 1, kMaxTokens);
   r.context = context;
+  if (sampling && !attention_chunks(r.shape, r.context).empty())
+    throw InputError(fmt::format(
+        "--documents: {}'s chunked attention (chunks of {} tokens in {} of {} layers) is not "
+        "modelled together with packed documents; plan it without --documents",
+        r.shape.name, r.shape.attention_chunk, chunked_attention_layers(r.shape), r.shape.layers));
   if (!f.global_batch_tokens.empty()) {
     if (f.max_context)
       throw InputError("--global-batch-tokens: cannot be combined with --max-context");

@@ -140,6 +140,11 @@ const std::vector<ModelShape>& model_shapes() {
         s.ffn = m.at("ffn");
       }
       if (m.contains("mla")) read_mla(m.at("mla"), s);
+      s.attention_chunk = m.value("attention_chunk", 0);
+      s.global_every = m.value("global_every", 0);
+      if (s.attention_chunk < 0 || s.global_every < 0 ||
+          (s.global_every > 0 && (s.attention_chunk == 0 || s.global_every > s.layers)))
+        throw std::logic_error("models.json: bad chunked attention of " + s.name);
       s.vocab = m.at("vocab");
       s.mlp = m.value("mlp", std::string("swiglu"));
       if (std::find(mlp_names().begin(), mlp_names().end(), s.mlp) == mlp_names().end())

@@ -69,6 +69,12 @@ struct ModelShape {
   // the width at which an attention kernel does the same FLOPs (QK^T over
   // qk_head_dim, PV over v_head_dim) and a ring moves the same K + V bytes.
   int q_lora_rank = 0, kv_lora_rank = 0, qk_rope_head_dim = 0, qk_head_dim = 0, v_head_dim = 0;
+  // Chunked attention (Llama 4's iRoPE; docs/plan.md, "Chunked attention"):
+  // when attention_chunk > 0, a token attends (causally) only to the tokens
+  // of its own chunk of attention_chunk tokens, in every layer but each
+  // global_every-th one (1-based: layers 4, 8, ... for 4), which attends to
+  // the whole sequence. 0: every layer global.
+  int attention_chunk = 0, global_every = 0;
   std::string source;
   // Tokens per optimizer step the model was published with (0: none given),
   // plan's default batch for it (docs/plan.md, "Global batch").
@@ -87,6 +93,15 @@ inline bool is_mla(const ModelShape& s) {
 // Layers whose MLP is the experts.
 inline int moe_layers(const ModelShape& s) {
   return is_moe(s) ? s.layers - s.dense_layers : 0;
+}
+// Layers that attend to the whole sequence, and layers that attend inside
+// their chunk (chunked attention; all global without it).
+inline int global_attention_layers(const ModelShape& s) {
+  if (s.attention_chunk <= 0) return s.layers;
+  return s.global_every > 0 ? s.layers / s.global_every : 0;
+}
+inline int chunked_attention_layers(const ModelShape& s) {
+  return s.layers - global_attention_layers(s);
 }
 // Projections into the hidden width: 2 gated (gate, up), 1 plain.
 int mlp_up_matrices(const ModelShape& s);

@@ -134,8 +134,23 @@ double activation_bytes_per_token(const ModelShape& s, Checkpointing c) {
 double model_flops_per_token(const ModelShape& s, std::int64_t context, bool causal) {
   // A MoE model counts the parameters a token passes through (active).
   const double n_nonembed = static_cast<double>(active_params(s) - embedding_params(s));
-  const double attn = 12.0 * s.layers * s.heads * s.head_dim * static_cast<double>(context);
+  const double ctx = static_cast<double>(context);
+  const double span =
+      attention_chunks(s, context).empty()
+          ? ctx * s.layers
+          : ctx * global_attention_layers(s) +
+                static_cast<double>(s.attention_chunk) * chunked_attention_layers(s);
+  const double attn = 12.0 * s.heads * s.head_dim * span;
   return 6 * n_nonembed + (causal ? attn / 2 : attn);
+}
+
+std::vector<std::int64_t> attention_chunks(const ModelShape& s, std::int64_t context) {
+  if (s.attention_chunk <= 0 || chunked_attention_layers(s) == 0 || context <= s.attention_chunk)
+    return {};
+  std::vector<std::int64_t> chunks(static_cast<std::size_t>(context / s.attention_chunk),
+                                   s.attention_chunk);
+  if (const auto rest = context % s.attention_chunk; rest > 0) chunks.push_back(rest);
+  return chunks;
 }
 
 double pointwise_bytes_per_token(const ModelShape& s) {

@@ -231,7 +231,15 @@ double activation_bytes_per_token(const ModelShape& s, Checkpointing c);
 // counts, the embedding lookup does not). `causal` halves the attention term
 // (a causal mask computes half the score matrix), which is what `mfu` uses;
 // `mfu_palm` keeps PaLM's full 12 L H d S.
+// Under chunked attention (ModelShape::attention_chunk) the chunked layers'
+// term counts the chunk, not the context.
 double model_flops_per_token(const ModelShape& s, std::int64_t context, bool causal);
+
+// The chunks of a sequence of `context` tokens that a chunked-attention
+// layer attends within (the last one shorter when the chunk does not divide
+// the context): empty when the model has no chunked attention or one chunk
+// covers the whole sequence (the layer is then a global one).
+std::vector<std::int64_t> attention_chunks(const ModelShape& s, std::int64_t context);
 
 // Bytes per token per layer that the memory-bound ops move in the forward
 // pass (bf16): two RMSNorms (read + write D each, 8D), RoPE on Q and K

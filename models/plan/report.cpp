@@ -104,6 +104,7 @@ nlohmann::json config_json(const PlanConfig& c, int rank, double hbm) {
   // beside the other micro-batch's compute under --ep-overlap).
   j["time_breakdown"]["expert_compute_s"] = t.expert_compute_s;
   j["time_breakdown"]["ep_alltoall_s"] = t.ep_alltoall_s;
+  j["time_breakdown"]["attention_chunked_layers"] = t.chunked_layers;
   if (t.ep_alltoall_bytes > 0 || t.expert_compute_s > 0)
     j["moe"] = {{"ep", c.ep},
                 {"etp", c.etp > 0 ? c.etp : c.tp},
@@ -486,7 +487,14 @@ std::string explain(const PlanConfig& c, double hbm) {
   auto row = [&](const char* k, double v, const char* why) {
     out += fmt::format("    {:<32}{:>10}  {}\n", k, seconds(v), why);
   };
-  row("attention fwd+bwd", t.attention_s, "analyze(fwdbwd) x layers x micro-batches");
+  const auto attention_why =
+      t.chunked_layers > 0
+          ? fmt::format(
+                "analyze(fwdbwd) x micro-batches: {} layers over the whole sequence, {} "
+                "causal inside chunks of {} tokens",
+                t.global_layers, t.chunked_layers, t.attention_chunk)
+          : std::string("analyze(fwdbwd) x layers x micro-batches");
+  row("attention fwd+bwd", t.attention_s, attention_why.c_str());
   row("attention recompute", t.attention_recompute_s,
       "the forward again, as the remat policy says");
   row("projections + MLP", t.other_compute_s,

@@ -206,16 +206,34 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   PlanTime T;
 
   // Attention: the analytic model for one sequence, all layers, x micro-batch.
+  // Under chunked attention (Llama 4) the global layers attend to the whole
+  // sequence and the others inside their chunk: causal documents of the
+  // chunk's length, which the engines' packed-documents model times (the
+  // ring still passes every block; a step that brings no pair skips its
+  // compute).
+  const auto chunks = attention_chunks(s, r.context);
+  const double global = chunks.empty() ? L : global_attention_layers(s);
   double attn_fwd = 0, attn_fwdbwd = 0;
   if (attention) {
-    attn_fwd = attention->fwd_layer_s * L;
-    attn_fwdbwd = attention->fwdbwd_layer_s * L;
+    attn_fwd = attention->fwd_layer_s * global;
+    attn_fwdbwd = attention->fwdbwd_layer_s * global;
     T.engine = attention->engine;
-  } else {
-    attn_fwdbwd = analyze_time(w, g, cm);
+  } else if (global > 0) {
+    attn_fwdbwd = analyze_time(w, g, cm) * global / L;
     auto wf = w;
     wf.pass = Pass::Fwd;
-    attn_fwd = analyze_time(wf, g, cm);
+    attn_fwd = analyze_time(wf, g, cm) * global / L;
+  }
+  if (!chunks.empty()) {
+    T.chunked_layers = static_cast<int>(L - global);
+    T.global_layers = static_cast<int>(global);
+    T.attention_chunk = s.attention_chunk;
+    auto wc = w;
+    wc.documents = chunks;
+    const double chunked = L - global;
+    attn_fwdbwd += analyze_time(wc, g, cm) * chunked / L;
+    wc.pass = Pass::Fwd;
+    attn_fwd += analyze_time(wc, g, cm) * chunked / L;
   }
   const double a_f = attn_fwd / L * m, a_b = (attn_fwdbwd - attn_fwd) / L * m;
 

@@ -40,6 +40,10 @@ struct PlanTime {
   // (exposed, in the step), one all-to-all's bytes per GPU, the slowest EP
   // rank's routed load over the mean, and the expert GEMMs (in other_compute_s).
   double ep_alltoall_s = 0, ep_alltoall_bytes = 0, moe_imbalance = 1, expert_compute_s = 0;
+  // Chunked attention: layers that attend inside their chunk of
+  // attention_chunk tokens (0: every layer over the whole sequence).
+  int chunked_layers = 0, global_layers = 0;
+  std::int64_t attention_chunk = 0;
   bool ep_overlapped = false, ep_flex = false;  // --ep-overlap, --ep-dispatcher flex
   double fsdp_comm_s = 0;                       // FSDP all-gathers + reduce-scatters (link time)
   double cp_link_s = 0;                         // ring transfers + CP collectives (link time)
