@@ -62,7 +62,11 @@ nlohmann::json measured_json(const Interconnect& n) {
 
 int run(const HardwareListFlags& f) {
   const auto cat = proc::load_catalog(proc::parse_hardware(f.hw));
-  if (!f.import.files.empty()) return import_nccl_tests(f.import, cat);
+  if (!f.import.files.empty()) {
+    auto import = f.import;
+    import.catalog = f.hw.catalog;
+    return import_nccl_tests(import, cat);
+  }
   if (!f.import.cluster.empty() || !f.import.out.empty())
     throw InputError("--cluster and --out: only with --import-nccl-tests FILE...");
   if (f.json) {

@@ -268,6 +268,7 @@ int import_nccl_tests(const NcclImportFlags& f, const Catalog& cat) {
   // The overlay may not replace a log it imports.
   std::vector<PathArg> ins;
   for (const auto& a : args) ins.push_back({kFlag, a.path});
+  if (!f.catalog.empty()) ins.push_back({"--catalog", f.catalog});
   check_outputs({{"--out", f.out}}, ins);
   (void)cat.cluster(f.cluster);  // an unknown name: one line with did-you-mean
   proc::HardwareSpec h;

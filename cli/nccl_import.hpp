@@ -11,6 +11,7 @@ namespace ringsim::cli {
 struct NcclImportFlags {
   std::vector<std::string> files;  // FILE or KIND=FILE
   std::string cluster, out;
+  std::string catalog;  // --catalog, an input the overlay may not replace ("" none)
   bool json = false;
 };
 

@@ -29,7 +29,13 @@ nlohmann::json run_captured(const std::vector<std::string>& args, const Validati
   std::cout.rdbuf(old_out);
   std::cerr.rdbuf(old_err);
   if (rc != 0) throw case_error(c, "its command failed: " + one_line(err.str()));
-  return nlohmann::json::parse(out.str());
+  // --help, --version: exit 0 with text where a case needs the command's JSON.
+  auto j = nlohmann::json::parse(out.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    throw case_error(c,
+                     "its command printed no JSON object (args with --help or --version?); "
+                     "give the flags of a run that --json reports");
+  return j;
 }
 
 // plan's best configuration, or null with the reason when the planner
@@ -120,7 +126,22 @@ std::vector<std::string> case_command(const ValidationCase& c, bool baseline) {
   return a;
 }
 
+ValidationRow predict_case_json(const ValidationCase& c);
+
+// A case whose command's JSON lacks what its metric reads (a plan with
+// --inference scored as a training step) is the case file's mistake: one
+// line naming the case, not an internal error.
 ValidationRow predict_case(const ValidationCase& c) {
+  try {
+    return predict_case_json(c);
+  } catch (const nlohmann::json::exception& e) {
+    throw case_error(c, fmt::format("its command's --json output does not give the metric {} "
+                                    "({}); check the command and its args",
+                                    c.metric, one_line(e.what())));
+  }
+}
+
+ValidationRow predict_case_json(const ValidationCase& c) {
   ValidationRow row;
   row.c = &c;
   if (metric_is_ratio(c.metric)) {

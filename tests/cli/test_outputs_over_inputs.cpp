@@ -123,6 +123,15 @@ std::vector<Row> rows() {
                "--import-nccl-tests",
                "",
                "all_reduce="});
+  // ... and its overlay over the catalog it reads.
+  r.push_back({"ringsim",
+               {"hardware", "--cluster", "dgx-h100", "--import-nccl-tests",
+                "all_reduce=" + data("nccl-run.txt")},
+               "--catalog",
+               data("catalog-good.json"),
+               "--out",
+               "",
+               "--catalog"});
   // The other programs: the GUI's screenshot over its trace, the plot over its spec.
   r.push_back({"ringsim-gui", {}, "", trace, "--screenshot", "", "TRACE"});
   r.push_back({"ringsim-plot", {}, "", written("spec.json", "{}"), "", "", "SPEC.json"});
