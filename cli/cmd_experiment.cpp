@@ -11,6 +11,7 @@
 #include "cli/stop_scope.hpp"
 #include "experiments/experiment.hpp"
 #include "experiments/runner.hpp"
+#include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/flag_types.hpp"
 #include "models/core/parse.hpp"
@@ -64,6 +65,7 @@ int run(const ExperimentFlags& f) {
                      " or all");
   }
   if (f.out.empty()) throw InputError("--out: give the directory to write DIR/NAME/ into");
+  check_folder_parent("--out", f.out);
   parse_choice("--engine", f.engine, {"auto", "simgrid", "analytic"});
 
   exp::Context ctx;

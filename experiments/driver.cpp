@@ -42,7 +42,11 @@ std::string frame(const Experiment& e, const Context& ctx, const Output& out,
   r += "## What was run\n\n";
   r += fmt::format("- Command: `{}`\n", ctx.command);
   r += fmt::format("- Mode: {}\n", ctx.quick ? "quick (reduced sweep, for the tests)" : "full");
-  r += fmt::format("- Engine for simulated points: {}\n", ctx.engine_note);
+  r += out.evaluated_only
+           ? std::string(
+                 "- Engine: none simulated; every point is a closed form evaluated in this "
+                 "process, so --engine does not apply\n")
+           : fmt::format("- Engine for simulated points: {}\n", ctx.engine_note);
   // No wall time here: the same inputs give the same report, byte for byte
   // (the time it took goes to the log line, "wrote DIR (N s)").
   r += fmt::format("- Points: {} evaluated, {} failed\n", out.points, out.failed_points);

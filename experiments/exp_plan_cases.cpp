@@ -351,6 +351,7 @@ GridExperiment declaration() {
       "ZeRO-3/FSDP over cp x dp, causal mask; models/plan/plan.hpp and docs/plan.md give every "
       "term.";
   g.plot_width = 1900;
+  g.analyses_simulate = true;
   g.evaluate = evaluate;
   g.analyses = {config_panels, fit_checks, answers, sweep_table, reading};
   return g;

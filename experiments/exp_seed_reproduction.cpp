@@ -414,6 +414,7 @@ GridExperiment declaration() {
   g.quick_configs = configs(true);
   // Each striped series sweeps its own blocks; the tables' rows are not swept ("-").
   g.axes = {{"--block", "-", "-"}};
+  g.analyses_simulate = true;
   g.evaluate = evaluate;
   g.measures = seed_measures();
   g.panels = seed_panels();

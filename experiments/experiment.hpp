@@ -40,6 +40,9 @@ struct Output {
   // file that differs from run to run; data.csv, the plot and report.md
   // stay byte-identical for the same inputs. Empty: no timing.csv.
   Table timing;
+  // Set when no point is simulated (every one a closed form evaluated in
+  // process): the report says so instead of naming the engine.
+  bool evaluated_only = false;
   PlotSpec plot;
   std::string report;  // markdown body: method, comparison table, reading
   std::vector<Check> checks;

@@ -368,6 +368,7 @@ std::vector<GridPoint> child_points(const GridExperiment& g, const Context& ctx,
 }
 
 void run_grid(const GridExperiment& g, const Context& ctx, Output& out) {
+  out.evaluated_only = static_cast<bool>(g.evaluate) && !g.analyses_simulate;
   auto rows = g.evaluate ? evaluate_points(g, ctx) : child_points(g, ctx, out);
   for (const auto& p : rows) {
     ++out.points;

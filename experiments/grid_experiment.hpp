@@ -138,6 +138,10 @@ struct GridExperiment {
   // engines, no journal); `base` and the configurations' flags are then the
   // evaluator's to read.
   Evaluate evaluate;
+  // An analysis runs SimGrid children of its own (plan-cases' re-check,
+  // seed-reproduction's runs): the report then names the engine even when
+  // every grid point is evaluated.
+  bool analyses_simulate = false;
   std::vector<std::function<void(const std::vector<GridPoint>&, const Context&, Output&)>> analyses;
 };
 

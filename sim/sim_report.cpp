@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "models/analytic/analytic.hpp"
 #include "models/analytic/report.hpp"
 #include "models/core/parse.hpp"
 
@@ -54,7 +55,7 @@ Summary simulated_summary(const Summary& a, const SimResult& r) {
   settle_efficiency(s);
   // Every GPU counts: devices x tp (the baseline is the whole model's).
   const double gpus = static_cast<double>(a.workload.devices) * std::max(a.workload.tp, 1);
-  s.efficiency_vs_single_device = s.time_s > 0 ? s.single_device_time_s / (gpus * s.time_s) : 0;
+  s.efficiency_vs_single_device = efficiency_vs_one_device(s.single_device_time_s, gpus, s.time_s);
   s.compute_s_per_step = r.compute_s_per_step;
   s.collective_s = r.collective_s;
   s.other_s = r.other_s;

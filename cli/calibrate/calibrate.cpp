@@ -63,16 +63,6 @@ struct CalibrateFlags {
 
 // Only --workdir itself is created: a typo in a parent must not leave a tree
 // of new folders behind, so a missing parent is refused before any work.
-void check_workdir_parent(const std::string& workdir) {
-  if (workdir.empty()) return;
-  const fs::path dir(workdir);
-  const auto parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (!fs::is_directory(parent, ec))
-    throw InputError(
-        fmt::format("--workdir: the parent folder '{}' of '{}' does not exist; create it first",
-                    parent.string(), workdir));
-}
 
 // ---- tools ------------------------------------------------------------------
 
@@ -634,7 +624,7 @@ int run(const CalibrateFlags& f) {
   if (!f.profile.empty()) (void)read_profile(f.profile);  // a bad file fails before measuring
   std::optional<double> max_noise;
   if (!f.max_noise.empty()) max_noise = parse_real("--max-noise", f.max_noise, 0, 1);
-  check_workdir_parent(f.workdir);
+  check_folder_parent("--workdir", f.workdir);
   const auto tools = find_tools(f);
 
   fs::path dir;

@@ -210,6 +210,12 @@ double other_layer_flops(const Workload& w, bool backward) {
   return backward ? 2 * fwd : fwd;
 }
 
+double efficiency_vs_one_device(double single_s, double gpus, double time_s) {
+  if (!(time_s > 0)) return 0;
+  const double e = single_s / (gpus * time_s);
+  return e > 1 && e - 1 <= 1e-9 ? 1.0 : e;
+}
+
 void settle_efficiency(Summary& s) {
   if (s.time_s < s.ideal_time_s && s.ideal_time_s - s.time_s <= 1e-9 * s.ideal_time_s)
     s.ideal_time_s = s.time_s;
@@ -405,8 +411,8 @@ Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im)
   s.useful_flops *= t;
   s.executed_flops *= t;
   s.single_device_time_s *= t;
-  s.efficiency_vs_single_device =
-      s.time_s > 0 ? s.single_device_time_s / (static_cast<double>(w.devices) * t * s.time_s) : 0;
+  s.efficiency_vs_single_device = efficiency_vs_one_device(
+      s.single_device_time_s, static_cast<double>(w.devices) * t, s.time_s);
   return s;
 }
 
@@ -640,7 +646,7 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
   settle_efficiency(s);
   s.single_device_time_s = layer_single * w.layers;
   s.efficiency_vs_single_device =
-      s.time_s > 0 ? s.single_device_time_s / (static_cast<double>(n) * s.time_s) : 0;
+      efficiency_vs_one_device(s.single_device_time_s, static_cast<double>(n), s.time_s);
   s.memory_bytes_per_device = attention_memory(w).total();
   // Without overlap no block hides the transfer: "n/a". Per pass, and the
   // largest of them for the run (min_block_for's rule). Packed documents:

@@ -173,6 +173,9 @@ std::uint64_t layer_params(const ModelShape& s);
 // to be the time, so efficiency never exceeds 1 and time never falls below
 // the ideal. A larger gap is left to show (a model error, never hidden).
 void settle_efficiency(Summary& s);
+// single / (gpus x time): the run against one device doing all of it. A sum
+// that rounds a hair past 1 is settled at 1, as settle_efficiency does.
+double efficiency_vs_one_device(double single_s, double gpus, double time_s);
 
 // The verdict from s's verdict_inputs and its time (sets verdict,
 // exposed_comm_s and overlapped); analyze() calls it, so does the simulator.

@@ -247,4 +247,15 @@ void AtomicFile::finish() {
   finished_ = true;
 }
 
+void check_folder_parent(const std::string& flag, const std::string& dir) {
+  if (dir.empty()) return;
+  const std::filesystem::path d(dir);
+  const auto parent = d.has_parent_path() ? d.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(parent, ec))
+    throw InputError(
+        fmt::format("{}: the parent folder '{}' of '{}' does not exist; create it first", flag,
+                    parent.string(), dir));
+}
+
 }  // namespace ringsim

@@ -45,6 +45,11 @@ struct PathArg {
 // Besides `inputs`, every file registered with register_input is protected.
 void check_outputs(const std::vector<PathArg>& outputs, const std::vector<PathArg>& inputs = {});
 
+// A folder a command will create (`experiment --out DIR`, `calibrate
+// --workdir DIR`): its parent must exist, so a typo does not grow a tree
+// of folders; one line naming `flag` otherwise.
+void check_folder_parent(const std::string& flag, const std::string& dir);
+
 // A file this process reads that no command lists among its own inputs: the
 // --config file the flags came from, a --documents file of lengths or
 // cu_seqlens. Its reader registers it once, and every later check_outputs

@@ -708,8 +708,17 @@ void check_documents_size(const Workload& w) {
         "--devices {} or fewer",
         w.devices, static_cast<double>(device_steps), kMaxDocumentDeviceSteps, most));
   }
-  if (!walks_every_token(w)) return;
   const auto token_steps = device_steps * static_cast<long double>(w.block);
+  if (!walks_every_token(w)) {
+    if (token_steps > static_cast<long double>(kMaxDocumentListSteps))
+      throw InputError(fmt::format(
+          "--devices/--block: {} devices of {} tokens with packed documents are beyond the closed "
+          "forms' size guard: every ring step lists each device's tokens ({:.3g} token-steps), at "
+          "most {:.3g}; give fewer devices or a smaller block",
+          w.devices, w.block, static_cast<double>(token_steps),
+          static_cast<double>(kMaxDocumentListSteps)));
+    return;
+  }
   if (token_steps > static_cast<long double>(kMaxDocumentTokenSteps))
     throw InputError(fmt::format(
         "--devices/--block: {} devices of {} tokens with packed documents under {} are beyond "

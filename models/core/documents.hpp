@@ -153,10 +153,15 @@ std::string documents_imbalance(const Workload& w, std::int64_t step);
 // ring). Striped rows and --pack document slivers are walked token by token
 // (about 30-40 ns a token here): at most kMaxDocumentTokenSteps device-steps
 // x block (512 devices of 512 tokens). Contiguous chunks (ring, zigzag,
-// allgather, hybrid with --pack sequence) cost their documents instead.
+// allgather, hybrid with --pack sequence) cost their documents, but still
+// list each device's token positions at every step (0.2 ns a token at 4K
+// tokens, 1 ns at 256K, whose lists are fresh pages each time): at most
+// kMaxDocumentListSteps device-steps x block (2048 devices of 4K tokens,
+// 3 s here; 256 devices of 256K, 20 s).
 // Throws InputError naming the flags, before anything is allocated.
 inline constexpr std::int64_t kMaxDocumentDeviceSteps = std::int64_t{1} << 22;
 inline constexpr std::int64_t kMaxDocumentTokenSteps = std::int64_t{1} << 27;
+inline constexpr std::int64_t kMaxDocumentListSteps = std::int64_t{1} << 35;
 void check_documents_size(const Workload& w);
 
 // Throws InputError when w's documents do not fit it: lengths >= 1 summing to

@@ -113,6 +113,12 @@ void check_request(const InferRequest& r) {
         r.context, r.cached));
   if (r.batch < 1) throw InputError("--batch: must be at least 1");
   if (r.decode_tokens < 0) throw InputError("--decode-tokens: must be at least 0");
+  // The KV cache grows to the context plus every decoded token.
+  if (r.decode_tokens > kMaxTokens - r.context)
+    throw InputError(fmt::format(
+        "--decode-tokens: the context and the decoded tokens must total at most 2^40 tokens, got "
+        "{} + {}",
+        r.context, r.decode_tokens));
   check_infer(attention_work(r, InferVariant::PassKv, false), "--context", "--cached");
   check_infer(attention_work(r, InferVariant::PassKv, true), "--context", "--context");
 }

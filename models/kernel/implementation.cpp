@@ -235,37 +235,52 @@ double Implementation::single_device(const Workload& w, bool backward) const {
   const auto S = w.seq_len();
   const auto L = std::min(S, kRef);
   const auto heads = static_cast<std::uint64_t>(w.shape.heads);
-  // The one device runs its sequence in the tiles it runs fastest: one call
-  // of L, or calls of the ring's own block (and zigzag's half block), or of
-  // any power of two between. A measured curve need not rise with the length
-  // (a 64K call may run slower than two of 32K), and a baseline tied to one
-  // tiling would let the ring's devices beat it: an efficiency against one
-  // device above 1.
-  std::vector<std::int64_t> tiles;
-  for (std::int64_t p = 256; p < L; p *= 2) tiles.push_back(p);
-  for (const auto b : {w.block, w.block / 2})
-    if (b >= 1 && b < L) tiles.push_back(b);
-  double t = tiled_seconds(*rates_, S, L, w.causal, heads, w.shape.head_dim, backward);
-  for (const auto tile : tiles) {
-    try {
-      t = std::min(t, tiled_seconds(*rates_, S, tile, w.causal, heads, w.shape.head_dim, backward));
-    } catch (const InputError&) {
-      // A measured profile refuses lengths below its smallest point: that
-      // tiling is not one this device was measured at.
+  // The one device runs a sequence of `len` in the tiles it runs fastest:
+  // one call of up to 2^20, or calls of the ring's own block (and zigzag's
+  // half block), or of any power of two between. A measured curve need not
+  // rise with the length (a 64K call may run slower than two of 32K), and a
+  // baseline tied to one tiling would let the ring's devices beat it: an
+  // efficiency against one device above 1.
+  auto fastest = [&](std::int64_t len, bool causal) {
+    const auto top = std::min(len, kRef);
+    std::vector<std::int64_t> tiles;
+    for (std::int64_t p = 256; p < top; p *= 2) tiles.push_back(p);
+    for (const auto b : {w.block, w.block / 2})
+      if (b >= 1 && b < top) tiles.push_back(b);
+    double best = tiled_seconds(*rates_, len, top, causal, heads, w.shape.head_dim, backward);
+    for (const auto tile : tiles) {
+      try {
+        best = std::min(
+            best, tiled_seconds(*rates_, len, tile, causal, heads, w.shape.head_dim, backward));
+      } catch (const InputError&) {
+        // A measured profile refuses lengths below its smallest point: that
+        // tiling is not one this device was measured at.
+      }
     }
-  }
-  // Packed documents: one device runs one varlen launch over every document,
-  // each causal in itself (no document is longer than the sequence, so under
-  // 2^20 whenever S is). Documents of one length are one call of their heads
-  // summed (merge_shapes: the same launch cost), so a million one-token
-  // documents are timed as one call, not a million.
-  if (w.documents.size() > 1 && S <= kRef) {
+    return best;
+  };
+  double t = 0;
+  if (w.documents.size() <= 1) {
+    t = fastest(S, w.causal);
+  } else {
+    // Packed documents, each causal in itself. Documents of one length are
+    // one call of their heads summed (merge_shapes: the same launch cost), so
+    // a million one-token documents are timed as one call, not a million:
+    // up to 2^20 tokens in all, one varlen launch over every document; past
+    // it, each length's call (a document past 2^20 tiled as a sequence).
     std::map<std::int64_t, std::uint64_t> count;  // length -> documents of it
     for (const auto len : w.documents) ++count[len];
     std::vector<KernelCall> docs;
     for (const auto& [len, n] : count)
-      docs.push_back({len, len, CallMask::Causal, 0, mul_checked(n, heads, "heads")});
-    t = rates_->launch_seconds(docs, w.shape.head_dim, backward);
+      if (len <= kRef)
+        docs.push_back({len, len, CallMask::Causal, 0, mul_checked(n, heads, "heads")});
+    if (S <= kRef) {
+      t = rates_->launch_seconds(docs, w.shape.head_dim, backward);
+    } else {
+      for (const auto& call : docs) t += rates_->call_seconds(call, w.shape.head_dim, backward);
+      for (const auto& [len, n] : count)
+        if (len > kRef) t += static_cast<double>(n) * fastest(len, true);
+    }
   }
   if (scan_) t += scan_->loop_seconds(S, S) - scan_->target().step_s;
   return std::max(t, (backward ? kernels_bwd_ : kernels_fwd_) * launch_s_);

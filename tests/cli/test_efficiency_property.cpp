@@ -43,6 +43,16 @@ std::vector<std::string> draw(std::mt19937_64& rng) {
   if (const auto& k = pick(rng, kernels); !k.empty()) a.insert(a.end(), {"--kernel", k});
   if (rng() % 3 == 0)
     a.insert(a.end(), {"--dtype", pick(rng, std::vector<std::string>{"fp16", "fp32"})});
+  // Packed documents (the one-device baseline's documents were once
+  // forgotten past 2^20 tokens: tests/models holds that case).
+  // Kept to small rings so the draw stays quick (a document run evaluates
+  // every device at every step).
+  const bool small = std::stoll(a[4]) <= 64 && (a[6] == "7" || a[6] == "64" || a[6] == "1000" ||
+                                                a[6] == "1K" || a[6] == "4K");
+  if (small && rng() % 6 == 0)
+    a.insert(a.end(),
+             {"--documents",
+              pick(rng, std::vector<std::string>{"uniform:1..300", "fixed:1K", "lognormal:2K,1"})});
   return a;
 }
 

@@ -318,6 +318,22 @@ TEST(Analytic, KernelCostsAreThePhasesOfEveryStep) {
   EXPECT_DOUBLE_EQ(s.interference_memory, 1.25);
 }
 
+// Past 2^20 tokens the one-device baseline still runs the packed documents
+// (each causal in itself), not one causal sequence of them all: 2M tokens of
+// 256-token documents are 1/8192 of the pairs.
+TEST(Analytic, OneDeviceKeepsPackedDocumentsPastTwoToThe20) {
+  const auto hw = catalog_hardware("h100-sxm", "nvlink4");
+  const auto im = make_implementation(cat(), hw, DType::BF16, {"cudnn", nullptr, false});
+  auto w = make_workload(32, 65536, Layout::Ring, true);
+  w.documents.assign(8192, 256);
+  const auto s = analyze(w, hw, *im);
+  auto whole = w;
+  whole.documents.clear();
+  const auto one = analyze(whole, hw, *im);
+  EXPECT_LE(s.efficiency_vs_single_device, 1.0);
+  EXPECT_LT(s.single_device_time_s, one.single_device_time_s / 100);
+}
+
 TEST(Analytic, EfficiencyAgainstTheKernelsBestRateAndOneDevice) {
   const auto hw = catalog_hardware("h100-sxm", "nvlink4");
   const auto im = make_implementation(cat(), hw, DType::BF16, {"cudnn", nullptr, false});
