@@ -1,6 +1,7 @@
 #pragma once
 // Strict parsing of command-line numbers and names. Every function names the
 // flag and the allowed range in its error, so the CLI can print one line.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -38,6 +39,15 @@ double parse_rate(const std::string& flag, const std::string& text, double min, 
 // One of `choices`, else an error listing them.
 std::string parse_choice(const std::string& flag, const std::string& text,
                          const std::vector<std::string>& choices);
+
+// The enum value named `text`, the values in the order of `names` (an enum
+// and its name list side by side); parse_choice's one line otherwise.
+template <typename Enum>
+Enum parse_named(const std::string& flag, const std::string& text,
+                 const std::vector<std::string>& names) {
+  const auto v = parse_choice(flag, text, names);
+  return static_cast<Enum>(std::find(names.begin(), names.end(), v) - names.begin());
+}
 
 std::string join(const std::vector<std::string>& items, const std::string& sep);
 

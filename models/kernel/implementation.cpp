@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 #include <map>
 
 #include "models/core/calls.hpp"
@@ -233,7 +232,6 @@ double Implementation::single_device(const Workload& w, bool backward) const {
   // overflow 64 bits.
   constexpr std::int64_t kRef = std::int64_t{1} << 20;
   const auto S = w.seq_len();
-  const auto L = std::min(S, kRef);
   const auto heads = static_cast<std::uint64_t>(w.shape.heads);
   // The one device runs a sequence of `len` in the tiles it runs fastest:
   // one call of up to 2^20, or calls of the ring's own block (and zigzag's

@@ -43,14 +43,10 @@ std::string to_string(LossImpl l) {
   return loss_names()[static_cast<int>(l)];
 }
 Checkpointing parse_checkpointing(const std::string& flag, const std::string& s) {
-  const auto v = parse_choice(flag, s, checkpointing_names());
-  const auto& n = checkpointing_names();
-  return static_cast<Checkpointing>(std::find(n.begin(), n.end(), v) - n.begin());
+  return parse_named<Checkpointing>(flag, s, checkpointing_names());
 }
 LossImpl parse_loss(const std::string& flag, const std::string& s) {
-  const auto v = parse_choice(flag, s, loss_names());
-  const auto& n = loss_names();
-  return static_cast<LossImpl>(std::find(n.begin(), n.end(), v) - n.begin());
+  return parse_named<LossImpl>(flag, s, loss_names());
 }
 const std::vector<std::string>& pipeline_layout_names() {
   static const std::vector<std::string> n{"auto", "balanced", "even", "embedding-loss"};
@@ -60,9 +56,7 @@ std::string to_string(PipelineLayout l) {
   return pipeline_layout_names()[static_cast<int>(l)];
 }
 PipelineLayout parse_pipeline_layout(const std::string& flag, const std::string& s) {
-  const auto v = parse_choice(flag, s, pipeline_layout_names());
-  const auto& n = pipeline_layout_names();
-  return static_cast<PipelineLayout>(std::find(n.begin(), n.end(), v) - n.begin());
+  return parse_named<PipelineLayout>(flag, s, pipeline_layout_names());
 }
 const std::vector<std::string>& pipeline_schedule_names() {
   static const std::vector<std::string> n{"1f1b", "interleaved", "zb-h1", "zb-v", "dualpipe"};
@@ -72,9 +66,7 @@ std::string to_string(PipelineSchedule s) {
   return pipeline_schedule_names()[static_cast<int>(s)];
 }
 PipelineSchedule parse_pipeline_schedule(const std::string& flag, const std::string& s) {
-  const auto v = parse_choice(flag, s, pipeline_schedule_names());
-  const auto& n = pipeline_schedule_names();
-  return static_cast<PipelineSchedule>(std::find(n.begin(), n.end(), v) - n.begin());
+  return parse_named<PipelineSchedule>(flag, s, pipeline_schedule_names());
 }
 
 std::uint64_t embedding_params(const ModelShape& s) {
@@ -136,7 +128,7 @@ double model_flops_per_token(const ModelShape& s, std::int64_t context, bool cau
   const double n_nonembed = static_cast<double>(active_params(s) - embedding_params(s));
   const double ctx = static_cast<double>(context);
   const double span =
-      attention_chunks(s, context).empty()
+      !chunked_attention_applies(s, context)
           ? ctx * s.layers
           : ctx * global_attention_layers(s) +
                 static_cast<double>(s.attention_chunk) * chunked_attention_layers(s);
@@ -144,9 +136,12 @@ double model_flops_per_token(const ModelShape& s, std::int64_t context, bool cau
   return 6 * n_nonembed + (causal ? attn / 2 : attn);
 }
 
+bool chunked_attention_applies(const ModelShape& s, std::int64_t context) {
+  return s.attention_chunk > 0 && chunked_attention_layers(s) > 0 && context > s.attention_chunk;
+}
+
 std::vector<std::int64_t> attention_chunks(const ModelShape& s, std::int64_t context) {
-  if (s.attention_chunk <= 0 || chunked_attention_layers(s) == 0 || context <= s.attention_chunk)
-    return {};
+  if (!chunked_attention_applies(s, context)) return {};
   std::vector<std::int64_t> chunks(static_cast<std::size_t>(context / s.attention_chunk),
                                    s.attention_chunk);
   if (const auto rest = context % s.attention_chunk; rest > 0) chunks.push_back(rest);

@@ -235,10 +235,12 @@ double activation_bytes_per_token(const ModelShape& s, Checkpointing c);
 // term counts the chunk, not the context.
 double model_flops_per_token(const ModelShape& s, std::int64_t context, bool causal);
 
-// The chunks of a sequence of `context` tokens that a chunked-attention
-// layer attends within (the last one shorter when the chunk does not divide
-// the context): empty when the model has no chunked attention or one chunk
-// covers the whole sequence (the layer is then a global one).
+// Whether the model's chunked-attention layers attend to less than the whole
+// sequence of `context` tokens (false without chunked attention, or when one
+// chunk covers the sequence: those layers are then global ones), and the
+// chunks they attend within (the last one shorter when the chunk does not
+// divide the context; empty when they do not apply).
+bool chunked_attention_applies(const ModelShape& s, std::int64_t context);
 std::vector<std::int64_t> attention_chunks(const ModelShape& s, std::int64_t context);
 
 // Bytes per token per layer that the memory-bound ops move in the forward

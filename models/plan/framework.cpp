@@ -15,9 +15,7 @@ std::string to_string(Framework f) {
   return framework_names()[static_cast<int>(f)];
 }
 Framework parse_framework(const std::string& flag, const std::string& s) {
-  const auto v = parse_choice(flag, s, framework_names());
-  const auto& n = framework_names();
-  return static_cast<Framework>(std::find(n.begin(), n.end(), v) - n.begin());
+  return parse_named<Framework>(flag, s, framework_names());
 }
 
 const std::vector<Layout>& framework_layouts(Framework f) {
