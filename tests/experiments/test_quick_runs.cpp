@@ -38,11 +38,14 @@ std::string read_text(const fs::path& p) {
 }
 
 // Runs the experiment once per test and checks what every experiment owes.
-Quick run_quick(const std::string& name) {
+// `slot` names the test's own directory when two tests run the same
+// experiment: ctest runs them in parallel, and two runs may not share one
+// journal (the second is refused while the first holds its lock).
+Quick run_quick(const std::string& name, const std::string& slot = "") {
   Quick q;
-  // One directory per experiment, replaced on every run (kept after a failure
-  // for a look).
-  const fs::path out = fs::path(RINGSIM_TEST_TMP) / name;
+  // One directory per experiment and test, replaced on every run (kept after
+  // a failure for a look).
+  const fs::path out = fs::path(RINGSIM_TEST_TMP) / (slot.empty() ? name : name + "-" + slot);
   fs::remove_all(out);
   fs::create_directories(out);
   const auto r =
@@ -168,8 +171,8 @@ TEST(ExperimentQuick, MinblockTableReproducesTable2) {
 // Same inputs, same bytes: run again into the same directory, the report
 // and the data are what the first run wrote (no wall time in the report).
 TEST(ExperimentQuick, ReportAndDataAreDeterministic) {
-  const auto first = run_quick("minblock-table");
-  const auto again = run_quick("minblock-table");
+  const auto first = run_quick("minblock-table", "twice");
+  const auto again = run_quick("minblock-table", "twice");
   EXPECT_EQ(first.report, again.report);
   EXPECT_EQ(first.csv.rows, again.csv.rows);
   EXPECT_EQ(first.report.find("wall time"), std::string::npos);
@@ -356,9 +359,9 @@ TEST(ExperimentQuick, ScaleMemoryFallsWithDevices) {
 // the same folder writes the same data.csv and report.md (its wall times go
 // to timing.csv alone).
 TEST(ExperimentQuick, ScaleWritesTheSameFilesTwice) {
-  const auto first = run_quick("scale");
+  const auto first = run_quick("scale", "twice");
   const auto data = read_text(fs::path(first.dir) / "data.csv");
-  const auto second = run_quick("scale");
+  const auto second = run_quick("scale", "twice");
   EXPECT_EQ(read_text(fs::path(second.dir) / "data.csv"), data);
   EXPECT_EQ(second.report, first.report);
 }
