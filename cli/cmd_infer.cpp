@@ -132,7 +132,7 @@ int run(const InferFlags& f) {
   auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
   proc::refuse_flags_not_on(hs, hw.platform);
   hw.overlap = parse_choice("--overlap", f.overlap, {"full", "none"}) == "full";
-  const auto im = proc::make_implementation(hs, cat, hw, DType::BF16);
+  const auto im = proc::make_implementation(hs, cat, hw, DType::BF16, proc::kInferProfileDtype);
   const bool simgrid = parse_choice("--engine", f.engine, {"simgrid", "analytic"}) == "simgrid";
   if (!simgrid && !f.trace.empty())
     throw InputError("--trace: needs --engine simgrid (the closed forms have no timeline)");

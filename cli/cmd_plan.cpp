@@ -75,33 +75,68 @@ struct PlanFlags {
   std::string norm;
   // Mixture of experts (models/plan/moe.hpp)
   std::string ep, etp, capacity_factor, routing_seed, ep_dispatcher, ep_overlap;
+  // Every flag on the command line, as typed ("--no-causal"), in the order
+  // plan registers them.
+  std::vector<std::string> given;
 };
 
-// The inference planner takes the flags it shares with training; those that
-// only mean something for a training step are refused, not ignored.
+// The flags of plan that only mean something for a training step: with
+// --inference each one given is refused, not ignored (the inference planner
+// takes the model, hardware, --context, --gpus, --tp, --cp, --layout,
+// --layers, --top and the --inference flags).
+constexpr const char* kTrainingOnly[] = {"--vocab",
+                                         "--slices",
+                                         "--hbm",
+                                         "--global-batch-tokens",
+                                         "--activation-checkpointing",
+                                         "--grad-dtype",
+                                         "--fp8-weights",
+                                         "--fsdp",
+                                         "--norm",
+                                         "--recompute-layers",
+                                         "--offload-layers",
+                                         "--remat-policy",
+                                         "--optimizer",
+                                         "--attention-precision",
+                                         "--framework",
+                                         "--loss",
+                                         "--ep",
+                                         "--etp",
+                                         "--capacity-factor",
+                                         "--ep-dispatcher",
+                                         "--ep-overlap",
+                                         "--routing-seed",
+                                         "--pp",
+                                         "--pp-virtual",
+                                         "--pp-schedule",
+                                         "--dp-replicate",
+                                         "--pp-layout",
+                                         "--pp-first-stage-layers",
+                                         "--pp-last-stage-layers",
+                                         "--microbatches",
+                                         "--compile",
+                                         "--tp-overlap",
+                                         "--micro-batch",
+                                         "--memory-check",
+                                         "--calibration",
+                                         "--causal",
+                                         "--no-causal",
+                                         "--max-context",
+                                         "--explain",
+                                         "--recheck",
+                                         "--documents",
+                                         "--samples",
+                                         "--seed",
+                                         "--straggler",
+                                         "--degrade",
+                                         "--jitter",
+                                         "--train-tokens"};
+
 int run_inference(const PlanFlags& f) {
-  if (f.max_context) throw InputError("--max-context: plans training; not with --inference");
-  if (!f.global_batch_tokens.empty())
-    throw InputError("--global-batch-tokens: plans training; not with --inference");
-  if (f.recheck_given) throw InputError("--recheck: plans training; not with --inference");
-  if (f.pp_given) throw InputError("--pp: plans training; not with --inference");
-  if (f.pp_virtual != "1") throw InputError("--pp-virtual: plans training; not with --inference");
-  if (f.pp_schedule != "auto")
-    throw InputError("--pp-schedule: plans training; not with --inference");
-  if (f.dp_replicate != "1")
-    throw InputError("--dp-replicate: plans training; not with --inference");
-  if (f.pp_layout != "auto") throw InputError("--pp-layout: plans training; not with --inference");
-  if (!f.pp_first_layers.empty() || !f.pp_last_layers.empty())
-    throw InputError("--pp-first-stage-layers: plans training; not with --inference");
-  if (!f.microbatches.empty())
-    throw InputError("--microbatches: plans training; not with --inference");
-  if (f.attention_precision != "bf16")
-    throw InputError("--attention-precision: plans training; not with --inference");
-  if (f.framework != "pytorch-fsdp")
-    throw InputError("--framework: plans training; not with --inference");
-  if (!f.train_tokens.empty())
-    throw InputError("--train-tokens: plans training; not with --inference");
-  if (!f.documents.empty()) throw InputError("--documents: plans training; not with --inference");
+  for (const auto& given : f.given)
+    for (const char* flag : kTrainingOnly)
+      if (given == flag)
+        throw InputError(fmt::format("{}: plans training; not with --inference", flag));
   InferencePlanFlags g;
   g.w = f.w;
   g.hw = f.hw;
@@ -561,12 +596,12 @@ int run(const PlanFlags& f) {
   if (f.inference) return run_inference(f);
   refuse_inference_flags(f);
   const auto sampling = document_sampling(f);
-  // The re-check's children and the packings of --documents run for minutes:
-  // from here on Ctrl-C ends the plan at its next unit of work (the search's
-  // next config, a child, a packing) with exit 130.
+  // The search at tens of thousands of GPUs, the re-check's children and the
+  // packings of --documents run for minutes: from here on Ctrl-C or SIGTERM
+  // ends the plan at its next unit of work (the search's next config, a ring
+  // step of a closed form, a child, a packing) with exit 130.
   const int recheck = static_cast<int>(parse_count("--recheck", f.recheck, 0, 100));
-  std::optional<StopScope> stop;
-  if (sampling || recheck > 0) stop.emplace();
+  const StopScope stop;
   const auto hs = proc::parse_hardware(f.hw);
   const auto cat = proc::load_catalog(hs, /*framework_keys=*/true);
   auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
@@ -582,7 +617,7 @@ int run(const PlanFlags& f) {
         device.name));
   const auto cm = proc::make_implementation(
       hs, cat, attention_dtype == DType::FP32 ? proc::resolve_hardware(hs, cat, DType::FP32) : hw,
-      attention_dtype);
+      attention_dtype, proc::kPlanProfileDtype);
   PlanRequest r;
   r.attention_dtype = attention_dtype;
   r.kernel = cm->kernel();
@@ -696,10 +731,13 @@ int run(const PlanFlags& f) {
   if (!f.pp_last_layers.empty())
     r.pp_last_layers = static_cast<int>(
         parse_count("--pp-last-stage-layers", f.pp_last_layers, 1, r.shape.layers));
-  if ((r.pp_first_layers > 0) != (r.pp_last_layers > 0))
-    throw InputError(
-        "--pp-first-stage-layers: give it with --pp-last-stage-layers (Megatron's uneven edge "
-        "stages take both)");
+  if ((r.pp_first_layers > 0) != (r.pp_last_layers > 0)) {
+    // Name the flag that was given: the one missing is what to add.
+    const bool first = r.pp_first_layers > 0;
+    throw InputError(fmt::format("{}: give it with {} (Megatron's uneven edge stages take both)",
+                                 first ? "--pp-first-stage-layers" : "--pp-last-stage-layers",
+                                 first ? "--pp-last-stage-layers" : "--pp-first-stage-layers"));
+  }
   if (r.pp_first_layers > 0 && r.pp_layout != PipelineLayout::Auto &&
       r.pp_layout != PipelineLayout::Even)
     throw InputError(
@@ -748,7 +786,7 @@ int run(const PlanFlags& f) {
           Hardware a = h;
           if (attention_dtype == DType::FP32)
             a.flops = proc::resolve_hardware(hs, cat, DType::FP32).flops;
-          return proc::make_implementation(hs, cat, a, attention_dtype);
+          return proc::make_implementation(hs, cat, a, attention_dtype, proc::kPlanProfileDtype);
         });
   // Packed documents: every layout with the best config's shape, over the sampled packings.
   std::optional<DocumentPlan> docs;
@@ -1162,6 +1200,11 @@ Command plan_command() {
           f->pp_given = sub->get_option("--pp")->count() > 0;
           f->recheck_given = sub->get_option("--recheck")->count() > 0;
           f->samples_given = sub->get_option("--samples")->count() > 0;
+          for (const auto* o : sub->get_options())
+            if (o->count() > 0 && !o->get_lnames().empty())
+              f->given.push_back(o->get_lnames()[0] == "causal" && !f->causal
+                                     ? "--no-causal"
+                                     : "--" + o->get_lnames()[0]);
           *code = run(*f);
         });
         return sub;

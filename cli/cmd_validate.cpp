@@ -37,6 +37,7 @@ struct ValidateFlags {
   // the scoreboard; --calibration FILE: the user's factors over the project's.
   std::string cases, calibration;
   std::string cases_flag = "--cases";  // calibrate's --runs names the same file
+  std::string fit_flag = "--fit";      // and its --out the fit's
   bool json = false;
 };
 
@@ -235,7 +236,7 @@ nlohmann::json to_json(const std::vector<ValidationRow>& rows,
 // atomic_file.hpp: complete or not at all, the old files kept on a failure,
 // `-` standard output.
 struct Output {
-  const char* flag;
+  std::string flag;
   std::string path, text;
 };
 
@@ -257,7 +258,7 @@ int run(const ValidateFlags& f) {
   const StopScope stop;
   check_plot_name(f.plot);
   check_outputs(
-      {{"--csv", f.csv}, {"--plot", f.plot}, {"--fit", f.fit}, {"--error-bands", f.error_bands}},
+      {{"--csv", f.csv}, {"--plot", f.plot}, {f.fit_flag, f.fit}, {"--error-bands", f.error_bands}},
       {{f.cases_flag, f.cases}, {"--calibration", f.calibration}});
   if (!f.fit.empty() && !f.calibration.empty())
     throw InputError("--calibration: not with --fit (which fits the factors itself)");
@@ -288,7 +289,7 @@ int run(const ValidateFlags& f) {
   }
   const auto sum = summarise(rows);
   write_outputs(
-      {{"--fit", f.fit,
+      {{f.fit_flag, f.fit,
         f.fit.empty() ? "" : calibration_json_text(factors, f.cases, bands_of(rows))},
        {"--error-bands", f.error_bands,
         f.error_bands.empty() ? "" : error_bands_json_text(bands_of(rows))},
@@ -326,6 +327,7 @@ int calibrate_runs(const std::string& runs, const std::string& out, bool json) {
   f.cases = runs;
   f.cases_flag = "--runs";
   f.fit = out;
+  f.fit_flag = "--out";
   f.json = json;
   // The fit is written whatever the runs' errors: they are the finding the
   // table reports, not a failed command (validate's exit 1).

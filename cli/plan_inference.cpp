@@ -83,7 +83,7 @@ int plan_inference(const InferencePlanFlags& f) {
   const auto hs = proc::parse_hardware(f.hw);
   const auto cat = proc::load_catalog(hs);
   const auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
-  const auto im = proc::make_implementation(hs, cat, hw, DType::BF16);
+  const auto im = proc::make_implementation(hs, cat, hw, DType::BF16, proc::kInferProfileDtype);
   InferRequest r;
   r.shape = proc::resolve_shape(proc::parse_workload(f.w, false));
   proc::refuse_moe(r.shape, "plan --inference");

@@ -116,7 +116,25 @@ double metric_of(const ValidationCase& c, const nlohmann::json& j, std::string* 
 
 std::vector<std::string> case_command(const ValidationCase& c, bool baseline) {
   std::vector<std::string> a{c.command};
-  for (auto& w : case_words(baseline ? c.baseline_args : c.args)) a.push_back(std::move(w));
+  // The flags validate adds itself: a case's args may not give them too.
+  const std::vector<std::string> own =
+      c.command == "plan" ? std::vector<std::string>{"--calibration", "--top", "--json"}
+                          : std::vector<std::string>{"--json"};
+  for (auto& w : case_words(baseline ? c.baseline_args : c.args)) {
+    const auto name = w.substr(0, w.find('='));
+    if (c.command == "plan" && name == "--inference")
+      throw case_error(c,
+                       "its args give --inference, but a plan case is scored as a training step; "
+                       "score a prefill or decode with the command infer (metric ttft_s or "
+                       "decode_s_per_token)");
+    if (std::find(own.begin(), own.end(), name) != own.end())
+      throw case_error(
+          c, fmt::format("its args give {}, which validate sets itself ({} {}); "
+                         "drop it from the args",
+                         name, c.command,
+                         c.command == "plan" ? "--calibration none --top 1 --json" : "--json"));
+    a.push_back(std::move(w));
+  }
   if (c.command == "plan") {
     a.insert(a.end(), {"--calibration", "none", "--top", "1"});
   } else if (std::find(a.begin(), a.end(), "--engine") == a.end()) {

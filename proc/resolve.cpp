@@ -233,15 +233,19 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
 }
 
 std::shared_ptr<const Implementation> make_implementation(const HardwareSpec& h, const Catalog& cat,
-                                                          const Hardware& hw, DType dtype) {
+                                                          const Hardware& hw, DType dtype,
+                                                          const std::string& choose) {
   ImplementationChoice c;
   c.kernel = h.kernel;
   c.query_chunk = h.query_chunk.value_or(0);
   c.key_chunk = h.key_chunk.value_or(0);
   c.roofline_overrides = h.flops.has_value() || h.efficiency.has_value();
   if (!h.profile.empty())
-    c.profile = std::make_shared<ProfileModel>(read_profile(h.profile), to_string(dtype),
-                                               "--profile " + h.profile);
+    c.profile = choose.empty()
+                    ? std::make_shared<ProfileModel>(read_profile(h.profile), to_string(dtype),
+                                                     "--profile " + h.profile)
+                    : std::make_shared<ProfileModel>(read_profile(h.profile), to_string(dtype),
+                                                     "--profile " + h.profile, choose);
   return ringsim::make_implementation(cat, hw, dtype, c);
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -35,8 +36,14 @@ inline std::string unknown_flag_line(const std::vector<std::string>& extras,
   for (const auto& x : extras) {
     if (x.size() < 2 || x[0] != '-') continue;
     const auto flag = x.substr(0, x.find('='));
+    const auto names = flag_names(apps);
+    // A flag of an enclosing app (ringsim's own --version) given after the
+    // subcommand: suggesting itself would not help.
+    if (std::find(names.begin(), names.end(), flag) != names.end())
+      return fmt::format("{}: not a flag of {}; it belongs before the subcommand (ringsim {})",
+                         flag, where, flag);
     return fmt::format("{}: unknown flag of {};{} {} --help lists them", flag, where,
-                       did_you_mean(flag, flag_names(apps)), where);
+                       did_you_mean(flag, names), where);
   }
   // A word no flag takes (a second value, a stray file name): every value
   // follows its own flag.

@@ -135,6 +135,14 @@ NcclTestsRow row(const std::vector<std::string>& t, const Layout& l, const std::
   const std::size_t base = oop ? l.time : l.time_ip;
   if (!number(t[base + 1], r.algbw) || !number(t[base + 2], r.busbw) || r.algbw < 0 || r.busbw < 0)
     throw InputError(fmt::format("{}: algbw and busbw must be numbers in GB/s", where));
+  // The #wrong column after busbw ("N/A" when nccl-tests ran with -c 0): a
+  // row whose results were wrong timed a broken run, not the fabric.
+  double wrong = 0;
+  if (base + 3 < t.size() && number(t[base + 3], wrong) && wrong != 0)
+    throw InputError(fmt::format(
+        "{}: #wrong is {} at {} bytes: nccl-tests found wrong results, so the row times a broken "
+        "run; rerun the test and import a clean log",
+        where, one_line(t[base + 3]), one_line(t[0])));
   return r;
 }
 
@@ -195,8 +203,12 @@ NcclTestsRun parse_nccl_tests(const std::string& text, const std::string& origin
       layout = h;
       continue;
     }
-    double first = 0;
-    if (comment || !layout || t.empty() || !number(t[0], first)) continue;
+    // A results row: its first field a number, or (a malformed size) the
+    // header's field count with a number where the time goes; other lines
+    // between the rows (NCCL_DEBUG's INFO lines) are not results.
+    double first = 0, time = 0;
+    const bool shaped = layout && t.size() == layout->fields && number(t[layout->time], time);
+    if (comment || !layout || t.empty() || (!number(t[0], first) && !shaped)) continue;
     run.rows.push_back(row(t, *layout, fmt::format("{}: line {}", origin, n)));
   }
   if (!layout)

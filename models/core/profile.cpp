@@ -165,7 +165,8 @@ Profile parse_profile(const std::string& text, const std::string& origin) {
   return p;
 }
 
-ProfileModel::ProfileModel(Profile p, const std::string& dtype, const std::string& origin)
+ProfileModel::ProfileModel(Profile p, const std::string& dtype, const std::string& origin,
+                           const std::string& choose)
     : profile_(std::move(p)), origin_(origin) {
   std::set<std::string> dtypes;
   for (const auto& pt : profile_.points) {
@@ -175,9 +176,8 @@ ProfileModel::ProfileModel(Profile p, const std::string& dtype, const std::strin
         pt.block, pt.median_s / static_cast<double>(pt.entries));
   }
   if (curves_.empty())
-    throw InputError(
-        fmt::format("{}: has no {} points (it has: {}); pass --dtype with one of those", origin,
-                    dtype, join({dtypes.begin(), dtypes.end()}, ", ")));
+    throw InputError(fmt::format("{}: has no {} points (it has: {}); {}", origin, dtype,
+                                 join({dtypes.begin(), dtypes.end()}, ", "), choose));
   for (auto& [k, v] : curves_) {
     std::sort(v.begin(), v.end());
     // Duplicate sizes: keep the first after sorting (deterministic).

@@ -104,8 +104,11 @@ Profile parse_profile(const std::string& text, const std::string& origin);
 
 class ProfileModel final : public ComputeModel {
  public:
-  // Uses the points for `dtype`; errors if the profile has none for it.
-  ProfileModel(Profile p, const std::string& dtype, const std::string& origin);
+  // Uses the points for `dtype`; errors if the profile has none for it,
+  // saying `choose` (how the command picks the dtype: "pass --dtype with one
+  // of those" in run and minblock, the default).
+  ProfileModel(Profile p, const std::string& dtype, const std::string& origin,
+               const std::string& choose = "pass --dtype with one of those");
   double seconds(std::uint64_t entries, std::int64_t block, int head_dim, bool backward,
                  bool partial_mask) const override;
   double merge_seconds(std::uint64_t rows, std::int64_t block, int head_dim) const override;

@@ -79,11 +79,17 @@ std::vector<InferOption> search_inference(const InferRequest& base, const Hardwa
   if (out.empty()) {
     // Every split refused by one flag's rule (an odd --cached): that flag is
     // what to change, not the GPU count.
+    // A context that no given --cp divides: the CP degree the user fixed is
+    // what to change (the context is what they want served).
     const bool by_flag = one_flag && rule_flag.rfind("--", 0) == 0 && rule_flag != "--gpus" &&
                          rule_flag.find(' ') == std::string::npos;
+    const bool by_cp = by_flag && !cp_degrees.empty() && rule_flag == "--context";
     throw InputError(
         fmt::format("{}: no TP x CP split of at most {} GPUs can serve this request ({})",
-                    by_flag ? rule_flag : std::string("--gpus"), base.gpus, first_rule));
+                    by_cp     ? std::string("--cp")
+                    : by_flag ? rule_flag
+                              : std::string("--gpus"),
+                    base.gpus, first_rule));
   }
   std::stable_sort(out.begin(), out.end(), [](const InferOption& a, const InferOption& b) {
     const int ca = rank_class(a), cb = rank_class(b);

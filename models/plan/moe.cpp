@@ -165,6 +165,9 @@ std::vector<std::int64_t> ep_degrees(const PlanRequest& r, std::int64_t ranks) {
   std::vector<std::int64_t> out;
   for (std::int64_t e = 1; e <= r.shape.experts && e <= ranks; e *= 2)
     if (r.shape.experts % e == 0 && ranks % e == 0) out.push_back(e);
+  // No rank left for EP (an --etp wider than tp x cp x dp): EP 1, so that
+  // the row is evaluated and says which rule it breaks.
+  if (out.empty()) out.push_back(1);
   return out;
 }
 

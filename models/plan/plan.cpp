@@ -21,7 +21,10 @@ std::string PlanConfig::label() const {
   if (tp > 1) s += fmt::format(" tp {}", tp);
   if (ep > 1) s += fmt::format(" ep {}", ep);
   if (etp > 0 && etp != tp) s += fmt::format(" etp {}", etp);
-  if (dp_replicate > 1) s += fmt::format(" hsdp {}x{}", dp_replicate, dp / dp_replicate);
+  if (dp_replicate > 1)
+    s += dp > 0 && dp % dp_replicate == 0
+             ? fmt::format(" hsdp {}x{}", dp_replicate, dp / dp_replicate)
+             : fmt::format(" hsdp {}", dp_replicate);
   if (pp > 1) s += fmt::format(" pp {}", pp);
   if (pp > 1 && pp_virtual > 1) s += fmt::format(" v{}", pp_virtual);
   if (pp > 1 && pp_virtual <= 1 && pp_schedule != PipelineSchedule::OneFOneB)
@@ -210,14 +213,20 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
   c.pp = pipeline.pp;
   c.pp_virtual = pipeline.pp > 1 ? pipeline.virtual_stages : 1;
   c.pp_schedule = pipeline.pp > 1 ? pipeline.effective() : PipelineSchedule::OneFOneB;
+  // A row a shape rule refuses keeps what is defined for it and 0 (null in
+  // JSON) for the rest: no placeholder reads as a number.
+  const auto ranks = tp * cp * c.pp;
+  c.dp = ranks > 0 && r.gpus % ranks == 0 ? r.gpus / ranks : 0;
+  c.block = cp > 0 && r.context % cp == 0 ? r.context / cp : 0;
   int ulysses = 0;
   if (auto rule = shape_rule(r, hw, c.layout, cp, tp, &ulysses, c.pp); !rule.empty()) {
     c.ulysses_degree = ulysses;
+    c.grad_accum = 0;
     c.why = broken(std::move(rule));
     return c;
   }
   c.ulysses_degree = ulysses;
-  c.dp = r.gpus / (tp * cp * c.pp);
+  c.dp = r.gpus / ranks;
   c.block = r.context / cp;
   const auto seqs = sequences_per_step(r, c.dp, c.pp);
   const auto per_replica = seqs / c.dp;
@@ -432,6 +441,9 @@ PlanConfig best_micro_batch(const PlanRequest& q, const Hardware& hw, const Impl
 
 std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const Implementation& cm) {
   check_request(r);
+  // One request, hardware and implementation: attention times are shared
+  // by every configuration of the same shape (step_time.hpp).
+  const AttentionMemoScope memo;
   bool any = false;
   const auto cands = candidates(r, hw, &any);
   std::vector<PlanConfig> out;

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
+#include "models/core/cancel.hpp"
 #include "models/core/parse.hpp"
 #include "models/plan/pipeline.hpp"
 
@@ -45,15 +47,17 @@ nlohmann::json config_json(const PlanConfig& c, int rank, double hbm) {
   j["layout"] = layout_label(c);
   j["cp"] = c.cp;
   j["tp"] = c.tp;
-  j["dp"] = c.dp;
-  j["block"] = c.block;
+  // 0: not defined for a row a shape rule refused (evaluate).
+  const auto defined = [](std::int64_t v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(); };
+  j["dp"] = defined(c.dp);
+  j["block"] = defined(c.block);
   if (c.layout == Layout::Hybrid && c.cp > 1) j["ulysses_degree"] = c.ulysses_degree;
   j["micro_batch"] = c.micro_batch;
-  j["grad_accum_steps"] = c.grad_accum;
+  j["grad_accum_steps"] = defined(c.grad_accum);
   j["pp"] = c.pp;
   j["pp_virtual"] = c.pp_virtual;
   j["ep"] = c.ep;
-  j["microbatches"] = c.grad_accum;  // the schedule's m: micro-steps per replica per step
+  j["microbatches"] = defined(c.grad_accum);  // the schedule's m: micro-steps per replica per step
   j["hbm_bytes"] = hbm;
   if (!c.evaluated) {
     j["memory_bytes_per_device"] = nullptr;
@@ -289,91 +293,107 @@ std::string header(const PlanRequest& r, const Hardware& hw, double hbm,
   return out;
 }
 
+namespace {
+
+// The feasible rows, best first, as many as --top. Every column is as wide as
+// its widest cell, so huge batches and micro-batch counts never run together.
+std::string feasible_rows(const std::vector<PlanConfig>& cs, int top, int feasible) {
+  std::vector<const PlanConfig*> rows;
+  for (const auto& c : cs)
+    if (c.feasible && static_cast<int>(rows.size()) < top) rows.push_back(&c);
+  const auto mbga = [](const PlanConfig& c) {
+    return fmt::format("{}x{}", c.micro_batch, c.grad_accum);
+  };
+  // Labels with a pipeline ("allgather cp 16 tp 8 pp 16") outgrow 24 columns.
+  size_t lw = 24, wdp = 4, wbatch = 7, wblock = 9, wmb = 9;
+  for (const auto* c : rows) {
+    lw = std::max(lw, c->label().size() + 2);
+    wdp = std::max(wdp, fmt::format("{}", c->dp).size() + 1);
+    wbatch = std::max(wbatch, human_tokens(c->tokens_per_step).size() + 1);
+    wblock = std::max(wblock, fmt::format("{}", c->block).size() + 1);
+    wmb = std::max(wmb, mbga(*c).size() + 1);
+  }
+  std::string out = fmt::format("\n{:>4}  {:<{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>11}{:>11}{:>11}{:>7}\n",
+                                "rank", "config", lw, "dp", wdp, "batch", wbatch, "block", wblock,
+                                "mb x ga", wmb, "memory", "step", "tok/s/GPU", "MFU");
+  bool any_tight = false;
+  int shown = 0;
+  for (const auto* c : rows) {
+    const bool tight = c->memory_verdict == "tight";
+    any_tight = any_tight || tight;
+    // batch: tokens per optimizer step, the same on every row unless the
+    // flags made it per replica (--global-batch-tokens replica, --microbatches).
+    out += fmt::format("{:>4}  {:<{}}{:>{}}{:>{}}{:>{}}{:>{}}{:>11}{:>11}{:>11.0f}{:>6.1f}%\n",
+                       fmt::format("{}{}", c->tied ? "=" : "", ++shown), c->label(), lw, c->dp, wdp,
+                       human_tokens(c->tokens_per_step), wbatch, c->block, wblock, mbga(*c), wmb,
+                       gb(c->memory.total) + (tight ? "*" : ""), seconds(c->time.step_time_s),
+                       c->tokens_per_s_per_gpu, 100 * c->mfu);
+  }
+  if (feasible > shown)
+    out += fmt::format("  ... {} more feasible (--top N, or --json for all)\n", feasible - shown);
+  if (any_tight)
+    out += fmt::format(
+        "  * tight: over the HBM by less than the memory model's {:.0f}% band (its measured "
+        "error, docs/validation.md): it may fit; --explain itemises it\n",
+        100 * PlanConstants::kMemoryBand);
+  return out;
+}
+
+// The infeasible rows as (label, reason): layouts with the same cp/tp/pp and
+// the same reason share one line ("ring/zigzag cp 16 tp 8 pp 4"), found by a
+// map so that tens of thousands of rows (65,536 GPUs) cost their count; the
+// loop stops on Ctrl-C (cli/stop_scope.hpp). Each hint is kept once.
+std::vector<std::pair<std::string, std::string>> infeasible_rows(const std::vector<PlanConfig>& cs,
+                                                                 std::vector<std::string>& hints) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  std::unordered_map<std::string, size_t> mergeable;  // reason + degrees -> row
+  for (const auto& c : cs) {
+    if (c.feasible) continue;
+    throw_if_cancelled();
+    const std::string reason = c.why.text();
+    if (!c.why.hint.empty() && std::find(hints.begin(), hints.end(), c.why.hint) == hints.end())
+      hints.push_back(c.why.hint);
+    const auto label = c.label();
+    if (c.cp <= 1 || c.layout == Layout::Hybrid) {
+      rows.emplace_back(label, reason);
+      continue;
+    }
+    const auto key = reason + '\x1f' + label.substr(label.find(' '));
+    const auto [it, fresh] = mergeable.try_emplace(key, rows.size());
+    if (fresh) {
+      rows.emplace_back(label, reason);
+      continue;
+    }
+    auto& first = rows[it->second].first;
+    const auto sp = first.find(' ');
+    const auto name = to_string(c.layout);
+    if (("/" + first.substr(0, sp) + "/").find("/" + name + "/") == std::string::npos)
+      first.insert(sp, "/" + name);
+  }
+  return rows;
+}
+
+}  // namespace
+
 std::string table(const std::vector<PlanConfig>& cs, int top) {
-  std::string out;
-  int shown = 0, feasible = 0;
+  int feasible = 0;
   for (const auto& c : cs) feasible += c.feasible;
-  if (feasible == 0) {
-    out += "\nno configuration fits.\n";
-  } else {
-    // Labels with a pipeline ("allgather cp 16 tp 8 pp 16") outgrow 24 columns.
-    size_t lw = 24;
-    for (const auto& c : cs)
-      if (c.feasible) lw = std::max(lw, c.label().size() + 2);
-    out += fmt::format("\n{:>4}  {:<{}}{:>4}{:>7}{:>9}{:>9}{:>11}{:>11}{:>11}{:>7}\n", "rank",
-                       "config", lw, "dp", "batch", "block", "mb x ga", "memory", "step",
-                       "tok/s/GPU", "MFU");
-    bool any_tight = false;
-    for (const auto& c : cs) {
-      if (!c.feasible || shown >= top) continue;
-      ++shown;
-      const bool tight = c.memory_verdict == "tight";
-      any_tight = any_tight || tight;
-      // batch: tokens per optimizer step, the same on every row unless the
-      // flags made it per replica (--global-batch-tokens replica, --microbatches).
-      out += fmt::format("{:>4}  {:<{}}{:>4}{:>7}{:>9}{:>9}{:>11}{:>11}{:>11.0f}{:>6.1f}%\n",
-                         fmt::format("{}{}", c.tied ? "=" : "", shown), c.label(), lw, c.dp,
-                         human_tokens(c.tokens_per_step), c.block,
-                         fmt::format("{}x{}", c.micro_batch, c.grad_accum),
-                         gb(c.memory.total) + (tight ? "*" : ""), seconds(c.time.step_time_s),
-                         c.tokens_per_s_per_gpu, 100 * c.mfu);
-    }
-    if (feasible > shown)
-      out += fmt::format("  ... {} more feasible (--top N, or --json for all)\n", feasible - shown);
-    if (any_tight)
-      out += fmt::format(
-          "  * tight: over the HBM by less than the memory model's {:.0f}% band (its measured "
-          "error, docs/validation.md): it may fit; --explain itemises it\n",
-          100 * PlanConstants::kMemoryBand);
-  }
-  if (feasible < static_cast<int>(cs.size())) {
-    // Layouts with the same cp/tp and the same reason share one line; each
-    // hint is said once, below the rows.
-    std::vector<std::string> hints;
-    std::vector<std::pair<std::string, std::string>> rows;  // (label, reason)
-    std::vector<const PlanConfig*> firsts;
-    for (const auto& c : cs) {
-      if (c.feasible) continue;
-      const std::string reason = c.why.text();
-      if (!c.why.hint.empty() && std::find(hints.begin(), hints.end(), c.why.hint) == hints.end())
-        hints.push_back(c.why.hint);
-      // Same degrees (the label after its layout: cp, tp, pp) and reason; each
-      // layout named once ("ring/zigzag cp 16 tp 8 pp 4", never "ulysses/ulysses").
-      const auto degrees = [](const PlanConfig& p) {
-        const auto l = p.label();
-        return l.substr(l.find(' '));
-      };
-      bool merged = false;
-      for (size_t i = 0; i < rows.size(); ++i) {
-        if (rows[i].second == reason && degrees(*firsts[i]) == degrees(c) && c.cp > 1 &&
-            c.layout != Layout::Hybrid && firsts[i]->layout != Layout::Hybrid) {
-          const auto sp = rows[i].first.find(' ');
-          const auto names = "/" + rows[i].first.substr(0, sp) + "/";
-          const auto name = to_string(c.layout);
-          if (names.find("/" + name + "/") == std::string::npos)
-            rows[i].first.insert(sp, "/" + name);
-          merged = true;
-          break;
-        }
-      }
-      if (!merged) {
-        rows.emplace_back(c.label(), reason);
-        firsts.push_back(&c);
-      }
-    }
-    // The closest misses first (the search's order); with TP and PP searched
-    // there can be a hundred lines, so as many as --top (at least 12), the
-    // rest counted.
-    const size_t shown_rows = std::min(rows.size(), static_cast<size_t>(std::max(12, top)));
-    size_t width = 24;
-    for (size_t i = 0; i < shown_rows; ++i) width = std::max(width, rows[i].first.size() + 2);
-    out += "\ninfeasible:\n";
-    for (size_t i = 0; i < shown_rows; ++i)
-      out += fmt::format("  {:<{}}{}\n", rows[i].first, width, rows[i].second);
-    if (rows.size() > shown_rows)
-      out += fmt::format("  ... {} more infeasible (--json for all)\n", rows.size() - shown_rows);
-    for (const auto& h : hints) out += fmt::format("  (where it applies: {})\n", h);
-  }
+  std::string out = feasible == 0 ? "\nno configuration fits.\n" : feasible_rows(cs, top, feasible);
+  if (feasible == static_cast<int>(cs.size())) return out;
+  std::vector<std::string> hints;
+  const auto rows = infeasible_rows(cs, hints);
+  // The closest misses first (the search's order); with TP and PP searched
+  // there can be a hundred lines, so as many as --top (at least 12), the
+  // rest counted.
+  const size_t shown_rows = std::min(rows.size(), static_cast<size_t>(std::max(12, top)));
+  size_t width = 24;
+  for (size_t i = 0; i < shown_rows; ++i) width = std::max(width, rows[i].first.size() + 2);
+  out += "\ninfeasible:\n";
+  for (size_t i = 0; i < shown_rows; ++i)
+    out += fmt::format("  {:<{}}{}\n", rows[i].first, width, rows[i].second);
+  if (rows.size() > shown_rows)
+    out += fmt::format("  ... {} more infeasible (--json for all)\n", rows.size() - shown_rows);
+  for (const auto& h : hints) out += fmt::format("  (where it applies: {})\n", h);
   return out;
 }
 

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <tuple>
 
 #include "models/analytic/analytic.hpp"
 #include "models/analytic/collectives.hpp"
@@ -21,6 +24,31 @@
 namespace ringsim {
 
 namespace {
+
+// The attention times of the search in progress (AttentionMemoScope), by
+// what attention_workload varies across one request's configurations.
+using AttentionKey = std::tuple<int, std::int64_t, std::int64_t, int, int, int, int, int,
+                                std::size_t, std::int64_t, bool>;
+thread_local std::unique_ptr<std::map<AttentionKey, double>> t_attention_memo;
+
+// analyze_time, or the time the search in progress already computed for it.
+double attention_time(const Workload& w, const Hardware& g, const Implementation& cm) {
+  if (!t_attention_memo) return analyze_time(w, g, cm);
+  const AttentionKey key{static_cast<int>(w.layout),
+                         w.devices,
+                         w.block,
+                         w.shape.heads,
+                         w.shape.kv_heads,
+                         w.ulysses_degree,
+                         static_cast<int>(w.pass),
+                         w.tp,
+                         w.documents.size(),
+                         w.documents.empty() ? 0 : w.documents.front(),
+                         cm.expands_kv()};
+  const auto it = t_attention_memo->find(key);
+  if (it != t_attention_memo->end()) return it->second;
+  return (*t_attention_memo)[key] = analyze_time(w, g, cm);
+}
 
 // Link time of one attention pass's CP traffic (ring transfers, final dK/dV
 // hop, Ulysses all-to-alls, all-gathers), per layer, one sequence: the same
@@ -190,6 +218,16 @@ CollectiveGroup shard_group(const Hardware& hw, std::int64_t Z, std::int64_t cp,
 
 }  // namespace
 
+AttentionMemoScope::AttentionMemoScope() {
+  if (t_attention_memo) return;
+  t_attention_memo = std::make_unique<std::map<AttentionKey, double>>();
+  owner_ = true;
+}
+
+AttentionMemoScope::~AttentionMemoScope() {
+  if (owner_) t_attention_memo.reset();
+}
+
 PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
                    const StepShape& sh, const std::optional<AttentionOverride>& attention) {
   const auto w = attention_workload(r, sh.layout, sh.cp, sh.tp, sh.ulysses_degree);
@@ -219,10 +257,10 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
     attn_fwdbwd = attention->fwdbwd_layer_s * global;
     T.engine = attention->engine;
   } else if (global > 0) {
-    attn_fwdbwd = analyze_time(w, g, cm) * global / L;
+    attn_fwdbwd = attention_time(w, g, cm) * global / L;
     auto wf = w;
     wf.pass = Pass::Fwd;
-    attn_fwd = analyze_time(wf, g, cm) * global / L;
+    attn_fwd = attention_time(wf, g, cm) * global / L;
   }
   if (!chunks.empty()) {
     T.chunked_layers = static_cast<int>(L - global);
@@ -231,9 +269,9 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
     auto wc = w;
     wc.documents = chunks;
     const double chunked = L - global;
-    attn_fwdbwd += analyze_time(wc, g, cm) * chunked / L;
+    attn_fwdbwd += attention_time(wc, g, cm) * chunked / L;
     wc.pass = Pass::Fwd;
-    attn_fwd += analyze_time(wc, g, cm) * chunked / L;
+    attn_fwd += attention_time(wc, g, cm) * chunked / L;
   }
   const double a_f = attn_fwd / L * m, a_b = (attn_fwdbwd - attn_fwd) / L * m;
 

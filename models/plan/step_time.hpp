@@ -26,6 +26,25 @@ struct CpCollective {
   bool overlapped = false;  // runs beside the attention's compute (else on its critical path)
 };
 
+// While one is alive on its thread, step_time keeps each attention time it
+// computes by the workload's shape (layout, CP, TP, Ulysses degree, pass,
+// documents): a search evaluates one shape under many micro-batches, EP
+// degrees, pipelines and schedules, which leave attention alone, and the
+// chunked layers' packed chunks (Llama 4) cost every device at every ring
+// step (Maverick at 2,048 GPUs took 5 minutes without it). Only search()
+// holds one, for one request, hardware and implementation; nested scopes
+// share the outer one's.
+class AttentionMemoScope {
+ public:
+  AttentionMemoScope();
+  ~AttentionMemoScope();
+  AttentionMemoScope(const AttentionMemoScope&) = delete;
+  AttentionMemoScope& operator=(const AttentionMemoScope&) = delete;
+
+ private:
+  bool owner_ = false;
+};
+
 struct PlanTime {
   std::string engine = "analytic";  // who produced the attention times
   // Seconds per step (all micro-steps, all layers) unless noted.

@@ -7,6 +7,7 @@
 #include "helpers.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/plan/moe.hpp"
+#include "models/plan/plan.hpp"
 #include "models/plan/step_time.hpp"
 #include "proc/resolve.hpp"
 
@@ -79,6 +80,33 @@ TEST(ChunkedAttention, StepChargesGlobalAndChunkedLayersApart) {
   EXPECT_GT(tc.attention_s, tg.attention_s * 12.0 / 48);
   // The rest of the step is the same.
   EXPECT_DOUBLE_EQ(tc.other_compute_s, tg.other_compute_s);
+}
+
+// The search shares one attention time among the configs of one shape
+// (AttentionMemoScope): every config it returns has the step time that the
+// same config evaluated alone, outside any search, has.
+TEST(ChunkedAttention, TheSearchsSharedAttentionTimesAreEachConfigsOwn) {
+  const auto hw = hardware("h100-sxm");
+  proc::HardwareSpec hs;
+  hs.gpu = "h100-sxm";
+  const auto cm = proc::make_implementation(hs, Catalog::embedded(), hw, DType::BF16);
+  auto r = request(find_model("--model", "llama4-scout"), 131072, 64);
+  r.framework = Framework::Megatron;
+  r.memory_check = false;
+  const auto configs = search(r, hw, *cm);
+  int checked = 0;
+  for (const auto& c : configs) {
+    if (!c.evaluated || checked >= 40) continue;
+    auto q = r;
+    q.ep = c.ep;
+    q.dp_replicate = c.dp_replicate;
+    const auto alone = evaluate(q, hw, *cm, c.layout, c.cp, c.tp, c.micro_batch, std::nullopt,
+                                false, {c.pp, c.pp_virtual, c.pp_schedule});
+    EXPECT_EQ(alone.time.attention_s, c.time.attention_s) << c.label();
+    EXPECT_EQ(alone.time.step_time_s, c.time.step_time_s) << c.label();
+    ++checked;
+  }
+  EXPECT_GT(checked, 10);
 }
 
 }  // namespace

@@ -162,6 +162,32 @@ TEST(Moe, EpDegreesSearchedDivideTheExpertsAndTheDataRanks) {
   EXPECT_EQ(ep_degrees(r, 4), (std::vector<std::int64_t>{8}));  // kept: the row says why not
   EXPECT_EQ(ep_degrees(request(find_model("--model", "llama3-8b"), 4096, 8), 8),
             (std::vector<std::int64_t>{1}));
+  // No rank left for EP (an --etp wider than the ranks): EP 1, so the row is
+  // evaluated and says which rule it breaks.
+  r.ep_degrees.clear();
+  EXPECT_EQ(ep_degrees(r, 0), (std::vector<std::int64_t>{1}));
+}
+
+// --etp 16 on 8 GPUs: every row is refused with its reason (it used to be
+// "no configuration fits" and nothing else), and a refused row's JSON holds
+// null where its shape leaves a value undefined, never a placeholder.
+TEST(Moe, AnEtpWiderThanTheGpusSaysWhyOnEveryRow) {
+  const auto r = run_cli({"plan", "--model", "mixtral-8x7b", "--context", "32K", "--gpus", "8",
+                          "--etp", "16", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto configs = nlohmann::json::parse(r.out).at("configs");
+  ASSERT_FALSE(configs.empty());
+  for (const auto& c : configs) {
+    EXPECT_FALSE(c.at("feasible").get<bool>());
+    EXPECT_NE(c.at("reason").get<std::string>().find("etp 16 does not divide"), std::string::npos)
+        << c.at("reason");
+    // tp x cp x pp divides 8 GPUs and cp the context here: dp and block are
+    // defined; the micro-steps are not (the row never reached the batch).
+    const auto tp = c.at("tp").get<int>(), cp = c.at("cp").get<int>(), pp = c.at("pp").get<int>();
+    EXPECT_EQ(c.at("dp").get<int>(), 8 / (tp * cp * pp)) << c.at("label");
+    EXPECT_EQ(c.at("block").get<int>(), 32768 / cp) << c.at("label");
+    EXPECT_TRUE(c.at("grad_accum_steps").is_null()) << c.at("label");
+  }
 }
 
 TEST(Moe, DeepSeekV3MlaAndDenseFirstLayersByHand) {
