@@ -437,22 +437,6 @@ std::string schedule_text(const PlanConfig& c) {
   return " (1F1B)";
 }
 
-// The bubble in slowest-stage microbatches, as the explain row gives it.
-std::string bubble_in_slots(PipelineSchedule s) {
-  switch (s) {
-    case PipelineSchedule::ZbH1:
-      return "(p-1)(F+B-2W)/(F+B)";
-    case PipelineSchedule::ZbV:
-      return "(p-1)(F+B-3W)/(F+B)";
-    case PipelineSchedule::DualPipe:
-      return "(p/2-1)(F&B+B-3W)/(F+B)";
-    case PipelineSchedule::OneFOneB:
-    case PipelineSchedule::Interleaved:
-      break;
-  }
-  return "(p-1)/V";
-}
-
 // Which schedule the search chose for this shape, and what the others gave.
 std::string schedule_choice(const PlanConfig& c) {
   if (c.pp <= 1 || c.schedules_tried.size() < 2) return {};
@@ -577,7 +561,7 @@ std::string explain(const PlanConfig& c, double hbm) {
     out += fmt::format(
         "    {:<32}{:>10}  {} = {:.4g} x the slowest stage's microbatch (stage {}, {}); "
         "{:.1f}% of the pipeline's time\n",
-        "pipeline bubble", seconds(t.pp_bubble_s), bubble_in_slots(c.pp_schedule),
+        "pipeline bubble", seconds(t.pp_bubble_s), bubble_slots_formula(c.pp_schedule),
         t.pp_bubble_slots, t.pp_slowest_stage, seconds(t.micro_step_s), 100 * t.pp_bubble_fraction);
     out += fmt::format(
         "    {:<32}{:>10}  {} messages of {} on {} ({} each), not "

@@ -43,6 +43,21 @@ std::string bubble_formula(PipelineSchedule s) {
   return "";
 }
 
+std::string bubble_slots_formula(PipelineSchedule s) {
+  switch (s) {
+    case PipelineSchedule::ZbH1:
+      return "(p-1)(F+B-2W)/(F+B)";
+    case PipelineSchedule::ZbV:
+      return "(p-1)(F+B-3W)/(F+B)";
+    case PipelineSchedule::DualPipe:
+      return "(p/2-1)(F&B+B-3W)/(F+B)";
+    case PipelineSchedule::OneFOneB:
+    case PipelineSchedule::Interleaved:
+      break;
+  }
+  return "(p-1)/V";
+}
+
 int schedule_chunks(PipelineSchedule s, int v) {
   if (s == PipelineSchedule::Interleaved) return v;
   return s == PipelineSchedule::ZbV ? 2 : 1;

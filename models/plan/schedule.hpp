@@ -37,6 +37,9 @@ struct StageTimes {
 double schedule_bubble_slots(PipelineSchedule s, std::int64_t p, int v, const StageTimes& t);
 // The formula, for --explain: "(p-1)(F+B-2W)".
 std::string bubble_formula(PipelineSchedule s);
+// The same bubble in the slowest stage's microbatches, as
+// schedule_bubble_slots computes it ("(p-1)/V" for 1F1B and interleaved).
+std::string bubble_slots_formula(PipelineSchedule s);
 // Stage-to-stage messages per microbatch per direction: the model chunks a
 // microbatch crosses on one device (interleaved V, zb-v 2, else 1).
 int schedule_chunks(PipelineSchedule s, int v);

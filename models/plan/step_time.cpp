@@ -415,7 +415,7 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   const size_t P = layers.size();
   // The schedule (schedule.hpp) decides which device runs the head and the
   // embedding's edges, and how many layers a microbatch passes on each.
-  const auto sched = sh.pp_virtual > 1 ? PipelineSchedule::Interleaved : sh.schedule;
+  const auto sched = sh.schedule;  // the effective one (PipelineChoice::effective, evaluate)
   const auto Pn = static_cast<std::int64_t>(P);
   auto at = [](size_t i) { return static_cast<std::int64_t>(i); };
   auto stage_s = [&](size_t i, bool compute) {

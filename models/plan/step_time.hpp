@@ -127,7 +127,9 @@ struct StepShape {
   std::int64_t pp = 1;
   int pp_virtual = 1;
   std::vector<int> stage_layers;
-  PipelineSchedule schedule = PipelineSchedule::OneFOneB;  // interleaved when pp_virtual > 1
+  // The schedule as it runs: interleaved when pp_virtual > 1 (the caller's
+  // PipelineChoice::effective; step_time does not derive it again).
+  PipelineSchedule schedule = PipelineSchedule::OneFOneB;
 };
 
 // Throws InputError when the compute model cannot time the attention (a
