@@ -69,7 +69,9 @@ TEST(NcclTests, ReadsEveryPublishedOutput) {
     EXPECT_EQ(r.kind, w.kind);
     EXPECT_EQ(r.ranks, w.ranks);
     EXPECT_EQ(r.nodes, w.nodes);
-    if (w.rows) EXPECT_EQ(r.rows.size(), w.rows);
+    if (w.rows) {
+      EXPECT_EQ(r.rows.size(), w.rows);
+    }
     EXPECT_DOUBLE_EQ(r.rows.back().busbw, w.largest_busbw);
     // The curve's busbw is recomputed from the time column: it agrees with
     // the printed one to the printed precision (4 significant digits).

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -67,12 +68,18 @@ long rows_in(const std::string& path) {
   return lines > 0 ? lines - 1 : 0;
 }
 
-// N of "interrupted; N rows journalled", if the sweep said it.
+// N of "interrupted; N rows journalled", if the sweep said it. A signal that
+// reaches rank 0 before the sweep's own guard (while its flags are parsed)
+// gets ringsim's general line, "interrupted; no output was left
+// half-written", which says no count.
 std::optional<long> said_kept(const std::string& err) {
   const std::string tag = "interrupted; ";
   const auto at = err.find(tag);
   if (at == std::string::npos) return std::nullopt;
-  return std::stol(err.substr(at + tag.size()));
+  const auto from = at + tag.size();
+  if (from >= err.size() || !std::isdigit(static_cast<unsigned char>(err[from])))
+    return std::nullopt;
+  return std::stol(err.substr(from));
 }
 
 // The sweep never stopped: what every stopped one must become.
