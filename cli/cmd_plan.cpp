@@ -10,8 +10,10 @@
 #include <algorithm>
 #include <cctype>
 #include <iostream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 
 #include "cli/command.hpp"
 #include "cli/plan_inference.hpp"
@@ -58,12 +60,11 @@ struct PlanFlags {
   // Precision and framework profile (models/plan/precision.hpp, framework.hpp)
   std::string precision = "bf16", attention_precision = "bf16", framework = "pytorch-fsdp";
   // --inference (cli/plan_inference.hpp)
-  bool inference = false, tp_given = false, pp_given = false, recheck_given = false;
+  bool inference = false;
   std::string ttft_target, cached, batch, decode_tokens, price, variant;
   std::string train_tokens;  // training cost (models/plan/cost.hpp); price serves both
   // Layouts under packed documents (models/plan/documents.hpp)
   std::string documents, samples = "16", seed = "0";
-  bool samples_given = false;
   // What-ifs for the re-check (proc/recheck.hpp, PlanFaults): run's fault flags.
   std::vector<std::string> stragglers, degrades;
   std::string jitter;
@@ -78,6 +79,9 @@ struct PlanFlags {
   // Every flag on the command line, as typed ("--no-causal"), in the order
   // plan registers them.
   std::vector<std::string> given;
+  bool gave(std::string_view flag) const {
+    return std::find(given.begin(), given.end(), flag) != given.end();
+  }
 };
 
 // The flags of plan that only mean something for a training step: with
@@ -134,16 +138,16 @@ constexpr const char* kTrainingOnly[] = {"--vocab",
 
 int run_inference(const PlanFlags& f) {
   for (const auto& given : f.given)
-    for (const char* flag : kTrainingOnly)
-      if (given == flag)
-        throw InputError(fmt::format("{}: plans training; not with --inference", flag));
+    if (std::find(std::begin(kTrainingOnly), std::end(kTrainingOnly), given) !=
+        std::end(kTrainingOnly))
+      throw InputError(fmt::format("{}: plans training; not with --inference", given));
   InferencePlanFlags g;
   g.w = f.w;
   g.hw = f.hw;
   g.context = f.context;
   g.cached = f.cached;
   g.gpus = f.gpus;
-  g.tp = f.tp_given ? f.tp : "";
+  g.tp = f.gave("--tp") ? f.tp : "";
   g.cp = f.cp;
   g.layout = f.layout;
   g.layers = f.layers;
@@ -582,9 +586,9 @@ std::optional<DocumentSampling> document_sampling(const PlanFlags& f) {
   DocumentSampling s;
   s.samples = parse_count("--samples", f.samples, 1, 10000);  // a bad value first, as given
   s.seed = static_cast<std::uint64_t>(parse_count("--seed", f.seed, 0, INT64_MAX));
-  s.samples_given = f.samples_given;
+  s.samples_given = f.gave("--samples");
   if (f.documents.empty()) {
-    if (f.samples_given)
+    if (s.samples_given)
       throw InputError("--samples: packings of --documents to evaluate; add --documents DIST");
     return std::nullopt;
   }
@@ -1196,10 +1200,6 @@ Command plan_command() {
                "its cost")
             ->type_name(flag_type::kDecimalTokens);
         sub->callback([f, code, sub] {
-          f->tp_given = sub->get_option("--tp")->count() > 0;
-          f->pp_given = sub->get_option("--pp")->count() > 0;
-          f->recheck_given = sub->get_option("--recheck")->count() > 0;
-          f->samples_given = sub->get_option("--samples")->count() > 0;
           for (const auto* o : sub->get_options())
             if (o->count() > 0 && !o->get_lnames().empty())
               f->given.push_back(o->get_lnames()[0] == "causal" && !f->causal

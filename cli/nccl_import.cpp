@@ -288,9 +288,10 @@ int import_nccl_tests(const NcclImportFlags& f, const Catalog& cat) {
   const auto text = overlay(all).dump(2) + "\n";
   Catalog merged = cat;
   // A bad overlay is the logs' doing, not the file it is about to be written to.
-  std::string logs;
-  for (const auto& a : args) logs += (logs.empty() ? "" : ", ") + a.path;
-  merged.merge_json_text(text, fmt::format("{} {} (the overlay built from them)", kFlag, logs));
+  std::vector<std::string> logs;
+  for (const auto& a : args) logs.push_back(a.path);
+  merged.merge_json_text(
+      text, fmt::format("{} {} (the overlay built from them)", kFlag, join(logs, ", ")));
   replay(all, proc::resolve_hardware(h, merged, DType::BF16));
   AtomicFile file(f.out, "--out");
   file.write(text);

@@ -9,6 +9,7 @@
 
 #include "cli/command.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/parse.hpp"
 
 namespace ringsim::cli {
 
@@ -116,10 +117,11 @@ double metric_of(const ValidationCase& c, const nlohmann::json& j, std::string* 
 
 std::vector<std::string> case_command(const ValidationCase& c, bool baseline) {
   std::vector<std::string> a{c.command};
-  // The flags validate adds itself: a case's args may not give them too.
-  const std::vector<std::string> own =
-      c.command == "plan" ? std::vector<std::string>{"--calibration", "--top", "--json"}
-                          : std::vector<std::string>{"--json"};
+  // What validate adds itself: a case's args may not give those flags too.
+  const std::vector<std::string> added =
+      c.command == "plan"
+          ? std::vector<std::string>{"--calibration", "none", "--top", "1", "--json"}
+          : std::vector<std::string>{"--json"};
   for (auto& w : case_words(baseline ? c.baseline_args : c.args)) {
     const auto name = w.substr(0, w.find('='));
     if (c.command == "plan" && name == "--inference")
@@ -127,20 +129,15 @@ std::vector<std::string> case_command(const ValidationCase& c, bool baseline) {
                        "its args give --inference, but a plan case is scored as a training step; "
                        "score a prefill or decode with the command infer (metric ttft_s or "
                        "decode_s_per_token)");
-    if (std::find(own.begin(), own.end(), name) != own.end())
-      throw case_error(
-          c, fmt::format("its args give {}, which validate sets itself ({} {}); "
-                         "drop it from the args",
-                         name, c.command,
-                         c.command == "plan" ? "--calibration none --top 1 --json" : "--json"));
+    if (name.starts_with("--") && std::find(added.begin(), added.end(), name) != added.end())
+      throw case_error(c, fmt::format("its args give {}, which validate sets itself ({} {}); "
+                                      "drop it from the args",
+                                      name, c.command, join(added, " ")));
     a.push_back(std::move(w));
   }
-  if (c.command == "plan") {
-    a.insert(a.end(), {"--calibration", "none", "--top", "1"});
-  } else if (std::find(a.begin(), a.end(), "--engine") == a.end()) {
+  if (c.command != "plan" && std::find(a.begin(), a.end(), "--engine") == a.end())
     a.insert(a.end(), {"--engine", "analytic"});
-  }
-  a.push_back("--json");
+  a.insert(a.end(), added.begin(), added.end());
   return a;
 }
 

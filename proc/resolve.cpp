@@ -241,11 +241,8 @@ std::shared_ptr<const Implementation> make_implementation(const HardwareSpec& h,
   c.key_chunk = h.key_chunk.value_or(0);
   c.roofline_overrides = h.flops.has_value() || h.efficiency.has_value();
   if (!h.profile.empty())
-    c.profile = choose.empty()
-                    ? std::make_shared<ProfileModel>(read_profile(h.profile), to_string(dtype),
-                                                     "--profile " + h.profile)
-                    : std::make_shared<ProfileModel>(read_profile(h.profile), to_string(dtype),
-                                                     "--profile " + h.profile, choose);
+    c.profile = std::make_shared<ProfileModel>(read_profile(h.profile), to_string(dtype),
+                                               "--profile " + h.profile, choose);
   return ringsim::make_implementation(cat, hw, dtype, c);
 }
 

@@ -43,15 +43,15 @@ Workload resolve_workload(const WorkloadSpec& w, const Hardware& hw);
 // The attention implementation (--kernel, the device's default, the
 // roofline with --flops/--efficiency, or ringsim's kernel with --profile).
 // `choose` says how the command picks the dtype, for a --profile without it
-// (ProfileModel; empty: --dtype, as run and minblock take it).
+// (ProfileModel; by default --dtype, as run and minblock take it).
 inline constexpr const char* kInferProfileDtype =
     "infer times attention in bf16: give a profile with bf16 points (ringsim profile --dtypes "
     "bf16)";
 inline constexpr const char* kPlanProfileDtype =
     "plan times attention in bf16, or fp32 with --attention-precision fp32: give a profile with "
     "points in one of those";
-std::shared_ptr<const Implementation> make_implementation(const HardwareSpec& h, const Catalog& cat,
-                                                          const Hardware& hw, DType dtype,
-                                                          const std::string& choose = "");
+std::shared_ptr<const Implementation> make_implementation(
+    const HardwareSpec& h, const Catalog& cat, const Hardware& hw, DType dtype,
+    const std::string& choose = kChooseProfileDtype);
 
 }  // namespace ringsim::proc

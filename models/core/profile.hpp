@@ -102,13 +102,15 @@ nlohmann::json profile_point_json(const ProfilePoint& p, int heads);
 Profile read_profile(const std::string& path);
 Profile parse_profile(const std::string& text, const std::string& origin);
 
+// How run and minblock pick a profile's dtype, for a profile without it.
+inline constexpr const char* kChooseProfileDtype = "pass --dtype with one of those";
+
 class ProfileModel final : public ComputeModel {
  public:
   // Uses the points for `dtype`; errors if the profile has none for it,
-  // saying `choose` (how the command picks the dtype: "pass --dtype with one
-  // of those" in run and minblock, the default).
+  // saying `choose` (how the command picks the dtype).
   ProfileModel(Profile p, const std::string& dtype, const std::string& origin,
-               const std::string& choose = "pass --dtype with one of those");
+               const std::string& choose = kChooseProfileDtype);
   double seconds(std::uint64_t entries, std::int64_t block, int head_dim, bool backward,
                  bool partial_mask) const override;
   double merge_seconds(std::uint64_t rows, std::int64_t block, int head_dim) const override;

@@ -213,8 +213,8 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
   c.pp = pipeline.pp;
   c.pp_virtual = pipeline.pp > 1 ? pipeline.virtual_stages : 1;
   c.pp_schedule = pipeline.pp > 1 ? pipeline.effective() : PipelineSchedule::OneFOneB;
-  // A row a shape rule refuses keeps what is defined for it and 0 (null in
-  // JSON) for the rest: no placeholder reads as a number.
+  // Set before the shape rule, so that a row it refuses shows what its shape
+  // defines and 0 (null in JSON) where the shape does not divide.
   const auto ranks = tp * cp * c.pp;
   c.dp = ranks > 0 && r.gpus % ranks == 0 ? r.gpus / ranks : 0;
   c.block = cp > 0 && r.context % cp == 0 ? r.context / cp : 0;
@@ -225,9 +225,7 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
     c.why = broken(std::move(rule));
     return c;
   }
-  c.ulysses_degree = ulysses;
-  c.dp = r.gpus / ranks;
-  c.block = r.context / cp;
+  c.ulysses_degree = ulysses;  // the rule passed: ranks divide the GPUs, cp the context
   const auto seqs = sequences_per_step(r, c.dp, c.pp);
   const auto per_replica = seqs / c.dp;
   if (r.microbatches > 0 && per_replica % r.microbatches != 0) {

@@ -17,6 +17,13 @@ namespace {
 using plan_testing::hardware;
 using plan_testing::request;
 
+// The H100's default attention implementation, as plan builds it.
+std::shared_ptr<const Implementation> h100_implementation(const Hardware& hw) {
+  proc::HardwareSpec hs;
+  hs.gpu = "h100-sxm";
+  return proc::make_implementation(hs, Catalog::embedded(), hw, DType::BF16);
+}
+
 TEST(ChunkedAttention, Llama4MatchesItsPublishedParameterCounts) {
   // Scout: a layer is attention 5120 x 128 x (40 + 16) + 40 x 128 x 5120
   // (62,914,560), 16 experts and one shared expert of 3 x 5120 x 8192
@@ -56,9 +63,7 @@ TEST(ChunkedAttention, ChunksAndModelFlopsByHand) {
 // is what the same analysis charges for the documents by itself.
 TEST(ChunkedAttention, StepChargesGlobalAndChunkedLayersApart) {
   const auto hw = hardware("h100-sxm");
-  proc::HardwareSpec hs;
-  hs.gpu = "h100-sxm";
-  const auto cm = proc::make_implementation(hs, Catalog::embedded(), hw, DType::BF16);
+  const auto cm = h100_implementation(hw);
   auto chunked = request(find_model("--model", "llama4-scout"), 131072, 8);
   auto global = chunked;
   global.shape.attention_chunk = 0;
@@ -87,9 +92,7 @@ TEST(ChunkedAttention, StepChargesGlobalAndChunkedLayersApart) {
 // same config evaluated alone, outside any search, has.
 TEST(ChunkedAttention, TheSearchsSharedAttentionTimesAreEachConfigsOwn) {
   const auto hw = hardware("h100-sxm");
-  proc::HardwareSpec hs;
-  hs.gpu = "h100-sxm";
-  const auto cm = proc::make_implementation(hs, Catalog::embedded(), hw, DType::BF16);
+  const auto cm = h100_implementation(hw);
   auto r = request(find_model("--model", "llama4-scout"), 131072, 64);
   r.framework = Framework::Megatron;
   r.memory_check = false;

@@ -170,7 +170,7 @@ TEST(Moe, EpDegreesSearchedDivideTheExpertsAndTheDataRanks) {
 
 // --etp 16 on 8 GPUs: every row is refused with its reason (it used to be
 // "no configuration fits" and nothing else), and a refused row's JSON holds
-// null where its shape leaves a value undefined, never a placeholder.
+// null where its shape leaves a value undefined (it held dp 1 and block 0).
 TEST(Moe, AnEtpWiderThanTheGpusSaysWhyOnEveryRow) {
   const auto r = run_cli({"plan", "--model", "mixtral-8x7b", "--context", "32K", "--gpus", "8",
                           "--etp", "16", "--json"});
