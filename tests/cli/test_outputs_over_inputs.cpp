@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "proc/child.hpp"
 
 namespace fs = std::filesystem;
@@ -40,10 +42,16 @@ std::string source(const std::string& path) {
   return std::string(RINGSIM_SOURCE_DIR) + "/" + path;
 }
 
-// Files made for rows whose input has no file in tests/cli/data.
+// Files made for rows whose input has no file in tests/cli/data. Every test
+// process of this suite writes them (ctest runs each row as its own process,
+// two at a time in CI), so each is written under a name of this process and
+// renamed into place: a row that is reading the file sees the whole file, never
+// one another process has just truncated.
 std::string written(const std::string& name, const std::string& text) {
   const auto p = fs::path(::testing::TempDir()) / ("ringsim_oi_src_" + name);
-  std::ofstream(p) << text;
+  const auto mine = fs::path(p.string() + "." + std::to_string(::getpid()));
+  std::ofstream(mine) << text;
+  fs::rename(mine, p);
   return p.string();
 }
 
