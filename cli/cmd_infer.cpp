@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -24,6 +25,7 @@
 #include "models/plan/basics.hpp"
 #include "models/plan/calibration.hpp"
 #include "models/plan/error_band.hpp"
+#include "models/plan/moe.hpp"
 #include "proc/resolve.hpp"
 #include "proc/run_spec.hpp"
 #include "sim/faults.hpp"
@@ -46,6 +48,7 @@ struct InferFlags {
   std::string calibration;  // a calibrate --runs file: its error bands (infer has no factor)
   std::vector<std::string> stragglers, degrades;  // what-ifs, simgrid column only
   std::string jitter, seed = "1";
+  std::string ep, routing_seed;  // a mixture-of-experts model's experts (models/infer/moe.hpp)
   bool json = false, progress = false;
 };
 
@@ -120,6 +123,37 @@ std::string faults_text(const InferFlags& f) {
   return one_line(join(parts, " "));
 }
 
+// --ep and --routing-seed: a mixture-of-experts model's only (check_request
+// checks how --ep divides the TP group and the experts).
+void set_infer_experts(InferRequest& r, const InferFlags& f) {
+  for (const auto& [flag, value] : {std::pair{"--ep", &f.ep}, {"--routing-seed", &f.routing_seed}})
+    if (!value->empty() && !is_moe(r.shape)) throw InputError(not_moe_message(flag, r.shape));
+  if (!f.ep.empty()) r.ep = parse_count("--ep", f.ep, 1, 1024);
+  if (!f.routing_seed.empty())
+    r.routing_seed = static_cast<std::uint64_t>(
+        parse_count("--routing-seed", f.routing_seed, 0, std::numeric_limits<std::int64_t>::max()));
+}
+
+// A MoE model's experts in the JSON (null for a dense model).
+nlohmann::json experts_json(const InferRequest& r, const InferResult& a) {
+  if (!is_moe(r.shape)) return nullptr;
+  auto one = [](const InferLayerTimes& t, double layers) {
+    return nlohmann::json{{"experts_s", t.moe_s * layers},
+                          {"routed_s_per_moe_layer", t.moe.routed_s},
+                          {"experts_touched", t.moe.experts_touched},
+                          {"imbalance", t.moe.imbalance}};
+  };
+  const double L = r.shape.layers;
+  return {{"experts", r.shape.experts},
+          {"experts_per_token", r.shape.experts_per_token},
+          {"shared_experts", r.shape.shared_experts},
+          {"ep", r.ep},
+          {"expert_tp", r.tp / r.ep},
+          {"routing_seed", r.routing_seed},
+          {"prefill", one(a.prefill_layer, L)},
+          {"decode", one(a.decode_layer, L)}};
+}
+
 int run(const InferFlags& f) {
   sim::InterruptGuard guard;
   const auto hs = proc::parse_hardware(f.hw);
@@ -140,7 +174,6 @@ int run(const InferFlags& f) {
 
   InferRequest r;
   r.shape = proc::resolve_shape(proc::parse_workload(f.w, false));
-  proc::refuse_moe(r.shape, "ringsim infer");
   if (!f.layers.empty())
     r.shape.layers = static_cast<int>(parse_count("--layers", f.layers, 1, 100000));
   if (f.context.empty()) throw InputError("--context: required (tokens, e.g. 131072, 128K or 1M)");
@@ -159,6 +192,7 @@ int run(const InferFlags& f) {
   r.batch = parse_count("--batch", f.batch, 1, 1 << 20);
   set_infer_precision(r, f.precision, cat, hw);
   r.cuda_graphs = parse_choice("--cuda-graphs", f.cuda_graphs, {"on", "off"}) == "on";
+  set_infer_experts(r, f);
   check_request(r);
   const auto faults = infer_faults(f, r.tp * r.cp, simgrid);
 
@@ -192,6 +226,7 @@ int run(const InferFlags& f) {
   j["tp"] = r.tp;
   j["cp"] = r.cp;
   j["tp_nodes"] = tp_nodes(r.tp, hw.gpus_per_node);
+  j["moe"] = experts_json(r, a);
   j["layout"] = to_string(r.layout);
   j["batch"] = r.batch;
   j["decode_tokens"] = r.decode_tokens;
@@ -290,6 +325,16 @@ int run(const InferFlags& f) {
   out +=
       fmt::format("  cluster  {} GPUs = TP {} ({}) x CP {} ({} layout); {}\n", r.gpus, r.tp,
                   tp_placement(r.tp, hw.gpus_per_node), r.cp, to_string(r.layout), hw.describe());
+  if (is_moe(r.shape))
+    out += fmt::format(
+        "  experts  {} routed (top {}{}), {}: the slowest GPU's routed rows x{:.3f} the mean in "
+        "the prefill (routing drawn with --routing-seed {})\n",
+        r.shape.experts, r.shape.experts_per_token,
+        r.shape.shared_experts > 0 ? fmt::format(", {} shared", r.shape.shared_experts) : "",
+        r.ep > 1
+            ? fmt::format("EP {} inside the TP group, each expert on {} GPU(s)", r.ep, r.tp / r.ep)
+            : fmt::format("each sliced over the TP group's {} GPUs", r.tp),
+        a.prefill_layer.moe.imbalance, r.routing_seed);
   out += fmt::format("  compute  {}\n", im->name());
   out += fmt::format("  variant  {} ({}): {}\n", to_string(a.choice.variant),
                      a.choice.automatic ? "auto" : "--variant", a.choice.reason);
@@ -313,6 +358,8 @@ int run(const InferFlags& f) {
   row("  merge of returned partials", a.merge_s, sg(s ? s->prefill.merge_s : 0));
   row("  projections + MLP (GEMMs)", a.dense_s, std::nullopt);
   row("    of which kernel launch", a.launch_s, std::nullopt);
+  if (is_moe(r.shape))
+    row("    of which experts", r.shape.layers * a.prefill_layer.moe_s, std::nullopt);
   row("  norms, RoPE, residuals", a.pointwise_s, std::nullopt);
   if (s)
     out += fmt::format("  {:<34}{:>19} {:>12}\n", "  dense work (the two above)", "",
@@ -332,6 +379,10 @@ int run(const InferFlags& f) {
   out +=
       fmt::format("  {:<34}{:>12}  ({})\n", "    of which kernel launch", secs(a.decode_launch_s),
                   r.cuda_graphs ? "CUDA graphs: device gaps" : "eager: host dispatch");
+  if (is_moe(r.shape))
+    out += fmt::format("  {:<34}{:>12}  ({:.0f} of {} experts touched per MoE layer)\n",
+                       "    of which experts", secs(r.shape.layers * a.decode_layer.moe_s),
+                       a.decode_layer.moe.experts_touched, r.shape.experts);
   out += fmt::format("  {:<34}{:>12}\n", "  CP pass-Q: all-to-all + merge", secs(a.decode_comm_s));
   out += fmt::format("  {:<34}{:>12}  (NCCL {} on the TP group{})\n", "  TP all-reduces",
                      secs(a.decode_tp_s), r.tp > 1 ? "ring/tree" : "none",
@@ -428,6 +479,13 @@ Command infer_command() {
                             "Your calibrate --runs file: its error bands for TTFT and decode "
                             "where your runs validate them (infer applies no factor)")
                 ->type_name(flag_type::kFile);
+            sub->add_option("--ep", f->ep,
+                            "A mixture-of-experts model: expert parallelism inside the TP group, "
+                            "dividing --tp (default 1: every expert sliced over the TP group)")
+                ->type_name(flag_type::kInt);
+            sub->add_option("--routing-seed", f->routing_seed,
+                            "A mixture-of-experts model: the seed of the routing drawn (default 1)")
+                ->type_name(flag_type::kInt);
             sub->add_option("--cuda-graphs", f->cuda_graphs,
                             "Decode replayed as CUDA graphs: a kernel costs the device's gap, not "
                             "the host's dispatch (docs/inference.md)")

@@ -29,6 +29,7 @@
 #include "models/plan/cost.hpp"
 #include "models/plan/documents.hpp"
 #include "models/plan/error_band.hpp"
+#include "models/plan/moe.hpp"
 #include "models/plan/plan.hpp"
 #include "models/plan/report.hpp"
 #include "models/plan/schedule.hpp"
@@ -348,10 +349,7 @@ void apply_schedule_flag(const PlanFlags& f, PlanRequest& r) {
 void apply_moe_flags(const PlanFlags& f, PlanRequest& r) {
   const bool moe = is_moe(r.shape);
   auto need_moe = [&](const char* flag) {
-    if (!moe)
-      throw InputError(
-          fmt::format("{}: applies to a mixture-of-experts model (--model {}); {} has no experts",
-                      flag, "mixtral-8x7b, qwen3-30b-a3b, ...", r.shape.name));
+    if (!moe) throw InputError(not_moe_message(flag, r.shape));
   };
   if (!f.ep.empty()) {
     need_moe("--ep");

@@ -15,6 +15,7 @@
 #include "models/kernel/implementation.hpp"
 #include "models/plan/basics.hpp"
 #include "models/plan/execution.hpp"
+#include "models/plan/moe.hpp"
 #include "models/plan/runtime_memory.hpp"
 
 namespace ringsim {
@@ -54,16 +55,40 @@ InferWork attention_work(const InferRequest& r, InferVariant v, bool decode) {
 // The projections and MLP of `tokens` tokens on one GPU, each GEMM by its
 // shape (models/kernel/gemm.hpp: tile and wave quantisation, and the weight
 // read that bounds a decode's few rows): Q/K/V and gate/up fused, as serving
-// stacks run them; the MLP at the FP8 rate with --precision fp8.
-double dense_seconds(const InferRequest& r, const Hardware& hw, double tokens) {
+// stacks run them; the MLP at the FP8 rate with --precision fp8. A MoE
+// model's MLP is its experts (models/infer/moe.hpp), averaged over the layers
+// with any dense first layers; `moe` receives one MoE layer's and the mean.
+double dense_seconds(const InferRequest& r, const Hardware& hw, double tokens, InferLayer* moe) {
+  const auto& sh = r.shape;
   const std::int64_t M = std::max<std::int64_t>(1, static_cast<std::int64_t>(tokens));
-  const std::int64_t D = r.shape.d_model, d = r.shape.head_dim;
-  const std::int64_t q = local_heads(r) * d, kv = local_kv_heads(r) * d, f = r.shape.ffn / r.tp;
+  const std::int64_t D = sh.d_model, d = sh.head_dim;
+  const std::int64_t q = local_heads(r) * d, kv = local_kv_heads(r) * d;
   const auto bf16 = bf16_gemm_rates(hw);
   const auto mlp = r.fp8_mlp ? fp8_gemm_rates(hw, r.fp8_flops, r.fp8_gemm_efficiency) : bf16;
-  return gemm_time({M, q + 2 * kv, D}, bf16).seconds + gemm_time({M, D, q}, bf16).seconds +
-         gemm_time({M, mlp_up_matrices(r.shape) * f, D}, mlp).seconds +
-         gemm_time({M, D, f}, mlp).seconds;
+  const double attn =
+      gemm_time({M, q + 2 * kv, D}, bf16).seconds + gemm_time({M, D, q}, bf16).seconds;
+  auto dense_mlp = [&](std::int64_t width) {
+    const std::int64_t f = width / r.tp;
+    return gemm_time({M, mlp_up_matrices(sh) * f, D}, mlp).seconds +
+           gemm_time({M, D, f}, mlp).seconds;
+  };
+  if (!is_moe(sh)) return attn + dense_mlp(sh.ffn);
+  const auto m = infer_moe_mlp(r, M, mlp, bf16);
+  const double L = sh.layers, Lm = moe_layers(sh);
+  const double mean = (Lm * m.seconds + (L - Lm) * (Lm < L ? dense_mlp(sh.dense_ffn) : 0)) / L;
+  moe->moe = m;
+  moe->moe_s = Lm * m.seconds / L;
+  return attn + mean;
+}
+
+// A model's MLP weights (every expert, shared and dense MLP included):
+// what --precision fp8 stores at one byte.
+double mlp_params(const ModelShape& s) {
+  const double D = s.d_model, L = s.layers, mats = mlp_matrices(s);
+  if (!is_moe(s)) return mats * D * s.ffn * L;
+  const double Lm = moe_layers(s);
+  return Lm * (s.experts + s.shared_experts) * mats * D * s.expert_ffn +
+         (L - Lm) * mats * D * s.dense_ffn;
 }
 
 // Merging one partial output of `rows` (query, head) rows into the running
@@ -86,6 +111,48 @@ double merge_seconds(const Implementation& im, const Hardware& hw, std::uint64_t
 
 }  // namespace
 
+namespace {
+
+// What infer models of a model's layers, and how --ep splits its experts.
+void check_moe(const InferRequest& r) {
+  const auto& s = r.shape;
+  if (is_mla(s))
+    throw InputError(fmt::format(
+        "--model {}: multi-head latent attention (a compressed KV cache); ringsim infer models "
+        "grouped-query attention only so far (ringsim plan plans its training)",
+        s.name));
+  if (s.attention_chunk > 0)
+    throw InputError(fmt::format(
+        "--model {}: chunked attention in {} of its {} layers; ringsim infer models global "
+        "attention in every layer only so far (ringsim plan plans its training)",
+        s.name, chunked_attention_layers(s), s.layers));
+  if (r.ep < 1) throw InputError(fmt::format("--ep: must be at least 1, got {}", r.ep));
+  if (!is_moe(s)) {
+    if (r.ep != 1) throw InputError(not_moe_message("--ep", s));
+    return;
+  }
+  if (r.tp % r.ep != 0)
+    throw InputError(fmt::format(
+        "--ep: expert parallelism runs inside the TP group (every GPU of it holds every token); "
+        "--ep must divide --tp ({}), got {}",
+        r.tp, r.ep));
+  if (s.experts % r.ep != 0)
+    throw InputError(
+        fmt::format("--ep: must divide the model's {} experts, got {}", s.experts, r.ep));
+  const auto etp = r.tp / r.ep;
+  if (s.expert_ffn % etp != 0)
+    throw InputError(fmt::format(
+        "--tp: the {} GPUs that share each expert (--tp / --ep) must divide its width {}, got "
+        "--tp {}",
+        etp, s.expert_ffn, r.tp));
+  if ((s.shared_experts * s.expert_ffn) % r.tp != 0 || (s.dense_layers > 0 && s.dense_ffn % r.tp))
+    throw InputError(fmt::format(
+        "--tp: must divide the model's shared-expert and dense MLP widths ({} and {}), got {}",
+        s.shared_experts * s.expert_ffn, s.dense_ffn, r.tp));
+}
+
+}  // namespace
+
 void check_request(const InferRequest& r) {
   const auto& s = r.shape;
   if (r.gpus < 1) throw InputError(fmt::format("--gpus: must be at least 1, got {}", r.gpus));
@@ -102,9 +169,10 @@ void check_request(const InferRequest& r) {
         fmt::format("--tp: must divide the model's {} KV heads or be a multiple of them (KV heads "
                     "replicated), got {}",
                     s.kv_heads, r.tp));
-  if (s.ffn % r.tp != 0)
+  if (!is_moe(s) && s.ffn % r.tp != 0)
     throw InputError(
         fmt::format("--tp: must divide the model's MLP width {}, got {}", s.ffn, r.tp));
+  check_moe(r);
   if (r.context < 1) throw InputError("--context: must be at least 1 token");
   if (r.cached < 0 || r.cached >= r.context)
     throw InputError(fmt::format(
@@ -187,7 +255,7 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
       l.merge_s = static_cast<double>(n - 1) * merge_seconds(im, hw, rows, q, d);
     }
     const double tokens = static_cast<double>(q);
-    l.dense_s = dense_seconds(r, hw, tokens);
+    l.dense_s = dense_seconds(r, hw, tokens, &l);
     l.pointwise_s = pointwise_bytes_per_token(r.shape) * tokens / static_cast<double>(r.tp) /
                     hw.hbm_achievable();
     l.tp_bytes = static_cast<std::uint64_t>(q) * static_cast<std::uint64_t>(r.shape.d_model) *
@@ -219,7 +287,7 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
     l.return_bytes = padded * partial_row;
     l.merge_s = static_cast<double>(n - 1) * merge_seconds(im, hw, rows, 1, d);
   }
-  l.dense_s = dense_seconds(r, hw, B);
+  l.dense_s = dense_seconds(r, hw, B, &l);
   l.pointwise_s =
       pointwise_bytes_per_token(r.shape) * B / static_cast<double>(r.tp) / hw.hbm_achievable();
   l.tp_bytes = static_cast<std::uint64_t>(r.batch) * static_cast<std::uint64_t>(r.shape.d_model) *
@@ -250,6 +318,8 @@ InferLayerTimes layer_times(const InferLayer& l, const InferRequest& r, const Ha
   t.merge_s = l.merge_s;
   t.dense_s = l.dense_s + l.fixed_s;
   t.fixed_s = l.fixed_s;
+  t.moe_s = l.moe_s;
+  t.moe = l.moe;
   t.pointwise_s = l.pointwise_s;
   t.tp_s = l.tp_allreduces * l.tp_allreduce_s;
   t.total_s = t.attention_s + t.return_s + t.merge_s + t.dense_s + t.pointwise_s + t.tp_s;
@@ -263,7 +333,7 @@ InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant
   const double Hl = local_heads(r), kvl = local_kv_heads(r), L = r.shape.layers;
   const double B = static_cast<double>(r.batch), cp = static_cast<double>(r.cp);
   // --precision fp8: the MLP's matrices (3 gated, 2 plain) at one byte per weight.
-  const double mlp = mlp_matrices(r.shape) * static_cast<double>(r.shape.d_model) * r.shape.ffn * L;
+  const double mlp = mlp_params(r.shape);
   m.weights =
       (static_cast<double>(total_params(r.shape)) * db - (r.fp8_mlp ? mlp * (db - 1) : 0)) / t;
   m.kv_cache = 2 * L * static_cast<double>(r.context + r.decode_tokens) / cp * kvl * d * db * B;
@@ -424,8 +494,9 @@ InferResult infer(const InferRequest& r, const Hardware& hw, const Implementatio
   auto full = attention_work(r, v, false);
   full.heads = r.shape.heads;
   const double fresh = static_cast<double>(r.context - r.cached);
+  // A MoE model's active parameters: the experts a token takes.
   const double nonembed =
-      static_cast<double>(total_params(r.shape) - 2 * embedding_params(r.shape));
+      static_cast<double>(active_params(r.shape) - 2 * embedding_params(r.shape));
   res.prefill_flops = 2 * nonembed * fresh +
                       4.0 * r.shape.head_dim * static_cast<double>(infer_total_entries(full)) * L +
                       2.0 * r.shape.d_model * r.shape.vocab;

@@ -15,6 +15,7 @@
 
 #include "models/core/infer_work.hpp"
 #include "models/core/workload.hpp"
+#include "models/infer/moe.hpp"
 #include "models/plan/memory.hpp"
 
 namespace ringsim {
@@ -40,6 +41,11 @@ struct InferRequest {
   // Decode replays each step as a CUDA graph (the host launches once): a
   // kernel then costs the device gap, not the host's dispatch.
   bool cuda_graphs = true;
+  // A mixture-of-experts model's experts (models/infer/moe.hpp): expert
+  // parallelism inside the TP group (1: every expert sliced over tp), and
+  // the seed of the routing drawn.
+  std::int64_t ep = 1;
+  std::uint64_t routing_seed = 1;
 };
 
 // Throws InputError naming the flag: tp x cp != gpus, TP not dividing the
@@ -61,6 +67,8 @@ struct InferLayer {
   std::uint64_t return_bytes = 0;
   double merge_s = 0;  // merging the N-1 returned partials (pass-q, and decode with CP)
   double dense_s = 0;  // projections + MLP (GEMM rate, or weight reads when that is slower)
+  InferMoe moe;        // of dense_s, a MoE model's experts (the mean over its layers: moe_s)
+  double moe_s = 0;
   double pointwise_s = 0;
   std::uint64_t tp_bytes = 0;  // each of the layer's two TP all-reduces, bytes per GPU
   int tp_allreduces = 2;       // after attention's output projection and after the MLP
@@ -87,6 +95,8 @@ struct InferLayerTimes {
   double merge_s = 0;
   double dense_s = 0, pointwise_s = 0, tp_s = 0;
   double fixed_s = 0;  // of dense_s: the kernels' gaps and any host-bound wait
+  double moe_s = 0;    // of dense_s: a MoE model's experts (router, shared, routed)
+  InferMoe moe;        // the routing behind moe_s (one MoE layer)
   double total_s = 0;
   std::vector<double> step_compute_s, step_comm_s;  // slowest rank per step; transfer per step
 };

@@ -31,19 +31,27 @@ GemmRates fp8_gemm_rates(const Hardware& hw, double fp8_peak, double fp8_efficie
   return r;
 }
 
-GemmTime gemm_time(const GemmShape& g, const GemmRates& r) {
+GemmTime grouped_gemm_time(const std::int64_t* rows, std::size_t groups, std::int64_t n,
+                           std::int64_t k, const GemmRates& r) {
   GemmTime t;
-  if (g.m <= 0 || g.n <= 0 || g.k <= 0) return t;
+  std::int64_t m_all = 0, used = 0;
+  for (std::size_t i = 0; i < groups; ++i)
+    if (rows[i] > 0) {
+      m_all += rows[i];
+      ++used;
+    }
+  if (m_all <= 0 || n <= 0 || k <= 0) return t;
   const double rate = r.peak * r.efficiency;
   if (r.sms <= 0 || r.tiles.empty()) {
-    t.compute_s = g.flops() / rate;
+    t.compute_s = 2.0 * static_cast<double>(m_all) * n * k / rate;
   } else {
     const double per_sm = rate / r.sms;
     for (const auto& [tm, tn] : r.tiles) {
-      const auto tiles = ceil_div(g.m, tm) * ceil_div(g.n, tn);
+      std::int64_t tiles = 0;
+      for (std::size_t i = 0; i < groups; ++i)
+        if (rows[i] > 0) tiles += ceil_div(rows[i], tm) * ceil_div(n, tn);
       const auto waves = ceil_div(tiles, r.sms);
-      const double s =
-          static_cast<double>(waves) * 2.0 * tm * tn * static_cast<double>(g.k) / per_sm;
+      const double s = static_cast<double>(waves) * 2.0 * tm * tn * static_cast<double>(k) / per_sm;
       if (t.tile_m == 0 || s < t.compute_s) {
         t.compute_s = s;
         t.tiles = tiles;
@@ -53,11 +61,17 @@ GemmTime gemm_time(const GemmShape& g, const GemmRates& r) {
       }
     }
   }
-  const double m = static_cast<double>(g.m), n = static_cast<double>(g.n),
-               k = static_cast<double>(g.k);
-  t.memory_s = r.hbm > 0 ? ((m * k + k * n) * r.in_bytes + m * n * r.out_bytes) / r.hbm : 0;
+  // Each group reads its own B (an expert's weights); A and C are the rows'.
+  const double m = static_cast<double>(m_all), nn = static_cast<double>(n),
+               kk = static_cast<double>(k);
+  const double b = static_cast<double>(used) * kk * nn;
+  t.memory_s = r.hbm > 0 ? ((m * kk + b) * r.in_bytes + m * nn * r.out_bytes) / r.hbm : 0;
   t.seconds = std::max(t.compute_s, t.memory_s);
   return t;
+}
+
+GemmTime gemm_time(const GemmShape& g, const GemmRates& r) {
+  return grouped_gemm_time(&g.m, 1, g.n, g.k, r);
 }
 
 std::pair<GemmShape, GemmShape> backward_gemms(const GemmShape& f) {

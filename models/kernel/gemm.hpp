@@ -16,6 +16,7 @@
 //     bound by reading the weights.
 //   time = max(compute, memory).
 // Without SMs or tiles (a TPU), compute is 2 m n k / (peak x efficiency).
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -53,6 +54,15 @@ struct GemmTime {
 };
 
 GemmTime gemm_time(const GemmShape& g, const GemmRates& r);
+
+// A grouped GEMM (one launch, as CUTLASS's grouped GEMM and the fused MoE
+// kernels run a MoE layer's experts): `groups` problems of rows[i] x n x k,
+// each with its own B (an expert's weights), sharing the SMs' waves: the
+// tiles of every problem are counted together before the waves are, so a
+// few rows per expert do not cost a wave each. Problems of 0 rows are
+// skipped (their weights are not read). gemm_time is the one-group case.
+GemmTime grouped_gemm_time(const std::int64_t* rows, std::size_t groups, std::int64_t n,
+                           std::int64_t k, const GemmRates& r);
 
 // The two GEMMs of a linear layer's backward for forward shape (m, n, k):
 // the input gradient dX = dY W^T (m x k, inner n) and the weight gradient

@@ -1,25 +1,41 @@
 #include "models/plan/moe.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <random>
 
 namespace ringsim {
 
+std::string not_moe_message(const char* flag, const ModelShape& s) {
+  return fmt::format("{}: applies to a mixture-of-experts model (--model {}); {} has no experts",
+                     flag, "mixtral-8x7b, qwen3-30b-a3b, ...", s.name);
+}
+
+std::vector<std::int64_t> multinomial_counts(std::int64_t n, std::int64_t bins,
+                                             std::uint64_t seed) {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(std::max<std::int64_t>(0, bins)), 0);
+  if (bins <= 0 || n <= 0) return out;
+  std::mt19937_64 gen(seed);
+  std::int64_t left = n;
+  for (std::int64_t i = 0; i + 1 < bins; ++i) {
+    const double p = 1.0 / static_cast<double>(bins - i);
+    const std::int64_t x = std::binomial_distribution<std::int64_t>(left, p)(gen);
+    out[static_cast<std::size_t>(i)] = x;
+    left -= x;
+  }
+  out.back() = left;
+  return out;
+}
+
 double routing_imbalance(std::int64_t tokens, int k, std::int64_t ep, double capacity_factor,
                          std::uint64_t seed) {
   if (ep <= 1 || tokens <= 0 || k <= 0) return 1;
   // The routed copies of the group's tokens, dealt to ranks as a multinomial
-  // with equal chances: rank i draws Binomial(left, 1 / (ranks left)).
+  // with equal chances.
   const auto n = static_cast<std::int64_t>(ep * tokens * k);
-  std::mt19937_64 gen(seed);
-  std::int64_t left = n, most = 0;
-  for (std::int64_t i = 0; i < ep; ++i) {
-    const double p = 1.0 / static_cast<double>(ep - i);
-    const std::int64_t x =
-        i + 1 == ep ? left : std::binomial_distribution<std::int64_t>(left, p)(gen);
-    most = std::max(most, x);
-    left -= x;
-  }
+  const auto counts = multinomial_counts(n, ep, seed);
+  const auto most = *std::max_element(counts.begin(), counts.end());
   const double u = static_cast<double>(most) * static_cast<double>(ep) / static_cast<double>(n);
   return capacity_factor > 0 ? std::min(u, capacity_factor) : u;
 }

@@ -15,6 +15,7 @@
 //     the slowest rank's load over the mean), gate/up and down of width
 //     expert_ffn / t; shared experts on all T tokens; the router's D x E.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "models/analytic/analytic.hpp"
@@ -22,6 +23,10 @@
 #include "models/plan/basics.hpp"
 
 namespace ringsim {
+
+// The refusal of a flag that only a mixture-of-experts model takes, given
+// with dense model `s` (plan's and infer's --ep, --routing-seed, ...).
+std::string not_moe_message(const char* flag, const ModelShape& s);
 
 // The slowest EP rank's routed rows over the mean, for `tokens` tokens per
 // rank and top-k over the group: routing drawn as the balanced router's
@@ -31,6 +36,11 @@ namespace ringsim {
 // 1 when EP is 1 (one rank holds every expert).
 double routing_imbalance(std::int64_t tokens, int k, std::int64_t ep, double capacity_factor,
                          std::uint64_t seed);
+
+// `n` routed copies dealt to `bins` bins with equal chances: a multinomial,
+// drawn bin by bin as Binomial(left, 1 / (bins left)) with `seed`. Each
+// bin's count; they sum to n.
+std::vector<std::int64_t> multinomial_counts(std::int64_t n, std::int64_t bins, std::uint64_t seed);
 
 // An MLP's GEMMs on `rows` tokens at hidden width `width` (a dense layer's,
 // step_time.cpp, or one expert's): the up side (gate and up, fused into one

@@ -7,6 +7,7 @@
 // was (models/core/input_file.hpp: check_outputs, the one rule every writer
 // calls). A program this build left out says SKIPPED and why.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -14,8 +15,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include "proc/child.hpp"
 

@@ -116,5 +116,37 @@ TEST(InferCli, PlanInferenceSearchesTpAcrossNodes) {
   EXPECT_TRUE(tp8);
 }
 
+// A mixture-of-experts model (models/infer/moe.hpp): both engines play the
+// same experts, the experts are part of the dense work, and EP inside the
+// TP group changes the experts' time only (one token's decode reads whole
+// experts on fewer GPUs; the long prefill's narrow slices become whole).
+TEST(InferCli, MixtureOfExpertsRunsOnBothEnginesAndEpMovesTheExperts) {
+  const std::vector<std::string> base{"infer",  "--model", "qwen3-30b-a3b", "--context", "16K",
+                                      "--gpus", "8"};
+  auto with_ep = base;
+  with_ep.insert(with_ep.end(), {"--ep", "8"});
+  const auto a = run_json(base), b = run_json(with_ep);
+  EXPECT_NEAR(a["simgrid"]["ttft_rel_diff"].get<double>(), 0, 1e-9);
+  EXPECT_NEAR(b["simgrid"]["decode_rel_diff"].get<double>(), 0, 1e-9);
+  const auto &ma = a["moe"], &mb = b["moe"];
+  EXPECT_EQ(ma["ep"], 1);
+  EXPECT_EQ(mb["expert_tp"], 1);
+  EXPECT_EQ(ma["decode"]["experts_touched"].get<double>(), 8);  // batch 1, top 8
+  EXPECT_EQ(ma["prefill"]["experts_touched"].get<double>(), 128);
+  EXPECT_LT(ma["prefill"]["experts_s"].get<double>(), a["analytic"]["dense_s"].get<double>());
+  EXPECT_GT(mb["decode"]["imbalance"].get<double>(), 1);
+  // Everything but the experts is the same.
+  const double other_a =
+      a["analytic"]["ttft_s"].get<double>() - ma["prefill"]["experts_s"].get<double>();
+  const double other_b =
+      b["analytic"]["ttft_s"].get<double>() - mb["prefill"]["experts_s"].get<double>();
+  EXPECT_NEAR(other_a, other_b, 1e-9 * other_a);
+  EXPECT_NE(ma["prefill"]["experts_s"], mb["prefill"]["experts_s"]);
+  // A dense model has none.
+  EXPECT_TRUE(run_json({"infer", "--model", "llama3-8b", "--context", "8K", "--gpus", "8",
+                        "--engine", "analytic"})["moe"]
+                  .is_null());
+}
+
 }  // namespace
 }  // namespace ringsim

@@ -1,0 +1,45 @@
+#pragma once
+// A mixture-of-experts MLP in inference (docs/inference.md, "Mixture of
+// experts"), on one GPU of a TP group that holds every token of the layer
+// (TP replicates the hidden states after attention's all-reduce):
+//   * experts sliced over TP (--ep 1, vLLM's and SGLang's default): every GPU
+//     runs every routed expert at width expert_ffn / tp;
+//   * expert parallelism inside the TP group (--ep E, E dividing tp): each GPU
+//     holds E_total / E whole experts (or slices of expert_ffn x E / tp), and
+//     runs the copies routed to them. No dispatch moves tokens (each GPU has
+//     them all); the partial outputs sum in the layer's TP all-reduce, as the
+//     sliced MLP's do, so EP changes the expert GEMMs and their balance only.
+// Routing is drawn with a seed: each token takes k distinct experts with
+// equal chances (up to kDistinctRoutingTokens tokens; beyond, the routed
+// copies are dealt to the experts as a multinomial, where every expert gets
+// many rows and a token's repeats no longer matter). The slowest GPU's
+// experts set the layer's time: each expert it holds that got rows runs its
+// MLP on them through the GEMM-by-shape model, so a decode step of a few
+// tokens reads the weights of the experts it touches.
+#include <cstdint>
+
+#include "models/kernel/gemm.hpp"
+
+namespace ringsim {
+
+struct InferRequest;
+
+inline constexpr std::int64_t kDistinctRoutingTokens = 4096;
+
+struct InferMoe {
+  double seconds = 0;          // router + shared experts + the slowest GPU's routed experts
+  double routed_s = 0;         // of seconds: the slowest GPU's routed experts
+  double experts_touched = 0;  // experts (of all) that got at least one row
+  double imbalance = 1;        // the slowest GPU's routed rows over the mean
+};
+
+// One MoE layer's MLP for `tokens` tokens; `rates`: the MLP's GEMM rates
+// (FP8 with --precision fp8), `bf16`: the router's.
+InferMoe infer_moe_mlp(const InferRequest& r, std::int64_t tokens, const GemmRates& rates,
+                       const GemmRates& bf16);
+
+// Expected distinct experts touched by `tokens` tokens of k distinct experts
+// each, drawn uniformly: E (1 - (1 - k/E)^tokens).
+double expected_experts_touched(int experts, int k, std::int64_t tokens);
+
+}  // namespace ringsim
