@@ -868,6 +868,7 @@ int run(const PlanFlags& f) {
                       {"cp", e.cp},
                       {"tp", e.tp},
                       {"pp", e.pp},
+                      {"pp_schedule", e.pp > 1 ? schedule_json_name(e.schedule) : "none"},
                       {"max_context", e.max_context},
                       {"granularity", e.granularity},
                       {"limited_by", e.limited_by}});
@@ -894,12 +895,16 @@ int run(const PlanFlags& f) {
         "(largest term: {})\n",
         mc->tokens, human_tokens(static_cast<double>(mc->tokens)), best.label(), at->granularity,
         at->limited_by);
-    out += fmt::format("\n  {:<24}{:>14}  {}\n", "config", "max context",
+    // The config column as wide as the widest label shown (24 at least).
+    std::size_t width = 24;
+    const auto rows = std::min<std::size_t>(mc->by_config.size(), static_cast<std::size_t>(top));
+    for (std::size_t i = 0; i < rows; ++i)
+      width = std::max(width, mc->by_config[i].label.size() + 2);
+    out += fmt::format("\n  {:<{}}{:>14}  {}\n", "config", width, "max context",
                        "one step longer: largest term, or the rule");
-    int shown = 0;
-    for (const auto& e : mc->by_config) {
-      if (shown++ >= top) break;
-      out += fmt::format("  {:<24}{:>14}  {}\n", e.label, e.max_context, e.limited_by);
+    for (std::size_t i = 0; i < rows; ++i) {
+      const auto& e = mc->by_config[i];
+      out += fmt::format("  {:<{}}{:>14}  {}\n", e.label, width, e.max_context, e.limited_by);
     }
     out += fmt::format(
         "\n  (searched in multiples of lcm(1024, 2 cp) tokens up to {}; the ranking below is at {} "

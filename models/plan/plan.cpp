@@ -116,6 +116,17 @@ std::string shape_rule(const PlanRequest& r, const Hardware& hw, Layout layout, 
   return moe_rule(r, cp * dp, tp);
 }
 
+// The layers of each device under the pipeline's schedule: the split for
+// its chunks (stage_split), and under ZB-V, which runs the head on device 0
+// (schedule.hpp), the split's light edge stage, made light for the head,
+// moved there. The evaluation and the longest-context search share it.
+StageSplit schedule_stage_split(const PlanRequest& r, const PipelineChoice& pc) {
+  auto split = stage_split(r, pc.pp, schedule_split_groups(pc.effective(), pc.virtual_stages));
+  if (pc.effective() == PipelineSchedule::ZbV)
+    std::reverse(split.layers.begin(), split.layers.end());
+  return split;
+}
+
 // One change of the request that would make `c` fit: the flag, and the
 // request and shape with it applied.
 struct FitChange {
@@ -241,12 +252,8 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
   c.grad_accum = per_replica / micro_batch;
   const PipelineChoice pc{c.pp, c.pp_virtual, c.pp_schedule};
   if (c.pp > 1) {
-    const auto split = stage_split(r, c.pp, schedule_split_groups(c.pp_schedule, c.pp_virtual));
+    const auto split = schedule_stage_split(r, pc);
     c.stage_layers = split.layers;
-    // ZB-V runs the head on device 0 (schedule.hpp): the split's light edge
-    // stage, made light for the head, goes there.
-    if (c.pp_schedule == PipelineSchedule::ZbV)
-      std::reverse(c.stage_layers.begin(), c.stage_layers.end());
     c.pp_layout = split.text();
     if (auto rule = pipeline_rule(r, pc, split, c.grad_accum); !rule.empty()) {
       c.why = broken(std::move(rule));
@@ -504,14 +511,79 @@ std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const I
 
 namespace {
 // Memory of one sequence per microbatch: the worst stage's under a pipeline.
-PlanMemory memory_of(const PlanRequest& r, const Hardware& hw, const Candidate& cd) {
-  if (cd.pp <= 1) return training_memory(r, hw, cd.layout, cd.cp, cd.tp, 1);
+// Microbatches per replica in a step of the longest-context search (the
+// global batch is one sequence per replica, or the pipeline's fill).
+std::int64_t max_context_microbatches(const PlanRequest& r, const Candidate& cd) {
   const auto dp = r.gpus / (cd.tp * cd.cp * cd.pp);
-  const auto m = sequences_per_step(r, dp, cd.pp) / dp;
-  auto layers = stage_split(r, cd.pp, r.pp_virtual).layers;
-  if (layers.empty()) layers = split_layers(r.shape, r.context, r.causal, cd.pp, r.pp_virtual);
-  return pipeline_memory(r, hw, cd.layout, cd.cp, cd.tp, 1, layers, {cd.pp, r.pp_virtual}, m);
+  return sequences_per_step(r, dp, cd.pp) / dp;
 }
+
+PlanMemory memory_of(const PlanRequest& r, const Hardware& hw, const Candidate& cd,
+                     PipelineSchedule sched) {
+  if (cd.pp <= 1) return training_memory(r, hw, cd.layout, cd.cp, cd.tp, 1);
+  const PipelineChoice pc{cd.pp, r.pp_virtual, sched};
+  auto layers = schedule_stage_split(r, pc).layers;
+  if (layers.empty()) layers = split_layers(r.shape, r.context, r.causal, cd.pp, r.pp_virtual);
+  return pipeline_memory(r, hw, cd.layout, cd.cp, cd.tp, 1, layers, pc,
+                         max_context_microbatches(r, cd));
+}
+}  // namespace
+
+namespace {
+
+// One candidate's longest context under one schedule: doubling, then
+// bisection, in steps of lcm(1024, 2 cp) tokens, on memory and the shape's
+// rules alone (memory never decreases with context).
+MaxContextEntry longest_context(PlanRequest r, const Hardware& hw, const Candidate& cd,
+                                PipelineSchedule sched, double hbm, std::int64_t limit) {
+  const std::int64_t q = std::lcm<std::int64_t>(1024, 2 * cd.cp);
+  auto rule_at = [&](std::int64_t units) {
+    r.context = units * q;
+    int u = 0;
+    auto rule = shape_rule(r, hw, cd.layout, cd.cp, cd.tp, &u, cd.pp);
+    if (rule.empty() && cd.pp > 1)
+      rule = schedule_rule(sched, cd.pp, max_context_microbatches(r, cd));
+    return rule;
+  };
+  auto fits = [&](std::int64_t units) {
+    return rule_at(units).empty() && memory_of(r, hw, cd, sched).total <= hbm;
+  };
+  MaxContextEntry e{cd.cp == 1 ? Layout::Ring : cd.layout, cd.cp, cd.tp, 0, q, "", ""};
+  PlanConfig shown;
+  shown.layout = e.layout;
+  shown.cp = cd.cp;
+  shown.tp = cd.tp;
+  shown.pp = cd.pp;
+  shown.pp_virtual = r.pp_virtual;
+  shown.pp_schedule = cd.pp > 1 ? PipelineChoice{cd.pp, r.pp_virtual, sched}.effective()
+                                : PipelineSchedule::OneFOneB;
+  e.pp = cd.pp;
+  e.schedule = shown.pp_schedule;
+  if (cd.layout == Layout::Hybrid && cd.cp > 1)
+    shown.ulysses_degree = auto_ulysses_degree(cd.cp, r.shape.kv_heads / static_cast<int>(cd.tp),
+                                               group_hardware(hw, cd.tp).gpus_per_node);
+  e.label = shown.label();
+  const std::int64_t max_units = limit / q;
+  std::int64_t lo = 0, hi = 1;
+  while (hi <= max_units && fits(hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  hi = std::min(hi, max_units + 1);
+  while (lo + 1 < hi) {
+    const auto mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  e.max_context = lo * q;
+  if (lo < max_units) {
+    const auto rule = rule_at(lo + 1);
+    e.limited_by = !rule.empty() ? rule : memory_of(r, hw, cd, sched).largest().name;
+  } else {
+    e.limited_by = fmt::format("the search limit ({} tokens)", limit);
+  }
+  return e;
+}
+
 }  // namespace
 
 MaxContext max_context(const PlanRequest& req, const Hardware& hw, std::int64_t limit) {
@@ -523,48 +595,16 @@ MaxContext max_context(const PlanRequest& req, const Hardware& hw, std::int64_t 
   const double hbm = usable_hbm_bytes(r, hw);  // the framework's share (framework.hpp)
   MaxContext out;
   for (const auto& cd : candidates(r, hw, &any)) {
-    const std::int64_t q = std::lcm<std::int64_t>(1024, 2 * cd.cp);
-    out.granularity = std::max(out.granularity, q);
-    auto fits = [&](std::int64_t units) {
-      r.context = units * q;
-      int u = 0;
-      if (!shape_rule(r, hw, cd.layout, cd.cp, cd.tp, &u, cd.pp).empty()) return false;
-      return memory_of(r, hw, cd).total <= hbm;
-    };
-    MaxContextEntry e{cd.cp == 1 ? Layout::Ring : cd.layout, cd.cp, cd.tp, 0, q, "", ""};
-    PlanConfig shown;
-    shown.layout = e.layout;
-    shown.cp = cd.cp;
-    shown.tp = cd.tp;
-    shown.pp = cd.pp;
-    shown.pp_virtual = r.pp_virtual;
-    e.pp = cd.pp;
-    if (cd.layout == Layout::Hybrid && cd.cp > 1)
-      shown.ulysses_degree = auto_ulysses_degree(cd.cp, r.shape.kv_heads / static_cast<int>(cd.tp),
-                                                 group_hardware(hw, cd.tp).gpus_per_node);
-    e.label = shown.label();
-    const std::int64_t max_units = limit / q;
-    std::int64_t lo = 0, hi = 1;
-    while (hi <= max_units && fits(hi)) {
-      lo = hi;
-      hi *= 2;
+    // A pipeline is sized under each schedule searched: each holds its own
+    // microbatches in flight and parameters per device (schedule.hpp).
+    const auto schedules = cd.pp > 1 ? searched_schedules(r)
+                                     : std::vector<PipelineSchedule>{PipelineSchedule::OneFOneB};
+    for (const auto sched : schedules) {
+      auto e = longest_context(r, hw, cd, sched, hbm, limit);
+      out.granularity = std::max(out.granularity, e.granularity);
+      out.tokens = std::max(out.tokens, e.max_context);
+      out.by_config.push_back(std::move(e));
     }
-    hi = std::min(hi, max_units + 1);
-    while (lo + 1 < hi) {
-      const auto mid = lo + (hi - lo) / 2;
-      (fits(mid) ? lo : hi) = mid;
-    }
-    e.max_context = lo * q;
-    if (lo < max_units) {
-      r.context = (lo + 1) * q;
-      int u = 0;
-      const auto rule = shape_rule(r, hw, cd.layout, cd.cp, cd.tp, &u, cd.pp);
-      e.limited_by = !rule.empty() ? rule : memory_of(r, hw, cd).largest().name;
-    } else {
-      e.limited_by = fmt::format("the search limit ({} tokens)", limit);
-    }
-    out.tokens = std::max(out.tokens, e.max_context);
-    out.by_config.push_back(e);
   }
   std::stable_sort(out.by_config.begin(), out.by_config.end(),
                    [](const auto& a, const auto& b) { return a.max_context > b.max_context; });

@@ -102,6 +102,9 @@ struct MaxContextEntry {
   std::string limited_by;        // largest memory term one step above (or the rule that stops it)
   std::string label;
   std::int64_t pp = 1;  // pipeline stages
+  // The schedule it was sized under (its microbatches in flight and
+  // parameters per device); 1F1B without a pipeline.
+  PipelineSchedule schedule = PipelineSchedule::OneFOneB;
 };
 
 struct MaxContext {

@@ -5,6 +5,7 @@
 // --explain through the command line.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "helpers.hpp"
@@ -124,6 +125,62 @@ TEST(PlanSchedules, SearchOnlyWhatTheFrameworkShipsAndExplainTheChoice) {
   EXPECT_EQ(p["bubble_formula"], "(p/2-1)(F&B+B-3W), F&B = F+B");
   EXPECT_GT(p["bubble_slots"].get<double>(), 0);
   EXPECT_LT(p["bubble_slots"].get<double>(), 3);
+}
+
+// --max-context sizes a pipeline under each schedule searched: ZB-H1 holds
+// 1F1B's activations and parameters (Qi et al. sec. 2.1), so the same
+// context; ZB-V holds p microbatches on every device with the embedding and
+// head on device 0, DualPipe p + 1 microbatches and two stages' parameters
+// (DeepSeek-V3 Table 2), so neither reaches 1F1B's; and each entry's
+// context fits its own schedule's memory while one step more does not.
+TEST(PlanSchedules, LongestContextIsSizedUnderEachSchedule) {
+  const auto r =
+      run_cli({"plan", "--model", "llama3-70b", "--gpus", "64", "--max-context", "--pp", "4",
+               "--tp", "8", "--cp", "2", "--layout", "zigzag", "--framework", "any", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::map<std::string, std::int64_t> ctx;
+  for (const auto& e : j["max_context"]["by_config"])
+    ctx[e["pp_schedule"].get<std::string>()] = e["max_context"].get<std::int64_t>();
+  ASSERT_EQ(ctx.size(), 4u) << r.out;  // 1f1b, zb-h1, zb-v, dualpipe
+  EXPECT_GT(ctx["1f1b"], 0);
+  EXPECT_EQ(ctx["zb-h1"], ctx["1f1b"]);
+  EXPECT_LT(ctx["zb-v"], ctx["1f1b"]);
+  EXPECT_LT(ctx["dualpipe"], ctx["1f1b"]);
+  // Each schedule's context as the plan evaluates it: fits, and 1024 tokens
+  // more (the step at cp 2) do not.
+  for (const auto& [name, tokens] : ctx) {
+    auto run_at = [&](std::int64_t context) {
+      return run_cli({"plan",
+                      "--model",
+                      "llama3-70b",
+                      "--gpus",
+                      "64",
+                      "--context",
+                      std::to_string(context),
+                      "--pp",
+                      "4",
+                      "--tp",
+                      "8",
+                      "--cp",
+                      "2",
+                      "--layout",
+                      "zigzag",
+                      "--framework",
+                      "any",
+                      "--pp-schedule",
+                      name,
+                      "--microbatches",
+                      "4",
+                      "--json"});
+    };
+    auto bytes_over_hbm = [&](std::int64_t context) {
+      const auto c = nlohmann::json::parse(run_at(context).out)["configs"][0];
+      return c["memory_bytes_per_device"].get<double>() - c["hbm_bytes"].get<double>();
+    };
+    EXPECT_LE(bytes_over_hbm(tokens), 0) << name;
+    EXPECT_GT(bytes_over_hbm(tokens + 1024), 0) << name;
+  }
 }
 
 TEST(PlanSchedules, BadScheduleFlagsAreOneLineAndExit2) {
