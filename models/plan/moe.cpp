@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <random>
 
+#include "models/analytic/collectives.hpp"
+
 namespace ringsim {
 
 std::string not_moe_message(const char* flag, const ModelShape& s) {
@@ -137,6 +139,10 @@ double expert_seconds(const ModelShape& s, std::int64_t m, std::int64_t f, bool 
 
 }  // namespace
 
+double sequence_parallel_share(const ModelShape& s) {
+  return 1 - 0.5 * static_cast<double>(moe_layers(s)) / s.layers;
+}
+
 MoeLayerTime moe_layer_time(const PlanRequest& r, const Hardware& base, std::int64_t tokens,
                             std::int64_t tp, const GemmRates& rates, bool fused_gate_up) {
   MoeLayerTime t;
@@ -168,9 +174,26 @@ MoeLayerTime moe_layer_time(const PlanRequest& r, const Hardware& base, std::int
   const double one = ep_alltoall_seconds(s, t.a2a_bytes, ep, group_hardware(base, etp), r.ep_flex);
   t.a2a_f = 2 * one;  // dispatch + combine
   t.a2a_b = 2 * one;  // their gradients, the other way
+  // Expert TP (Megatron-Core's MoEAlltoAllTokenDispatcher with a TP group of
+  // etp ranks: gather_from_sequence_parallel_region after the dispatch,
+  // reduce_scatter_to_sequence_parallel_region before the combine): the
+  // routed rows of the ETP group, the slowest rank's, gathered and scattered
+  // whole (nccl-tests' size: the gathered buffer, bf16), inside the group as
+  // placed (expert TP innermost).
+  if (etp > 1) {
+    const double rows = t.imbalance * static_cast<double>(moe_tokens) * s.experts_per_token;
+    const double bytes = rows * s.d_model * 2.0;
+    const auto g = placed_group(base, etp);
+    const double both = collective_time(Collective::AllGather, bytes, g, base).seconds +
+                        collective_time(Collective::ReduceScatter, bytes, g, base).seconds;
+    t.etp_f = t.etp_b = both;
+    t.a2a_f += both;
+    t.a2a_b += both;
+  }
   // Dense first layers: the mean over every layer.
   const double share = static_cast<double>(moe_layers(s)) / s.layers;
-  for (double* x : {&t.permute_f, &t.permute_b, &t.experts_f, &t.experts_b, &t.a2a_f, &t.a2a_b})
+  for (double* x : {&t.permute_f, &t.permute_b, &t.experts_f, &t.experts_b, &t.a2a_f, &t.a2a_b,
+                    &t.etp_f, &t.etp_b})
     *x *= share;
   return t;
 }

@@ -107,9 +107,20 @@ struct MoeLayerTime {
   double permute_f = 0, permute_b = 0;  // the token permutations (permute_bytes at HBM)
   double experts_f = 0, experts_b = 0;  // router, routed and shared expert GEMMs
   double a2a_f = 0, a2a_b = 0;          // dispatch + combine, forward and backward
-  double imbalance = 1;                 // the slowest rank's load over the mean
-  double a2a_bytes = 0;                 // one all-to-all's bytes per GPU
+  // Of a2a_f / a2a_b: with expert TP above 1, the dispatcher's all-gather of
+  // the routed tokens over the ETP group after the dispatch and its
+  // reduce-scatter before the combine (their gradients the other way).
+  double etp_f = 0, etp_b = 0;
+  double imbalance = 1;  // the slowest rank's load over the mean
+  double a2a_bytes = 0;  // one all-to-all's bytes per GPU
 };
+
+// The share of a layer's sequence-parallel collectives (tp_pass_seconds:
+// all-gather and reduce-scatter before and after attention and the MLP) that
+// a model's layers run: a MoE layer takes the sequence-parallel shard into
+// its router and dispatch as it is (Megatron-Core's MoE layer), so its MLP
+// half does not run. 1 for a dense model.
+double sequence_parallel_share(const ModelShape& s);
 
 // One MoE layer's time per micro-step on one GPU (0s for a dense model), on
 // the cluster's hardware `base` (not a TP group's: where the EP group sits

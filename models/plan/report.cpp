@@ -108,6 +108,7 @@ nlohmann::json config_json(const PlanConfig& c, int rank, double hbm) {
   // beside the other micro-batch's compute under --ep-overlap).
   j["time_breakdown"]["expert_compute_s"] = t.expert_compute_s;
   j["time_breakdown"]["ep_alltoall_s"] = t.ep_alltoall_s;
+  j["time_breakdown"]["etp_comm_s"] = t.etp_comm_s;  // of ep_alltoall_s (expert TP above 1)
   j["time_breakdown"]["attention_chunked_layers"] = t.chunked_layers;
   if (t.ep_alltoall_bytes > 0 || t.expert_compute_s > 0)
     j["moe"] = {{"ep", c.ep},
@@ -515,6 +516,10 @@ std::string explain(const PlanConfig& c, double hbm) {
                     t.ep_flex ? "flex: once per remote node, then NVLink" : "alltoall",
                     t.ep_overlapped ? "; beside the other micro-batch's compute" : "")
             .c_str());
+    if (t.etp_comm_s > 0)
+      row("  of which expert TP", t.etp_comm_s,
+          "the routed tokens gathered over the ETP group after the dispatch and scattered "
+          "before the combine");
   }
   row("pointwise ops", t.pointwise_s, "norms, RoPE, residuals, SwiGLU by HBM bandwidth");
   if (t.fp8_cast_s > 0)

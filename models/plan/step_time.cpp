@@ -295,8 +295,10 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
 
   // Sequence parallel (Korthikanti et al. sec. 4.2.2): 2 all-gathers + 2
   // reduce-scatters of the tokens x D activation per pass; exposed, or hidden
-  // behind the linears when the framework overlaps them.
-  const double tp_f = tp_pass_seconds(tokens_i, s.d_model, dtype_bytes(r.dtype), tp, hw);
+  // behind the linears when the framework overlaps them. A MoE layer runs
+  // its attention's pair only (moe.hpp, sequence_parallel_share).
+  const double tp_f = tp_pass_seconds(tokens_i, s.d_model, dtype_bytes(r.dtype), tp, hw) *
+                      sequence_parallel_share(s);
   const double tp_b = tp_f;
   const bool tp_overlap = r.tp_overlap < 0 ? e.tp_overlap : r.tp_overlap == 1;
   T.tp_where = tp <= 1 ? "no TP group"
@@ -440,6 +442,7 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   T.head_s = last * k * (hc_f + hc_b);
   T.tp_comm_s = k * Ls * (tp_f + tpb_total);
   T.ep_alltoall_s = k * Ls * (moe.a2a_f + moe.a2a_b + moe_re);
+  T.etp_comm_s = k * Ls * (moe.etp_f * (1 + fr) + moe.etp_b);
   T.ep_alltoall_bytes = moe.a2a_bytes;
   T.moe_imbalance = moe.imbalance;
   T.ep_overlapped = r.ep_overlap;

@@ -59,6 +59,7 @@ struct PlanTime {
   // (exposed, in the step), one all-to-all's bytes per GPU, the slowest EP
   // rank's routed load over the mean, and the expert GEMMs (in other_compute_s).
   double ep_alltoall_s = 0, ep_alltoall_bytes = 0, moe_imbalance = 1, expert_compute_s = 0;
+  double etp_comm_s = 0;  // of ep_alltoall_s: the ETP group's gather and scatter of routed tokens
   // Chunked attention: layers that attend inside their chunk of
   // attention_chunk tokens (0: every layer over the whole sequence).
   int chunked_layers = 0, global_layers = 0;

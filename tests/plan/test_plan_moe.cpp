@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "helpers.hpp"
+#include "models/analytic/collectives.hpp"
 #include "models/plan/memory.hpp"
 #include "models/plan/moe.hpp"
 
@@ -152,6 +153,36 @@ TEST(Moe, ExpertTensorParallelismFoldsEpOverTheTpRanks) {
   // EP group spans 16 GPUs, two nodes, and its all-to-all is slower.
   r.etp = 2;
   EXPECT_GT(moe_layer_time(r, hw, 4096, 2, bf16_gemm_rates(hw), true).a2a_f, t.a2a_f);
+}
+
+// Expert TP above 1: the dispatcher gathers the routed rows over the ETP
+// group after the dispatch and scatters them before the combine; both join
+// the all-to-all's time, and nothing of it at etp 1. A MoE layer runs no
+// dense MLP, so its sequence-parallel all-gather and reduce-scatter are not
+// charged: half of a layer's four, in the share of layers that are MoE.
+TEST(Moe, ExpertTensorParallelismGathersTheRoutedTokensOverItsGroup) {
+  const auto& q = find_model("--model", "qwen3-30b-a3b");
+  auto r = request(q, 4096, 16);
+  r.framework = Framework::Megatron;
+  r.ep = 4;
+  const auto hw = hardware("h100-sxm");
+  r.etp = 2;
+  const auto t = moe_layer_time(r, hw, 4096, 2, bf16_gemm_rates(hw), true);
+  // 4096 tokens x etp 2 / tp 2 gathered, top 8, d_model 2048, bf16, the
+  // slowest rank's share.
+  const double bytes = t.imbalance * 4096.0 * 8 * 2048 * 2;
+  const auto g = placed_group(hw, 2);
+  const double want = collective_time(Collective::AllGather, bytes, g, hw).seconds +
+                      collective_time(Collective::ReduceScatter, bytes, g, hw).seconds;
+  EXPECT_DOUBLE_EQ(t.etp_f, want);
+  EXPECT_DOUBLE_EQ(t.etp_b, want);
+  r.etp = 1;
+  EXPECT_EQ(moe_layer_time(r, hw, 4096, 2, bf16_gemm_rates(hw), true).etp_f, 0);
+  EXPECT_DOUBLE_EQ(sequence_parallel_share(find_model("--model", "llama3-8b")), 1);
+  EXPECT_DOUBLE_EQ(sequence_parallel_share(q), 0.5);
+  // DeepSeek-V3: 58 of its 61 layers are MoE.
+  EXPECT_DOUBLE_EQ(sequence_parallel_share(find_model("--model", "deepseek-v3")),
+                   1 - 0.5 * 58 / 61);
 }
 
 TEST(Moe, EpDegreesSearchedDivideTheExpertsAndTheDataRanks) {
