@@ -126,6 +126,13 @@ const std::vector<ModelShape>& model_shapes() {
         if (s.experts_per_token < 1 || s.experts_per_token > s.experts || s.expert_ffn < 1)
           throw std::logic_error("models.json: bad experts of " + s.name);
         s.ffn = (s.experts_per_token + s.shared_experts) * s.expert_ffn;
+        s.expert_groups = m.value("expert_groups", 0);
+        s.groups_per_token = m.value("groups_per_token", 0);
+        if ((s.expert_groups > 0) != (s.groups_per_token > 0) ||
+            (s.expert_groups > 0 &&
+             (s.experts % s.expert_groups != 0 || s.groups_per_token > s.expert_groups ||
+              s.groups_per_token * (s.experts / s.expert_groups) < s.experts_per_token)))
+          throw std::logic_error("models.json: bad expert groups of " + s.name);
         s.dense_layers = m.value("dense_layers", 0);
         if (s.dense_layers > 0) {
           s.dense_ffn = m.at("dense_ffn");

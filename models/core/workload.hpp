@@ -57,6 +57,11 @@ struct ModelShape {
   // MoE model ffn is the width a token passes through, (top-k + shared) x
   // expert_ffn: what its activations, pointwise ops and FLOPs see.
   int experts = 0, experts_per_token = 0, shared_experts = 0, expert_ffn = 0;
+  // Group-limited routing (DeepSeek-V2's device-limited and V3's
+  // node-limited routing; config.json n_group, topk_group): the experts in
+  // expert_groups equal groups, a token's experts drawn from the
+  // groups_per_token groups it picks. 0: no limit.
+  int expert_groups = 0, groups_per_token = 0;
   // The first dense_layers layers of a MoE model have a dense MLP of width
   // dense_ffn instead (DeepSeek-V3's first three); ffn is then the layers'
   // mean width.

@@ -80,14 +80,53 @@ void add_mlp_gemms(std::vector<GemmShape>& out, const ModelShape& s, std::int64_
   if (down) out.push_back({rows, D, width});
 }
 
+namespace {
+
+// C(n - a, k) / C(n, k): none of k distinct draws from n items falls among a.
+double none_of(double n, double a, int k) {
+  double p = 1;
+  for (int i = 0; i < k; ++i) p *= std::max(0.0, (n - a - i) / (n - i));
+  return p;
+}
+
+// P(j of the g groups a domain holds are among the t of G groups a token
+// picks): hypergeometric.
+double groups_hit(int G, int g, int t, int j) {
+  auto choose = [](int n, int r) {
+    if (r < 0 || r > n) return 0.0;
+    double c = 1;
+    for (int i = 0; i < r; ++i) c = c * (n - i) / (i + 1);
+    return c;
+  };
+  return choose(g, j) * choose(G - g, t - j) / choose(G, t);
+}
+
+// P(a domain holding E / domains experts gets one of a token's k experts).
+double domain_hit(const ModelShape& s, std::int64_t domains) {
+  const double E = s.experts, e = E / static_cast<double>(domains);
+  const int k = s.experts_per_token, G = s.expert_groups, t = s.groups_per_token;
+  if (G <= 0 || s.experts % domains != 0) return 1 - none_of(E, e, k);
+  // Group-limited routing: the k experts drawn from the T experts of the t
+  // groups the token picks.
+  const double eg = E / G, T = t * eg;
+  if (domains >= G && domains % G == 0)  // a domain inside one group
+    return static_cast<double>(t) / G * (1 - none_of(T, e, k));
+  if (G % domains != 0) return 1 - none_of(E, e, k);
+  const int g = static_cast<int>(G / domains);  // whole groups per domain
+  double p = 0;
+  for (int j = 1; j <= std::min(g, t); ++j)
+    p += groups_hit(G, g, t, j) * (1 - none_of(T, j * eg, k));
+  return p;
+}
+
+}  // namespace
+
 double flex_remote_share(const ModelShape& s, std::int64_t domains) {
   if (domains <= 1) return 0;
-  // A domain holds experts / domains of the E experts; a token's k distinct
-  // experts miss it with probability C(E - e, k) / C(E, k).
-  const double E = s.experts, e = E / static_cast<double>(domains);
-  double none = 1;
-  for (int i = 0; i < s.experts_per_token; ++i) none *= std::max(0.0, (E - e - i) / (E - i));
-  return static_cast<double>(domains - 1) * (1 - none) / s.experts_per_token;
+  // Each of the other domains receives a token once when it holds one of
+  // the token's k experts (DeepSeek-V2/V3's group-limited routing caps
+  // those domains: domain_hit).
+  return static_cast<double>(domains - 1) * domain_hit(s, domains) / s.experts_per_token;
 }
 
 double ep_alltoall_seconds(const ModelShape& s, double bytes, std::int64_t ep, const Hardware& eg,

@@ -86,7 +86,11 @@ double ep_alltoall_seconds(const ModelShape& s, double bytes, std::int64_t ep, c
 // What a flex dispatch sends off its domain, over the routed copies' bytes,
 // with the E experts spread evenly over `domains` NVLink domains and a
 // token's k experts drawn without replacement: (domains - 1) x P(a domain
-// holds one of them) / k.
+// holds one of them) / k. Under group-limited routing (ModelShape
+// expert_groups, groups_per_token: DeepSeek-V3 sends a token to at most 4
+// of its 8 groups' nodes) the k experts come from the t groups the token
+// picks, so fewer domains are reached; a domain is then a whole number of
+// groups or a part of one (else the unlimited draw stands).
 double flex_remote_share(const ModelShape& s, std::int64_t domains);
 
 // Routed rows per local expert on the slowest rank.

@@ -280,6 +280,36 @@ TEST(Moe, AllToAllAcrossNodesSharesNvlinkAndTheNicByHand) {
                    alltoall_time(16000000, 8, alltoall_bandwidth(hw, 8), alltoall_latency(hw, 8)));
 }
 
+// Group-limited routing (DeepSeek-V3: 256 experts in 8 groups of 32, a
+// token picks 4 groups, then its 8 experts among those 128): over 8 nodes
+// (a node per group) a remote node gets the token when its group is picked
+// (4/8) and one of the 8 experts falls in its 32 of the 128: 7 x that / 8.
+// Over 2 nodes of 4 groups each: j of the node's 4 groups picked with the
+// hypergeometric chance C(4,j) C(4,4-j) / C(8,4), then one of the 8 experts
+// among its j x 32 of the 128. Without the limit (the same experts, drawn
+// from all 256), more nodes are reached.
+TEST(Moe, GroupLimitedRoutingReachesFewerNodesByHand) {
+  const auto& v3 = find_model("--model", "deepseek-v3");
+  ASSERT_EQ(v3.expert_groups, 8);
+  ASSERT_EQ(v3.groups_per_token, 4);
+  auto none = [](double n, double a) {
+    double p = 1;
+    for (int i = 0; i < 8; ++i) p *= (n - a - i) / (n - i);
+    return p;
+  };
+  EXPECT_NEAR(flex_remote_share(v3, 8), 7 * 0.5 * (1 - none(128, 32)) / 8, 1e-15);
+  const double c[5] = {1.0 / 70, 16.0 / 70, 36.0 / 70, 16.0 / 70, 1.0 / 70};  // j = 0..4
+  double hit = 0;
+  for (int j = 1; j <= 4; ++j) hit += c[j] * (1 - none(128, 32.0 * j));
+  EXPECT_NEAR(flex_remote_share(v3, 2), hit / 8, 1e-15);
+  auto free = v3;
+  free.expert_groups = free.groups_per_token = 0;
+  EXPECT_NEAR(flex_remote_share(free, 8), 7 * (1 - none(256, 32)) / 8, 1e-15);
+  EXPECT_LT(flex_remote_share(v3, 8), 0.75 * flex_remote_share(free, 8));
+  // 16 nodes, two per group: a node holds half a group.
+  EXPECT_NEAR(flex_remote_share(v3, 16), 15 * 0.5 * (1 - none(128, 16)) / 8, 1e-15);
+}
+
 TEST(Moe, EpOverlapHidesTheAllToAllsBehindTheOtherMicroBatch) {
   auto run = [](const std::string& overlap) {
     const auto r = run_cli({"plan",
