@@ -111,11 +111,7 @@ double merge_seconds(const Implementation& im, const Hardware& hw, std::uint64_t
 
 }  // namespace
 
-namespace {
-
-// What infer models of a model's layers, and how --ep splits its experts.
-void check_moe(const InferRequest& r) {
-  const auto& s = r.shape;
+void check_infer_model(const ModelShape& s) {
   if (is_mla(s))
     throw InputError(fmt::format(
         "--model {}: multi-head latent attention (a compressed KV cache); ringsim infer models "
@@ -126,6 +122,14 @@ void check_moe(const InferRequest& r) {
         "--model {}: chunked attention in {} of its {} layers; ringsim infer models global "
         "attention in every layer only so far (ringsim plan plans its training)",
         s.name, chunked_attention_layers(s), s.layers));
+}
+
+namespace {
+
+// How --ep splits a model's experts.
+void check_moe(const InferRequest& r) {
+  const auto& s = r.shape;
+  check_infer_model(s);
   if (r.ep < 1) throw InputError(fmt::format("--ep: must be at least 1, got {}", r.ep));
   if (!is_moe(s)) {
     if (r.ep != 1) throw InputError(not_moe_message("--ep", s));

@@ -52,6 +52,10 @@ struct InferRequest {
 // heads (or KV heads, unless it is a multiple of them: then KV heads are
 // replicated), cached > context, shards that do not divide (check_infer).
 void check_request(const InferRequest& r);
+// The model's layers as infer models them: grouped-query attention in every
+// layer (multi-head latent attention and chunked attention refused, naming
+// --model); any MLP, dense or experts.
+void check_infer_model(const ModelShape& s);
 
 // One GPU's share of one layer's forward, and the traffic of its phases. Both
 // engines read this; nothing in it depends on the network.

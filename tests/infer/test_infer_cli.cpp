@@ -148,5 +148,21 @@ TEST(InferCli, MixtureOfExpertsRunsOnBothEnginesAndEpMovesTheExperts) {
                   .is_null());
 }
 
+// plan --inference searches a mixture-of-experts model's TP x CP splits as a
+// dense one's, its experts sliced over each TP group: every split listed is
+// the one `infer` gives for it.
+TEST(InferCli, PlanInferenceSearchesAMixtureOfExpertsModel) {
+  const auto p = run_json(
+      {"plan", "--inference", "--model", "qwen3-30b-a3b", "--context", "64K", "--gpus", "16"});
+  ASSERT_FALSE(p["configs"].empty());
+  const auto& best = p["configs"][0];
+  const auto one = run_json({"infer", "--model", "qwen3-30b-a3b", "--context", "64K", "--gpus",
+                             std::to_string(best["gpus"].get<int>()), "--tp",
+                             std::to_string(best["tp"].get<int>()), "--cp",
+                             std::to_string(best["cp"].get<int>()), "--engine", "analytic"});
+  EXPECT_DOUBLE_EQ(best["ttft_s"].get<double>(), one["analytic"]["ttft_s"].get<double>());
+  EXPECT_EQ(one["moe"]["ep"], 1);
+}
+
 }  // namespace
 }  // namespace ringsim
