@@ -140,7 +140,7 @@ nlohmann::json experts_json(const InferRequest& r, const InferResult& a) {
   auto one = [](const InferLayerTimes& t, double layers) {
     return nlohmann::json{{"experts_s", t.moe_s * layers},
                           {"routed_s_per_moe_layer", t.moe.routed_s},
-                          {"experts_touched", t.moe.experts_touched},
+                          {"experts_touched", static_cast<std::int64_t>(t.moe.experts_touched)},
                           {"imbalance", t.moe.imbalance}};
   };
   const double L = r.shape.layers;
@@ -333,7 +333,8 @@ int run(const InferFlags& f) {
         r.shape.shared_experts > 0 ? fmt::format(", {} shared", r.shape.shared_experts) : "",
         r.ep > 1
             ? fmt::format("EP {} inside the TP group, each expert on {} GPU(s)", r.ep, r.tp / r.ep)
-            : fmt::format("each sliced over the TP group's {} GPUs", r.tp),
+        : r.tp > 1 ? fmt::format("each sliced over the TP group's {} GPUs", r.tp)
+                   : std::string("each whole on every GPU (TP 1)"),
         a.prefill_layer.moe.imbalance, r.routing_seed);
   out += fmt::format("  compute  {}\n", im->name());
   out += fmt::format("  variant  {} ({}): {}\n", to_string(a.choice.variant),
@@ -481,7 +482,8 @@ Command infer_command() {
                 ->type_name(flag_type::kFile);
             sub->add_option("--ep", f->ep,
                             "A mixture-of-experts model: expert parallelism inside the TP group, "
-                            "dividing --tp (default 1: every expert sliced over the TP group)")
+                            "dividing --tp and the experts (default 1: every expert sliced over "
+                            "the TP group)")
                 ->type_name(flag_type::kInt);
             sub->add_option("--routing-seed", f->routing_seed,
                             "A mixture-of-experts model: the seed of the routing drawn (default 1)")

@@ -761,10 +761,20 @@ int run(const PlanFlags& f) {
   std::optional<MaxContext> mc;
   if (f.max_context) {
     mc = max_context(r, hw, context);
-    if (mc->tokens == 0)
+    if (mc->tokens == 0) {
+      // A rule (its words) rather than a memory term (one name) stops every
+      // row: say the rule, as the row would.
+      const auto ruled = std::all_of(mc->by_config.begin(), mc->by_config.end(), [](const auto& e) {
+        return e.limited_by.find(' ') != std::string::npos;
+      });
+      if (ruled && !mc->by_config.empty())
+        throw InputError(fmt::format("--max-context: no config takes even {} tokens: {} ({})",
+                                     mc->granularity, mc->by_config.front().limited_by,
+                                     mc->by_config.front().label));
       throw InputError(
           fmt::format("--max-context: not even {} tokens fit in {} of HBM with any config",
                       mc->granularity, human_gib(hbm)));
+    }
     r.context = mc->tokens;
   }
   auto configs = search(r, hw, *cm);
@@ -868,6 +878,7 @@ int run(const PlanFlags& f) {
                       {"cp", e.cp},
                       {"tp", e.tp},
                       {"pp", e.pp},
+                      {"ep", e.ep},
                       {"pp_schedule", e.pp > 1 ? schedule_json_name(e.schedule) : "none"},
                       {"max_context", e.max_context},
                       {"granularity", e.granularity},
@@ -906,6 +917,9 @@ int run(const PlanFlags& f) {
       const auto& e = mc->by_config[i];
       out += fmt::format("  {:<{}}{:>14}  {}\n", e.label, width, e.max_context, e.limited_by);
     }
+    if (mc->by_config.size() > rows)
+      out += fmt::format("  ... {} more (--top {} or --json for all)\n",
+                         mc->by_config.size() - rows, mc->by_config.size());
     out += fmt::format(
         "\n  (searched in multiples of lcm(1024, 2 cp) tokens up to {}; the ranking below is at {} "
         "tokens)\n",

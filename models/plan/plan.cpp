@@ -423,9 +423,15 @@ std::vector<std::pair<std::int64_t, std::int64_t>> ep_and_replicas(const PlanReq
   return out;
 }
 
-// The faster of two evaluations of one shape: a feasible one first.
+// The ranking's order (search's sort) for the choices inside one shape (its
+// micro-batch, its schedule): what surely fits before what is tight (within
+// the memory band), then the faster.
 bool better(const PlanConfig& c, const PlanConfig& best) {
-  return c.feasible && (!best.feasible || c.tokens_per_s_per_gpu > best.tokens_per_s_per_gpu);
+  if (!c.feasible) return false;
+  if (!best.feasible) return true;
+  const bool ct = c.memory_verdict == "tight", bt = best.memory_verdict == "tight";
+  if (ct != bt) return bt;
+  return c.tokens_per_s_per_gpu > best.tokens_per_s_per_gpu;
 }
 
 // One shape under one schedule at its best micro-batch.
@@ -559,6 +565,9 @@ MaxContextEntry longest_context(PlanRequest r, const Hardware& hw, const Candida
                                 : PipelineSchedule::OneFOneB;
   e.pp = cd.pp;
   e.schedule = shown.pp_schedule;
+  e.ep = std::max<std::int64_t>(1, r.ep);
+  shown.ep = e.ep;
+  shown.etp = r.etp;
   if (cd.layout == Layout::Hybrid && cd.cp > 1)
     shown.ulysses_degree = auto_ulysses_degree(cd.cp, r.shape.kv_heads / static_cast<int>(cd.tp),
                                                group_hardware(hw, cd.tp).gpus_per_node);
@@ -594,16 +603,24 @@ MaxContext max_context(const PlanRequest& req, const Hardware& hw, std::int64_t 
   bool any = false;
   const double hbm = usable_hbm_bytes(r, hw);  // the framework's share (framework.hpp)
   MaxContext out;
+  if (r.dp_replicate == 0) r.dp_replicate = 1;  // HSDP only adds memory: sized without it
   for (const auto& cd : candidates(r, hw, &any)) {
     // A pipeline is sized under each schedule searched: each holds its own
-    // microbatches in flight and parameters per device (schedule.hpp).
+    // microbatches in flight and parameters per device (schedule.hpp); a
+    // MoE model under each expert-parallel degree searched (the experts'
+    // weights and state shard over EP).
     const auto schedules = cd.pp > 1 ? searched_schedules(r)
                                      : std::vector<PipelineSchedule>{PipelineSchedule::OneFOneB};
-    for (const auto sched : schedules) {
-      auto e = longest_context(r, hw, cd, sched, hbm, limit);
-      out.granularity = std::max(out.granularity, e.granularity);
-      out.tokens = std::max(out.tokens, e.max_context);
-      out.by_config.push_back(std::move(e));
+    const auto dp = r.gpus / (cd.tp * cd.cp * cd.pp);
+    for (const auto ep : ep_degrees(r, cd.tp * cd.cp * dp / expert_tp(r, cd.tp))) {
+      PlanRequest q = r;
+      q.ep = ep;
+      for (const auto sched : schedules) {
+        auto e = longest_context(q, hw, cd, sched, hbm, limit);
+        out.granularity = std::max(out.granularity, e.granularity);
+        out.tokens = std::max(out.tokens, e.max_context);
+        out.by_config.push_back(std::move(e));
+      }
     }
   }
   std::stable_sort(out.by_config.begin(), out.by_config.end(),

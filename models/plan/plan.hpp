@@ -105,6 +105,7 @@ struct MaxContextEntry {
   // The schedule it was sized under (its microbatches in flight and
   // parameters per device); 1F1B without a pipeline.
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+  std::int64_t ep = 1;  // expert parallelism it was sized under (1 for a dense model)
 };
 
 struct MaxContext {

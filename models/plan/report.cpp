@@ -510,13 +510,19 @@ std::string explain(const PlanConfig& c, double hbm) {
                     "slowest EP rank's load x{:.3f} the mean (sampled routing, --routing-seed)",
                     t.moe_imbalance)
             .c_str());
-    row(t.ep_overlapped ? "EP all-to-all (overlapped)" : "EP all-to-all (exposed)", t.ep_alltoall_s,
-        fmt::format("dispatch + combine, forward and backward, {} B per GPU each ({}){}",
-                    static_cast<std::int64_t>(t.ep_alltoall_bytes),
-                    t.ep_flex ? "flex: once per remote node, then NVLink" : "alltoall",
-                    t.ep_overlapped ? "; beside the other micro-batch's compute" : "")
-            .c_str());
-    if (t.etp_comm_s > 0)
+    const bool a2a = t.ep_alltoall_bytes > 0;  // EP 1 with expert TP: its gathers alone
+    const auto a2a_name = fmt::format("{} ({})", a2a ? "EP all-to-all" : "expert TP gathers",
+                                      t.ep_overlapped ? "overlapped" : "exposed");
+    const auto a2a_why =
+        a2a ? fmt::format("dispatch + combine, forward and backward, {} B per GPU each ({}){}",
+                          static_cast<std::int64_t>(t.ep_alltoall_bytes),
+                          t.ep_flex ? "flex: once per remote node, then NVLink" : "alltoall",
+                          t.ep_overlapped ? "; beside the other micro-batch's compute" : "")
+            : std::string(
+                  "no EP all-to-all (EP 1): the routed tokens gathered over the ETP group "
+                  "and scattered back, forward and backward");
+    row(a2a_name.c_str(), t.ep_alltoall_s, a2a_why.c_str());
+    if (a2a && t.etp_comm_s > 0)
       row("  of which expert TP", t.etp_comm_s,
           "the routed tokens gathered over the ETP group after the dispatch and scattered "
           "before the combine");

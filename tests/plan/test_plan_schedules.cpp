@@ -183,6 +183,43 @@ TEST(PlanSchedules, LongestContextIsSizedUnderEachSchedule) {
   }
 }
 
+// Inside one shape the search keeps the choice the ranking would: a
+// schedule that surely fits over a faster one that is only tight (ZB-V, with
+// p microbatches on every device, is tight at the longest context 1F1B
+// reaches for Llama 3 405B on 512 GPUs).
+TEST(PlanSchedules, TheSearchKeepsAFittingScheduleOverATightFasterOne) {
+  const auto r =
+      run_cli({"plan", "--model", "llama3-405b", "--gpus", "512", "--max-context", "--pp", "8",
+               "--framework", "any", "--tp", "8", "--layout", "zigzag", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["configs"][0]["memory_verdict"], "fits") << j["configs"][0]["label"];
+  bool zbv_shorter = false;
+  for (const auto& e : j["max_context"]["by_config"])
+    if (e["pp_schedule"] == "zb-v" && e["cp"] == j["configs"][0]["cp"])
+      zbv_shorter =
+          e["max_context"].get<std::int64_t>() < j["max_context"]["tokens"].get<std::int64_t>();
+  EXPECT_TRUE(zbv_shorter);
+}
+
+// A mixture-of-experts model's longest context is sized under each EP
+// degree: DeepSeek-V3's experts at EP 1 leave no room on 2048 GPUs, at
+// EP 64 they shard and the context grows with EP.
+TEST(PlanSchedules, LongestContextOfAMixtureOfExpertsModelGrowsWithEp) {
+  const auto r = run_cli({"plan", "--model", "deepseek-v3", "--gpus", "2048", "--max-context",
+                          "--pp", "4", "--tp", "8", "--cp", "4", "--layout", "zigzag",
+                          "--framework", "any", "--pp-schedule", "1f1b", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::map<std::int64_t, std::int64_t> by_ep;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& e : j["max_context"]["by_config"])
+    by_ep[e["ep"].get<std::int64_t>()] = e["max_context"].get<std::int64_t>();
+  ASSERT_TRUE(by_ep.count(1) && by_ep.count(8) && by_ep.count(64)) << r.out;
+  EXPECT_EQ(by_ep[1], 0);
+  EXPECT_GT(by_ep[64], by_ep[8]);
+  EXPECT_GT(by_ep[8], 0);
+}
+
 TEST(PlanSchedules, BadScheduleFlagsAreOneLineAndExit2) {
   const plan_testing::Refusals cases{
       {{"plan", "--gpus", "16", "--context", "128K", "--pp-schedule", "gpipe"}, "--pp-schedule:"},
