@@ -149,7 +149,10 @@ TEST(PlanSchedules, LongestContextIsSizedUnderEachSchedule) {
   EXPECT_LT(ctx["dualpipe"], ctx["1f1b"]);
   // Each schedule's context as the plan evaluates it: fits, and 1024 tokens
   // more (the step at cp 2) do not.
-  for (const auto& [name, tokens] : ctx) {
+  for (const auto& entry : ctx) {
+    // Named copies: clang 14 does not let a lambda capture a structured binding.
+    const std::string name = entry.first;
+    const std::int64_t tokens = entry.second;
     auto run_at = [&](std::int64_t context) {
       return run_cli({"plan",
                       "--model",
