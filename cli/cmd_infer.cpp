@@ -137,21 +137,22 @@ void set_infer_experts(InferRequest& r, const InferFlags& f) {
 // A MoE model's experts in the JSON (null for a dense model).
 nlohmann::json experts_json(const InferRequest& r, const InferResult& a) {
   if (!is_moe(r.shape)) return nullptr;
-  auto one = [](const InferLayerTimes& t, double layers) {
-    return nlohmann::json{{"experts_s", t.moe_s * layers},
+  // Over every MoE layer of the model.
+  const double L = moe_layers(r.shape);
+  auto one = [L](const InferLayerTimes& t) {
+    return nlohmann::json{{"experts_s", t.moe.seconds * L},
                           {"routed_s_per_moe_layer", t.moe.routed_s},
                           {"experts_touched", static_cast<std::int64_t>(t.moe.experts_touched)},
                           {"imbalance", t.moe.imbalance}};
   };
-  const double L = r.shape.layers;
   return {{"experts", r.shape.experts},
           {"experts_per_token", r.shape.experts_per_token},
           {"shared_experts", r.shape.shared_experts},
           {"ep", r.ep},
           {"expert_tp", r.tp / r.ep},
           {"routing_seed", r.routing_seed},
-          {"prefill", one(a.prefill_layer, L)},
-          {"decode", one(a.decode_layer, L)}};
+          {"prefill", one(a.prefill_layer)},
+          {"decode", one(a.decode_layer)}};
 }
 
 int run(const InferFlags& f) {
@@ -360,7 +361,7 @@ int run(const InferFlags& f) {
   row("  projections + MLP (GEMMs)", a.dense_s, std::nullopt);
   row("    of which kernel launch", a.launch_s, std::nullopt);
   if (is_moe(r.shape))
-    row("    of which experts", r.shape.layers * a.prefill_layer.moe_s, std::nullopt);
+    row("    of which experts", moe_layers(r.shape) * a.prefill_layer.moe.seconds, std::nullopt);
   row("  norms, RoPE, residuals", a.pointwise_s, std::nullopt);
   if (s)
     out += fmt::format("  {:<34}{:>19} {:>12}\n", "  dense work (the two above)", "",
@@ -381,9 +382,10 @@ int run(const InferFlags& f) {
       fmt::format("  {:<34}{:>12}  ({})\n", "    of which kernel launch", secs(a.decode_launch_s),
                   r.cuda_graphs ? "CUDA graphs: device gaps" : "eager: host dispatch");
   if (is_moe(r.shape))
-    out += fmt::format("  {:<34}{:>12}  ({:.0f} of {} experts touched per MoE layer)\n",
-                       "    of which experts", secs(r.shape.layers * a.decode_layer.moe_s),
-                       a.decode_layer.moe.experts_touched, r.shape.experts);
+    out +=
+        fmt::format("  {:<34}{:>12}  ({:.0f} of {} experts touched per MoE layer)\n",
+                    "    of which experts", secs(moe_layers(r.shape) * a.decode_layer.moe.seconds),
+                    a.decode_layer.moe.experts_touched, r.shape.experts);
   out += fmt::format("  {:<34}{:>12}\n", "  CP pass-Q: all-to-all + merge", secs(a.decode_comm_s));
   out += fmt::format("  {:<34}{:>12}  (NCCL {} on the TP group{})\n", "  TP all-reduces",
                      secs(a.decode_tp_s), r.tp > 1 ? "ring/tree" : "none",

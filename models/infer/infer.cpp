@@ -57,8 +57,8 @@ InferWork attention_work(const InferRequest& r, InferVariant v, bool decode) {
 // read that bounds a decode's few rows): Q/K/V and gate/up fused, as serving
 // stacks run them; the MLP at the FP8 rate with --precision fp8. A MoE
 // model's MLP is its experts (models/infer/moe.hpp), averaged over the layers
-// with any dense first layers; `moe` receives one MoE layer's and the mean.
-double dense_seconds(const InferRequest& r, const Hardware& hw, double tokens, InferLayer* moe) {
+// with any dense first layers; `moe` receives one MoE layer's experts.
+double dense_seconds(const InferRequest& r, const Hardware& hw, double tokens, InferMoe* moe) {
   const auto& sh = r.shape;
   const std::int64_t M = std::max<std::int64_t>(1, static_cast<std::int64_t>(tokens));
   const std::int64_t D = sh.d_model, d = sh.head_dim;
@@ -76,8 +76,7 @@ double dense_seconds(const InferRequest& r, const Hardware& hw, double tokens, I
   const auto m = infer_moe_mlp(r, M, mlp, bf16);
   const double L = sh.layers, Lm = moe_layers(sh);
   const double mean = (Lm * m.seconds + (L - Lm) * (Lm < L ? dense_mlp(sh.dense_ffn) : 0)) / L;
-  moe->moe = m;
-  moe->moe_s = Lm * m.seconds / L;
+  *moe = m;
   return attn + mean;
 }
 
@@ -259,7 +258,7 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
       l.merge_s = static_cast<double>(n - 1) * merge_seconds(im, hw, rows, q, d);
     }
     const double tokens = static_cast<double>(q);
-    l.dense_s = dense_seconds(r, hw, tokens, &l);
+    l.dense_s = dense_seconds(r, hw, tokens, &l.moe);
     l.pointwise_s = pointwise_bytes_per_token(r.shape) * tokens / static_cast<double>(r.tp) /
                     hw.hbm_achievable();
     l.tp_bytes = static_cast<std::uint64_t>(q) * static_cast<std::uint64_t>(r.shape.d_model) *
@@ -291,7 +290,7 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
     l.return_bytes = padded * partial_row;
     l.merge_s = static_cast<double>(n - 1) * merge_seconds(im, hw, rows, 1, d);
   }
-  l.dense_s = dense_seconds(r, hw, B, &l);
+  l.dense_s = dense_seconds(r, hw, B, &l.moe);
   l.pointwise_s =
       pointwise_bytes_per_token(r.shape) * B / static_cast<double>(r.tp) / hw.hbm_achievable();
   l.tp_bytes = static_cast<std::uint64_t>(r.batch) * static_cast<std::uint64_t>(r.shape.d_model) *
@@ -322,7 +321,6 @@ InferLayerTimes layer_times(const InferLayer& l, const InferRequest& r, const Ha
   t.merge_s = l.merge_s;
   t.dense_s = l.dense_s + l.fixed_s;
   t.fixed_s = l.fixed_s;
-  t.moe_s = l.moe_s;
   t.moe = l.moe;
   t.pointwise_s = l.pointwise_s;
   t.tp_s = l.tp_allreduces * l.tp_allreduce_s;

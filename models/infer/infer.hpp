@@ -71,8 +71,7 @@ struct InferLayer {
   std::uint64_t return_bytes = 0;
   double merge_s = 0;  // merging the N-1 returned partials (pass-q, and decode with CP)
   double dense_s = 0;  // projections + MLP (GEMM rate, or weight reads when that is slower)
-  InferMoe moe;        // of dense_s, a MoE model's experts (the mean over its layers: moe_s)
-  double moe_s = 0;
+  InferMoe moe;        // of dense_s, one MoE layer's experts (a MoE model's)
   double pointwise_s = 0;
   std::uint64_t tp_bytes = 0;  // each of the layer's two TP all-reduces, bytes per GPU
   int tp_allreduces = 2;       // after attention's output projection and after the MLP
@@ -99,8 +98,7 @@ struct InferLayerTimes {
   double merge_s = 0;
   double dense_s = 0, pointwise_s = 0, tp_s = 0;
   double fixed_s = 0;  // of dense_s: the kernels' gaps and any host-bound wait
-  double moe_s = 0;    // of dense_s: a MoE model's experts (router, shared, routed)
-  InferMoe moe;        // the routing behind moe_s (one MoE layer)
+  InferMoe moe;        // of dense_s: one MoE layer's experts (router, shared, routed)
   double total_s = 0;
   std::vector<double> step_compute_s, step_comm_s;  // slowest rank per step; transfer per step
 };

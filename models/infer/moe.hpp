@@ -13,8 +13,9 @@
 // equal chances (up to kDistinctRoutingTokens tokens; beyond, the routed
 // copies are dealt to the experts as a multinomial, where every expert gets
 // many rows and a token's repeats no longer matter). The slowest GPU's
-// experts set the layer's time: each expert it holds that got rows runs its
-// MLP on them through the GEMM-by-shape model, so a decode step of a few
+// experts set the layer's time: the experts it holds that got rows run their
+// MLP as two grouped GEMMs through the GEMM-by-shape model (gemm.hpp
+// grouped_gemm_time: their tiles share the waves), so a decode step of a few
 // tokens reads the weights of the experts it touches.
 #include <cstdint>
 

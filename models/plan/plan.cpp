@@ -423,6 +423,13 @@ std::vector<std::pair<std::int64_t, std::int64_t>> ep_and_replicas(const PlanReq
   return out;
 }
 
+// The schedules a shape is tried under: those searched with a pipeline,
+// 1F1B without one.
+std::vector<PipelineSchedule> shape_schedules(const PlanRequest& r, const Candidate& cd) {
+  return cd.pp > 1 ? searched_schedules(r)
+                   : std::vector<PipelineSchedule>{PipelineSchedule::OneFOneB};
+}
+
 // The ranking's order (search's sort) for the choices inside one shape (its
 // micro-batch, its schedule): what surely fits before what is tight (within
 // the memory band), then the faster.
@@ -480,8 +487,7 @@ std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const I
         if (per_replica % m == 0) mbs.push_back(m);
       if (mbs.back() != per_replica) mbs.push_back(per_replica);
     }
-    const auto schedules = cd.pp > 1 ? searched_schedules(r)
-                                     : std::vector<PipelineSchedule>{PipelineSchedule::OneFOneB};
+    const auto schedules = shape_schedules(r, cd);
     for (auto [ep, rep] : ep_and_replicas(r, cd, dp)) {
       PlanRequest q = r;
       q.ep = ep;
@@ -516,7 +522,6 @@ std::vector<PlanConfig> search(const PlanRequest& r, const Hardware& hw, const I
 }
 
 namespace {
-// Memory of one sequence per microbatch: the worst stage's under a pipeline.
 // Microbatches per replica in a step of the longest-context search (the
 // global batch is one sequence per replica, or the pipeline's fill).
 std::int64_t max_context_microbatches(const PlanRequest& r, const Candidate& cd) {
@@ -524,6 +529,8 @@ std::int64_t max_context_microbatches(const PlanRequest& r, const Candidate& cd)
   return sequences_per_step(r, dp, cd.pp) / dp;
 }
 
+// Memory of one sequence per microbatch: the worst stage's under a pipeline
+// run with `sched`.
 PlanMemory memory_of(const PlanRequest& r, const Hardware& hw, const Candidate& cd,
                      PipelineSchedule sched) {
   if (cd.pp <= 1) return training_memory(r, hw, cd.layout, cd.cp, cd.tp, 1);
@@ -533,9 +540,6 @@ PlanMemory memory_of(const PlanRequest& r, const Hardware& hw, const Candidate& 
   return pipeline_memory(r, hw, cd.layout, cd.cp, cd.tp, 1, layers, pc,
                          max_context_microbatches(r, cd));
 }
-}  // namespace
-
-namespace {
 
 // One candidate's longest context under one schedule: doubling, then
 // bisection, in steps of lcm(1024, 2 cp) tokens, on memory and the shape's
@@ -609,10 +613,9 @@ MaxContext max_context(const PlanRequest& req, const Hardware& hw, std::int64_t 
     // microbatches in flight and parameters per device (schedule.hpp); a
     // MoE model under each expert-parallel degree searched (the experts'
     // weights and state shard over EP).
-    const auto schedules = cd.pp > 1 ? searched_schedules(r)
-                                     : std::vector<PipelineSchedule>{PipelineSchedule::OneFOneB};
     const auto dp = r.gpus / (cd.tp * cd.cp * cd.pp);
-    for (const auto ep : ep_degrees(r, cd.tp * cd.cp * dp / expert_tp(r, cd.tp))) {
+    const auto schedules = shape_schedules(r, cd);
+    for (const auto& [ep, rep] : ep_and_replicas(r, cd, dp)) {  // rep: 1, set above
       PlanRequest q = r;
       q.ep = ep;
       for (const auto sched : schedules) {
