@@ -134,7 +134,8 @@ TEST(SweepKill, LocalSweepStoppedAnywhereResumesToTheSameBytes) {
         EXPECT_EQ(*said, kept) << where;
       } else {
         EXPECT_NE(r.err.find("interrupted; no output was left half-written"), std::string::npos)
-            << where << ": no 'interrupted' line:\n" << r.err;
+            << where << ": no 'interrupted' line:\n"
+            << r.err;
         EXPECT_TRUE(kept == 0 || slurp(path) == expected)
             << where << ": the general line, yet " << kept << " rows of 6 were journalled";
       }
