@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "models/analytic/moe.hpp"
 #include "models/core/documents.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
@@ -27,13 +28,45 @@ Catalog load_catalog(const HardwareSpec& h, bool framework_keys) {
   return cat;
 }
 
-void refuse_moe(const ModelShape& s, const char* what) {
-  if (is_moe(s))
+namespace {
+
+// run's attention kernels take one head width and a global causal mask; its
+// MoE layer needs --scope layer, and --ep groups of CP ranks holding whole
+// shares of the experts.
+void check_run_model(const WorkloadSpec& s, const Workload& w) {
+  const auto& m = w.shape;
+  if (is_mla(m))
     throw InputError(fmt::format(
-        "--model {}: a mixture-of-experts model; {} models dense layers only so far (ringsim "
-        "plan plans its training, expert parallelism included)",
-        s.name, what));
+        "--model {}: multi-head latent attention (query/key and value head widths differ); "
+        "ringsim run models grouped-query attention only so far (ringsim plan plans its "
+        "training)",
+        m.name));
+  if (m.attention_chunk > 0)
+    throw InputError(fmt::format(
+        "--model {}: chunked attention in {} of its {} layers; ringsim run models global "
+        "attention only so far (ringsim plan plans its training)",
+        m.name, chunked_attention_layers(m), m.layers));
+  if (!is_moe(m)) {
+    if (s.ep > 1) throw InputError(not_moe_message("--ep", m));
+    if (s.routing_seed) throw InputError(not_moe_message("--routing-seed", m));
+    return;
+  }
+  for (const auto& [flag, given] :
+       {std::pair{"--ep", s.ep > 1}, {"--routing-seed", s.routing_seed.has_value()}})
+    if (given && w.scope != Scope::Layer)
+      throw InputError(fmt::format(
+          "{}: the experts are the MLP of a layer; give --scope layer (--scope attention runs "
+          "attention alone)",
+          flag));
+  if (m.experts % s.ep != 0)
+    throw InputError(
+        fmt::format("--ep: must divide the {} experts of {}, got {}", m.experts, m.name, s.ep));
+  if (w.devices % s.ep != 0)
+    throw InputError(fmt::format("--ep: EP groups of CP ranks; must divide --devices ({}), got {}",
+                                 w.devices, s.ep));
 }
+
+}  // namespace
 
 ModelShape resolve_shape(const WorkloadSpec& w) {
   ModelShape s = find_model("--model", w.model);
@@ -255,7 +288,6 @@ Workload resolve_workload(const WorkloadSpec& s, const Hardware& hw) {
   w.pass = s.pass;
   w.dtype = s.dtype;
   w.shape = resolve_shape(s);
-  refuse_moe(w.shape, "ringsim run");
   if (s.layers) {
     w.layers = *s.layers;
     if (w.shape.name == "custom") w.shape.layers = w.layers;
@@ -263,6 +295,9 @@ Workload resolve_workload(const WorkloadSpec& s, const Hardware& hw) {
   w.scope = s.scope;
   w.tp = s.tp;
   w.sequence_parallel = s.sequence_parallel;
+  w.ep = s.ep;
+  w.routing_seed = s.routing_seed.value_or(1);
+  check_run_model(s, w);
   // With --tp the Ulysses groups are of CP ranks: kv_heads / tp heads each,
   // gpus_per_node / tp ranks per node.
   const int tp = std::max(1, s.tp);

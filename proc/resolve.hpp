@@ -19,10 +19,6 @@ namespace ringsim::proc {
 Catalog load_catalog(const HardwareSpec& h, bool framework_keys = false);
 // The --model preset with the custom shape flags applied.
 ModelShape resolve_shape(const WorkloadSpec& w);
-// A mixture-of-experts model is planned for training by `ringsim plan`
-// alone so far (models/plan/moe.hpp): `what` (run, infer, plan --inference)
-// refuses one with a line that says so.
-void refuse_moe(const ModelShape& s, const char* what);
 Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype);
 
 // The node and link flags a platform has: nodes (--gpus-per-node) on `nodes`

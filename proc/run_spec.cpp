@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "models/core/documents.hpp"
 #include "models/core/errors.hpp"
@@ -135,6 +136,16 @@ void add_workload_flags(CLI::App* app, WorkloadFlags& f, bool with_sizes) {
                     "on|off: with --tp, all-gathers + reduce-scatters (on) or all-reduces (off)")
         ->capture_default_str()
         ->type_name(flag_type::kOnOff);
+    app->add_option("--ep", f.ep,
+                    "Expert parallelism of a mixture-of-experts model with --scope layer: CP "
+                    "ranks per EP group, dividing --devices and the experts (each expert split "
+                    "over its TP group; dispatch and combine all-to-alls exposed)")
+        ->capture_default_str()
+        ->type_name(flag_type::kInt);
+    app->add_option("--routing-seed", f.routing_seed,
+                    "Seed of a mixture-of-experts model's routing draw (default 1): which EP "
+                    "rank is the slowest")
+        ->type_name(flag_type::kInt);
     app->add_option("--documents", f.documents,
                     "Packed documents: lengths 8K,2K,512 (repeated), a file with one length per "
                     "line, cu_seqlens as FILE.npy (int32/int64 [0, l1, l1+l2, ...] as "
@@ -340,6 +351,11 @@ WorkloadSpec parse_workload(const WorkloadFlags& f, bool with_sizes) {
     s.tp = static_cast<int>(parse_count("--tp", f.tp, 1, 1024));
     s.sequence_parallel =
         parse_choice("--sequence-parallel", f.sequence_parallel, {"on", "off"}) == "on";
+    // Whether the model has experts they divide is the workload's rule (resolve).
+    s.ep = parse_count("--ep", f.ep, 1, 65536);
+    if (!f.routing_seed.empty())
+      s.routing_seed = static_cast<std::uint64_t>(parse_count(
+          "--routing-seed", f.routing_seed, 0, std::numeric_limits<std::int64_t>::max()));
     if (!f.documents.empty()) {
       parse_documents("--documents", f.documents);  // refused here, drawn when resolved
       s.documents = f.documents;
@@ -482,6 +498,8 @@ std::vector<std::string> to_args(const WorkloadSpec& s) {
   if (s.scope != d.scope) put(a, "--scope", s.scope == Scope::Layer ? "layer" : "attention");
   if (s.tp != d.tp) put(a, "--tp", std::to_string(s.tp));
   if (!s.sequence_parallel) put(a, "--sequence-parallel", "off");
+  if (s.ep != d.ep) put(a, "--ep", std::to_string(s.ep));
+  if (s.routing_seed) put(a, "--routing-seed", std::to_string(*s.routing_seed));
   if (!s.documents.empty()) put(a, "--documents", s.documents);  // --seed: the SimSpec's
   if (s.pack != d.pack) put(a, "--pack", to_string(s.pack));
   return a;

@@ -42,6 +42,10 @@ struct WorkloadSpec {
   Scope scope = Scope::Attention;
   int tp = 1;                     // --tp: GPUs of one TP group behind each CP rank
   bool sequence_parallel = true;  // --sequence-parallel on|off (with --tp > 1)
+  // A mixture-of-experts model with --scope layer: --ep (CP ranks per EP
+  // group) and --routing-seed (unset: 1).
+  std::int64_t ep = 1;
+  std::optional<std::uint64_t> routing_seed;
   // --documents as given (models/core/documents.hpp; "" = one document), drawn
   // with documents_seed (--seed) when resolved, and --pack.
   std::string documents;
@@ -117,6 +121,7 @@ struct WorkloadFlags {
   std::string d_model, layers, heads, kv_heads, head_dim, ffn, mlp, ulysses_degree;
   std::string scope = "attention";
   std::string tp = "1", sequence_parallel = "on";
+  std::string ep = "1", routing_seed;
   std::string documents, pack = "sequence";
 };
 

@@ -36,6 +36,7 @@ Recorder::Recorder(const SimOptions& o, std::int64_t n, std::int64_t steps, std:
   collective_.assign(static_cast<std::size_t>(n_), 0.0);
   other_.assign(static_cast<std::size_t>(n_), 0.0);
   tp_.assign(static_cast<std::size_t>(n_), 0.0);
+  ep_.assign(static_cast<std::size_t>(n_), 0.0);
   free_.assign(static_cast<std::size_t>(n_), 0.0);
   interference_.assign(static_cast<std::size_t>(n_), 0.0);
   hop_.assign(static_cast<std::size_t>(n_), 0.0);
@@ -225,6 +226,21 @@ void Recorder::tp_time(std::int64_t d, double seconds) {
   tp_[static_cast<std::size_t>(d)] += seconds;
 }
 
+void Recorder::ep_alltoalls(std::int64_t d, int layer, int pass, double t0, double t1,
+                            std::uint64_t bytes) {
+  res_.activities += 1;
+  ep_[static_cast<std::size_t>(d)] += t1 - t0;
+  if (!o_.record_events) return;
+  Event e;
+  e.phase = Phase::AllToAll;
+  e.start = us(t0);
+  e.dur = us(t1 - t0);
+  e.bytes = bytes;
+  e.layer = layer;
+  e.pass = pass_of(pass);
+  event(d, e);
+}
+
 void Recorder::dense(std::int64_t d, int layer, int pi, int pass, double t0, double t1) {
   res_.activities += 1;
   const auto i = static_cast<std::size_t>(d);
@@ -312,11 +328,13 @@ SimResult Recorder::take() {
     ts.final_hop_s = hop_[i];
     ts.collectives_s = collective_[i];
     ts.tp_s = tp_[i];
+    ts.ep_s = ep_[i];
     for (const auto& w : waits_[i]) ts.step_wait_s[static_cast<std::size_t>(w.pass)][w.step] += w.s;
   }
   res.collective_s = *std::max_element(collective_.begin(), collective_.end());
   res.other_s = *std::max_element(other_.begin(), other_.end());
   res.tp_comm_s = *std::max_element(tp_.begin(), tp_.end());
+  res.ep_comm_s = *std::max_element(ep_.begin(), ep_.end());
   std::int64_t best = 0;
   for (std::int64_t d = 1; d < n_; ++d) {
     const auto i = static_cast<std::size_t>(d), b = static_cast<std::size_t>(best);

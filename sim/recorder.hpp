@@ -51,6 +51,9 @@ class Recorder {
   void hop_time(std::int64_t d, double seconds);
   // --tp: a pass's TP collectives on device d's group took `seconds`.
   void tp_time(std::int64_t d, double seconds);
+  // --ep: a MoE layer's dispatch and combine of one pass on device d (one
+  // event, phase all-to-all, `bytes` per all-to-all).
+  void ep_alltoalls(std::int64_t d, int layer, int pass, double t0, double t1, std::uint64_t bytes);
   // Transfers simulated for hosts that are not devices (a TP group's other GPUs).
   void extra_activities(std::uint64_t n) { res_.activities += n; }
   // --scope layer's projections and MLP.
@@ -75,6 +78,7 @@ class Recorder {
   std::vector<double> dense_max_, reduce_max_;  // per (layer, pass)
   std::vector<double> collective_, other_;      // per device
   std::vector<double> tp_;                      // per device: TP collectives
+  std::vector<double> ep_;                      // per device: MoE dispatch + combine
   std::vector<double> free_;                    // per device: compute free links would leave
   // Per device, for the verdict: compute slowed by transfers, the final hop,
   // and each wait after a step's compute (pass, step, seconds).

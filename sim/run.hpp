@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "models/analytic/collectives.hpp"
+#include "models/analytic/moe.hpp"
 #include "models/analytic/tp_collectives.hpp"
 #include "models/core/work.hpp"
 #include "sim/progress.hpp"
@@ -36,6 +37,12 @@ struct Run {
   std::vector<int> passes;  // 0 = fwd, 1 = bwd, in order
   PassBytes bytes[2];
   double dense_s[2] = {0, 0};
+  // --ep on a MoE model: a pass's dispatch and combine all-to-alls, the
+  // closed form's seconds (layer_moe on the cluster's hardware, set by
+  // simulate()); they are not put on the links: a layer's dispatch follows its
+  // attention, so the ring's transfers of that layer are done.
+  double ep_s[2] = {0, 0};
+  std::uint64_t ep_bytes = 0;
   // --tp: GPUs per group, the bytes each sends per ring round, ring
   // collectives per pass (0: none, e.g. --scope attention), whether they are
   // all-gathers + reduce-scatters (sequence parallel) or all-reduces, and one
@@ -79,8 +86,11 @@ struct Run {
         progress(opt.progress, units, "ringsim: simulating") {
     for (int p : passes) {
       bytes[p] = pass_bytes(w, p == 1, im);
+      // A MoE model's experts (layer_moe reads the rates alone, which the
+      // TP group's hardware keeps; w keeps the experts' TP degree).
       if (w.scope == Scope::Layer)
-        dense_s[p] = other_layer_flops(w, p == 1) / o.hardware.gemm_flops();
+        dense_s[p] = other_layer_flops(w, p == 1) / o.hardware.gemm_flops() +
+                     layer_moe(w, o.hardware).compute_s[static_cast<std::size_t>(p)];
     }
     slow = device_slowdowns(n, o.faults.stragglers);
     // The same collectives and bytes the closed forms charge (tp_pass_seconds).

@@ -60,6 +60,7 @@ Summary simulated_summary(const Summary& a, const SimResult& r) {
   s.collective_s = r.collective_s;
   s.other_s = r.other_s;
   s.tp_comm_s = r.tp_comm_s;
+  s.ep_comm_s = r.ep_comm_s;
   // The verdict by the closed forms' rule on the simulated timeline: the
   // device that finished last and where its time went (the min block, the
   // block and the layout's facts are the analytic inputs').
@@ -76,6 +77,7 @@ Summary simulated_summary(const Summary& a, const SimResult& r) {
   in.final_hop_s = ts.final_hop_s;
   in.collectives_s = ts.collectives_s;
   in.tp_s = ts.tp_s;
+  in.ep_s = ts.ep_s;
   // Job mode: the ring's own sources do not cover the FSDP flows it waits
   // for, which run beside it on the same links.
   if (r.job.rings > 1 && r.job.fsdp_s > 0)
@@ -272,6 +274,8 @@ std::string sim_summary_text(const Summary& a, const SimResult& r, const SimOpti
     pair("projections + MLP", human_seconds(s.other_s), human_seconds(a.other_s));
   if (w.tp > 1 && w.scope == Scope::Layer)
     pair("TP collectives", human_seconds(s.tp_comm_s), human_seconds(a.tp_comm_s));
+  if (a.ep_comm_s > 0)
+    pair("MoE dispatch + combine", human_seconds(s.ep_comm_s), human_seconds(a.ep_comm_s));
   pair("exposed communication", human_seconds(s.exposed_comm_s), human_seconds(a.exposed_comm_s));
   pair("efficiency", fmt::format("{:.1f}%", 100 * s.efficiency),
        fmt::format("{:.1f}%", 100 * a.efficiency));
@@ -283,6 +287,7 @@ std::string sim_summary_text(const Summary& a, const SimResult& r, const SimOpti
   row("verdict (analytic)", a.verdict.text);
   out += "\n";
   for (const auto& [k, v] : cost_rows(a)) row(k, v);
+  for (const auto& [k, v] : moe_rows(a)) row(k, v);
   row("simulated / analytic",
       (a.time_s > 0 ? fmt::format("{:.6f}", s.time_s / a.time_s) : "n/a") +
           (o.faults.any() ? " (the analytic column leaves out the faults)" : ""));

@@ -201,6 +201,7 @@ class Device {
         if (pass == 1) {
           dense(layer, static_cast<int>(pi), pass);
           tp_collectives(layer, pass);
+          ep_alltoalls(layer, pass);
         }
         const auto& b = r_.bytes[pass];
         switch (w_.layout) {
@@ -225,6 +226,7 @@ class Device {
         if (pass == 0) {
           dense(layer, static_cast<int>(pi), pass);
           tp_collectives(layer, pass);
+          ep_alltoalls(layer, pass);
         }
       }
     }
@@ -401,6 +403,14 @@ class Device {
       });
     }
     r_.rec.tp_time(d_, now() - start);
+  }
+
+  // --ep: the MoE layer's dispatch and combine (Run::ep_s), exposed.
+  void ep_alltoalls(int layer, int pass) {
+    if (r_.ep_s[pass] <= 0) return;
+    const double t0 = now();
+    sg4::this_actor::sleep_for(r_.ep_s[pass] * g_time_scale);
+    r_.rec.ep_alltoalls(d_, layer, pass, t0, now(), r_.ep_bytes);
   }
 
   void dense(int layer, int pi, int pass) {
@@ -679,6 +689,12 @@ SimResult simulate(const SimOptions& user) {
                 static_cast<std::uint64_t>(o.topology.devices)
           : 0;
   Run run(o, uw, topo, passes, progress_units(o.workload, o.topology.devices) + tp_rounds);
+  {
+    const auto moe = layer_moe(uw, user.hardware);
+    run.ep_s[0] = moe.comm_s[0];
+    run.ep_s[1] = moe.comm_s[1];
+    run.ep_bytes = static_cast<std::uint64_t>(moe.a2a_bytes);
+  }
   // The actors ask for every device-step's calls of this one workload, which
   // holds still while they run: pinned, a call costs its step's documents.
   const DocumentCallsScope documents_pinned(run.w);

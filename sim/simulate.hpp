@@ -91,6 +91,7 @@ struct SimResult {
   double collective_s = 0;        // all-to-all / gather / reduce-scatter time, busiest device
   double other_s = 0;             // --scope layer: projections + MLP, busiest device
   double tp_comm_s = 0;           // --tp, --scope layer: TP collectives, busiest device
+  double ep_comm_s = 0;           // --ep, --scope layer: MoE dispatch + combine, busiest device
   std::uint64_t activities = 0;   // execs + transfers simulated
   // Stalls: a device that had work waited for a transfer after computing.
   std::vector<std::int64_t> stalled_steps[2];  // [fwd, bwd]: steps (any layer) with a stall
@@ -103,7 +104,7 @@ struct SimResult {
   struct TimeSetter {
     std::int64_t device = 0;
     double finish_s = 0, free_s = 0, interference_s = 0, final_hop_s = 0;
-    double collectives_s = 0, tp_s = 0;
+    double collectives_s = 0, tp_s = 0, ep_s = 0;
     std::array<std::map<std::int64_t, double>, 2> step_wait_s;  // [fwd, bwd][step]
   } setter;
   // The slowest device's compute of the lightest and heaviest step (layer 0).

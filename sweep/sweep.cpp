@@ -57,6 +57,8 @@ std::string* field(proc::RunFlags& f, const std::string& flag) {
       {"--scope", &proc::WorkloadFlags::scope},
       {"--tp", &proc::WorkloadFlags::tp},
       {"--sequence-parallel", &proc::WorkloadFlags::sequence_parallel},
+      {"--ep", &proc::WorkloadFlags::ep},
+      {"--routing-seed", &proc::WorkloadFlags::routing_seed},
       {"--documents", &proc::WorkloadFlags::documents},
       {"--pack", &proc::WorkloadFlags::pack}};
   static const std::vector<std::pair<std::string, std::string proc::HardwareFlags::*>> h{
@@ -209,7 +211,9 @@ const std::vector<std::string>& sweepable_flags() {
                                "--tp",
                                "--sequence-parallel",
                                "--documents",
-                               "--pack"};
+                               "--pack",
+                               "--ep",
+                               "--routing-seed"};
     return n;
   }();
   return names;

@@ -14,7 +14,8 @@ enum class Phase : std::uint8_t {
   Send,           // a ring transfer leaving the device
   Recv,           // a ring transfer arriving
   Wait,           // blocked on a transfer after the step's compute
-  AllToAll,       // Ulysses' head/sequence exchange, one event per round
+  AllToAll,       // Ulysses' head/sequence exchange, one event per round; a MoE layer's dispatch +
+                  // combine, one per pass
   AllGather,      // all-gather CP's K/V gather, one event per round
   ReduceScatter,  // all-gather CP's dK/dV reduce-scatter, one event per round
   Dense,          // --scope layer: projections and MLP

@@ -9,6 +9,7 @@
 
 #include "models/analytic/memory.hpp"
 #include "models/analytic/minblock.hpp"
+#include "models/analytic/moe.hpp"
 #include "models/analytic/tp_collectives.hpp"
 #include "models/analytic/xla_collectives.hpp"
 #include "models/core/calls.hpp"
@@ -205,7 +206,8 @@ double other_layer_flops(const Workload& w, bool backward) {
   // (weight and input gradients).
   const double c = static_cast<double>(w.block), D = w.shape.d_model, d = w.shape.head_dim;
   const double H = w.shape.heads, kvh = w.shape.kv_heads, F = w.shape.ffn;
-  const double mlp = mlp_matrices(w.shape);
+  // A MoE model's MLP is its experts, charged apart (layer_moe).
+  const double mlp = is_moe(w.shape) ? 0 : mlp_matrices(w.shape);
   const double fwd = c * (2 * D * (H + 2 * kvh) * d + 2 * H * d * D + mlp * 2 * D * F);
   return backward ? 2 * fwd : fwd;
 }
@@ -379,16 +381,44 @@ void decide(Summary& s) {
   s.overlapped = s.verdict.hidden;
 }
 
+namespace {
+
+// A MoE layer's dispatch and combine, every pass and layer (0 without EP).
+double ep_seconds(const Workload& w, const Hardware& hw) {
+  const auto moe = layer_moe(w, hw);
+  double x = 0;
+  if (w.pass != Pass::Bwd) x += moe.comm_s[0];
+  if (w.pass != Pass::Fwd) x += moe.comm_s[1];
+  return x * w.layers;
+}
+
+// The dispatch and combine, exposed (Megatron-Core's default schedule
+// overlaps neither with compute): in the time, as the TP collectives are.
+void add_ep_alltoalls(Summary& s, const Workload& w, const Hardware& hw) {
+  s.ep_comm_s = ep_seconds(w, hw);
+  s.ep_alltoall_bytes = layer_moe(w, hw).a2a_bytes;
+  if (s.ep_comm_s <= 0) return;
+  s.time_s += s.ep_comm_s;
+  s.exposed_comm_s += s.ep_comm_s;
+  s.verdict_inputs.ep_s = s.ep_comm_s;
+  s.verdict_inputs.device_time_s += s.ep_comm_s;
+  s.verdict_inputs.time_s = s.time_s;
+}
+
+}  // namespace
+
 double analyze_time(const Workload& w, const Hardware& hw, const Implementation& im) {
-  if (w.tp <= 1) return analyze_cp(w, hw, im, false).time_s;
+  if (w.tp <= 1) return analyze_cp(w, hw, im, false).time_s + ep_seconds(w, hw);
   const double passes = w.pass == Pass::FwdBwd ? 2 : 1;
   return analyze_cp(tp_rank_workload(w), group_hardware(hw, w.tp), im, false).time_s +
-         passes * tp_pass_seconds(w, hw) * w.layers;
+         passes * tp_pass_seconds(w, hw) * w.layers + ep_seconds(w, hw);
 }
 
 Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im) {
   if (w.tp <= 1) {
     auto s = analyze_cp(w, hw, im);
+    add_ep_alltoalls(s, w, hw);
+    settle_efficiency(s);
     decide(s);
     return s;
   }
@@ -404,6 +434,7 @@ Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im)
   s.verdict_inputs.tp_s = s.tp_comm_s;
   s.verdict_inputs.device_time_s += s.tp_comm_s;
   s.verdict_inputs.block = w.block;
+  add_ep_alltoalls(s, w, hw);
   settle_efficiency(s);
   decide(s);
   // FLOPs and the one-device baseline count every GPU of a group: tp x one GPU's.
@@ -625,9 +656,15 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
   if (w.scope == Scope::Layer) {
     // Projections and MLP run at the device's matmul rate (catalog
     // gemm_efficiency); the attention kernel's rate covers attention only.
+    // A MoE model's experts at their GEMM shapes (layer_moe: the rates
+    // alone, which a TP group's hardware keeps).
+    const auto moe = layer_moe(w, hw);
     double other = 0;
-    for (bool bwd : passes) other += other_layer_flops(w, bwd) / hw.gemm_flops();
+    for (bool bwd : passes)
+      other += other_layer_flops(w, bwd) / hw.gemm_flops() + moe.compute_s[bwd ? 1 : 0];
     s.other_s = other * w.layers;
+    for (bool bwd : passes) s.moe_compute_s += moe.compute_s[bwd ? 1 : 0] * w.layers;
+    s.moe_imbalance = moe.imbalance;
     layer_time += other;
     layer_compute_only += other;
     layer_mean_compute += other;

@@ -84,8 +84,13 @@ struct Summary {
   double exposed_comm_s = 0;  // time_s minus the same schedule with free links
   double compute_only_s = 0;  // the same schedule with free links
   double collective_s = 0;    // ulysses all-to-alls / allgather gathers (exposed)
-  double other_s = 0;         // --scope layer: projections + MLP by roofline
+  double other_s = 0;    // --scope layer: projections + MLP by roofline (+ a MoE layer's experts)
   double tp_comm_s = 0;  // --tp with --scope layer: TP all-reduces / all-gathers + reduce-scatters
+  // --scope layer on a MoE model (models/analytic/moe.hpp, layer_moe): of
+  // other_s, the expert side's compute; and the dispatch and combine
+  // all-to-alls (--ep above 1), exposed; the slowest EP rank's routed rows
+  // over the mean; one all-to-all's bytes per GPU.
+  double moe_compute_s = 0, ep_comm_s = 0, moe_imbalance = 1, ep_alltoall_bytes = 0;
   std::uint64_t memory_bytes_per_device = 0;
   std::vector<StepTimes> steps;  // forward then backward, one layer
   // Hidden, exposed and its sources, stalled steps, min block per pass: the

@@ -200,7 +200,8 @@ MoeLayerTime moe_one_layer_time(const ModelShape& s, const MoeParallel& p, const
     x += linears_seconds(router, rates, bwd);
     (bwd ? t.experts_b : t.experts_f) = x;
   }
-  t.permute_f = t.permute_b = permute_bytes(s, tokens, tp, ep) / base.hbm_achievable();
+  const double hbm = base.hbm_achievable();
+  t.permute_f = t.permute_b = hbm > 0 ? permute_bytes(s, tokens, tp, ep) / hbm : 0;
   t.experts_f += t.permute_f;
   t.experts_b += t.permute_b;
   t.a2a_bytes = ep > 1 ? ep_alltoall_bytes(s, tokens, tp) : 0;
@@ -225,6 +226,25 @@ MoeLayerTime moe_one_layer_time(const ModelShape& s, const MoeParallel& p, const
     t.a2a_b += both;
   }
   return t;
+}
+
+LayerMoe layer_moe(const Workload& w, const Hardware& hw) {
+  LayerMoe out;
+  if (!is_moe(w.shape) || w.scope != Scope::Layer) return out;
+  const std::int64_t tp = w.expert_tp > 0 ? w.expert_tp : std::max(1, w.tp);
+  MoeParallel p;
+  p.ep = std::max<std::int64_t>(1, w.ep);
+  p.etp = tp;
+  p.routing_seed = w.routing_seed;
+  // Gate and up as one GEMM (Megatron-Core's grouped GEMM experts).
+  const auto t = moe_one_layer_time(w.shape, p, hw, w.block * w.batch, tp, bf16_gemm_rates(hw),
+                                    /*fused_gate_up=*/true);
+  out.compute_s = {t.experts_f, t.experts_b};
+  out.comm_s = {t.a2a_f, t.a2a_b};
+  out.imbalance = t.imbalance;
+  out.a2a_bytes = t.a2a_bytes;
+  out.etp = tp;
+  return out;
 }
 
 }  // namespace ringsim

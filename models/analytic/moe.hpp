@@ -17,6 +17,7 @@
 //   * expert GEMMs: E/EP local experts, each on u x EP x T x k / E rows (u,
 //     the slowest rank's load over the mean), gate/up and down of width
 //     expert_ffn / t; shared experts on all T tokens; the router's D x E.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -135,5 +136,25 @@ struct MoeParallel {
 MoeLayerTime moe_one_layer_time(const ModelShape& s, const MoeParallel& p, const Hardware& base,
                                 std::int64_t tokens, std::int64_t tp, const GemmRates& rates,
                                 bool fused_gate_up);
+
+// `ringsim run --scope layer` on a MoE model: one MoE layer on one GPU, per
+// pass (0 forward, 1 backward), as the planner charges it
+// (moe_one_layer_time): `compute_s` the expert side's compute (router,
+// routed experts at the slowest EP rank, shared experts, the token
+// permutations) and `comm_s` the dispatch and combine all-to-alls (with the
+// experts' TP group, its gather and scatter of the routed tokens), exposed.
+// EP spans w.ep CP ranks (TP groups), the experts split over each group's
+// GPUs (expert TP = TP, Megatron-Core's default), no capacity factor
+// (dropless), routing drawn with w.routing_seed. `w` may be a TP rank's
+// workload (tp_rank_workload keeps expert_tp); `hw` sets `comm_s` where the
+// EP group sits, so give the cluster's hardware, not a TP group's (the
+// compute reads only its rates). All 0 for a dense model or --scope attention.
+struct LayerMoe {
+  std::array<double, 2> compute_s{}, comm_s{};
+  double imbalance = 1;  // the slowest EP rank's routed rows over the mean
+  double a2a_bytes = 0;  // one dispatch's (or combine's) bytes per GPU
+  std::int64_t etp = 1;  // the experts' TP degree
+};
+LayerMoe layer_moe(const Workload& w, const Hardware& hw);
 
 }  // namespace ringsim

@@ -102,6 +102,20 @@ RunSummary RunSummary::of(const Summary& s) {
   r.collective_s = s.collective_s;
   r.other_s = s.other_s;
   r.tp_comm_s = s.tp_comm_s;
+  r.ep_comm_s = s.ep_comm_s;
+  if (is_moe(w.shape) && w.scope == Scope::Layer) {
+    Moe m;
+    m.experts = w.shape.experts;
+    m.experts_per_token = w.shape.experts_per_token;
+    m.shared_experts = w.shape.shared_experts;
+    m.ep = w.ep;
+    m.expert_tp = w.expert_tp > 0 ? w.expert_tp : std::max(1, w.tp);
+    m.routing_seed = w.routing_seed;
+    m.imbalance = s.moe_imbalance;
+    m.experts_s = s.moe_compute_s;
+    m.alltoall_bytes_per_gpu = s.ep_alltoall_bytes;
+    r.moe = m;
+  }
   r.memory_bytes_per_device = s.memory_bytes_per_device;
   // One GPU's buffers (a TP group's GPUs hold heads / tp each).
   for (const auto& it : attention_memory(tp_rank_workload(w)).items)
@@ -167,6 +181,17 @@ json RunSummary::to_json() const {
   j["collective_s"] = collective_s;
   j["other_s"] = other_s;
   j["tp_comm_s"] = tp_comm_s;
+  j["ep_comm_s"] = ep_comm_s;
+  j["moe"] = moe ? json{{"experts", moe->experts},
+                        {"experts_per_token", moe->experts_per_token},
+                        {"shared_experts", moe->shared_experts},
+                        {"ep", moe->ep},
+                        {"expert_tp", moe->expert_tp},
+                        {"routing_seed", moe->routing_seed},
+                        {"imbalance", moe->imbalance},
+                        {"experts_s", moe->experts_s},
+                        {"alltoall_bytes_per_gpu", moe->alltoall_bytes_per_gpu}}
+                 : json(nullptr);
   j["memory_bytes_per_device"] = memory_bytes_per_device;
   j["memory_breakdown"] = memory_breakdown;
   j["engine"] = engine;
@@ -262,6 +287,22 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
   s.collective_s = r.real("collective_s");
   s.other_s = r.real("other_s");
   s.tp_comm_s = r.real("tp_comm_s");
+  // Absent from summaries written before run took MoE models.
+  if (j.contains("ep_comm_s")) s.ep_comm_s = r.real("ep_comm_s");
+  if (j.contains("moe") && !j["moe"].is_null()) {
+    const Reader m(j["moe"], origin + ": moe");
+    Moe x;
+    x.experts = static_cast<int>(m.integer("experts"));
+    x.experts_per_token = static_cast<int>(m.integer("experts_per_token"));
+    x.shared_experts = static_cast<int>(m.integer("shared_experts"));
+    x.ep = m.integer("ep");
+    x.expert_tp = m.integer("expert_tp");
+    x.routing_seed = m.count("routing_seed");
+    x.imbalance = m.real("imbalance");
+    x.experts_s = m.real("experts_s");
+    x.alltoall_bytes_per_gpu = m.real("alltoall_bytes_per_gpu");
+    s.moe = x;
+  }
   s.memory_bytes_per_device = r.count("memory_bytes_per_device");
   const auto& mem = r.at("memory_breakdown");
   if (!mem.is_object()) r.wrong("memory_breakdown", "an object");
@@ -355,6 +396,25 @@ std::string exposed_text(const Verdict& v) {
          (parts.empty() ? std::string() : " (" + join(parts, ", ") + ")");
 }
 
+std::vector<std::pair<std::string, std::string>> moe_rows(const Summary& s) {
+  const auto& w = s.workload;
+  if (!is_moe(w.shape) || w.scope != Scope::Layer) return {};
+  const auto etp = w.expert_tp > 0 ? w.expert_tp : std::max(1, w.tp);
+  return {{"experts", fmt::format("{} routed ({} per token){}, EP {} x expert TP {}; routing seed "
+                                  "{}: slowest EP rank {:.3f}x the mean rows",
+                                  w.shape.experts, w.shape.experts_per_token,
+                                  w.shape.shared_experts > 0
+                                      ? fmt::format(" + {} shared", w.shape.shared_experts)
+                                      : std::string(),
+                                  w.ep, etp, w.routing_seed, s.moe_imbalance)},
+          {"expert compute",
+           human_seconds(s.moe_compute_s) + " (the experts' GEMMs at their shapes, in the time)"},
+          {"MoE dispatch + combine",
+           w.ep > 1 ? fmt::format("{} (exposed, in the time; {} per all-to-all per GPU)",
+                                  human_seconds(s.ep_comm_s), human_bytes(s.ep_alltoall_bytes))
+                    : std::string("none (--ep 1: every CP rank holds every expert)")}};
+}
+
 std::vector<std::pair<std::string, std::string>> cost_rows(const Summary& s) {
   std::vector<std::pair<std::string, std::string>> r;
   if (const auto& c = s.chunk_scan) {
@@ -443,6 +503,7 @@ std::string summary_text(const Summary& s) {
                   100 * s.efficiency_vs_single_device, human_seconds(s.single_device_time_s)));
   if (w.tp > 1 && w.scope == Scope::Layer)
     row("TP collectives", human_seconds(s.tp_comm_s) + " (exposed, in the time)");
+  for (const auto& [k, v] : moe_rows(s)) row(k, v);
   row("exposed communication", exposed_text(s.verdict));
   row("verdict", s.verdict.text);
   row("memory per device", human_bytes(static_cast<double>(s.memory_bytes_per_device)) +

@@ -42,6 +42,18 @@ struct RunSummary {
   double time_s = 0, ideal_time_s = 0, efficiency = 0, exposed_comm_s = 0, compute_only_s = 0;
   double collective_s = 0, other_s = 0;
   double tp_comm_s = 0;  // --tp, --scope layer: the TP collectives, exposed (all layers)
+  // --scope layer on a mixture-of-experts model (JSON "moe"; null otherwise):
+  // its experts, the EP and expert TP degrees, the routing seed, and what
+  // layer_moe charged over the covered layers (ep_comm_s, exposed, is also
+  // the summary's top-level key, 0 without EP).
+  struct Moe {
+    int experts = 0, experts_per_token = 0, shared_experts = 0;
+    std::int64_t ep = 1, expert_tp = 1;
+    std::uint64_t routing_seed = 1;
+    double imbalance = 1, experts_s = 0, alltoall_bytes_per_gpu = 0;
+  };
+  std::optional<Moe> moe;
+  double ep_comm_s = 0;
   std::uint64_t memory_bytes_per_device = 0;
   std::map<std::string, std::uint64_t> memory_breakdown;
   std::string engine, compute_model;
@@ -95,5 +107,8 @@ std::string summary_text(const Summary& s);
 // The per-step cost rows both text reports print (kernel, tiles, merge,
 // launch, reduce, interference): (label, value), only those that apply.
 std::vector<std::pair<std::string, std::string>> cost_rows(const Summary& s);
+// A MoE layer's rows (--scope layer on a mixture-of-experts model): its
+// experts and routing, the expert compute, the dispatch and combine.
+std::vector<std::pair<std::string, std::string>> moe_rows(const Summary& s);
 
 }  // namespace ringsim

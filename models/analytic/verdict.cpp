@@ -158,6 +158,7 @@ Verdict make_verdict(const VerdictInputs& in) {
                                     {kSourceFinalHop, in.final_hop_s},
                                     {kSourceCollectives, in.collectives_s},
                                     {kSourceTp, in.tp_s},
+                                    {kSourceEp, in.ep_s},
                                     {kSourceInterference, in.interference_s}};
   double named = 0;
   for (const auto& [k, x] : raw) named += x;
@@ -242,6 +243,8 @@ Verdict make_verdict(const VerdictInputs& in) {
       what = "the " + in.collective_name + ", which no compute overlaps";
     } else if (k == kSourceTp) {
       what = "the TP collectives";
+    } else if (k == kSourceEp) {
+      what = "the MoE dispatch and combine all-to-alls";
     } else if (k == kSourceInterference) {
       what = "interference: compute and merges slowed while transfers run";
     } else {

@@ -17,10 +17,11 @@ namespace ringsim {
 
 // Where exposed time comes from (keys of Verdict::exposed_by_source).
 inline constexpr const char* kSourceTransferWaits = "transfer_waits";  // steps waiting on a link
-inline constexpr const char* kSourceDiagonal = "diagonal_step";     // causal step 0: half the work
-inline constexpr const char* kSourceFinalHop = "final_hop";         // backward's dK/dV hop home
-inline constexpr const char* kSourceCollectives = "collectives";    // all-to-all, all-gather, r-s
-inline constexpr const char* kSourceTp = "tp_collectives";          // --tp's collectives
+inline constexpr const char* kSourceDiagonal = "diagonal_step";   // causal step 0: half the work
+inline constexpr const char* kSourceFinalHop = "final_hop";       // backward's dK/dV hop home
+inline constexpr const char* kSourceCollectives = "collectives";  // all-to-all, all-gather, r-s
+inline constexpr const char* kSourceTp = "tp_collectives";        // --tp's collectives
+inline constexpr const char* kSourceEp = "ep_alltoalls";  // a MoE layer's dispatch and combine
 inline constexpr const char* kSourceInterference = "interference";  // per-step costs slowed
 inline constexpr const char* kSourceUnattributed = "unattributed";  // rounding of the timeline
 
@@ -44,7 +45,7 @@ struct VerdictInputs {
   std::array<std::map<std::int64_t, double>, 2> step_wait_s;
   bool diagonal_step0 = false;  // step 0 computes the causal diagonal (a light step)
   double interference_s = 0;    // compute and merge slowed while transfers ran
-  double final_hop_s = 0, collectives_s = 0, tp_s = 0;
+  double final_hop_s = 0, collectives_s = 0, tp_s = 0, ep_s = 0;
   // Minimum block per pass (0: the layout does not overlap; -1: never hides;
   // nullopt: the pass does not run).
   std::array<std::optional<std::int64_t>, 2> min_block;

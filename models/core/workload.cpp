@@ -285,6 +285,7 @@ Workload tp_rank_workload(const Workload& w) {
     l.shape.kv_heads = w.shape.kv_heads / w.tp;
     l.shape.ffn = w.shape.ffn / w.tp;
   }
+  if (l.expert_tp <= 0) l.expert_tp = std::max(1, w.tp);
   l.tp = 1;
   return l;
 }

@@ -129,6 +129,14 @@ struct Workload {
   std::int64_t batch = 1;  // sequences per device batch
   int tp = 1;  // tensor-parallel degree: GPUs of one TP group (inside one node) behind each CP rank
   bool sequence_parallel = true;  // TP with sequence parallelism (AG+RS) rather than all-reduces
+  // A mixture-of-experts model's layers (--scope layer; models/analytic/moe.hpp):
+  // expert parallelism over `ep` CP ranks (each a TP group; the experts split
+  // over the group's GPUs, Megatron-Core's expert TP = TP default), the
+  // routing draw's seed, and the TP degree the experts split over, kept by
+  // tp_rank_workload when it sets tp to 1 (0: tp).
+  std::int64_t ep = 1;
+  std::uint64_t routing_seed = 1;
+  int expert_tp = 0;
   // Packed documents (models/core/documents.hpp): their lengths in sequence
   // order, summing to seq_len(); attention is causal within each document and
   // empty across. Empty: one document of the whole sequence.

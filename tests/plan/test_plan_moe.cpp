@@ -375,7 +375,8 @@ TEST(Moe, PlanItemisesTheExpertsAndRefusesWhatItCannotShard) {
                               "--tp", "1", "--ep", "8", "--memory-check", "off"});
   EXPECT_NE(small.out.find("ep 8 x etp 1 does not divide tp x cp x dp = 4"), std::string::npos)
       << small.out;
-  for (auto cmd : {std::vector<std::string>{"run", "--model", "mixtral-8x7b"},
+  for (auto cmd : {std::vector<std::string>{"run", "--model", "llama3-8b", "--scope", "layer",
+                                            "--devices", "8", "--ep", "2"},
                    std::vector<std::string>{"infer", "--model", "llama3-8b", "--context", "8K",
                                             "--gpus", "8", "--ep", "2"},
                    std::vector<std::string>{"plan", "--model", "llama3-8b", "--context", "8K",

@@ -536,5 +536,47 @@ TEST(SimCli, LongSimulatedCellsKeepTheirDistanceFromTheAnalyticOne) {
   ADD_FAILURE() << "no stalled steps row:\n" << r.out;
 }
 
+TEST(SimCli, MoeLayerWithExpertParallelismAgreesInBothEnginesAndTracesItsAllToAlls) {
+  // Mixtral's layer on 8 CP ranks of TP 2, EP 4: the experts in the layer's
+  // compute and the dispatch and combine exposed, the same in both engines;
+  // the trace shows one all-to-all event per device, layer and pass.
+  const std::vector<std::string> args{
+      "--model", "mixtral-8x7b", "--scope",  "layer", "--devices", "8",
+      "--block", "2048",         "--tp",     "2",     "--ep",      "4",
+      "--pass",  "fwdbwd",       "--layers", "2"};
+  const auto [s, a] = both_engines(args);
+  EXPECT_NEAR(s.at("time_s").get<double>(), a.at("time_s").get<double>(),
+              1e-9 * a.at("time_s").get<double>());
+  EXPECT_NEAR(s.at("ep_comm_s").get<double>(), a.at("ep_comm_s").get<double>(),
+              1e-9 * a.at("ep_comm_s").get<double>());
+  EXPECT_GT(a.at("ep_comm_s").get<double>(), 0);
+  for (const auto* j : {&s, &a}) {
+    const auto& m = j->at("moe");
+    EXPECT_EQ(m.at("ep"), 4);
+    EXPECT_EQ(m.at("expert_tp"), 2);
+    EXPECT_EQ(m.at("experts"), 8);
+    EXPECT_GE(m.at("imbalance").get<double>(), 1.0);
+    // 2048 tokens / TP 2 x 2 copies x 4096 x 2 B.
+    EXPECT_EQ(m.at("alltoall_bytes_per_gpu").get<double>(), 1024.0 * 2 * 4096 * 2);
+    EXPECT_GT(j->at("verdict").at("exposed_by_source").at("ep_alltoalls").get<double>(), 0);
+  }
+  // A dense model has none.
+  const auto d = run({"--devices", "8", "--scope", "layer", "--engine", "analytic", "--json"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_TRUE(nlohmann::json::parse(d.out).at("moe").is_null());
+  // The trace: 8 devices x 2 layers x 2 passes dispatch events.
+  const auto trace = temp("moe_trace.json");
+  auto t = args;
+  t.insert(t.end(), {"--trace", trace});
+  const auto r = run(t);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto events = nlohmann::json::parse(slurp(trace)).at("traceEvents");
+  int a2a = 0;
+  for (const auto& e : events)
+    if (e.value("name", "") == "alltoall") ++a2a;
+  EXPECT_EQ(a2a, 8 * 2 * 2);
+  std::remove(trace.c_str());
+}
+
 }  // namespace
 }  // namespace ringsim
