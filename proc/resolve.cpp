@@ -58,6 +58,11 @@ void check_run_model(const WorkloadSpec& s, const Workload& w) {
           "{}: the experts are the MLP of a layer; give --scope layer (--scope attention runs "
           "attention alone)",
           flag));
+  if (w.tp > 1 && !w.sequence_parallel && w.scope == Scope::Layer)
+    throw InputError(
+        "--sequence-parallel off: a mixture-of-experts layer with --tp above 1 runs sequence "
+        "parallel (Megatron-LM: \"When using MoE and tensor parallelism, sequence parallelism "
+        "must be used.\")");
   if (m.experts % s.ep != 0)
     throw InputError(
         fmt::format("--ep: must divide the {} experts of {}, got {}", m.experts, m.name, s.ep));

@@ -143,8 +143,9 @@ void add_workload_flags(CLI::App* app, WorkloadFlags& f, bool with_sizes) {
         ->capture_default_str()
         ->type_name(flag_type::kInt);
     app->add_option("--routing-seed", f.routing_seed,
-                    "Seed of a mixture-of-experts model's routing draw (default 1): which EP "
-                    "rank is the slowest")
+                    "Seed of a mixture-of-experts model's routing draw (default 1): the slowest "
+                    "EP rank's rows, which set the experts' time (and, with --tp, the routed "
+                    "tokens gathered)")
         ->type_name(flag_type::kInt);
     app->add_option("--documents", f.documents,
                     "Packed documents: lengths 8K,2K,512 (repeated), a file with one length per "

@@ -96,7 +96,7 @@ struct Run {
     // The same collectives and bytes the closed forms charge (tp_pass_seconds).
     tp = std::max(user.tp, 1);
     if (tp > 1 && user.scope == Scope::Layer) {
-      tp_collectives = tp_ring_collectives_per_pass(tp);
+      tp_collectives = tp_ring_collectives_per_pass(user);
       tp_share =
           tp_share_bytes(user.block * user.batch, user.shape.d_model, dtype_bytes(user.dtype), tp);
     }

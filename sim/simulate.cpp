@@ -683,7 +683,7 @@ SimResult simulate(const SimOptions& user) {
   const auto& uw = user.workload;
   const std::uint64_t tp_rounds =
       uw.tp > 1 && uw.scope == Scope::Layer
-          ? static_cast<std::uint64_t>(tp_ring_collectives_per_pass(uw.tp)) *
+          ? static_cast<std::uint64_t>(tp_ring_collectives_per_pass(uw)) *
                 static_cast<std::uint64_t>(uw.tp - 1) * passes.size() *
                 static_cast<std::uint64_t>(uw.layers) *
                 static_cast<std::uint64_t>(o.topology.devices)

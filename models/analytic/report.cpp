@@ -363,11 +363,19 @@ std::string model_text(const Workload& w) {
 
 std::string tp_text(const Workload& w) {
   const auto l = tp_rank_workload(w);
-  return fmt::format("TP {} per CP rank ({} GPUs): {} heads, {} KV heads, MLP {} per GPU; {}{}",
-                     w.tp, w.devices * w.tp, l.shape.heads, l.shape.kv_heads, l.shape.ffn,
-                     w.sequence_parallel
-                         ? "sequence parallel (2 all-gathers + 2 reduce-scatters per pass)"
-                         : "2 all-reduces per pass",
+  // A MoE layer: each expert split over the group; its own gather and
+  // scatter of routed tokens are the dispatch's (moe_rows).
+  const bool moe = is_moe(w.shape);
+  const auto mlp = moe ? fmt::format("each expert's {} of {} per GPU", w.shape.expert_ffn / w.tp,
+                                     w.shape.expert_ffn)
+                       : fmt::format("MLP {} per GPU", l.shape.ffn);
+  const auto collectives =
+      !w.sequence_parallel ? std::string("2 all-reduces per pass")
+      : moe && w.scope == Scope::Layer
+          ? std::string("sequence parallel (attention's all-gather + reduce-scatter per pass)")
+          : std::string("sequence parallel (2 all-gathers + 2 reduce-scatters per pass)");
+  return fmt::format("TP {} per CP rank ({} GPUs): {} heads, {} KV heads, {}; {}{}", w.tp,
+                     w.devices * w.tp, l.shape.heads, l.shape.kv_heads, mlp, collectives,
                      w.scope == Scope::Layer ? "" : "; none in --scope attention");
 }
 
@@ -396,6 +404,25 @@ std::string exposed_text(const Verdict& v) {
          (parts.empty() ? std::string() : " (" + join(parts, ", ") + ")");
 }
 
+namespace {
+
+// What a MoE layer's dispatch and combine are: the all-to-alls over the EP
+// group, and with expert TP the routed tokens' gather and scatter.
+std::string dispatch_text(const Summary& s, std::int64_t etp) {
+  const auto& w = s.workload;
+  const std::string gather = "the routed tokens' all-gather and reduce-scatter over the TP group";
+  if (w.ep > 1)
+    return fmt::format("{} (exposed, in the time; {} per all-to-all per GPU{})",
+                       human_seconds(s.ep_comm_s), human_bytes(s.ep_alltoall_bytes),
+                       etp > 1 ? ", and " + gather : std::string());
+  if (etp > 1)
+    return fmt::format("{} (exposed, in the time): no all-to-all at --ep 1; {}",
+                       human_seconds(s.ep_comm_s), gather);
+  return "none (--ep 1: every CP rank holds every expert)";
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> moe_rows(const Summary& s) {
   const auto& w = s.workload;
   if (!is_moe(w.shape) || w.scope != Scope::Layer) return {};
@@ -409,10 +436,7 @@ std::vector<std::pair<std::string, std::string>> moe_rows(const Summary& s) {
                                   w.ep, etp, w.routing_seed, s.moe_imbalance)},
           {"expert compute",
            human_seconds(s.moe_compute_s) + " (the experts' GEMMs at their shapes, in the time)"},
-          {"MoE dispatch + combine",
-           w.ep > 1 ? fmt::format("{} (exposed, in the time; {} per all-to-all per GPU)",
-                                  human_seconds(s.ep_comm_s), human_bytes(s.ep_alltoall_bytes))
-                    : std::string("none (--ep 1: every CP rank holds every expert)")}};
+          {"MoE dispatch + combine", dispatch_text(s, etp)}};
 }
 
 std::vector<std::pair<std::string, std::string>> cost_rows(const Summary& s) {

@@ -42,12 +42,23 @@ double tp_pass_seconds(std::int64_t tokens, int d_model, int bytes_per_element, 
          tp_calls_per_pass(tp, sequence_parallel) * kCollectiveBaseLatency;
 }
 
+int tp_ring_collectives_per_pass(const Workload& w) {
+  if (w.scope != Scope::Layer) return 0;
+  return is_moe(w.shape) ? tp_ring_collectives_per_pass(w.tp) / 2
+                         : tp_ring_collectives_per_pass(w.tp);
+}
+
 double tp_pass_seconds(const Workload& w, const Hardware& hw) {
   if (w.scope != Scope::Layer) return 0;
-  return tp_pass_seconds(
-      static_cast<std::int64_t>(mul_checked(static_cast<std::uint64_t>(w.block),
-                                            static_cast<std::uint64_t>(w.batch), "TP tokens")),
-      w.shape.d_model, dtype_bytes(w.dtype), w.tp, hw, w.sequence_parallel);
+  // A MoE layer's two (with sequence parallelism, which Megatron-Core
+  // requires of MoE with TP: a call per collective) are half of a dense
+  // layer's four.
+  const double share = is_moe(w.shape) ? 0.5 : 1.0;
+  return share *
+         tp_pass_seconds(static_cast<std::int64_t>(mul_checked(static_cast<std::uint64_t>(w.block),
+                                                               static_cast<std::uint64_t>(w.batch),
+                                                               "TP tokens")),
+                         w.shape.d_model, dtype_bytes(w.dtype), w.tp, hw, w.sequence_parallel);
 }
 
 }  // namespace ringsim

@@ -44,8 +44,15 @@ std::uint64_t tp_share_bytes(std::int64_t tokens, int d_model, int bytes_per_ele
 // latency.
 double tp_pass_seconds(std::int64_t tokens, int d_model, int bytes_per_element, std::int64_t tp,
                        const Hardware& hw, bool sequence_parallel = true);
-// The same for a workload: tokens = block x batch (one CP rank's), the
-// workload's dtype; 0 unless --scope layer (attention alone has no TP collective).
+// The ring collectives one layer's pass of workload `w` has: 0 unless
+// --scope layer with --tp above 1; 2 on a mixture-of-experts layer (the
+// attention's all-gather and reduce-scatter: the MoE layer takes the
+// sequence-parallel shard into its router, and the gather and scatter of its
+// routed tokens are the dispatch's, models/analytic/moe.hpp); else 4.
+int tp_ring_collectives_per_pass(const Workload& w);
+// The same seconds for a workload: tokens = block x batch (one CP rank's),
+// the workload's dtype, its collectives (tp_ring_collectives_per_pass(w));
+// 0 unless --scope layer (attention alone has no TP collective).
 double tp_pass_seconds(const Workload& w, const Hardware& hw);
 
 }  // namespace ringsim

@@ -244,7 +244,7 @@ Verdict make_verdict(const VerdictInputs& in) {
     } else if (k == kSourceTp) {
       what = "the TP collectives";
     } else if (k == kSourceEp) {
-      what = "the MoE dispatch and combine all-to-alls";
+      what = "the MoE token dispatch and combine";
     } else if (k == kSourceInterference) {
       what = "interference: compute and merges slowed while transfers run";
     } else {

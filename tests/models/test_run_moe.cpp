@@ -10,6 +10,7 @@
 #include "helpers.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/analytic/moe.hpp"
+#include "models/analytic/tp_collectives.hpp"
 
 using namespace ringsim;
 using ringsim::testing::flat;
@@ -135,4 +136,24 @@ TEST(RunMoe, NothingForADenseModelOrTheAttentionScope) {
   d.scope = Scope::Layer;
   EXPECT_EQ(layer_moe(d, hw()).compute_s[0], 0.0);
   EXPECT_EQ(analyze(d, hw()).ep_comm_s, 0.0);
+}
+
+TEST(RunMoe, AMoeLayersTpCollectivesAreAttentionsTwo) {
+  // Sequence parallel, TP 2: a dense layer all-gathers and reduce-scatters
+  // around attention and around the MLP (4 per pass); a MoE layer around
+  // attention only (its routed tokens' gather and scatter are the dispatch's).
+  auto w = moe_layer(1);
+  w.tp = 2;
+  auto dense = w;
+  dense.shape.experts = 0;
+  EXPECT_EQ(tp_ring_collectives_per_pass(dense), 4);
+  EXPECT_EQ(tp_ring_collectives_per_pass(w), 2);
+  EXPECT_NEAR(tp_pass_seconds(w, hw()), 0.5 * tp_pass_seconds(dense, hw()), 1e-18);
+  EXPECT_GT(tp_pass_seconds(w, hw()), 0);
+  // At --ep 1 the experts' TP group still gathers and scatters the routed
+  // rows: 4096 x 2 copies x imbalance 1 x 1024 x 2 B, an all-gather and a
+  // reduce-scatter per pass, charged as the dispatch.
+  EXPECT_GT(layer_moe(w, hw()).comm_s[0], 0);
+  w.scope = Scope::Attention;
+  EXPECT_EQ(tp_ring_collectives_per_pass(w), 0);
 }
