@@ -56,6 +56,12 @@ sim::SimOptions job_options(const proc::SimSpec& spec, const Workload& w, const 
         "auto or off");
   if (spec.fsdp && *spec.fsdp && w.scope != Scope::Layer)
     throw InputError("--fsdp: the FSDP flows gather a layer's weights; give --scope layer");
+  // Job mode's FSDP flows gather a whole layer's weights; under EP a rank
+  // holds experts / ep of them, which the flows do not model.
+  if (w.ep > 1)
+    throw InputError(
+        "--dp: job mode's FSDP flows gather every expert of the layer; with --ep above 1 give --dp "
+        "1 (ringsim plan plans a MoE model's data parallelism)");
   auto job = w;
   job.devices = w.devices * spec.dp;
   o.topology = sim::topology_options(hw, job);

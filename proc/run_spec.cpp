@@ -122,8 +122,10 @@ void add_workload_flags(CLI::App* app, WorkloadFlags& f, bool with_sizes) {
                   "hybrid: head-parallel degree inside each group (default: largest power of two "
                   "dividing devices and KV heads within a node)")
       ->type_name(flag_type::kInt);
-  app->add_option("--scope", f.scope,
-                  "attention|layer (layer adds projections and MLP by roofline)")
+  app->add_option(
+         "--scope", f.scope,
+         "attention|layer (layer adds projections and MLP by roofline; a mixture-of-experts "
+         "model's experts at their GEMM shapes)")
       ->capture_default_str()
       ->type_name(flag_type::kName);
   if (with_sizes) {

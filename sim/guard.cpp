@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/analytic/tp_collectives.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 #include "models/core/work.hpp"
@@ -91,9 +92,13 @@ SizeEstimate estimate_size(const Workload& w, const TopologyOptions& t, bool tra
   const double actors = static_cast<double>(t.devices);
   // --tp: each device's group adds tp - 1 hosts with an actor and a port each
   // (and a port for the device); per pass of --scope layer, 4 ring collectives
-  // of tp - 1 rounds in which every GPU sends (events: the device's rounds).
+  // (2 on a MoE layer: tp_ring_collectives_per_pass) of tp - 1 rounds in
+  // which every GPU sends (events: the device's rounds).
   const double tp = std::max(t.tp, 1);
-  const double tp_rounds = w.tp > 1 && w.scope == Scope::Layer ? 4 * (tp - 1) : 0;
+  const double tp_rounds =
+      w.tp > 1 && w.scope == Scope::Layer ? tp_ring_collectives_per_pass(w) * (tp - 1) : 0;
+  // A MoE layer's dispatch and combine: one timed event per pass.
+  const bool dispatch = is_moe(w.shape) && w.scope == Scope::Layer && (w.ep > 1 || w.tp > 1);
   const double u = static_cast<double>(w.ulysses());
   const double layers = w.layers;
   double per_layer = 0, events = 0, rows = 0;  // per device and layer
@@ -105,6 +110,7 @@ SizeEstimate estimate_size(const Workload& w, const TopologyOptions& t, bool tra
     if (w.layout == Layout::Allgather)
       acts += (pass ? 2 : 1) * (n - 1), ev += (pass ? 2 : 1) * (n - 1);
     if (w.scope == Scope::Layer) acts += 1, ev += 1;
+    if (dispatch) acts += 1, ev += 1;
     acts += tp_rounds * tp, ev += tp_rounds;
     per_layer += acts;
     events += ev;

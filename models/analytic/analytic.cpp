@@ -419,6 +419,8 @@ Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im)
     auto s = analyze_cp(w, hw, im);
     add_ep_alltoalls(s, w, hw);
     settle_efficiency(s);
+    s.efficiency_vs_single_device =
+        efficiency_vs_one_device(s.single_device_time_s, static_cast<double>(w.devices), s.time_s);
     decide(s);
     return s;
   }

@@ -115,6 +115,8 @@ TEST(RunMoe, TheSeedMovesTheSlowestRankAndNothingElse) {
   EXPECT_DOUBLE_EQ(x.imbalance, routing_imbalance(4096, 2, 4, 0, 1));
   EXPECT_DOUBLE_EQ(y.imbalance, routing_imbalance(4096, 2, 4, 0, 7));
   EXPECT_EQ(layer_moe(a, hw()).compute_s, x.compute_s);  // the same seed, the same draw
+  // Seeds 1 and 7 draw different slowest ranks, whose rows differ.
+  EXPECT_NE(x.imbalance, y.imbalance);
 }
 
 TEST(RunMoe, ATpRanksWorkloadKeepsTheExpertsSplit) {

@@ -41,6 +41,39 @@ TEST(RunSummary, ReadsBackWhatItWrites) {
   EXPECT_FALSE(r.sim.has_value());
 }
 
+TEST(RunSummary, AMoeLayerReadsBackItsExpertsAndDispatch) {
+  // A mixture-of-experts layer with EP 4: `moe` and `ep_comm_s` round-trip.
+  Workload w;
+  w.devices = 4;
+  w.block = 2048;
+  w.scope = Scope::Layer;
+  w.shape.experts = 8;
+  w.shape.experts_per_token = 2;
+  w.shape.expert_ffn = 1024;
+  w.shape.ffn = 2048;
+  w.ep = 4;
+  w.routing_seed = 5;
+  Hardware hw;
+  hw.flops = 1e15;
+  hw.efficiency = 0.5;
+  hw.hbm_bandwidth = 3e12;
+  hw.platform = Platform::Flat;
+  hw.bandwidth_override = true;
+  hw.intra_bw = hw.inter_bw = 5e10;
+  const auto s = analyze(w, hw);
+  const auto j = summary_json(s);
+  const auto r = RunSummary::from_json(j, "test");
+  EXPECT_EQ(r.to_json(), j);
+  ASSERT_TRUE(r.moe.has_value());
+  EXPECT_EQ(r.moe->ep, 4);
+  EXPECT_EQ(r.moe->routing_seed, 5u);
+  EXPECT_DOUBLE_EQ(r.moe->experts_s, s.moe_compute_s);
+  EXPECT_GT(r.ep_comm_s, 0);
+  EXPECT_DOUBLE_EQ(r.ep_comm_s, s.ep_comm_s);
+  // A dense run's `moe` is null and reads back as none.
+  EXPECT_TRUE(summary_json(zigzag_summary()).at("moe").is_null());
+}
+
 TEST(RunSummary, CarriesTheImplementationAndItsCosts) {
   // cuDNN under PyTorch on a flat H100 ring: every implementation key is
   // written, read back equal, and says what ran.

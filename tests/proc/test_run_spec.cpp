@@ -31,6 +31,8 @@ RunSpec every_field_set() {
   w.scope = Scope::Layer;
   w.tp = 4;
   w.sequence_parallel = false;
+  w.ep = 4;
+  w.routing_seed = 0;
   w.documents = "uniform:1..9K";
   w.pack = Pack::Document;
   w.documents_seed = 42;  // --seed, shared with the jitter's (below)
@@ -91,7 +93,9 @@ TEST(RunSpec, DefaultsLeaveOutWhatIsDefault) {
 TEST(RunSpec, EachFieldAloneRoundTrips) {
   // One field away from the default at a time: no flag may hide behind another.
   const auto full = every_field_set();
-  std::vector<RunSpec> one(15);
+  std::vector<RunSpec> one(17);
+  one[15].workload.ep = 8;
+  one[16].workload.routing_seed = 7;
   one[13].workload.documents = "8K,2K,512";
   one[14].workload.pack = Pack::Document;
   one[0].workload.layout = Layout::Zigzag;

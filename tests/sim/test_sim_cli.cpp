@@ -560,6 +560,18 @@ TEST(SimCli, MoeLayerWithExpertParallelismAgreesInBothEnginesAndTracesItsAllToAl
     EXPECT_EQ(m.at("alltoall_bytes_per_gpu").get<double>(), 1024.0 * 2 * 4096 * 2);
     EXPECT_GT(j->at("verdict").at("exposed_by_source").at("ep_alltoalls").get<double>(), 0);
   }
+  // TP 1, EP 4: the closed forms' baseline ratio counts the dispatch as the
+  // simulator's does.
+  const auto [s1, a1] = both_engines({"--model", "mixtral-8x7b", "--scope", "layer", "--devices",
+                                      "8", "--block", "2048", "--ep", "4"});
+  EXPECT_GT(a1.at("ep_comm_s").get<double>(), 0);
+  EXPECT_NEAR(s1.at("efficiency_vs_single_device").get<double>(),
+              a1.at("efficiency_vs_single_device").get<double>(), 1e-9);
+  // Job mode's FSDP flows gather a dense layer: refused with EP.
+  const auto job = run(
+      {"--model", "mixtral-8x7b", "--scope", "layer", "--devices", "4", "--ep", "2", "--dp", "2"});
+  EXPECT_EQ(job.exit_code, 2);
+  EXPECT_NE(job.err.find("--dp: job mode"), std::string::npos) << job.err;
   // A dense model has none.
   const auto d = run({"--devices", "8", "--scope", "layer", "--engine", "analytic", "--json"});
   ASSERT_EQ(d.exit_code, 0) << d.err;
