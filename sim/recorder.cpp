@@ -23,6 +23,17 @@ trace::Pass pass_of(int pass) {
   return pass == 1 ? trace::Pass::Bwd : trace::Pass::Fwd;
 }
 
+// A phase of one layer's pass on a device, from t0 to t1 (seconds).
+Event span(Phase ph, int layer, int pass, double t0, double t1) {
+  Event e;
+  e.phase = ph;
+  e.start = us(t0);
+  e.dur = us(t1 - t0);
+  e.layer = layer;
+  e.pass = pass_of(pass);
+  return e;
+}
+
 }  // namespace
 
 Recorder::Recorder(const SimOptions& o, std::int64_t n, std::int64_t steps, std::vector<int> passes)
@@ -184,16 +195,11 @@ void Recorder::round(std::int64_t d, Phase ph, int layer, int pass, std::int32_t
                      double t1, std::uint64_t bytes, std::int64_t peer, std::int64_t block) {
   res_.activities += 1;
   if (!o_.record_events) return;
-  Event e;
-  e.phase = ph;
-  e.start = us(t0);
-  e.dur = us(t1 - t0);
+  Event e = span(ph, layer, pass, t0, t1);
   e.bytes = bytes;
   e.peer = static_cast<std::int32_t>(peer);
   e.kv_block = static_cast<std::int32_t>(block);
   e.round = r;
-  e.layer = layer;
-  e.pass = pass_of(pass);
   event(d, e);
 }
 
@@ -205,13 +211,7 @@ void Recorder::reduce(std::int64_t d, int layer, int pi, int pass, double t0, do
       reduce_max_[static_cast<std::size_t>(layer) * passes_.size() + static_cast<std::size_t>(pi)];
   m = std::max(m, t1 - t0);
   if (!o_.record_events) return;
-  Event e;
-  e.phase = Phase::Reduce;
-  e.start = us(t0);
-  e.dur = us(t1 - t0);
-  e.layer = layer;
-  e.pass = pass_of(pass);
-  event(d, e);
+  event(d, span(Phase::Reduce, layer, pass, t0, t1));
 }
 
 void Recorder::collective_time(std::int64_t d, double seconds) {
@@ -231,13 +231,8 @@ void Recorder::ep_alltoalls(std::int64_t d, int layer, int pass, double t0, doub
   res_.activities += 1;
   ep_[static_cast<std::size_t>(d)] += t1 - t0;
   if (!o_.record_events) return;
-  Event e;
-  e.phase = Phase::AllToAll;
-  e.start = us(t0);
-  e.dur = us(t1 - t0);
+  Event e = span(Phase::AllToAll, layer, pass, t0, t1);
   e.bytes = bytes;
-  e.layer = layer;
-  e.pass = pass_of(pass);
   event(d, e);
 }
 
@@ -251,13 +246,7 @@ void Recorder::dense(std::int64_t d, int layer, int pi, int pass, double t0, dou
       dense_max_[static_cast<std::size_t>(layer) * passes_.size() + static_cast<std::size_t>(pi)];
   m = std::max(m, t1 - t0);
   if (!o_.record_events) return;
-  Event e;
-  e.phase = Phase::Dense;
-  e.start = us(t0);
-  e.dur = us(t1 - t0);
-  e.layer = layer;
-  e.pass = pass_of(pass);
-  event(d, e);
+  event(d, span(Phase::Dense, layer, pass, t0, t1));
 }
 
 void Recorder::finished(std::int64_t d, double t) {

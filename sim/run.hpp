@@ -84,13 +84,14 @@ struct Run {
         ring(opt.rings > 1 ? opt.workload.devices : opt.topology.devices),
         rec(opt, opt.topology.devices, num_steps(opt.workload), std::move(ps)),
         progress(opt.progress, units, "ringsim: simulating") {
+    // A MoE model's experts (layer_moe reads the rates alone, which the
+    // TP group's hardware keeps; w keeps the experts' TP degree).
+    const auto moe = layer_moe(w, o.hardware);
     for (int p : passes) {
       bytes[p] = pass_bytes(w, p == 1, im);
-      // A MoE model's experts (layer_moe reads the rates alone, which the
-      // TP group's hardware keeps; w keeps the experts' TP degree).
       if (w.scope == Scope::Layer)
         dense_s[p] = other_layer_flops(w, p == 1) / o.hardware.gemm_flops() +
-                     layer_moe(w, o.hardware).compute_s[static_cast<std::size_t>(p)];
+                     moe.compute_s[static_cast<std::size_t>(p)];
     }
     slow = device_slowdowns(n, o.faults.stragglers);
     // The same collectives and bytes the closed forms charge (tp_pass_seconds).

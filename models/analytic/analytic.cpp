@@ -384,8 +384,7 @@ void decide(Summary& s) {
 namespace {
 
 // A MoE layer's dispatch and combine, every pass and layer (0 without EP).
-double ep_seconds(const Workload& w, const Hardware& hw) {
-  const auto moe = layer_moe(w, hw);
+double ep_seconds(const Workload& w, const LayerMoe& moe) {
   double x = 0;
   if (w.pass != Pass::Bwd) x += moe.comm_s[0];
   if (w.pass != Pass::Fwd) x += moe.comm_s[1];
@@ -395,8 +394,9 @@ double ep_seconds(const Workload& w, const Hardware& hw) {
 // The dispatch and combine, exposed (Megatron-Core's default schedule
 // overlaps neither with compute): in the time, as the TP collectives are.
 void add_ep_alltoalls(Summary& s, const Workload& w, const Hardware& hw) {
-  s.ep_comm_s = ep_seconds(w, hw);
-  s.ep_alltoall_bytes = layer_moe(w, hw).a2a_bytes;
+  const auto moe = layer_moe(w, hw);
+  s.ep_comm_s = ep_seconds(w, moe);
+  s.ep_alltoall_bytes = moe.a2a_bytes;
   if (s.ep_comm_s <= 0) return;
   s.time_s += s.ep_comm_s;
   s.exposed_comm_s += s.ep_comm_s;
@@ -408,10 +408,10 @@ void add_ep_alltoalls(Summary& s, const Workload& w, const Hardware& hw) {
 }  // namespace
 
 double analyze_time(const Workload& w, const Hardware& hw, const Implementation& im) {
-  if (w.tp <= 1) return analyze_cp(w, hw, im, false).time_s + ep_seconds(w, hw);
+  if (w.tp <= 1) return analyze_cp(w, hw, im, false).time_s + ep_seconds(w, layer_moe(w, hw));
   const double passes = w.pass == Pass::FwdBwd ? 2 : 1;
   return analyze_cp(tp_rank_workload(w), group_hardware(hw, w.tp), im, false).time_s +
-         passes * tp_pass_seconds(w, hw) * w.layers + ep_seconds(w, hw);
+         passes * tp_pass_seconds(w, hw) * w.layers + ep_seconds(w, layer_moe(w, hw));
 }
 
 Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im) {
