@@ -135,6 +135,28 @@ void set_infer_experts(InferRequest& r, const InferFlags& f) {
 }
 
 // A MoE model's experts in the JSON (null for a dense model).
+// The attention's form and widths (models/infer/infer.hpp, InferDims).
+nlohmann::json attention_json(const InferRequest& r) {
+  const auto p = infer_dims(r.shape, false), d = infer_dims(r.shape, true);
+  return {{"kind", p.latent ? "mla" : "gqa"},
+          {"kv_cache_bytes_per_token",
+           static_cast<std::int64_t>(decode_kv_elements_per_token(r.shape, r.tp)) *
+               dtype_bytes(r.dtype)},
+          {"prefill", {{"query_dim", p.query_dim}, {"out_dim", p.out_dim}}},
+          {"decode", {{"query_dim", d.query_dim}, {"out_dim", d.out_dim}}}};
+}
+
+std::string attention_text(const InferRequest& r) {
+  const auto& s = r.shape;
+  if (!is_mla(s)) return "";
+  return fmt::format(
+      "  attention multi-head latent attention: prefill up-projects each head's K and V (queries "
+      "and keys of {}, values of {}); decode reads one latent entry of {} + {} per token for "
+      "every head (the absorbed form), {} a token and layer on each GPU\n",
+      s.qk_head_dim, s.v_head_dim, s.kv_lora_rank, s.qk_rope_head_dim,
+      human_bytes(decode_kv_elements_per_token(s, r.tp) * dtype_bytes(r.dtype)));
+}
+
 nlohmann::json experts_json(const InferRequest& r, const InferResult& a) {
   if (!is_moe(r.shape)) return nullptr;
   // Over every MoE layer of the model.
@@ -228,6 +250,7 @@ int run(const InferFlags& f) {
   j["cp"] = r.cp;
   j["tp_nodes"] = tp_nodes(r.tp, hw.gpus_per_node);
   j["moe"] = experts_json(r, a);
+  j["attention"] = attention_json(r);
   j["layout"] = to_string(r.layout);
   j["batch"] = r.batch;
   j["decode_tokens"] = r.decode_tokens;
@@ -337,6 +360,7 @@ int run(const InferFlags& f) {
         : r.tp > 1 ? fmt::format("each sliced over the TP group's {} GPUs", r.tp)
                    : std::string("each whole on every GPU (TP 1)"),
         a.prefill_layer.moe.imbalance, r.routing_seed);
+  out += attention_text(r);
   out += fmt::format("  compute  {}\n", im->name());
   out += fmt::format("  variant  {} ({}): {}\n", to_string(a.choice.variant),
                      a.choice.automatic ? "auto" : "--variant", a.choice.reason);

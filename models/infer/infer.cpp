@@ -31,6 +31,39 @@ int local_heads(const InferRequest& r) {
   return static_cast<int>(r.shape.heads / r.tp);
 }
 
+}  // namespace
+
+InferDims infer_dims(const ModelShape& s, bool decode) {
+  InferDims d;
+  d.kernel_head_dim = s.head_dim;
+  d.query_dim = d.out_dim = s.head_dim;
+  if (!is_mla(s)) return d;
+  d.latent = true;
+  if (decode) {
+    // Absorbed (MQA) form: a query of kv_lora_rank + rope dimensions against
+    // the one latent entry per token, values its first kv_lora_rank.
+    d.query_dim = s.kv_lora_rank + s.qk_rope_head_dim;
+    d.out_dim = s.kv_lora_rank;
+  } else {
+    // Up-projected (MHA) form: each head's query and key of qk_head_dim, value v_head_dim.
+    d.query_dim = s.qk_head_dim;
+    d.out_dim = s.v_head_dim;
+  }
+  return d;
+}
+
+double decode_kv_elements_per_token(const ModelShape& s, std::int64_t tp) {
+  if (is_mla(s)) return s.kv_lora_rank + s.qk_rope_head_dim;  // every TP rank holds it whole
+  return 2.0 * std::max<std::int64_t>(1, s.kv_heads / tp) * s.head_dim;
+}
+
+double decode_flops_per_pair(const ModelShape& s) {
+  if (is_mla(s)) return 2.0 * (s.kv_lora_rank + s.qk_rope_head_dim) + 2.0 * s.kv_lora_rank;
+  return 4.0 * s.head_dim;
+}
+
+namespace {
+
 InferWork attention_work(const InferRequest& r, InferVariant v, bool decode) {
   InferWork w;
   w.ranks = r.cp;
@@ -58,15 +91,35 @@ InferWork attention_work(const InferRequest& r, InferVariant v, bool decode) {
 // stacks run them; the MLP at the FP8 rate with --precision fp8. A MoE
 // model's MLP is its experts (models/infer/moe.hpp), averaged over the layers
 // with any dense first layers; `moe` receives one MoE layer's experts.
-double dense_seconds(const InferRequest& r, const Hardware& hw, double tokens, InferMoe* moe) {
+// `cached_rows`: cached tokens on this rank whose MLA latents a prefill
+// up-projects.
+double dense_seconds(const InferRequest& r, const Hardware& hw, double tokens, InferMoe* moe,
+                     std::int64_t cached_rows = 0) {
   const auto& sh = r.shape;
   const std::int64_t M = std::max<std::int64_t>(1, static_cast<std::int64_t>(tokens));
   const std::int64_t D = sh.d_model, d = sh.head_dim;
   const std::int64_t q = local_heads(r) * d, kv = local_kv_heads(r) * d;
   const auto bf16 = bf16_gemm_rates(hw);
   const auto mlp = r.fp8_mlp ? fp8_gemm_rates(hw, r.fp8_flops, r.fp8_gemm_efficiency) : bf16;
-  const double attn =
-      gemm_time({M, q + 2 * kv, D}, bf16).seconds + gemm_time({M, D, q}, bf16).seconds;
+  double attn = 0;
+  if (is_mla(sh)) {
+    // Multi-head latent attention's projections as Megatron-Core and the
+    // serving stacks split them (models/analytic/moe.hpp add_mla_gemms); a
+    // decode's absorbed form reads the same weights, and reading them bounds it.
+    std::vector<GemmShape> g;
+    add_mla_gemms(g, sh, M, r.tp, true, true);
+    for (const auto& x : g) attn += gemm_time(x, bf16).seconds;
+    // An up-projected (MHA-form) prefill first up-projects the cached
+    // tokens' latents on this rank to per-head K and V.
+    if (cached_rows > 0)
+      attn += gemm_time({cached_rows,
+                         local_heads(r) * (sh.qk_head_dim - sh.qk_rope_head_dim + sh.v_head_dim),
+                         sh.kv_lora_rank},
+                        bf16)
+                  .seconds;
+  } else {
+    attn = gemm_time({M, q + 2 * kv, D}, bf16).seconds + gemm_time({M, D, q}, bf16).seconds;
+  }
   auto dense_mlp = [&](std::int64_t width) {
     const std::int64_t f = width / r.tp;
     return gemm_time({M, mlp_up_matrices(sh) * f, D}, mlp).seconds +
@@ -111,11 +164,6 @@ double merge_seconds(const Implementation& im, const Hardware& hw, std::uint64_t
 }  // namespace
 
 void check_infer_model(const ModelShape& s) {
-  if (is_mla(s))
-    throw InputError(fmt::format(
-        "--model {}: multi-head latent attention (a compressed KV cache); ringsim infer models "
-        "grouped-query attention only so far (ringsim plan plans its training)",
-        s.name));
   if (s.attention_chunk > 0)
     throw InputError(fmt::format(
         "--model {}: chunked attention in {} of its {} layers; ringsim infer models global "
@@ -235,11 +283,12 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
   const auto& w = l.work;
   const auto& rates = im.rates();
   const int d = w.head_dim, db = dtype_bytes(r.dtype);
+  const auto dims = infer_dims(r.shape, decode);
   const auto n = w.ranks, steps = infer_steps(w);
   const double B = static_cast<double>(r.batch);
   // A partial output row (O in the working dtype, LSE in fp32) per (query, head).
   const std::uint64_t partial_row =
-      static_cast<std::uint64_t>(w.heads) * static_cast<std::uint64_t>(d * db + 4);
+      static_cast<std::uint64_t>(w.heads) * static_cast<std::uint64_t>(dims.out_dim * db + 4);
   l.step_s.assign(static_cast<std::size_t>(n),
                   std::vector<double>(static_cast<std::size_t>(steps)));
   if (!decode) {
@@ -249,16 +298,22 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
       for (std::int64_t s = 0; s < steps; ++s) {
         double t = 0;
         for (const auto& c : infer_step_calls(w, i, s)) t += rates.call_seconds(c, d, false);
-        if (variant == InferVariant::PassKv && s > 0) t += merge_seconds(im, hw, rows, q, d);
+        if (variant == InferVariant::PassKv && s > 0)
+          t += merge_seconds(im, hw, rows, q, dims.out_dim);
         l.step_s[static_cast<std::size_t>(i)][static_cast<std::size_t>(s)] = t;
       }
-    l.ring_bytes = infer_ring_elements(w) * static_cast<std::uint64_t>(db);
+    // Pass-KV moves K and V (head_dim is their mean width under MLA, so the
+    // bytes are exact); pass-Q moves queries of query_dim.
+    auto ring = infer_ring_elements(w);
+    if (variant == InferVariant::PassQ)
+      ring = ring / static_cast<std::uint64_t>(d) * dims.query_dim;
+    l.ring_bytes = ring * static_cast<std::uint64_t>(db);
     if (variant == InferVariant::PassQ && n > 1) {
       l.return_bytes = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(q) * partial_row;
-      l.merge_s = static_cast<double>(n - 1) * merge_seconds(im, hw, rows, q, d);
+      l.merge_s = static_cast<double>(n - 1) * merge_seconds(im, hw, rows, q, dims.out_dim);
     }
     const double tokens = static_cast<double>(q);
-    l.dense_s = dense_seconds(r, hw, tokens, &l.moe);
+    l.dense_s = dense_seconds(r, hw, tokens, &l.moe, dims.latent ? r.cached / n : 0);
     l.pointwise_s = pointwise_bytes_per_token(r.shape) * tokens / static_cast<double>(r.tp) /
                     hw.hbm_achievable();
     l.tp_bytes = static_cast<std::uint64_t>(q) * static_cast<std::uint64_t>(r.shape.d_model) *
@@ -273,22 +328,26 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
   // travel the ring, so every rank runs N attention calls over its own shard,
   // N - 1 SendRecvs of Q, one all-to-all of the partial outputs home, and
   // N - 1 merges.
+  // Under MLA the absorbed form (FlashMLA) reads one latent entry per token
+  // for every head (decode_kv_elements_per_token).
   const std::int64_t calls = n;
+  const double kv_elems = decode_kv_elements_per_token(r.shape, r.tp);
+  const double pair_flops = decode_flops_per_pair(r.shape);
   for (std::int64_t i = 0; i < n; ++i) {
     const auto entries = static_cast<double>(infer_step_entries(w, i, 0));
     const double keys = static_cast<double>(infer_kv_count(w, i));
-    const double bytes = 2 * keys * w.kv_heads * d * db * B;
-    const double flops = 4.0 * d * entries * B;
+    const double bytes = keys * kv_elems * db * B;
+    const double flops = pair_flops * entries * B;
     const double one = std::max(bytes / hw.hbm_achievable(), flops / hw.effective_flops());
     l.step_s[static_cast<std::size_t>(i)].assign(static_cast<std::size_t>(calls), one);
   }
   const auto rows = static_cast<std::uint64_t>(r.batch) * static_cast<std::uint64_t>(w.heads);
   if (n > 1) {
     const auto padded = static_cast<std::uint64_t>((r.batch + n - 1) / n * n);
-    l.ring_bytes =
-        padded * static_cast<std::uint64_t>(w.heads) * static_cast<std::uint64_t>(d * db);
+    l.ring_bytes = padded * static_cast<std::uint64_t>(w.heads) *
+                   static_cast<std::uint64_t>(dims.query_dim * db);
     l.return_bytes = padded * partial_row;
-    l.merge_s = static_cast<double>(n - 1) * merge_seconds(im, hw, rows, 1, d);
+    l.merge_s = static_cast<double>(n - 1) * merge_seconds(im, hw, rows, 1, dims.out_dim);
   }
   l.dense_s = dense_seconds(r, hw, B, &l.moe);
   l.pointwise_s =
@@ -338,25 +397,37 @@ InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant
   const double mlp = mlp_params(r.shape);
   m.weights =
       (static_cast<double>(total_params(r.shape)) * db - (r.fp8_mlp ? mlp * (db - 1) : 0)) / t;
-  m.kv_cache = 2 * L * static_cast<double>(r.context + r.decode_tokens) / cp * kvl * d * db * B;
+  // Under MLA each token's cache entry is its latent and RoPE key, whole on
+  // every TP rank (decode_kv_elements_per_token).
+  m.kv_cache = L * static_cast<double>(r.context + r.decode_tokens) / cp *
+               decode_kv_elements_per_token(r.shape, r.tp) * db * B;
   const double q = static_cast<double>(r.context - r.cached) / cp;  // prefill tokens per GPU
-  // One layer's live tensors: the residual stream and its norm, Q/K/V, the MLP's
-  // gate, up and product (plain: up and the activation), and the running
-  // output with its LSE in fp32.
+  // One layer's live tensors: the residual stream and its norm, Q/K/V (MLA:
+  // the latents and each head's query, key and value), the MLP's gate, up and
+  // product (plain: up and the activation), and the running output with its
+  // LSE in fp32.
+  const auto& sh = r.shape;
+  const double qkv = is_mla(sh) ? sh.q_lora_rank + sh.kv_lora_rank + sh.qk_rope_head_dim +
+                                      Hl * (2.0 * sh.qk_head_dim + sh.v_head_dim)
+                                : d * (Hl + 2 * kvl);
+  const double out_d = infer_dims(sh, false).out_dim;
   const double mlp_live = mlp_gated(r.shape) ? 3 : 2;
-  m.activations = q * db * (2 * D + d * (Hl + 2 * kvl) + mlp_live * F) + q * Hl * (d + 1) * 4;
+  m.activations = q * db * (2 * D + qkv + mlp_live * F) + q * Hl * (out_d + 1) * 4;
   const auto w = attention_work(r, variant, false);
-  const double ring = static_cast<double>(infer_ring_elements(w)) * db;
+  double ring = static_cast<double>(infer_ring_elements(w)) * db;
+  if (variant == InferVariant::PassQ) ring *= infer_dims(sh, false).query_dim / d;
   m.ring_buffers = 2 * ring;  // the block computed on and the one arriving
   if (variant == InferVariant::PassQ)
-    m.ring_buffers += (cp - 1) * q * Hl * (d * db + 4);  // partials held for other ranks
+    m.ring_buffers += (cp - 1) * q * Hl * (out_d * db + 4);  // partials held for other ranks
   auto add = [&](const char* name, double bytes, const char* pool, std::string formula) {
     m.items.push_back({name, bytes, pool == std::string("tensors") ? "persistent" : "overhead",
                        std::move(formula), pool});
   };
   add("weights", m.weights, "tensors", "params / tp (FP8 MLP weights at 1 B with --precision fp8)");
   add("kv_cache", m.kv_cache, "tensors",
-      "2 x layers x (context + decode) / cp x KV heads / tp x d");
+      is_mla(sh) ? "layers x (context + decode) / cp x (kv_lora_rank + rope dims), whole on every "
+                   "TP rank (MLA's latent cache)"
+                 : "2 x layers x (context + decode) / cp x KV heads / tp x d");
   add("activations", m.activations, "tensors", "one layer's live prefill tensors");
   add("ring_buffers", m.ring_buffers, "tensors", "the block computed on and the one arriving");
   const double tensors = m.weights + m.kv_cache + m.activations + m.ring_buffers;

@@ -52,10 +52,31 @@ struct InferRequest {
 // heads (or KV heads, unless it is a multiple of them: then KV heads are
 // replicated), cached > context, shards that do not divide (check_infer).
 void check_request(const InferRequest& r);
-// The model's layers as infer models them: grouped-query attention in every
-// layer (multi-head latent attention and chunked attention refused, naming
-// --model); any MLP, dense or experts.
+// The model's layers as infer models them: grouped-query or multi-head latent
+// attention in every layer (chunked attention refused, naming --model); any
+// MLP, dense or experts.
 void check_infer_model(const ModelShape& s);
+
+// The widths a layer's attention runs at (docs/inference.md, "Multi-head
+// latent attention"). Grouped-query attention: head_dim throughout. MLA
+// (DeepSeek-V2/V3): the prefill up-projects each head's K and V (the MHA
+// form: queries and keys of qk_head_dim, values of v_head_dim; the kernel
+// at head_dim, their mean, does the same FLOPs, and a pass-KV ring moves the
+// same K + V bytes); a decode step runs the absorbed form (FlashMLA, DeepSeek's
+// MQA form): queries of kv_lora_rank + rope dimensions against one latent
+// entry per token, outputs of kv_lora_rank.
+struct InferDims {
+  bool latent = false;  // MLA
+  int kernel_head_dim = 0, query_dim = 0, out_dim = 0;
+};
+InferDims infer_dims(const ModelShape& s, bool decode);
+// Elements of one token's KV-cache entry on one GPU, one layer: 2 x KV heads
+// / tp x head_dim, or MLA's latent and RoPE key (whole on every TP rank: the
+// latent is shared by all heads, as vLLM's and SGLang's TP attention keep it).
+double decode_kv_elements_per_token(const ModelShape& s, std::int64_t tp);
+// FLOPs of one (query, key) pair of one head in a decode step: 4 x head_dim;
+// MLA's absorbed form 2 x (kv_lora_rank + rope) + 2 x kv_lora_rank.
+double decode_flops_per_pair(const ModelShape& s);
 
 // One GPU's share of one layer's forward, and the traffic of its phases. Both
 // engines read this; nothing in it depends on the network.
