@@ -11,6 +11,7 @@
 #include <cctype>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
@@ -382,7 +383,7 @@ void apply_moe_flags(const PlanFlags& f, PlanRequest& r) {
   if (!f.routing_seed.empty()) {
     need_moe("--routing-seed");
     r.routing_seed = static_cast<std::uint64_t>(
-        parse_count("--routing-seed", f.routing_seed, 0, std::int64_t{1} << 62));
+        parse_count("--routing-seed", f.routing_seed, 0, std::numeric_limits<std::int64_t>::max()));
   }
 }
 

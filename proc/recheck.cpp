@@ -135,7 +135,40 @@ RunSpec recheck_spec(const PlanRequest& r, const PlanConfig& c, const Hardware& 
   return s;
 }
 
-bool wants_job(const PlanConfig& c, std::string* why) {
+namespace {
+
+// Whether `run --scope layer` can play a MoE model's layer as the config
+// runs it (docs/models.md, "Mixture of experts in `run`"); if not, why.
+bool moe_job_runs(const PlanRequest& r, const PlanConfig& c, std::string* why) {
+  const auto& s = r.shape;
+  if (is_mla(s) || s.attention_chunk > 0) {
+    *why = fmt::format("job mode runs `run --scope layer`, which does not model {}'s {}", s.name,
+                       is_mla(s) ? "multi-head latent attention" : "chunked attention");
+    return false;
+  }
+  if (!is_moe(s)) return true;
+  if (c.ep > 1 && (c.dp > 1 || c.cp % c.ep != 0)) {
+    *why = fmt::format(
+        "job mode groups expert parallelism over one ring's CP ranks; ep {} spans {}", c.ep,
+        c.dp > 1 ? "data-parallel replicas, whose FSDP flows would gather every expert"
+                 : fmt::format("more than the ring's {} CP ranks", c.cp));
+    return false;
+  }
+  if (c.etp > 0 && c.etp != c.tp) {
+    *why = fmt::format("`run` splits each expert over its TP group ({}), not expert TP {}", c.tp,
+                       c.etp);
+    return false;
+  }
+  if (r.capacity_factor > 0) {
+    *why = "`run` draws the routing without a capacity factor (--capacity-factor)";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool wants_job(const PlanRequest& r, const PlanConfig& c, std::string* why) {
   if (c.tp <= 1 && c.dp <= 1) {
     *why = "tp 1, dp 1: the attention re-check is the whole layer's ring";
     return false;
@@ -145,7 +178,7 @@ bool wants_job(const PlanConfig& c, std::string* why) {
     *why = fmt::format("job mode simulates ring layouts, not {}", to_string(c.layout));
     return false;
   }
-  return true;
+  return moe_job_runs(r, c, why);
 }
 
 RunSpec job_spec(const PlanRequest& r, const PlanConfig& c, const Hardware& hw,
@@ -158,6 +191,17 @@ RunSpec job_spec(const PlanRequest& r, const PlanConfig& c, const Hardware& hw,
   w.shape.kv_heads *= tp;
   w.shape.ffn *= tp;
   set_workload(s.workload, r, w, Pass::FwdBwd);
+  if (is_moe(r.shape)) {
+    // The model itself, not a dense stand-in of its width: `run` charges
+    // its experts, their routing and their dispatch (wants_job: the
+    // configs whose MoE layer it can play).
+    s.workload.model = r.shape.name;
+    s.workload.d_model = s.workload.heads = s.workload.kv_heads = std::nullopt;
+    s.workload.head_dim = s.workload.ffn = std::nullopt;
+    s.workload.mlp = std::nullopt;
+    s.workload.ep = c.ep;
+    s.workload.routing_seed = r.routing_seed;
+  }
   s.workload.scope = Scope::Layer;
   s.workload.tp = tp;
   s.hardware = hardware;
@@ -267,7 +311,7 @@ Recheck recheck_top(int n, const std::vector<PlanConfig>& configs, const PlanReq
     first.push_back(cmds.size());
     for (Pass p : {Pass::Fwd, Pass::FwdBwd}) add(recheck_spec(r, c, hw, hardware, p, faults));
     std::string why;
-    job_cmd.push_back(wants_job(c, &why) ? static_cast<int>(cmds.size()) : -1);
+    job_cmd.push_back(wants_job(r, c, &why) ? static_cast<int>(cmds.size()) : -1);
     job_skipped.push_back(why);
     if (job_cmd.back() >= 0) add(job_spec(r, c, hw, hardware, faults));
   }

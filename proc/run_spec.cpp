@@ -148,6 +148,9 @@ void add_workload_flags(CLI::App* app, WorkloadFlags& f, bool with_sizes) {
                     "Seed of a mixture-of-experts model's routing draw (default 1): the slowest "
                     "EP rank's rows, which set the experts' time (and, with --tp, the routed "
                     "tokens gathered)")
+        // Shown, and a sweep's journal counts `--routing-seed 1` as not given
+        // (sweep/header.cpp flags_given); the flag stays unset when absent.
+        ->default_str("1")
         ->type_name(flag_type::kInt);
     app->add_option("--documents", f.documents,
                     "Packed documents: lengths 8K,2K,512 (repeated), a file with one length per "
@@ -445,7 +448,9 @@ SimSpec parse_sim(const SimFlags& f, std::int64_t devices) {
   if (s.engine == Engine::Analytic)
     for (const auto& [flag, set] : {std::pair{"--trace", !s.trace.empty()},
                                     {"--csv", !s.csv.empty()},
-                                    {"--straggler/--degrade/--jitter", s.faults.any()}})
+                                    {"--straggler/--degrade/--jitter", s.faults.any()},
+                                    // job mode: the closed forms time one ring alone
+                                    {"--dp", s.dp > 1}})
       if (set) throw InputError(fmt::format("{}: needs the simulator (--engine simgrid)", flag));
   return s;
 }

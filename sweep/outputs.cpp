@@ -101,8 +101,6 @@ std::string write_plot(const std::vector<Row>& rows, const Options& o) {
   by_axes.insert(by_axes.end(), o.others.begin(), o.others.end());
   panel.title = fmt::format("{} against {}{}", o.metric, o.x,
                             by_axes.empty() ? "" : " by " + join(by_axes, ", "));
-  panel.x = exp::make_axis(o.x, true, 2);
-  panel.y = exp::make_axis(o.metric, true, 10);
   std::vector<std::string> order;
   std::map<std::string, exp::Series> by;
   std::size_t missing = 0;
@@ -127,6 +125,17 @@ std::string write_plot(const std::vector<Row>& rows, const Options& o) {
     }
     by[s].points.push_back({x, r.summary[o.metric].get<double>()});
   }
+  // Log axes (a sweep's axes are mostly geometric) only where every value is
+  // above 0: a log axis cannot draw a 0 (an --ep 1 row's ep_comm_s), and a
+  // dropped point would go unsaid.
+  bool x_log = true, y_log = true;
+  for (const auto& s : order)
+    for (const auto& pt : by[s].points) {
+      x_log = x_log && pt.first > 0;
+      y_log = y_log && pt.second > 0;
+    }
+  panel.x = exp::make_axis(o.x, x_log, 2);
+  panel.y = exp::make_axis(o.metric, y_log, 10);
   for (const auto& s : order) panel.series.push_back(by[s]);
   spec.title = fmt::format("ringsim sweep: {} ({} points{})", o.metric, rows.size(),
                            missing ? fmt::format(", {} without a value", missing) : "");

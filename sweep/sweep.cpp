@@ -284,13 +284,25 @@ std::vector<std::string> decimal_range(const std::string& flag, const std::strin
 std::vector<std::string> integer_range(const std::string& flag, const std::string& text,
                                        const std::string& a, const std::string& b,
                                        const std::string& step) {
-  const auto lo = parse_count(flag, a, 0, kMaxTokens);
-  const auto hi = parse_count(flag, b, 0, kMaxTokens);
+  // The ends and the step in the widest integer range: each value is then
+  // judged by the flag's own parser, in its own words, when its point runs.
+  auto read = [&](const std::string& t, std::int64_t min, const char* what) {
+    try {
+      return parse_count(flag, t, min, INT64_MAX);
+    } catch (const InputError&) {
+      throw InputError(
+          fmt::format("{}: range '{}': {} '{}' must be an integer from {} to {} "
+                      "(binary suffix K/M/G/T allowed)",
+                      flag, text, what, t, min, INT64_MAX));
+    }
+  };
+  const auto lo = read(a, 0, "its start");
+  const auto hi = read(b, 0, "its end");
   if (hi < lo)
     throw InputError(
         fmt::format("{}: range '{}' runs backwards (from {} to {})", flag, text, lo, hi));
   const bool mul = step[0] == 'x';
-  const auto k = parse_count(flag, step.substr(1), mul ? 2 : 1, kMaxTokens);
+  const auto k = read(step.substr(1), mul ? 2 : 1, mul ? "the factor of its step" : "its step");
   if (mul && lo == 0)
     throw InputError(fmt::format("{}: a geometric range cannot start at 0", flag));
   std::vector<std::string> out;

@@ -43,9 +43,10 @@ double routing_imbalance(std::int64_t tokens, int k, std::int64_t ep, double cap
   return capacity_factor > 0 ? std::min(u, capacity_factor) : u;
 }
 
-double ep_alltoall_bytes(const ModelShape& s, std::int64_t tokens, std::int64_t tp) {
+double ep_alltoall_bytes(const ModelShape& s, std::int64_t tokens, std::int64_t tp,
+                         int element_bytes) {
   return static_cast<double>(tokens) / static_cast<double>(tp) * s.experts_per_token * s.d_model *
-         2.0;
+         element_bytes;
 }
 
 double rows_per_expert(const ModelShape& s, std::int64_t tokens, std::int64_t ep,
@@ -53,12 +54,13 @@ double rows_per_expert(const ModelShape& s, std::int64_t tokens, std::int64_t ep
   return imbalance * static_cast<double>(ep * tokens) * s.experts_per_token / s.experts;
 }
 
-double permute_bytes(const ModelShape& s, std::int64_t tokens, std::int64_t tp, std::int64_t ep) {
+double permute_bytes(const ModelShape& s, std::int64_t tokens, std::int64_t tp, std::int64_t ep,
+                     int element_bytes) {
   const double t = static_cast<double>(tokens) / static_cast<double>(tp);
   const double k = s.experts_per_token;
   const bool sorts = s.experts / std::max<std::int64_t>(1, ep) > 1 && ep > 1;
   const double elements = (t + t * k) + (sorts ? 4 * t * k : 0) + (t * k + t);
-  return 2.0 * s.d_model * elements;
+  return static_cast<double>(element_bytes) * s.d_model * elements;
 }
 
 void add_mlp_gemms(std::vector<GemmShape>& out, const ModelShape& s, std::int64_t rows,
@@ -201,10 +203,10 @@ MoeLayerTime moe_one_layer_time(const ModelShape& s, const MoeParallel& p, const
     (bwd ? t.experts_b : t.experts_f) = x;
   }
   const double hbm = base.hbm_achievable();
-  t.permute_f = t.permute_b = hbm > 0 ? permute_bytes(s, tokens, tp, ep) / hbm : 0;
+  t.permute_f = t.permute_b = hbm > 0 ? permute_bytes(s, tokens, tp, ep, p.element_bytes) / hbm : 0;
   t.experts_f += t.permute_f;
   t.experts_b += t.permute_b;
-  t.a2a_bytes = ep > 1 ? ep_alltoall_bytes(s, tokens, tp) : 0;
+  t.a2a_bytes = ep > 1 ? ep_alltoall_bytes(s, tokens, tp, p.element_bytes) : 0;
   // EP ranks sit etp apart (expert TP innermost): ep ranks at stride etp.
   const double one = ep_alltoall_seconds(s, t.a2a_bytes, ep, group_hardware(base, etp), p.flex);
   t.a2a_f = 2 * one;  // dispatch + combine
@@ -217,7 +219,7 @@ MoeLayerTime moe_one_layer_time(const ModelShape& s, const MoeParallel& p, const
   // placed (expert TP innermost).
   if (etp > 1) {
     const double rows = t.imbalance * static_cast<double>(moe_tokens) * s.experts_per_token;
-    const double bytes = rows * s.d_model * 2.0;
+    const double bytes = rows * s.d_model * p.element_bytes;
     const auto g = placed_group(base, etp);
     const double both = collective_time(Collective::AllGather, bytes, g, base).seconds +
                         collective_time(Collective::ReduceScatter, bytes, g, base).seconds;
@@ -236,8 +238,13 @@ LayerMoe layer_moe(const Workload& w, const Hardware& hw) {
   p.ep = std::max<std::int64_t>(1, w.ep);
   p.etp = tp;
   p.routing_seed = w.routing_seed;
+  p.element_bytes = dtype_bytes(w.dtype);
+  // The device's rates at the run's dtype (hw.flops is its peak), the
+  // operands at its width.
+  auto rates = bf16_gemm_rates(hw);
+  rates.in_bytes = rates.out_bytes = p.element_bytes;
   // Gate and up as one GEMM (Megatron-Core's grouped GEMM experts).
-  const auto t = moe_one_layer_time(w.shape, p, hw, w.block * w.batch, tp, bf16_gemm_rates(hw),
+  const auto t = moe_one_layer_time(w.shape, p, hw, w.block * w.batch, tp, rates,
                                     /*fused_gate_up=*/true);
   out.compute_s = {t.experts_f, t.experts_b};
   out.comm_s = {t.a2a_f, t.a2a_b};

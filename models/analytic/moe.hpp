@@ -61,7 +61,8 @@ void add_mla_gemms(std::vector<GemmShape>& out, const ModelShape& s, std::int64_
                    std::int64_t tp, bool qkv, bool out_proj);
 
 // Bytes one GPU sends in one dispatch (or combine) all-to-all.
-double ep_alltoall_bytes(const ModelShape& s, std::int64_t tokens, std::int64_t tp);
+double ep_alltoall_bytes(const ModelShape& s, std::int64_t tokens, std::int64_t tp,
+                         int element_bytes = 2);
 
 // One dispatch (or combine) of `bytes` per GPU over an EP group of `ep`
 // ranks on `eg` (the cluster seen at the group's stride, group_hardware).
@@ -95,7 +96,8 @@ double rows_per_expert(const ModelShape& s, std::int64_t tokens, std::int64_t ep
 // received chunks by local expert when a rank holds more than one (read and
 // write T x k), and after the combine sorts them back (again) and
 // unpermutes (read T x k, write T, the weighted sum of a token's k copies).
-double permute_bytes(const ModelShape& s, std::int64_t tokens, std::int64_t tp, std::int64_t ep);
+double permute_bytes(const ModelShape& s, std::int64_t tokens, std::int64_t tp, std::int64_t ep,
+                     int element_bytes = 2);
 
 // One MoE layer's times on one GPU (plan's moe_layer_time: the mean over
 // every layer, so a model with dense first layers carries its MoE share).
@@ -124,6 +126,9 @@ double sequence_parallel_share(const ModelShape& s);
 // and a flex dispatch (DeepEP: a token crosses to a remote domain once).
 struct MoeParallel {
   std::int64_t ep = 1, etp = 1;
+  // Bytes of one element of the tokens moved and permuted: the activations'
+  // dtype (--dtype; bf16 2).
+  int element_bytes = 2;
   double capacity_factor = 0;
   std::uint64_t routing_seed = 1;
   bool flex = false;

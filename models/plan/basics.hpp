@@ -74,6 +74,12 @@ struct PlanConstants {
   // config whose estimate is over the HBM by less than that cannot be told
   // from one that fits: it is "tight", kept and marked, never refused.
   static constexpr double kMemoryBand = 0.10;
+  // Over the HBM by at most the band, of the HBM: the band is the model's
+  // error relative to a measured peak, so a true peak that fits allows an
+  // estimate of hbm x 1.1 (not hbm / 0.9).
+  static bool tight(double total, double hbm) {
+    return total > hbm && total <= hbm * (1 + kMemoryBand);
+  }
   // AdamW update traffic per parameter shard: read master, m, v (12) + grad
   // (2), write master, m, v (12) + bf16 param (2).
   static constexpr double kOptimizerTrafficBytes = 28;

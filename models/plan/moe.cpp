@@ -18,6 +18,7 @@ MoeLayerTime moe_layer_time(const PlanRequest& r, const Hardware& base, std::int
   p.capacity_factor = r.capacity_factor;
   p.routing_seed = r.routing_seed;
   p.flex = r.ep_flex;
+  p.element_bytes = dtype_bytes(r.dtype);
   auto t = moe_one_layer_time(r.shape, p, base, tokens, tp, rates, fused_gate_up);
   // Dense first layers: the mean over every layer.
   const double share =

@@ -272,8 +272,7 @@ PlanConfig evaluate(const PlanRequest& r, const Hardware& hw, const Implementati
                       : training_memory(r, hw, c.layout, cp, tp, micro_batch);
   const double hbm = usable_hbm_bytes(r, hw);  // the framework's share (framework.hpp)
   c.overflow_bytes = c.memory.total - hbm;
-  const bool tight =
-      c.overflow_bytes > 0 && c.memory.total * (1 - PlanConstants::kMemoryBand) <= hbm;
+  const bool tight = PlanConstants::tight(c.memory.total, hbm);
   c.memory_verdict = c.overflow_bytes <= 0 ? "fits" : tight ? "tight" : "over";
   if (c.overflow_bytes > 0 && !tight && r.memory_check) {
     const auto& big = c.memory.largest();
@@ -349,6 +348,11 @@ void check_request(const PlanRequest& r) {
   if (r.pp_virtual > 1 && !r.pp_degrees.empty() &&
       std::all_of(r.pp_degrees.begin(), r.pp_degrees.end(), [](auto p) { return p == 1; }))
     throw InputError("--pp-virtual: interleaving needs --pp above 1 (or --pp auto)");
+  if (!r.pp_schedules.empty() && !r.pp_degrees.empty() &&
+      std::all_of(r.pp_degrees.begin(), r.pp_degrees.end(), [](auto p) { return p == 1; }))
+    throw InputError(
+        "--pp-schedule: a schedule orders a pipeline's stages; it needs --pp above 1 (or --pp "
+        "auto)");
   // Interleaved 1F1B with the microbatches fixed: Megatron's rule, m % p == 0.
   if (r.pp_virtual > 1 && r.microbatches > 0)
     for (auto pp : r.pp_degrees)

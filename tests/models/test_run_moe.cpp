@@ -106,6 +106,16 @@ TEST(RunMoe, ExpertParallelismAddsTwoAllToAllsPerPassByHand) {
   EXPECT_FALSE(s.verdict.hidden);
 }
 
+TEST(RunMoe, TheTokensMovedAreTheRunsDtype) {
+  // --dtype fp32: 4 B an element, twice the bf16 dispatch (and twice its time).
+  auto w = moe_layer(4);
+  const auto bf16 = layer_moe(w, hw());
+  w.dtype = DType::FP32;
+  const auto fp32 = layer_moe(w, hw());
+  EXPECT_DOUBLE_EQ(fp32.a2a_bytes, 2 * bf16.a2a_bytes);
+  EXPECT_NEAR(fp32.comm_s[0], 2 * bf16.comm_s[0], 1e-15);
+}
+
 TEST(RunMoe, TheSeedMovesTheSlowestRankAndNothingElse) {
   auto a = moe_layer(4);
   auto b = a;

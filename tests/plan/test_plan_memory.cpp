@@ -168,6 +168,12 @@ TEST(PlanMemory, FitsTightAndOverAtTheBand) {
   EXPECT_EQ(over.why.term, "nccl_buffers");
   EXPECT_NE(over.reason().find("nccl_buffers"), std::string::npos) << over.reason();
   EXPECT_DOUBLE_EQ(over.why.needed_bytes, total);
+  // The band is of the HBM: an estimate 10.5% over it is over (total x 0.905
+  // of HBM), although it is within 10% of the estimate.
+  r.hbm_bytes = total / 1.105;
+  EXPECT_EQ(evaluate(r, hw, cm, Layout::Zigzag, 2, 1, 1).memory_verdict, "over");
+  r.hbm_bytes = total / 1.095;
+  EXPECT_EQ(evaluate(r, hw, cm, Layout::Zigzag, 2, 1, 1).memory_verdict, "tight");
 }
 
 TEST(PlanMemory, LogitsOverflowIsNamed) {

@@ -59,7 +59,7 @@ TEST(Recheck, JobSpecIsTheConfigsWholeLayerOnTheWholeCluster) {
   ASSERT_TRUE(c.feasible) << c.reason();
   ASSERT_EQ(c.dp, 4);
   std::string why;
-  ASSERT_TRUE(wants_job(c, &why));
+  ASSERT_TRUE(wants_job(r, c, &why));
   const auto spec = job_spec(r, c, hw, HardwareSpec{});
   EXPECT_EQ(parse_run_args(to_args(spec)), spec);
   EXPECT_EQ(spec.sim.dp, 4);
@@ -82,11 +82,56 @@ TEST(Recheck, JobSpecIsTheConfigsWholeLayerOnTheWholeCluster) {
   // Not for a single ring without TP, nor for the all-to-all layouts.
   auto one = c;
   one.tp = one.dp = 1;
-  EXPECT_FALSE(wants_job(one, &why));
+  EXPECT_FALSE(wants_job(r, one, &why));
   auto ulysses = c;
   ulysses.layout = Layout::Ulysses;
-  EXPECT_FALSE(wants_job(ulysses, &why));
+  EXPECT_FALSE(wants_job(r, ulysses, &why));
   EXPECT_NE(why.find("ulysses"), std::string::npos) << why;
+}
+
+// A MoE model's job is the model itself, not a dense stand-in of its width
+// (the stand-in's MLP of top-k x expert width hid the experts' FSDP flows).
+TEST(Recheck, JobSpecRunsAMoeModelByName) {
+  const auto hw = resolve_hardware(HardwareSpec{}, Catalog::embedded(), DType::BF16);
+  PlanRequest r;
+  r.shape = find_model("--model", "mixtral-8x7b");
+  r.context = 1 << 15;
+  r.gpus = 64;
+  r.tp_degrees = {2};
+  r.routing_seed = 7;
+  const RooflineModel rm(hw.effective_flops());
+  const auto cm = bare_implementation(rm);
+  auto c = evaluate(r, hw, cm, Layout::Zigzag, 8, 2, 1);
+  ASSERT_TRUE(c.feasible) << c.reason();
+  c.ep = 1;
+  std::string why;
+  ASSERT_TRUE(wants_job(r, c, &why)) << why;
+  const auto spec = job_spec(r, c, hw, HardwareSpec{});
+  EXPECT_EQ(parse_run_args(to_args(spec)), spec);
+  EXPECT_EQ(spec.workload.model, "mixtral-8x7b");
+  EXPECT_FALSE(spec.workload.ffn.has_value());
+  EXPECT_EQ(spec.workload.routing_seed, std::optional<std::uint64_t>(7));
+  const auto chw = resolve_hardware(spec.hardware, Catalog::embedded(), DType::BF16);
+  const auto w = resolve_workload(spec.workload, chw);
+  EXPECT_EQ(w.shape.experts, 8);
+  EXPECT_EQ(w.tp, 2);
+  // EP over the data-parallel replicas, an expert TP of its own, a capacity
+  // factor or an attention `run` does not model: no job, and why.
+  auto wide = c;
+  wide.ep = 4;  // dp 4: the EP group spans replicas
+  ASSERT_GT(wide.dp, 1);
+  EXPECT_FALSE(wants_job(r, wide, &why));
+  EXPECT_NE(why.find("ep 4"), std::string::npos) << why;
+  auto etp = c;
+  etp.etp = 1;
+  EXPECT_FALSE(wants_job(r, etp, &why));
+  auto capped = r;
+  capped.capacity_factor = 1;
+  EXPECT_FALSE(wants_job(capped, c, &why));
+  auto mla = r;
+  mla.shape = find_model("--model", "deepseek-v3");
+  EXPECT_FALSE(wants_job(mla, c, &why));
+  EXPECT_NE(why.find("latent"), std::string::npos) << why;
 }
 
 TEST(Recheck, OffWhenNotAsked) {

@@ -247,6 +247,32 @@ TEST(SweepCli, PlotSpecHasOneSeriesPerValue) {
   EXPECT_EQ(spec["panels"][0]["series"][0]["points"].size(), 3u);
 }
 
+// A metric that is 0 at some points (ep_comm_s at --ep 1) gets a linear y
+// axis: a log axis would drop those points without a word.
+TEST(SweepCli, PlotOfAMetricWithZerosIsLinear) {
+  const auto out = tmp("zeros.jsonl"), plot = tmp("zeros");
+  run_ok({RINGSIM_BIN,     "sweep",     "--model", "mixtral-8x7b", "--scope",  "layer",
+          "--devices",     "8",         "--ep",    "1,2,4",        "--engine", "analytic",
+          "--out",         out,         "--plot",  plot,           "--plot-x", "--ep",
+          "--plot-metric", "ep_comm_s", "--json"});
+  const auto spec = nlohmann::json::parse(slurp(plot + ".json"));
+  EXPECT_FALSE(spec["panels"][0]["y"]["log"].get<bool>());
+  EXPECT_TRUE(spec["panels"][0]["x"]["log"].get<bool>());
+  EXPECT_EQ(spec["panels"][0]["series"][0]["points"].size(), 3u);
+}
+
+// The routing seed's default, given, is the same journal as leaving it out.
+TEST(SweepCli, TheRoutingSeedsDefaultResumesTheSameJournal) {
+  const auto out = tmp("seed.jsonl");
+  const std::vector<std::string> base = {
+      RINGSIM_BIN, "sweep", "--model",  "mixtral-8x7b", "--scope", "layer", "--devices", "8",
+      "--ep",      "1,2",   "--engine", "analytic",     "--out",   out,     "--json"};
+  run_ok(base);
+  auto again = base;
+  again.insert(again.end(), {"--routing-seed", "1"});
+  run_ok(again);
+}
+
 // ringsim-plot present but failing is a missing output: exit 1 with one line
 // on stderr, the rows and the spec still written. ringsim finds ringsim-plot
 // beside its own path, so a hard link of it in a folder with a plotter that

@@ -44,6 +44,25 @@ TEST(SweepAxis, DecimalRanges) {
                         {"0.5..0.25", "0.5..1:x1", "0..1:x2", "0.1..1:+0", "a.5..1", "-0.5..1"});
 }
 
+TEST(SweepAxis, IntegerRangesReachWhatAListReaches) {
+  // A range's ends are any 64-bit count: the flag's own parser judges each
+  // value (--routing-seed takes 0 .. 2^63 - 1).
+  EXPECT_EQ(expand("--routing-seed", "9223372036854775806..9223372036854775807"),
+            (V{"9223372036854775806", "9223372036854775807"}));
+  // A bad end or step is named as the range's, not as the flag's values.
+  for (const auto& [text, says] :
+       std::vector<std::pair<std::string, std::string>>{{"-2..4", "its start '-2'"},
+                                                        {"1..8:x1", "the factor of its step '1'"},
+                                                        {"1..8:+0", "its step '0'"}}) {
+    try {
+      expand("--ep", text);
+      ADD_FAILURE() << text << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(SweepAxis, BadRangesNameTheFlag) {
   expect_refused_naming("--devices", {"8..2", "2..8:y2", "2..8:x1", "8,,2", "0..8:x2", "1..100000",
                                       "1..4,8", "8,1..4"});
