@@ -143,11 +143,19 @@ nlohmann::json attention_json(const InferRequest& r) {
            static_cast<std::int64_t>(decode_kv_elements_per_token(r.shape, r.tp)) *
                dtype_bytes(r.dtype)},
           {"prefill", {{"query_dim", p.query_dim}, {"out_dim", p.out_dim}}},
-          {"decode", {{"query_dim", d.query_dim}, {"out_dim", d.out_dim}}}};
+          {"decode", {{"query_dim", d.query_dim}, {"out_dim", d.out_dim}}},
+          {"chunked_layers", chunked_attention_layers(r.shape)},
+          {"chunk", r.shape.attention_chunk}};
 }
 
 std::string attention_text(const InferRequest& r) {
   const auto& s = r.shape;
+  if (s.attention_chunk > 0)
+    return fmt::format(
+        "  attention {} of {} layers attend inside chunks of {} tokens (the others to the whole "
+        "context): their ring still passes every block, a step with no pair in the chunk "
+        "computes nothing, and their KV cache holds one chunk\n",
+        chunked_attention_layers(s), s.layers, s.attention_chunk);
   if (!is_mla(s)) return "";
   return fmt::format(
       "  attention multi-head latent attention: prefill up-projects each head's K and V (queries "
@@ -227,6 +235,10 @@ int run(const InferFlags& f) {
     o.hardware = hw;
     o.prefill = infer_layer(r, hw, *im, a.choice.variant, false);
     o.decode = infer_layer(r, hw, *im, a.choice.variant, true);
+    if (a.chunked_layers > 0) {
+      o.prefill_chunked = infer_layer(r, hw, *im, a.choice.variant, false, true);
+      o.decode_chunked = infer_layer(r, hw, *im, a.choice.variant, true, true);
+    }
     o.prefill_head_s = head_seconds(r, hw, 1);
     o.decode_head_s = head_seconds(r, hw, r.batch);
     o.record_events = !f.trace.empty();

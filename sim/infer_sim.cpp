@@ -96,7 +96,11 @@ double choose_scale(const Run& r, const Topology& topo) {
   }
   take(r.o.prefill_head_s);
   take(r.o.decode_head_s);
-  for (const InferLayer* l : {&r.o.prefill, &r.o.decode}) {
+  const bool chunked = chunked_attention_layers(r.o.request.shape) > 0;
+  for (const InferLayer* l :
+       {&r.o.prefill, &r.o.decode, &r.o.prefill_chunked, &r.o.decode_chunked}) {
+    if (l->step_s.empty() || (!chunked && (l == &r.o.prefill_chunked || l == &r.o.decode_chunked)))
+      continue;
     for (const auto& rank : l->step_s)
       for (double t : rank) take(t);
     take(l->merge_s);
@@ -123,9 +127,9 @@ class Gpu {
   Gpu(Run& r, std::int64_t g) : r_(r), g_(g), rank_(g / r.tp), t_(g % r.tp) {}
 
   void run() {
-    stage(0, r_.o.prefill, r_.o.prefill_head_s);
+    stage(0, r_.o.prefill, r_.o.prefill_chunked, r_.o.prefill_head_s);
     r_.prefill_end[static_cast<std::size_t>(g_)] = now();
-    if (r_.o.with_decode) stage(1, r_.o.decode, r_.o.decode_head_s);
+    if (r_.o.with_decode) stage(1, r_.o.decode, r_.o.decode_chunked, r_.o.decode_head_s);
     r_.finished[static_cast<std::size_t>(g_)] = true;
   }
 
@@ -135,13 +139,16 @@ class Gpu {
   const InferLayer* l_ = nullptr;
   int stage_ = 0;
 
-  // Every layer of the prefill (stage 0) or of one decode step (stage 1).
-  // Decode layers are numbered after the prefill's in the trace.
-  void stage(int st, const InferLayer& l, double head_s) {
-    l_ = &l;
+  // Every layer of the prefill (stage 0) or of one decode step (stage 1),
+  // each a global or (Llama 4) a chunked one. Decode layers are numbered
+  // after the prefill's in the trace.
+  void stage(int st, const InferLayer& global, const InferLayer& chunked, double head_s) {
     stage_ = st;
-    const int layers = r_.o.request.shape.layers;
+    const auto& shape = r_.o.request.shape;
+    const int layers = shape.layers;
     for (int i = 0; i < layers; ++i) {
+      l_ = layer_attends_in_chunks(shape, i) ? &chunked : &global;
+      const auto& l = *l_;
       const int layer = st * layers + i;
       exec(Phase::Dense, 3, layer, l.dense_s + l.pointwise_s + l.fixed_s);
       ring(layer);
@@ -286,6 +293,14 @@ std::uint64_t progress_units(const InferLayer& l, std::int64_t tp, std::int64_t 
          static_cast<std::uint64_t>(tp > 1 ? 2 * l.tp_allreduces : 0);
 }
 
+// A pass's units over every layer: its global and its chunked layers.
+std::uint64_t pass_units(const InferLayer& global, const InferLayer& chunked, const ModelShape& s,
+                         std::int64_t tp, std::int64_t cp) {
+  const auto c = static_cast<std::uint64_t>(chunked_attention_layers(s));
+  const auto g = static_cast<std::uint64_t>(s.layers) - c;
+  return g * progress_units(global, tp, cp) + (c > 0 ? c * progress_units(chunked, tp, cp) : 0);
+}
+
 // The phases of the GPU that spent longest in them (ties: lowest index).
 InferSimPhases busiest(const std::vector<double> (&busy)[6]) {
   std::size_t best = 0;
@@ -313,8 +328,12 @@ SizeEstimate estimate_infer_size(const InferSimOptions& o) {
            4.0 * static_cast<double>(std::max<std::int64_t>(r.cp - 1, 0)) +
            (r.tp > 1 ? 2.0 * l.tp_allreduces : 0) + 3;
   };
-  const double acts =
-      gpus * layers * (per_layer(o.prefill) + (o.with_decode ? per_layer(o.decode) : 0));
+  const double chunked = chunked_attention_layers(r.shape), global = layers - chunked;
+  auto pass = [&](const InferLayer& g, const InferLayer& c) {
+    return global * per_layer(g) + (chunked > 0 ? chunked * per_layer(c) : 0);
+  };
+  const double acts = gpus * (pass(o.prefill, o.prefill_chunked) +
+                              (o.with_decode ? pass(o.decode, o.decode_chunked) : 0));
   SizeEstimate e;
   auto clamp = [](double x) {
     return x >= 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(x);
@@ -332,10 +351,10 @@ SizeEstimate estimate_infer_size(const InferSimOptions& o) {
 InferSimResult simulate_infer(const InferSimOptions& o) {
   const auto& r = o.request;
   Topology topo(topology_options(o.hardware, r.tp * r.cp));
-  const auto per_layer = progress_units(o.prefill, r.tp, r.cp) +
-                         (o.with_decode ? progress_units(o.decode, r.tp, r.cp) : 0);
-  Run run(o, per_layer * static_cast<std::uint64_t>(r.shape.layers) *
-                 static_cast<std::uint64_t>(r.tp * r.cp));
+  const auto units =
+      pass_units(o.prefill, o.prefill_chunked, r.shape, r.tp, r.cp) +
+      (o.with_decode ? pass_units(o.decode, o.decode_chunked, r.shape, r.tp, r.cp) : 0);
+  Run run(o, units * static_cast<std::uint64_t>(r.tp * r.cp));
   auto engine = start_engine(o.network);
   g_scale = choose_scale(run, topo);
   const auto hosts = build_platform(topo, link_divisors(topo, o.faults.degrades), g_scale);

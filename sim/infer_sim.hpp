@@ -33,6 +33,9 @@ struct InferSimOptions {
   InferRequest request;
   Hardware hardware;
   InferLayer prefill, decode;
+  // A chunked-attention model's (Llama 4's) chunked layers, played where
+  // layer_attends_in_chunks says (the global ones above elsewhere).
+  InferLayer prefill_chunked, decode_chunked;
   double prefill_head_s = 0, decode_head_s = 0;
   bool with_decode = true;
   NetworkModel network = NetworkModel::Exact;

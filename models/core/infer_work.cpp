@@ -202,10 +202,80 @@ std::int64_t infer_kv_source(const InferWork& w, std::int64_t rank, std::int64_t
   return w.variant == InferVariant::PassKv ? mod(rank - step, w.ranks) : rank;
 }
 
+namespace {
+
+// Packed documents (and chunked attention): each rank's query and K/V token
+// lists, built once per workload and thread rather than for every one of
+// the N^2 rank-steps that ask (each list is context / N tokens long). Kept up
+// to kMaxTokens tokens of context (16 B each, lists of both kinds: infer's
+// size guard, kMaxChunkedContext, stops there); a longer context (verify's
+// emulator) builds them per call.
+struct DocumentTokens {
+  static constexpr std::int64_t kMaxTokens = (std::int64_t{1} << 25) + 1;  // + a decode token
+  std::int64_t ranks = -1, cached = -1, fresh = -1;
+  Layout layout = Layout::Ring;
+  InferMode mode = InferMode::Prefill;
+  std::vector<std::int64_t> documents;
+  std::vector<std::vector<std::int64_t>> queries, kv;
+  std::vector<bool> have_q, have_kv;
+
+  bool matches(const InferWork& w) const {
+    return ranks == w.ranks && cached == w.cached && fresh == w.fresh && layout == w.layout &&
+           mode == w.mode && documents == w.documents;
+  }
+  void reset(const InferWork& w) {
+    ranks = w.ranks;
+    cached = w.cached;
+    fresh = w.fresh;
+    layout = w.layout;
+    mode = w.mode;
+    documents = w.documents;
+    const auto n = static_cast<std::size_t>(w.ranks);
+    queries.assign(n, {});
+    kv.assign(n, {});
+    have_q.assign(n, false);
+    have_kv.assign(n, false);
+  }
+};
+
+// The queries rank i works on at step s, and the K/V of rank `source`
+// (`cached_only`: its cached tokens alone, not kept).
+const std::vector<std::int64_t>& doc_queries(const InferWork& w, std::int64_t rank,
+                                             std::int64_t step,
+                                             std::vector<std::int64_t>& scratch) {
+  thread_local DocumentTokens c;
+  if (w.context() > DocumentTokens::kMaxTokens) return scratch = step_queries(w, rank, step);
+  if (!c.matches(w)) c.reset(w);
+  const auto src =
+      static_cast<std::size_t>(w.mode == InferMode::Decode ? 0 : infer_query_source(w, rank, step));
+  if (!c.have_q[src]) {
+    c.queries[src] = step_queries(w, rank, step);
+    c.have_q[src] = true;
+  }
+  return c.queries[src];
+}
+
+const std::vector<std::int64_t>& doc_kv(const InferWork& w, std::int64_t source,
+                                        std::vector<std::int64_t>& scratch) {
+  thread_local DocumentTokens c;
+  if (w.context() > DocumentTokens::kMaxTokens) return scratch = kv_tokens(w, source);
+  if (!c.matches(w)) c.reset(w);
+  const auto src = static_cast<std::size_t>(source);
+  if (!c.have_kv[src]) {
+    c.kv[src] = kv_tokens(w, source);
+    c.have_kv[src] = true;
+  }
+  return c.kv[src];
+}
+
+}  // namespace
+
 std::uint64_t infer_step_cached_entries(const InferWork& w, std::int64_t rank, std::int64_t step) {
-  if (!w.documents.empty())
-    return document_entries(w, step_queries(w, rank, step),
+  if (!w.documents.empty()) {
+    std::vector<std::int64_t> q;
+    return document_entries(w, doc_queries(w, rank, step, q),
                             infer_cached_tokens(w, infer_kv_source(w, rank, step)));
+  }
   const auto q = w.mode == InferMode::Decode ? w.fresh : w.fresh / w.ranks;
   (void)rank;
   (void)step;
@@ -216,9 +286,11 @@ std::uint64_t infer_step_cached_entries(const InferWork& w, std::int64_t rank, s
 }
 
 std::uint64_t infer_step_entries(const InferWork& w, std::int64_t rank, std::int64_t step) {
-  if (!w.documents.empty())
-    return document_entries(w, step_queries(w, rank, step),
-                            kv_tokens(w, infer_kv_source(w, rank, step)));
+  if (!w.documents.empty()) {
+    std::vector<std::int64_t> q, k;
+    return document_entries(w, doc_queries(w, rank, step, q),
+                            doc_kv(w, infer_kv_source(w, rank, step), k));
+  }
   const auto cached = infer_step_cached_entries(w, rank, step);
   const auto H = static_cast<std::uint64_t>(w.heads);
   std::uint64_t fresh = 0;
@@ -272,9 +344,12 @@ std::uint64_t infer_return_elements(const InferWork& w, std::int64_t rank) {
 
 std::vector<KernelCall> infer_step_calls(const InferWork& w, std::int64_t rank, std::int64_t step) {
   const auto H = static_cast<std::uint64_t>(w.heads);
-  if (!w.documents.empty())  // the varlen kernel's calls, one or more per document
-    return document_calls(step_queries(w, rank, step), kv_tokens(w, infer_kv_source(w, rank, step)),
+  if (!w.documents.empty()) {  // the varlen kernel's calls, one or more per document
+    std::vector<std::int64_t> q, k;
+    return document_calls(doc_queries(w, rank, step, q),
+                          doc_kv(w, infer_kv_source(w, rank, step), k),
                           document_starts(w.documents), H);
+  }
   std::vector<KernelCall> calls;
   if (w.mode == InferMode::Decode) {
     // Decode queries against the cache shard and this rank's decode keys:

@@ -108,6 +108,11 @@ inline int global_attention_layers(const ModelShape& s) {
 inline int chunked_attention_layers(const ModelShape& s) {
   return s.layers - global_attention_layers(s);
 }
+// Whether layer i (0-based) attends inside its chunk: every layer but each
+// global_every-th (1-based: layers 4, 8, ... for 4).
+inline bool layer_attends_in_chunks(const ModelShape& s, int i) {
+  return s.attention_chunk > 0 && (s.global_every <= 0 || (i + 1) % s.global_every != 0);
+}
 // Projections into the hidden width: 2 gated (gate, up), 1 plain.
 int mlp_up_matrices(const ModelShape& s);
 inline int mlp_matrices(const ModelShape& s) {

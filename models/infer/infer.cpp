@@ -64,7 +64,10 @@ double decode_flops_per_pair(const ModelShape& s) {
 
 namespace {
 
-InferWork attention_work(const InferRequest& r, InferVariant v, bool decode) {
+// `chunked`: a chunked-attention layer (Llama 4's iRoPE layers): the
+// chunks lie over the absolute positions as packed documents do, each token
+// attending causally inside its own (models/core/infer_work.hpp, documents).
+InferWork attention_work(const InferRequest& r, InferVariant v, bool decode, bool chunked = false) {
   InferWork w;
   w.ranks = r.cp;
   w.layout = r.layout;
@@ -82,6 +85,7 @@ InferWork attention_work(const InferRequest& r, InferVariant v, bool decode) {
     w.cached = r.cached;
     w.fresh = r.context - r.cached;
   }
+  if (chunked) w.documents = attention_chunks(r.shape, w.context());
   return w;
 }
 
@@ -163,13 +167,7 @@ double merge_seconds(const Implementation& im, const Hardware& hw, std::uint64_t
 
 }  // namespace
 
-void check_infer_model(const ModelShape& s) {
-  if (s.attention_chunk > 0)
-    throw InputError(fmt::format(
-        "--model {}: chunked attention in {} of its {} layers; ringsim infer models global "
-        "attention in every layer only so far (ringsim plan plans its training)",
-        s.name, chunked_attention_layers(s), s.layers));
-}
+void check_infer_model(const ModelShape&) {}
 
 namespace {
 
@@ -240,6 +238,10 @@ void check_request(const InferRequest& r) {
         r.context, r.decode_tokens));
   check_infer(attention_work(r, InferVariant::PassKv, false), "--context", "--cached");
   check_infer(attention_work(r, InferVariant::PassKv, true), "--context", "--context");
+  if (chunked_attention_layers(r.shape) > 0) {
+    check_infer(attention_work(r, InferVariant::PassKv, false, true), "--context", "--cached");
+    check_infer(attention_work(r, InferVariant::PassKv, true, true), "--context", "--context");
+  }
 }
 
 double tp_allreduce_seconds(std::uint64_t bytes, std::int64_t tp, const Hardware& hw) {
@@ -277,9 +279,9 @@ void finish_layer(InferLayer& l, const InferRequest& r, const Hardware& hw, bool
 }  // namespace
 
 InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implementation& im,
-                       InferVariant variant, bool decode) {
+                       InferVariant variant, bool decode, bool chunked) {
   InferLayer l;
-  l.work = attention_work(r, variant, decode);
+  l.work = attention_work(r, variant, decode, chunked);
   const auto& w = l.work;
   const auto& rates = im.rates();
   const int d = w.head_dim, db = dtype_bytes(r.dtype);
@@ -335,7 +337,9 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
   const double pair_flops = decode_flops_per_pair(r.shape);
   for (std::int64_t i = 0; i < n; ++i) {
     const auto entries = static_cast<double>(infer_step_entries(w, i, 0));
-    const double keys = static_cast<double>(infer_kv_count(w, i));
+    // The keys the new token sees on this rank: all of its shard, or in a
+    // chunked layer those of the token's own chunk (the rest is never read).
+    const double keys = entries / w.heads;
     const double bytes = keys * kv_elems * db * B;
     const double flops = pair_flops * entries * B;
     const double one = std::max(bytes / hw.hbm_achievable(), flops / hw.effective_flops());
@@ -399,8 +403,12 @@ InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant
       (static_cast<double>(total_params(r.shape)) * db - (r.fp8_mlp ? mlp * (db - 1) : 0)) / t;
   // Under MLA each token's cache entry is its latent and RoPE key, whole on
   // every TP rank (decode_kv_elements_per_token).
-  m.kv_cache = L * static_cast<double>(r.context + r.decode_tokens) / cp *
-               decode_kv_elements_per_token(r.shape, r.tp) * db * B;
+  // A chunked layer keeps its current chunk only (the keys a later token can see).
+  const double tokens = static_cast<double>(r.context + r.decode_tokens);
+  const double held =
+      global_attention_layers(r.shape) * tokens +
+      chunked_attention_layers(r.shape) * std::min<double>(tokens, r.shape.attention_chunk);
+  m.kv_cache = held / cp * decode_kv_elements_per_token(r.shape, r.tp) * db * B;
   const double q = static_cast<double>(r.context - r.cached) / cp;  // prefill tokens per GPU
   // One layer's live tensors: the residual stream and its norm, Q/K/V (MLA:
   // the latents and each head's query, key and value), the MLP's gate, up and
@@ -427,7 +435,10 @@ InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant
   add("kv_cache", m.kv_cache, "tensors",
       is_mla(sh) ? "layers x (context + decode) / cp x (kv_lora_rank + rope dims), whole on every "
                    "TP rank (MLA's latent cache)"
-                 : "2 x layers x (context + decode) / cp x KV heads / tp x d");
+      : sh.attention_chunk > 0
+          ? "2 x (global layers x (context + decode) + chunked layers x one chunk) / cp x KV "
+            "heads / tp x d"
+          : "2 x layers x (context + decode) / cp x KV heads / tp x d");
   add("activations", m.activations, "tensors", "one layer's live prefill tensors");
   add("ring_buffers", m.ring_buffers, "tensors", "the block computed on and the one arriving");
   const double tensors = m.weights + m.kv_cache + m.activations + m.ring_buffers;
@@ -456,11 +467,29 @@ InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant
 
 namespace {
 
-double prefill_ttft(const InferRequest& r, const Hardware& hw, const InferLayer& layer,
-                    InferLayerTimes* out) {
-  const auto t = layer_times(layer, r, hw);
+// One pass's layers: the global attention layers, and (Llama 4) the
+// chunked ones, each kind timed once and charged per layer of it.
+struct LayerKinds {
+  InferLayer global, chunked;
+};
+
+LayerKinds make_layers(const InferRequest& r, const Hardware& hw, const Implementation& im,
+                       InferVariant v, bool decode) {
+  LayerKinds k;
+  k.global = infer_layer(r, hw, im, v, decode, false);
+  if (chunked_attention_layers(r.shape) > 0) k.chunked = infer_layer(r, hw, im, v, decode, true);
+  return k;
+}
+
+double prefill_ttft(const InferRequest& r, const Hardware& hw, const LayerKinds& layers,
+                    InferLayerTimes* out, InferLayerTimes* out_chunked) {
+  const auto t = layer_times(layers.global, r, hw);
+  const int chunked = chunked_attention_layers(r.shape);
+  const auto tc = chunked > 0 ? layer_times(layers.chunked, r, hw) : InferLayerTimes{};
   if (out) *out = t;
-  return r.shape.layers * t.total_s + head_seconds(r, hw, 1);
+  if (out_chunked) *out_chunked = tc;
+  return global_attention_layers(r.shape) * t.total_s + chunked * tc.total_s +
+         head_seconds(r, hw, 1);
 }
 
 std::uint64_t layer_bytes(const InferLayer& l) {
@@ -469,14 +498,15 @@ std::uint64_t layer_bytes(const InferLayer& l) {
   return (n - 1) * l.ring_bytes + l.return_bytes / n * (n - 1);
 }
 
-// `layers`: each variant's prefill layer, [pass-kv, pass-q].
-VariantChoice choose(const InferRequest& r, const Hardware& hw, const InferLayer (&layers)[2]) {
+// `layers`: each variant's prefill layers, [pass-kv, pass-q]; a chunked layer
+// moves what a global one does (the ring passes every block).
+VariantChoice choose(const InferRequest& r, const Hardware& hw, const LayerKinds (&layers)[2]) {
   VariantChoice c;
   c.automatic = r.auto_variant;
   for (int v = 0; v < 2; ++v) {
-    c.message_bytes[v] = layers[v].ring_bytes;
-    c.layer_bytes[v] = layer_bytes(layers[v]);
-    c.ttft_s[v] = prefill_ttft(r, hw, layers[v], nullptr);
+    c.message_bytes[v] = layers[v].global.ring_bytes;
+    c.layer_bytes[v] = layer_bytes(layers[v].global);
+    c.ttft_s[v] = prefill_ttft(r, hw, layers[v], nullptr, nullptr);
   }
   const double kv = c.ttft_s[0], q = c.ttft_s[1];
   const bool tie = std::fabs(kv - q) <= 1e-9 * std::max(kv, q);
@@ -531,48 +561,61 @@ InferResult infer(const InferRequest& r, const Hardware& hw, const Implementatio
   check_request(r);
   check_closed_form_size(r);  // before any [rank][step] table is allocated
   InferResult res;
-  // Each variant's layer once: its O(cp^2) rank-steps are the costly part.
-  const InferLayer layers[2] = {infer_layer(r, hw, im, InferVariant::PassKv, false),
-                                infer_layer(r, hw, im, InferVariant::PassQ, false)};
+  // Each variant's layers once: their O(cp^2) rank-steps are the costly part.
+  const LayerKinds layers[2] = {make_layers(r, hw, im, InferVariant::PassKv, false),
+                                make_layers(r, hw, im, InferVariant::PassQ, false)};
   res.choice = choose(r, hw, layers);
   const auto v = res.choice.variant;
-  const double L = r.shape.layers;
-  res.ttft_s = prefill_ttft(r, hw, layers[static_cast<int>(v)], &res.prefill_layer);
+  const double Lg = global_attention_layers(r.shape), Lc = chunked_attention_layers(r.shape);
+  res.chunked_layers = static_cast<int>(Lc);
+  res.ttft_s = prefill_ttft(r, hw, layers[static_cast<int>(v)], &res.prefill_layer,
+                            &res.prefill_chunked_layer);
   const auto& p = res.prefill_layer;
-  res.attention_s = L * p.attention_s;
-  res.attention_exposed_s = L * p.exposed_s;
-  res.return_s = L * p.return_s;
-  res.merge_s = L * p.merge_s;
-  res.dense_s = L * p.dense_s;
-  res.pointwise_s = L * p.pointwise_s;
-  res.tp_s = L * p.tp_s;
-  res.launch_s = L * p.fixed_s;
+  const auto& pc = res.prefill_chunked_layer;
+  auto both = [&](double InferLayerTimes::*f) { return Lg * p.*f + Lc * pc.*f; };
+  res.attention_s = both(&InferLayerTimes::attention_s);
+  res.attention_exposed_s = both(&InferLayerTimes::exposed_s);
+  res.return_s = both(&InferLayerTimes::return_s);
+  res.merge_s = both(&InferLayerTimes::merge_s);
+  res.dense_s = both(&InferLayerTimes::dense_s);
+  res.pointwise_s = both(&InferLayerTimes::pointwise_s);
+  res.tp_s = both(&InferLayerTimes::tp_s);
+  res.launch_s = both(&InferLayerTimes::fixed_s);
   res.head_s = head_seconds(r, hw, 1);
 
-  const auto dt = layer_times(infer_layer(r, hw, im, v, true), r, hw);
+  const auto dl = make_layers(r, hw, im, v, true);
+  const auto dt = layer_times(dl.global, r, hw);
+  const auto dc = Lc > 0 ? layer_times(dl.chunked, r, hw) : InferLayerTimes{};
   res.decode_layer = dt;
-  res.decode_s_per_token = L * dt.total_s + head_seconds(r, hw, r.batch);
-  res.decode_attention_s = L * dt.attention_s;
-  res.decode_dense_s = L * (dt.dense_s + dt.pointwise_s) + head_seconds(r, hw, r.batch);
-  res.decode_comm_s = L * (dt.return_s + dt.merge_s);
-  res.decode_tp_s = L * dt.tp_s;
-  res.decode_launch_s = L * dt.fixed_s;
+  res.decode_chunked_layer = dc;
+  auto each = [&](double InferLayerTimes::*f) { return Lg * dt.*f + Lc * dc.*f; };
+  res.decode_s_per_token = each(&InferLayerTimes::total_s) + head_seconds(r, hw, r.batch);
+  res.decode_attention_s = each(&InferLayerTimes::attention_s);
+  res.decode_dense_s = each(&InferLayerTimes::dense_s) + each(&InferLayerTimes::pointwise_s) +
+                       head_seconds(r, hw, r.batch);
+  res.decode_comm_s = each(&InferLayerTimes::return_s) + each(&InferLayerTimes::merge_s);
+  res.decode_tp_s = each(&InferLayerTimes::tp_s);
+  res.decode_launch_s = each(&InferLayerTimes::fixed_s);
   res.tokens_per_s = static_cast<double>(r.batch) / res.decode_s_per_token;
   res.generation_s = res.ttft_s + static_cast<double>(r.decode_tokens) * res.decode_s_per_token;
   res.memory = infer_memory(r, hw, v);
 
   // Useful FLOPs of the prefill: 2 per parameter per new token (forward only,
-  // Kaplan et al. 2020), the visible attention pairs (4 d per pair), the last
-  // token's output head.
-  auto full = attention_work(r, v, false);
-  full.heads = r.shape.heads;
+  // Kaplan et al. 2020), the visible attention pairs (4 d per pair; a chunked
+  // layer's inside its chunks), the last token's output head.
+  auto pairs = [&](bool chunked) {
+    auto full = attention_work(r, v, false, chunked);
+    full.heads = r.shape.heads;
+    return static_cast<double>(infer_total_entries(full));
+  };
   const double fresh = static_cast<double>(r.context - r.cached);
   // A MoE model's active parameters: the experts a token takes.
   const double nonembed =
       static_cast<double>(active_params(r.shape) - 2 * embedding_params(r.shape));
-  res.prefill_flops = 2 * nonembed * fresh +
-                      4.0 * r.shape.head_dim * static_cast<double>(infer_total_entries(full)) * L +
-                      2.0 * r.shape.d_model * r.shape.vocab;
+  res.prefill_flops =
+      2 * nonembed * fresh +
+      4.0 * r.shape.head_dim * (Lg * pairs(false) + (Lc > 0 ? Lc * pairs(true) : 0)) +
+      2.0 * r.shape.d_model * r.shape.vocab;
   res.mfu = res.prefill_flops / (res.ttft_s * static_cast<double>(r.gpus) * hw.flops);
   return res;
 }

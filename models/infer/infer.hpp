@@ -53,8 +53,8 @@ struct InferRequest {
 // replicated), cached > context, shards that do not divide (check_infer).
 void check_request(const InferRequest& r);
 // The model's layers as infer models them: grouped-query or multi-head latent
-// attention in every layer (chunked attention refused, naming --model); any
-// MLP, dense or experts.
+// attention, global or inside chunks (Llama 4); any MLP, dense or experts.
+// (Every catalog model passes; kept as the one place a refusal would go.)
 void check_infer_model(const ModelShape& s);
 
 // The widths a layer's attention runs at (docs/inference.md, "Multi-head
@@ -106,9 +106,13 @@ struct InferLayer {
   double fixed_s = 0;
 };
 
-// The layer a prefill (decode = false) or one decode step runs.
+// The layer a prefill (decode = false) or one decode step runs; `chunked`:
+// one of a chunked-attention model's (Llama 4's) chunked layers, where each
+// token attends inside its chunk of attention_chunk tokens (the chunks as
+// packed documents over the positions, InferWork::documents; a decode step
+// reads its chunk's keys only).
 InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implementation& im,
-                       InferVariant variant, bool decode);
+                       InferVariant variant, bool decode, bool chunked = false);
 
 // The closed forms' phases of one layer (seconds, one GPU).
 struct InferLayerTimes {
@@ -168,7 +172,10 @@ struct InferResult {
   double attention_s = 0, attention_exposed_s = 0, return_s = 0, merge_s = 0;
   double dense_s = 0, pointwise_s = 0, tp_s = 0, head_s = 0;
   double launch_s = 0;  // of dense_s: kernel gaps and host dispatch beyond the device's work
-  InferLayerTimes prefill_layer;
+  InferLayerTimes prefill_layer;  // a global attention layer's
+  // A chunked-attention model's chunked layers (0 otherwise), and one's times.
+  int chunked_layers = 0;
+  InferLayerTimes prefill_chunked_layer, decode_chunked_layer;
   // Decode (one token per sequence at the full context).
   double decode_s_per_token = 0, decode_attention_s = 0, decode_dense_s = 0, decode_comm_s = 0,
          decode_tp_s = 0, decode_launch_s = 0;

@@ -23,7 +23,20 @@ void check_tokens_per_rank(const InferRequest& r) {
         human_bytes(static_cast<double>(per_rank) * sizeof(std::int64_t)), kMaxTokensPerRank));
 }
 
+void check_chunked_context(const InferRequest& r) {
+  if (chunked_attention_layers(r.shape) == 0) return;
+  if (r.context <= kMaxChunkedContext) return;
+  const std::int64_t tokens = r.context + 1;  // the decode step's token too
+  throw InputError(fmt::format(
+      "--context: {} tokens of {} are beyond the closed forms' size guard for chunked attention: "
+      "its chunked layers keep every rank's token lists ({} in all), at most {} tokens; give a "
+      "shorter context",
+      r.context, r.shape.name,
+      human_bytes(2.0 * static_cast<double>(tokens) * sizeof(std::int64_t)), kMaxChunkedContext));
+}
+
 void check_closed_form_size(const InferRequest& r) {
+  check_chunked_context(r);
   check_tokens_per_rank(r);
   if (r.cp <= kMaxAutoCp) return;
   const double pairs = static_cast<double>(r.cp) * static_cast<double>(r.cp);

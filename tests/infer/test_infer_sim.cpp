@@ -98,6 +98,27 @@ TEST(InferSim, AgreesPassKvStripedWithCache) {
   agree(InferVariant::PassKv, 32768, Layout::Striped);
 }
 
+TEST(InferSim, HandCaseChunkedLayers) {
+  RINGSIM_ONE_ENGINE();
+  // test_infer_chunked.cpp's case: a chunked layer (5.12 ms of ring) then a
+  // global one (9.216 ms), each with 294.912 ms dense + 16.2 us gaps + 9.728
+  // us pointwise, then the 128 ms head.
+  Roofline rf;
+  const auto hw = slow_flat();
+  auto r = tiny_request(2, 8, 0);
+  r.shape.layers = 2;
+  r.shape.attention_chunk = 4;
+  r.shape.global_every = 2;
+  auto o = options(r, hw, rf.im, InferVariant::PassKv);
+  o.prefill_chunked = infer_layer(r, hw, rf.im, InferVariant::PassKv, false, true);
+  o.decode_chunked = infer_layer(r, hw, rf.im, InferVariant::PassKv, true, true);
+  const auto s = sim::simulate_infer(o);
+  const double ttft = 5.12e-3 + 9.216e-3 + 2 * (0.294912 + 16.2e-6 + 9.728e-6) + 0.128;
+  EXPECT_NEAR(s.ttft_s, ttft, ttft * kRel);
+  const auto a = infer(r, hw, rf.im);
+  EXPECT_NEAR(s.decode_s, a.decode_s_per_token, a.decode_s_per_token * kRel);
+}
+
 TEST(InferSim, TraceHasEveryPhase) {
   RINGSIM_ONE_ENGINE();
   Roofline rf;
