@@ -141,9 +141,11 @@ namespace {
 // runs it (docs/models.md, "Mixture of experts in `run`"); if not, why.
 bool moe_job_runs(const PlanRequest& r, const PlanConfig& c, std::string* why) {
   const auto& s = r.shape;
-  if (is_mla(s) || s.attention_chunk > 0) {
-    *why = fmt::format("job mode runs `run --scope layer`, which does not model {}'s {}", s.name,
-                       is_mla(s) ? "multi-head latent attention" : "chunked attention");
+  if (s.attention_chunk > 0) {
+    *why = fmt::format(
+        "job mode runs `run --scope layer`, which does not model {}'s chunked "
+        "attention",
+        s.name);
     return false;
   }
   if (!is_moe(s)) return true;

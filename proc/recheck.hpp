@@ -77,8 +77,8 @@ RunSpec recheck_spec(const PlanRequest& r, const PlanConfig& c, const Hardware& 
 // Whether the re-check simulates a config's layer in job mode: tp or dp > 1,
 // a ring layout (ring, striped, zigzag), and a model whose layer `run
 // --scope layer` plays as the config runs it (a MoE model's experts over its
-// TP group, EP inside one ring, no capacity factor; neither multi-head
-// latent nor chunked attention); if not, `why` says why.
+// TP group, EP inside one ring, no capacity factor; no chunked attention);
+// if not, `why` says why.
 bool wants_job(const PlanRequest& r, const PlanConfig& c, std::string* why);
 // The run spec of that job: one layer, forward and backward, of every CP ring
 // of the config (--dp, --tp, --scope layer) on the plan's cluster, FSDP flows

@@ -35,12 +35,6 @@ namespace {
 // shares of the experts.
 void check_run_model(const WorkloadSpec& s, const Workload& w) {
   const auto& m = w.shape;
-  if (is_mla(m))
-    throw InputError(fmt::format(
-        "--model {}: multi-head latent attention (query/key and value head widths differ); "
-        "ringsim run models grouped-query attention only so far (ringsim plan plans its "
-        "training)",
-        m.name));
   if (m.attention_chunk > 0)
     throw InputError(fmt::format(
         "--model {}: chunked attention in {} of its {} layers; ringsim run models global "

@@ -200,15 +200,29 @@ std::uint64_t layer_params(const ModelShape& s) {
   return all_layer_params(s) / static_cast<std::uint64_t>(s.layers);
 }
 
+double attention_projection_flops(const ModelShape& s, double heads) {
+  const double D = s.d_model;
+  if (is_mla(s)) {
+    // Multi-head latent attention (models/analytic/moe.hpp add_mla_gemms):
+    // the down projections whole on every TP rank, the up and output
+    // projections split by heads.
+    const double ql = s.q_lora_rank, kl = s.kv_lora_rank, rope = s.qk_rope_head_dim;
+    const double qk = s.qk_head_dim, v = s.v_head_dim;
+    const double q = ql > 0 ? D * ql + ql * heads * qk : D * heads * qk;
+    return 2 * (q + D * (kl + rope) + kl * heads * (qk - rope + v) + heads * v * D);
+  }
+  const double kvh = s.kv_heads * heads / s.heads, d = s.head_dim;
+  return 2 * D * (heads + 2 * kvh) * d + 2 * heads * d * D;
+}
+
 double other_layer_flops(const Workload& w, bool backward) {
-  // Per device, c tokens: QKV projection 2*D*(H+2kvh)*d, output projection
-  // 2*H*d*D, the MLP's GEMMs 2*D*F each (3 gated, 2 plain). Backward = 2x forward
-  // (weight and input gradients).
-  const double c = static_cast<double>(w.block), D = w.shape.d_model, d = w.shape.head_dim;
-  const double H = w.shape.heads, kvh = w.shape.kv_heads, F = w.shape.ffn;
+  // Per device, c tokens: the attention projections (QKV 2*D*(H+2kvh)*d and
+  // output 2*H*d*D; MLA's own), the MLP's GEMMs 2*D*F each (3 gated, 2
+  // plain). Backward = 2x forward (weight and input gradients).
+  const double c = static_cast<double>(w.block), D = w.shape.d_model, F = w.shape.ffn;
   // A MoE model's MLP is its experts, charged apart (layer_moe).
   const double mlp = is_moe(w.shape) ? 0 : mlp_matrices(w.shape);
-  const double fwd = c * (2 * D * (H + 2 * kvh) * d + 2 * H * d * D + mlp * 2 * D * F);
+  const double fwd = c * (attention_projection_flops(w.shape, w.shape.heads) + mlp * 2 * D * F);
   return backward ? 2 * fwd : fwd;
 }
 

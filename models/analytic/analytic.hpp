@@ -165,6 +165,9 @@ double ring_step_seconds(const Workload& w, const Hardware& hw, std::uint64_t by
 
 // FLOPs of the rest of a transformer layer per device (projections + SwiGLU MLP).
 double other_layer_flops(const Workload& w, bool backward);
+// One token's attention projections (Q/K/V and output; MLA's down and up
+// projections) on a GPU holding `heads` of the model's heads (its TP share).
+double attention_projection_flops(const ModelShape& s, double heads);
 // Parameters: one layer's attention projections (MLA's as DeepSeek-V3 has
 // them); every layer's together, exact; and their mean per layer (a MoE
 // model with dense first layers has two kinds).

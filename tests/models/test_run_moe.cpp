@@ -106,6 +106,29 @@ TEST(RunMoe, ExpertParallelismAddsTwoAllToAllsPerPassByHand) {
   EXPECT_FALSE(s.verdict.hidden);
 }
 
+// Multi-head latent attention's projections (DeepSeek-V2/V3) per token on a
+// GPU with 4 heads: D 64, query latent 8, KV latent 24, RoPE 4, query/key
+// 12, value 8: 2 x (64 x 8 + 8 x 4 x 12 + 64 x 28 + 24 x 4 x 16 + 4 x 8 x 64)
+// = 2 x (512 + 384 + 1792 + 1536 + 2048) = 12544 FLOPs; the down projections
+// stay whole when TP halves the heads: 2 x (512 + 192 + 1792 + 768 + 1024).
+TEST(RunMoe, LatentAttentionsProjectionsByHand) {
+  ModelShape s;
+  s.d_model = 64;
+  s.heads = s.kv_heads = 4;
+  s.head_dim = 10;
+  s.q_lora_rank = 8;
+  s.kv_lora_rank = 24;
+  s.qk_rope_head_dim = 4;
+  s.qk_head_dim = 12;
+  s.v_head_dim = 8;
+  EXPECT_DOUBLE_EQ(attention_projection_flops(s, 4), 12544);
+  EXPECT_DOUBLE_EQ(attention_projection_flops(s, 2), 2.0 * (512 + 192 + 1792 + 768 + 1024));
+  // Grouped-query attention: 2 D (H + 2 kvh) d + 2 H d D.
+  s.kv_lora_rank = 0;
+  s.kv_heads = 2;
+  EXPECT_DOUBLE_EQ(attention_projection_flops(s, 4), 2.0 * 64 * (4 + 4) * 10 + 2.0 * 4 * 10 * 64);
+}
+
 TEST(RunMoe, TheTokensMovedAreTheRunsDtype) {
   // --dtype fp32: 4 B an element, twice the bf16 dispatch (and twice its time).
   auto w = moe_layer(4);

@@ -128,10 +128,10 @@ TEST(Recheck, JobSpecRunsAMoeModelByName) {
   auto capped = r;
   capped.capacity_factor = 1;
   EXPECT_FALSE(wants_job(capped, c, &why));
-  auto mla = r;
-  mla.shape = find_model("--model", "deepseek-v3");
-  EXPECT_FALSE(wants_job(mla, c, &why));
-  EXPECT_NE(why.find("latent"), std::string::npos) << why;
+  auto chunked = r;
+  chunked.shape = find_model("--model", "llama4-scout");
+  EXPECT_FALSE(wants_job(chunked, c, &why));
+  EXPECT_NE(why.find("chunked"), std::string::npos) << why;
 }
 
 TEST(Recheck, OffWhenNotAsked) {
