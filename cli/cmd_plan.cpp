@@ -162,6 +162,11 @@ int run_inference(const PlanFlags& f) {
   g.precision = f.precision;
   g.json = f.json;
   g.fail_if_none = f.fail_if_none;
+  // A search at millions of tokens takes a second a split under chunked
+  // attention: a bar on a terminal, and Ctrl-C or SIGTERM ends it at the next
+  // split with exit 130.
+  const StopScope stop;
+  const ProgressScope bar(sim::progress_wanted(false), "ringsim plan --inference: splits");
   return plan_inference(g);
 }
 

@@ -28,7 +28,8 @@ std::string status(const InferOption& o, int gpus_per_node) {
 }
 
 // What would make a split usable, tried in the order a team would reach for
-// it: FP8 MLP weights (what Meta served 405B with), then 2x and 4x the GPUs.
+// it: FP8 MLP weights (what Meta served 405B with), then 2x and 4x the GPUs,
+// then both.
 std::string fit_hint(const InferRequest& r, const Hardware& hw, const Implementation& im,
                      double target, const std::vector<std::int64_t>& tps,
                      const std::vector<std::int64_t>& cps, const Catalog& cat) {
@@ -45,21 +46,34 @@ std::string fit_hint(const InferRequest& r, const Hardware& hw, const Implementa
     return "";
   };
   std::string out;
-  if (!r.fp8_mlp && cat.device(hw.gpu_name).peak_fp8 > 0) {
+  const bool can_fp8 = !r.fp8_mlp && cat.device(hw.gpu_name).peak_fp8 > 0;
+  if (can_fp8) {
     auto q = r;
     set_infer_precision(q, "fp8", cat, hw);
     if (const auto b = best(q); !b.empty()) out += "  with --precision fp8: " + b + "\n";
   }
+  // More GPUs, each count as given and then with FP8 too, the fewest first
+  // (DeepSeek-V3 at 128K on 8 H100s: FP8 on 16 before bf16 on 32).
   for (const std::int64_t k : {2, 4}) {
-    auto q = r;
-    q.gpus = r.gpus * k;
-    if (const auto b = best(q); !b.empty()) {
-      out += fmt::format("  with --gpus {}: {}\n", q.gpus, b);
+    std::string found;
+    for (const bool fp8 : {false, true}) {
+      if (fp8 && !can_fp8) continue;
+      auto q = r;
+      if (fp8) set_infer_precision(q, "fp8", cat, hw);
+      q.gpus = r.gpus * k;
+      if (const auto b = best(q); !b.empty()) {
+        found = fmt::format("  with {}--gpus {}: {}\n", fp8 ? "--precision fp8 " : "", q.gpus, b);
+        break;
+      }
+    }
+    if (!found.empty()) {
+      out += found;
       break;
     }
   }
   return out.empty() ? "  nothing tried makes one fit (--precision fp8 where the device has FP8, "
-                       "up to 4x the GPUs); a larger-memory GPU or a shorter context might\n"
+                       "up to 4x the GPUs, and both); a larger-memory GPU or a shorter context "
+                       "might\n"
                      : "what would make one fit:\n" + out;
 }
 
@@ -154,6 +168,10 @@ int plan_inference(const InferencePlanFlags& f) {
       if (price > 0) c["cost_per_prefill"] = cost(o);
       j["configs"].push_back(c);
     }
+    // What the text ends with when nothing fits: the nearest change that
+    // makes a split fit (null when one fits).
+    j["fit_hint"] = any_fits ? nlohmann::json(nullptr)
+                             : nlohmann::json(fit_hint(r, hw, *im, target, tps, cps, cat));
     j["schema_version"] = kJsonSchemaVersion;
     std::cout << j.dump(2) << "\n";
     return f.fail_if_none && !any_fits ? 1 : 0;

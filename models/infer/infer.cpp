@@ -421,6 +421,12 @@ InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant
   const double out_d = infer_dims(sh, false).out_dim;
   const double mlp_live = mlp_gated(r.shape) ? 3 : 2;
   m.activations = q * db * (2 * D + qkv + mlp_live * F) + q * Hl * (out_d + 1) * 4;
+  // MLA's up-projected prefill: the cached tokens' latents become per-head K
+  // and V for the kernel (one layer's, on this rank). Pass-KV's ring buffers
+  // hold them already (its K/V blocks); pass-Q keeps them beside the cache.
+  if (is_mla(sh) && variant == InferVariant::PassQ)
+    m.activations +=
+        static_cast<double>(r.cached) / cp * Hl * (sh.qk_head_dim + sh.v_head_dim) * db;
   const auto w = attention_work(r, variant, false);
   double ring = static_cast<double>(infer_ring_elements(w)) * db;
   if (variant == InferVariant::PassQ) ring *= infer_dims(sh, false).query_dim / d;
@@ -439,7 +445,10 @@ InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant
           ? "2 x (global layers x (context + decode) + chunked layers x one chunk) / cp x KV "
             "heads / tp x d"
           : "2 x layers x (context + decode) / cp x KV heads / tp x d");
-  add("activations", m.activations, "tensors", "one layer's live prefill tensors");
+  add("activations", m.activations, "tensors",
+      is_mla(sh) && variant == InferVariant::PassQ && r.cached > 0
+          ? "one layer's live prefill tensors, with the cached tokens' K and V up-projected"
+          : "one layer's live prefill tensors");
   add("ring_buffers", m.ring_buffers, "tensors", "the block computed on and the one arriving");
   const double tensors = m.weights + m.kv_cache + m.activations + m.ring_buffers;
   // The runtime beside the tensors (models/plan/runtime_memory.hpp): as a

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "models/core/cancel.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 #include "models/infer/size_guard.hpp"
@@ -36,16 +37,24 @@ std::vector<InferOption> search_inference(const InferRequest& base, const Hardwa
   // and cost more, which the ranking weighs, but it may be the only split
   // whose weights fit (Llama 3 405B in bf16 at 1M tokens on 128 H100s).
   const auto tps = tp_degrees.empty() ? powers_up_to(base.gpus) : tp_degrees;
+  // The closed forms cost O(cp^2) per split (every rank's every step), so
+  // the automatic search stops where the training planner's does.
+  auto cps_of = [&](std::int64_t tp) {
+    return cp_degrees.empty() ? powers_up_to(std::min(base.gpus / tp, kMaxAutoCp)) : cp_degrees;
+  };
+  // Progress over the splits (long contexts take about a second each under
+  // chunked attention), and a stop signal ends the search at the next one.
+  std::uint64_t total = 0, done = 0;
+  for (const auto tp : tps)
+    for (const auto cp : cps_of(tp)) total += tp * cp <= base.gpus ? 1 : 0;
   std::vector<InferOption> out;
   std::string first_rule, rule_flag;  // rule_flag: the flag every refusal names, or ""
   bool one_flag = true;
   for (const auto tp : tps) {
-    // The closed forms cost O(cp^2) per split (every rank's every step), so
-    // the automatic search stops where the training planner's does.
-    const auto cps =
-        cp_degrees.empty() ? powers_up_to(std::min(base.gpus / tp, kMaxAutoCp)) : cp_degrees;
-    for (const auto cp : cps) {
+    for (const auto cp : cps_of(tp)) {
       if (tp * cp > base.gpus) continue;
+      throw_if_cancelled();
+      report_progress(done++, total);
       InferOption o;
       o.request = base;
       o.request.tp = tp;

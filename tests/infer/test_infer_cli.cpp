@@ -164,5 +164,28 @@ TEST(InferCli, PlanInferenceSearchesAMixtureOfExpertsModel) {
   EXPECT_EQ(one["moe"]["ep"], 1);
 }
 
+// Nothing fits DeepSeek-V3 in bf16 on 8 H100s; FP8 alone does not either,
+// and FP8 on 16 GPUs does before bf16 needs 32: the hint names the fewest.
+TEST(InferCli, PlanInferenceFitHintTriesFp8WithMoreGpus) {
+  const auto p = run_json(
+      {"plan", "--inference", "--model", "deepseek-v3", "--context", "128K", "--gpus", "8"});
+  ASSERT_TRUE(p["fit_hint"].is_string());
+  const auto hint = p["fit_hint"].get<std::string>();
+  EXPECT_NE(hint.find("--precision fp8 --gpus 16"), std::string::npos) << hint;
+  const auto fits =
+      run_json({"plan", "--inference", "--model", "llama3-8b", "--context", "16K", "--gpus", "8"});
+  EXPECT_TRUE(fits["fit_hint"].is_null());
+}
+
+// The MLA model's prefill and decode as infer serves them, in both engines.
+TEST(InferCli, LatentAttentionRunsOnBothEngines) {
+  const auto j = run_json({"infer", "--model", "deepseek-v3", "--gpu", "h200", "--gpus", "16",
+                           "--cp", "2", "--precision", "fp8", "--ep", "8", "--context", "16K"});
+  EXPECT_EQ(j["attention"]["kind"], "mla");
+  EXPECT_EQ(j["attention"]["kv_cache_bytes_per_token"], 1152);
+  EXPECT_NEAR(j["simgrid"]["ttft_s"].get<double>(), j["analytic"]["ttft_s"].get<double>(),
+              1e-6 * j["analytic"]["ttft_s"].get<double>());
+}
+
 }  // namespace
 }  // namespace ringsim

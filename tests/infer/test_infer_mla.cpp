@@ -103,5 +103,17 @@ TEST(InferMla, PrefillUpProjectsTheCachedLatents) {
   EXPECT_NEAR(l.dense_s, 0.129536, 0.129536 * kRel);
 }
 
+// Pass-Q keeps the cached tokens' up-projected K and V beside the latent
+// cache (pass-KV's ring buffers hold them): 2 cached tokens a rank x 4 heads
+// x (12 + 8) x 2 B = 320 B more than pass-KV's activations.
+TEST(InferMla, PassQHoldsTheCachedTokensUpProjected) {
+  const auto r = mla_request(2, 8, 4);
+  const auto kv = infer_memory(r, slow_flat(), InferVariant::PassKv);
+  const auto q = infer_memory(r, slow_flat(), InferVariant::PassQ);
+  EXPECT_EQ(q.activations - kv.activations, 320);
+  EXPECT_EQ(infer_memory(mla_request(2, 8, 0), slow_flat(), InferVariant::PassQ).activations,
+            infer_memory(mla_request(2, 8, 0), slow_flat(), InferVariant::PassKv).activations);
+}
+
 }  // namespace
 }  // namespace ringsim
