@@ -100,7 +100,6 @@ int plan_inference(const InferencePlanFlags& f) {
   const auto im = proc::make_implementation(hs, cat, hw, DType::BF16, proc::kInferProfileDtype);
   InferRequest r;
   r.shape = proc::resolve_shape(proc::parse_workload(f.w, false));
-  check_infer_model(r.shape);  // before the search: its refusal names --model
   if (!f.layers.empty())
     r.shape.layers = static_cast<int>(parse_count("--layers", f.layers, 1, 100000));
   if (f.context.empty())

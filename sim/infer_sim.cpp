@@ -96,11 +96,9 @@ double choose_scale(const Run& r, const Topology& topo) {
   }
   take(r.o.prefill_head_s);
   take(r.o.decode_head_s);
-  const bool chunked = chunked_attention_layers(r.o.request.shape) > 0;
   for (const InferLayer* l :
        {&r.o.prefill, &r.o.decode, &r.o.prefill_chunked, &r.o.decode_chunked}) {
-    if (l->step_s.empty() || (!chunked && (l == &r.o.prefill_chunked || l == &r.o.decode_chunked)))
-      continue;
+    if (l->step_s.empty()) continue;  // no chunked layers
     for (const auto& rank : l->step_s)
       for (double t : rank) take(t);
     take(l->merge_s);

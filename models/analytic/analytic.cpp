@@ -422,10 +422,11 @@ void add_ep_alltoalls(Summary& s, const Workload& w, const Hardware& hw) {
 }  // namespace
 
 double analyze_time(const Workload& w, const Hardware& hw, const Implementation& im) {
-  if (w.tp <= 1) return analyze_cp(w, hw, im, false).time_s + ep_seconds(w, layer_moe(w, hw));
+  const double ep = ep_seconds(w, layer_moe(w, hw));
+  if (w.tp <= 1) return analyze_cp(w, hw, im, false).time_s + ep;
   const double passes = w.pass == Pass::FwdBwd ? 2 : 1;
   return analyze_cp(tp_rank_workload(w), group_hardware(hw, w.tp), im, false).time_s +
-         passes * tp_pass_seconds(w, hw) * w.layers + ep_seconds(w, layer_moe(w, hw));
+         passes * tp_pass_seconds(w, hw) * w.layers + ep;
 }
 
 Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im) {

@@ -216,9 +216,18 @@ struct DocumentTokens {
   Layout layout = Layout::Ring;
   InferMode mode = InferMode::Prefill;
   std::vector<std::int64_t> documents;
+  // By source rank: its queries and its K/V, and whether each is built.
   std::vector<std::vector<std::int64_t>> queries, kv;
   std::vector<bool> have_q, have_kv;
 
+  // This thread's lists for `w`'s sharding, emptied when it changes; null
+  // past kMaxTokens.
+  static DocumentTokens* of(const InferWork& w) {
+    thread_local DocumentTokens c;
+    if (w.context() > kMaxTokens) return nullptr;
+    if (!c.matches(w)) c.reset(w);
+    return &c;
+  }
   bool matches(const InferWork& w) const {
     return ranks == w.ranks && cached == w.cached && fresh == w.fresh && layout == w.layout &&
            mode == w.mode && documents == w.documents;
@@ -238,34 +247,34 @@ struct DocumentTokens {
   }
 };
 
-// The queries rank i works on at step s, and the K/V of rank `source`
-// (`cached_only`: its cached tokens alone, not kept).
+// `lists[source]`, built by `build` the first time it is asked for.
+template <typename Build>
+const std::vector<std::int64_t>& kept(std::vector<std::vector<std::int64_t>>& lists,
+                                      std::vector<bool>& have, std::int64_t source, Build build) {
+  const auto i = static_cast<std::size_t>(source);
+  if (!have[i]) {
+    lists[i] = build();
+    have[i] = true;
+  }
+  return lists[i];
+}
+
+// The queries rank i works on at step s, and the K/V of rank `source`;
+// `scratch` holds them when they are not kept.
 const std::vector<std::int64_t>& doc_queries(const InferWork& w, std::int64_t rank,
                                              std::int64_t step,
                                              std::vector<std::int64_t>& scratch) {
-  thread_local DocumentTokens c;
-  if (w.context() > DocumentTokens::kMaxTokens) return scratch = step_queries(w, rank, step);
-  if (!c.matches(w)) c.reset(w);
-  const auto src =
-      static_cast<std::size_t>(w.mode == InferMode::Decode ? 0 : infer_query_source(w, rank, step));
-  if (!c.have_q[src]) {
-    c.queries[src] = step_queries(w, rank, step);
-    c.have_q[src] = true;
-  }
-  return c.queries[src];
+  auto* c = DocumentTokens::of(w);
+  if (!c) return scratch = step_queries(w, rank, step);
+  const auto src = w.mode == InferMode::Decode ? 0 : infer_query_source(w, rank, step);
+  return kept(c->queries, c->have_q, src, [&] { return step_queries(w, rank, step); });
 }
 
 const std::vector<std::int64_t>& doc_kv(const InferWork& w, std::int64_t source,
                                         std::vector<std::int64_t>& scratch) {
-  thread_local DocumentTokens c;
-  if (w.context() > DocumentTokens::kMaxTokens) return scratch = kv_tokens(w, source);
-  if (!c.matches(w)) c.reset(w);
-  const auto src = static_cast<std::size_t>(source);
-  if (!c.have_kv[src]) {
-    c.kv[src] = kv_tokens(w, source);
-    c.have_kv[src] = true;
-  }
-  return c.kv[src];
+  auto* c = DocumentTokens::of(w);
+  if (!c) return scratch = kv_tokens(w, source);
+  return kept(c->kv, c->have_kv, source, [&] { return kv_tokens(w, source); });
 }
 
 }  // namespace

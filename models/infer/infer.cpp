@@ -35,7 +35,6 @@ int local_heads(const InferRequest& r) {
 
 InferDims infer_dims(const ModelShape& s, bool decode) {
   InferDims d;
-  d.kernel_head_dim = s.head_dim;
   d.query_dim = d.out_dim = s.head_dim;
   if (!is_mla(s)) return d;
   d.latent = true;
@@ -165,16 +164,9 @@ double merge_seconds(const Implementation& im, const Hardware& hw, std::uint64_t
   return t;
 }
 
-}  // namespace
-
-void check_infer_model(const ModelShape&) {}
-
-namespace {
-
 // How --ep splits a model's experts.
 void check_moe(const InferRequest& r) {
   const auto& s = r.shape;
-  check_infer_model(s);
   if (r.ep < 1) throw InputError(fmt::format("--ep: must be at least 1, got {}", r.ep));
   if (!is_moe(s)) {
     if (r.ep != 1) throw InputError(not_moe_message("--ep", s));
@@ -395,7 +387,7 @@ InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant
   InferMemory m;
   const double db = dtype_bytes(r.dtype), t = static_cast<double>(r.tp);
   const double d = r.shape.head_dim, D = r.shape.d_model, F = r.shape.ffn / t;
-  const double Hl = local_heads(r), kvl = local_kv_heads(r), L = r.shape.layers;
+  const double Hl = local_heads(r), kvl = local_kv_heads(r);
   const double B = static_cast<double>(r.batch), cp = static_cast<double>(r.cp);
   // --precision fp8: the MLP's matrices (3 gated, 2 plain) at one byte per weight.
   const double mlp = mlp_params(r.shape);

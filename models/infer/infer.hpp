@@ -52,11 +52,6 @@ struct InferRequest {
 // heads (or KV heads, unless it is a multiple of them: then KV heads are
 // replicated), cached > context, shards that do not divide (check_infer).
 void check_request(const InferRequest& r);
-// The model's layers as infer models them: grouped-query or multi-head latent
-// attention, global or inside chunks (Llama 4); any MLP, dense or experts.
-// (Every catalog model passes; kept as the one place a refusal would go.)
-void check_infer_model(const ModelShape& s);
-
 // The widths a layer's attention runs at (docs/inference.md, "Multi-head
 // latent attention"). Grouped-query attention: head_dim throughout. MLA
 // (DeepSeek-V2/V3): the prefill up-projects each head's K and V (the MHA
@@ -67,7 +62,7 @@ void check_infer_model(const ModelShape& s);
 // entry per token, outputs of kv_lora_rank.
 struct InferDims {
   bool latent = false;  // MLA
-  int kernel_head_dim = 0, query_dim = 0, out_dim = 0;
+  int query_dim = 0, out_dim = 0;
 };
 InferDims infer_dims(const ModelShape& s, bool decode);
 // Elements of one token's KV-cache entry on one GPU, one layer: 2 x KV heads

@@ -6,6 +6,7 @@
 
 #include "models/infer/infer.hpp"
 #include "tests/infer/helpers.hpp"
+#include "tests/models/helpers.hpp"
 
 namespace ringsim {
 namespace {
@@ -14,18 +15,10 @@ using namespace infer_testing;
 
 constexpr double kRel = 1e-12;
 
-// tiny with MLA: 4 heads; queries and keys of 12 (8 + a RoPE part of 4),
-// values of 8 (head_dim 10, their mean); a query latent of 8, a KV latent of 24.
+// tiny (D 64, 4 heads, MLP 128, one layer) with the small MLA of
+// tests/models/helpers.hpp.
 ModelShape tiny_mla() {
-  auto s = tiny();
-  s.kv_heads = 4;
-  s.head_dim = 10;
-  s.q_lora_rank = 8;
-  s.kv_lora_rank = 24;
-  s.qk_rope_head_dim = 4;
-  s.qk_head_dim = 12;
-  s.v_head_dim = 8;
-  return s;
+  return testing::with_small_mla(tiny());
 }
 
 InferRequest mla_request(std::int64_t cp, std::int64_t context, std::int64_t cached) {

@@ -38,4 +38,19 @@ inline Hardware flat(double flops, double bw, double lat = 0) {
   return hw;
 }
 
+// `s` with a small multi-head latent attention (DeepSeek-V2/V3's kind): 4
+// heads, K and V expanded to each (4 KV heads); queries and keys of 12 (8 + a
+// RoPE part of 4), values of 8 (head_dim 10, their mean); a query latent of
+// 8, a KV latent of 24.
+inline ModelShape with_small_mla(ModelShape s) {
+  s.heads = s.kv_heads = 4;
+  s.head_dim = 10;
+  s.q_lora_rank = 8;
+  s.kv_lora_rank = 24;
+  s.qk_rope_head_dim = 4;
+  s.qk_head_dim = 12;
+  s.v_head_dim = 8;
+  return s;
+}
+
 }  // namespace ringsim::testing

@@ -114,13 +114,7 @@ TEST(RunMoe, ExpertParallelismAddsTwoAllToAllsPerPassByHand) {
 TEST(RunMoe, LatentAttentionsProjectionsByHand) {
   ModelShape s;
   s.d_model = 64;
-  s.heads = s.kv_heads = 4;
-  s.head_dim = 10;
-  s.q_lora_rank = 8;
-  s.kv_lora_rank = 24;
-  s.qk_rope_head_dim = 4;
-  s.qk_head_dim = 12;
-  s.v_head_dim = 8;
+  s = ringsim::testing::with_small_mla(s);
   EXPECT_DOUBLE_EQ(attention_projection_flops(s, 4), 12544);
   EXPECT_DOUBLE_EQ(attention_projection_flops(s, 2), 2.0 * (512 + 192 + 1792 + 768 + 1024));
   // Grouped-query attention: 2 D (H + 2 kvh) d + 2 H d D.

@@ -46,16 +46,25 @@ TEST(Recheck, SpecIsTheConfigsAttentionLayer) {
   EXPECT_DOUBLE_EQ(analyze(w, chw).time_s, analyze(wl, group_hardware(hw, 2)).time_s);
 }
 
-TEST(Recheck, JobSpecIsTheConfigsWholeLayerOnTheWholeCluster) {
-  const auto hw = resolve_hardware(HardwareSpec{}, Catalog::embedded(), DType::BF16);
+// `model` on 64 GPUs of the default cluster, and its zigzag config of CP 8 x
+// TP 2 (DP 4) as the planner evaluates it.
+PlanRequest job_request(const std::string& model, std::int64_t context) {
   PlanRequest r;
-  r.shape = find_model("--model", "llama3-8b");
-  r.context = 1 << 17;
+  r.shape = find_model("--model", model);
+  r.context = context;
   r.gpus = 64;
   r.tp_degrees = {2};
+  return r;
+}
+PlanConfig zigzag_cp8_tp2(const PlanRequest& r, const Hardware& hw) {
   const RooflineModel rm(hw.effective_flops());
-  const auto cm = bare_implementation(rm);
-  const auto c = evaluate(r, hw, cm, Layout::Zigzag, 8, 2, 1);
+  return evaluate(r, hw, bare_implementation(rm), Layout::Zigzag, 8, 2, 1);
+}
+
+TEST(Recheck, JobSpecIsTheConfigsWholeLayerOnTheWholeCluster) {
+  const auto hw = resolve_hardware(HardwareSpec{}, Catalog::embedded(), DType::BF16);
+  const auto r = job_request("llama3-8b", 1 << 17);
+  const auto c = zigzag_cp8_tp2(r, hw);
   ASSERT_TRUE(c.feasible) << c.reason();
   ASSERT_EQ(c.dp, 4);
   std::string why;
@@ -93,15 +102,9 @@ TEST(Recheck, JobSpecIsTheConfigsWholeLayerOnTheWholeCluster) {
 // (the stand-in's MLP of top-k x expert width hid the experts' FSDP flows).
 TEST(Recheck, JobSpecRunsAMoeModelByName) {
   const auto hw = resolve_hardware(HardwareSpec{}, Catalog::embedded(), DType::BF16);
-  PlanRequest r;
-  r.shape = find_model("--model", "mixtral-8x7b");
-  r.context = 1 << 15;
-  r.gpus = 64;
-  r.tp_degrees = {2};
+  auto r = job_request("mixtral-8x7b", 1 << 15);
   r.routing_seed = 7;
-  const RooflineModel rm(hw.effective_flops());
-  const auto cm = bare_implementation(rm);
-  auto c = evaluate(r, hw, cm, Layout::Zigzag, 8, 2, 1);
+  auto c = zigzag_cp8_tp2(r, hw);
   ASSERT_TRUE(c.feasible) << c.reason();
   c.ep = 1;
   std::string why;
