@@ -171,6 +171,7 @@ nlohmann::json experts_json(const InferRequest& r, const InferResult& a) {
   const double L = moe_layers(r.shape);
   auto one = [L](const InferLayerTimes& t) {
     return nlohmann::json{{"experts_s", t.moe.seconds * L},
+                          {"ep_comm_s", t.moe.alltoall_s * L},
                           {"routed_s_per_moe_layer", t.moe.routed_s},
                           {"experts_touched", static_cast<std::int64_t>(t.moe.experts_touched)},
                           {"imbalance", t.moe.imbalance}};
@@ -179,7 +180,9 @@ nlohmann::json experts_json(const InferRequest& r, const InferResult& a) {
           {"experts_per_token", r.shape.experts_per_token},
           {"shared_experts", r.shape.shared_experts},
           {"ep", r.ep},
-          {"expert_tp", r.tp / r.ep},
+          {"expert_tp", expert_tp(r)},
+          {"ep_span_cp", ep_span(r)},
+          {"alltoall_bytes_per_gpu", a.prefill_layer.moe.alltoall_bytes},
           {"routing_seed", r.routing_seed},
           {"prefill", one(a.prefill_layer)},
           {"decode", one(a.decode_layer)}};
@@ -282,6 +285,7 @@ int run(const InferFlags& f) {
                    {"dense_s", a.dense_s},
                    {"pointwise_s", a.pointwise_s},
                    {"tp_comm_s", a.tp_s},
+                   {"ep_comm_s", a.ep_s},
                    {"launch_s", a.launch_s},
                    {"head_s", a.head_s},
                    {"decode_s_per_token", a.decode_s_per_token},
@@ -289,6 +293,7 @@ int run(const InferFlags& f) {
                    {"decode_dense_s", a.decode_dense_s},
                    {"decode_cp_comm_s", a.decode_comm_s},
                    {"decode_tp_comm_s", a.decode_tp_s},
+                   {"decode_ep_comm_s", a.decode_ep_s},
                    {"decode_launch_s", a.decode_launch_s},
                    {"tokens_per_s", a.tokens_per_s},
                    {"generation_s", a.generation_s},
@@ -301,6 +306,7 @@ int run(const InferFlags& f) {
         {"merge_s", s->prefill.merge_s},
         {"dense_s", s->prefill.dense_s},
         {"tp_comm_s", s->prefill.tp_s},
+        {"ep_comm_s", s->prefill.ep_s},
         {"head_s", s->prefill.head_s},
         {"decode_s_per_token", sim_decode},
         {"tokens_per_s", sim_decode > 0 ? static_cast<double>(r.batch) / sim_decode : 0},
@@ -367,7 +373,11 @@ int run(const InferFlags& f) {
         "the prefill (routing drawn with --routing-seed {})\n",
         r.shape.experts, r.shape.experts_per_token,
         r.shape.shared_experts > 0 ? fmt::format(", {} shared", r.shape.shared_experts) : "",
-        r.ep > 1
+        ep_span(r) > 1
+            ? fmt::format("EP {} over {} CP ranks' TP groups, whole experts; dispatch and combine "
+                          "all-to-alls of {} per GPU in the prefill",
+                          r.ep, ep_span(r), human_bytes(a.prefill_layer.moe.alltoall_bytes))
+        : r.ep > 1
             ? fmt::format("EP {} inside the TP group, each expert on {} GPU(s)", r.ep, r.tp / r.ep)
         : r.tp > 1 ? fmt::format("each sliced over the TP group's {} GPUs", r.tp)
                    : std::string("each whole on every GPU (TP 1)"),
@@ -403,6 +413,7 @@ int run(const InferFlags& f) {
     out += fmt::format("  {:<34}{:>19} {:>12}\n", "  dense work (the two above)", "",
                        secs(s->prefill.dense_s));
   row("  TP all-reduces", a.tp_s, sg(s ? s->prefill.tp_s : 0));
+  if (ep_span(r) > 1) row("  EP dispatch + combine", a.ep_s, sg(s ? s->prefill.ep_s : 0));
   row("  output head (last token)", a.head_s, sg(s ? s->prefill.head_s : 0));
   out += fmt::format("  prefill MFU {:.1f}% ({:.3g} PFLOP useful)\n", 100 * a.mfu,
                      a.prefill_flops / 1e15);
@@ -428,6 +439,10 @@ int run(const InferFlags& f) {
                      r.tp > hw.gpus_per_node && hw.platform == Platform::Nodes
                          ? ", across hosts on the NICs"
                          : "");
+  if (ep_span(r) > 1)
+    out +=
+        fmt::format("  {:<34}{:>12}  (the experts' partial outputs over the EP group's {} GPUs)\n",
+                    "  EP all-reduce", secs(a.decode_ep_s), r.ep);
   out += fmt::format("  {:<34}{:>12.1f}{}\n", "tokens/s (all sequences)", a.tokens_per_s,
                      s && sim_decode > 0 ? fmt::format("        {:>12.1f} (simgrid)",
                                                        static_cast<double>(r.batch) / sim_decode)
@@ -519,9 +534,11 @@ Command infer_command() {
                             "where your runs validate them (infer applies no factor)")
                 ->type_name(flag_type::kFile);
             sub->add_option("--ep", f->ep,
-                            "A mixture-of-experts model: expert parallelism inside the TP group, "
-                            "dividing --tp and the experts (default 1: every expert sliced over "
-                            "the TP group)")
+                            "A mixture-of-experts model: expert parallelism inside the TP group "
+                            "(dividing --tp), or across the TP groups of neighbouring CP ranks "
+                            "(--tp times a divisor of --cp: whole experts, with a dispatch and "
+                            "combine all-to-all); it divides the experts (default 1: every "
+                            "expert sliced over the TP group)")
                 ->type_name(flag_type::kInt);
             sub->add_option("--routing-seed", f->routing_seed,
                             "A mixture-of-experts model: the seed of the routing drawn (default 1)")

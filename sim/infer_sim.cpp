@@ -40,8 +40,8 @@ struct Run {
   std::int64_t tp, cp;
   bool overlap;
   InferSimResult res;
-  // [stage: prefill, decode][phase: attention, return, merge, dense, tp, head][GPU]
-  std::vector<double> busy[2][6];
+  // [stage: prefill, decode][phase: attention, return, merge, dense, tp, head, ep][GPU]
+  std::vector<double> busy[2][7];
   std::vector<double> prefill_end;
   std::vector<bool> finished;
   Progress progress;
@@ -104,6 +104,7 @@ double choose_scale(const Run& r, const Topology& topo) {
     take(l->merge_s);
     take(l->dense_s + l->pointwise_s + l->fixed_s);
     take(l->tp_allreduce_s / 2);
+    take(l->ep_s / 2);
     if (fastest > 0) {
       const auto cp = static_cast<std::uint64_t>(std::max<std::int64_t>(r.cp, 1));
       for (const auto b : {l->ring_bytes, l->return_bytes / cp})
@@ -149,6 +150,7 @@ class Gpu {
       const auto& l = *l_;
       const int layer = st * layers + i;
       exec(Phase::Dense, 3, layer, l.dense_s + l.pointwise_s + l.fixed_s);
+      expert_exchange(layer);
       ring(layer);
       if (l.return_bytes > 0) all_to_all(layer);
       if (l.return_bytes > 0) exec(Phase::Merge, 2, layer, l.merge_s);
@@ -249,6 +251,25 @@ class Gpu {
                cp_peer(-k));
   }
 
+  // EP across CP ranks: the dispatch and combine all-to-alls (prefill) or the
+  // EP group's all-reduce (decode), a timed phase at the closed form's time,
+  // as the TP all-reduce below (every GPU of the group carries the same).
+  void expert_exchange(int layer) {
+    const auto& l = *l_;
+    if (l.ep_s <= 0) return;
+    const bool a2a = l.moe.alltoall_bytes > 0;
+    for (int half = 0; half < (a2a ? 2 : 1); ++half) {
+      check();
+      const double t0 = now();
+      sg4::this_actor::sleep_for(l.ep_s / (a2a ? 2 : 1) * g_scale);
+      busy(6) += now() - t0;
+      r_.record(g_, a2a ? Phase::AllToAll : Phase::ReduceScatter, layer, -1, t0, now(),
+                static_cast<std::uint64_t>(l.moe.alltoall_bytes), -1, half);
+      ++r_.res.activities;
+      r_.progress.tick();
+    }
+  }
+
   // One TP all-reduce, timed as the collectives model times it
   // (models/analytic/collectives.hpp: NCCL's ring or tree, over NVLink and,
   // for TP across nodes, every NIC of the node): its reduce-scatter half and
@@ -288,7 +309,8 @@ namespace {
 std::uint64_t progress_units(const InferLayer& l, std::int64_t tp, std::int64_t cp) {
   return static_cast<std::uint64_t>(l.step_s.front().size()) +
          static_cast<std::uint64_t>(l.return_bytes > 0 ? cp - 1 : 0) +
-         static_cast<std::uint64_t>(tp > 1 ? 2 * l.tp_allreduces : 0);
+         static_cast<std::uint64_t>(tp > 1 ? 2 * l.tp_allreduces : 0) +
+         static_cast<std::uint64_t>(l.ep_s > 0 ? (l.moe.alltoall_bytes > 0 ? 2 : 1) : 0);
 }
 
 // A pass's units over every layer: its global and its chunked layers.
@@ -300,7 +322,7 @@ std::uint64_t pass_units(const InferLayer& global, const InferLayer& chunked, co
 }
 
 // The phases of the GPU that spent longest in them (ties: lowest index).
-InferSimPhases busiest(const std::vector<double> (&busy)[6]) {
+InferSimPhases busiest(const std::vector<double> (&busy)[7]) {
   std::size_t best = 0;
   double best_total = -1;
   for (std::size_t g = 0; g < busy[0].size(); ++g) {
@@ -311,7 +333,8 @@ InferSimPhases busiest(const std::vector<double> (&busy)[6]) {
       best = g;
     }
   }
-  return {busy[0][best], busy[1][best], busy[2][best], busy[3][best], busy[4][best], busy[5][best]};
+  return {busy[0][best], busy[1][best], busy[2][best], busy[3][best],
+          busy[4][best], busy[5][best], busy[6][best]};
 }
 
 }  // namespace
@@ -324,7 +347,7 @@ SizeEstimate estimate_infer_size(const InferSimOptions& o) {
   auto per_layer = [&](const InferLayer& l) {
     return 3.0 * static_cast<double>(l.step_s.front().size()) +
            4.0 * static_cast<double>(std::max<std::int64_t>(r.cp - 1, 0)) +
-           (r.tp > 1 ? 2.0 * l.tp_allreduces : 0) + 3;
+           (r.tp > 1 ? 2.0 * l.tp_allreduces : 0) + 5;
   };
   const double chunked = chunked_attention_layers(r.shape), global = layers - chunked;
   auto pass = [&](const InferLayer& g, const InferLayer& c) {

@@ -6,8 +6,9 @@
 // transfers overlapping the compute, pass-q's all-to-all of partial outputs
 // (decode: the gather to rank 0 and the result sent back) and their merge,
 // then the two TP all-reduces as ring reduce-scatter + all-gather rounds on
-// the node's links. The work of every phase comes from one InferLayer
-// (models/infer/infer.hpp), the same the closed forms sum, so the two engines
+// the node's links; with EP across CP ranks, the experts' dispatch and
+// combine (a decode step's all-reduce) at the closed form's time. The work of every phase comes
+// from one InferLayer (models/infer/infer.hpp), the same the closed forms sum, so the two engines
 // differ only where the network does (docs/inference.md).
 //
 // SimGrid allows one engine per process: simulate_infer() may be called once,
@@ -51,6 +52,7 @@ struct InferSimOptions {
 // included in attention_s, return_s and tp_s, as the closed forms count them).
 struct InferSimPhases {
   double attention_s = 0, return_s = 0, merge_s = 0, dense_s = 0, tp_s = 0, head_s = 0;
+  double ep_s = 0;  // EP across CP ranks: dispatch and combine, or decode's all-reduce
 };
 
 struct InferSimResult {

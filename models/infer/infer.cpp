@@ -7,6 +7,7 @@
 
 #include "models/analytic/analytic.hpp"
 #include "models/analytic/collectives.hpp"
+#include "models/analytic/moe.hpp"
 #include "models/core/calls.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
@@ -95,9 +96,10 @@ InferWork attention_work(const InferRequest& r, InferVariant v, bool decode, boo
 // model's MLP is its experts (models/infer/moe.hpp), averaged over the layers
 // with any dense first layers; `moe` receives one MoE layer's experts.
 // `cached_rows`: cached tokens on this rank whose MLA latents a prefill
-// up-projects.
+// up-projects; `decode`: the tokens are a decode step's (the same on every
+// CP rank).
 double dense_seconds(const InferRequest& r, const Hardware& hw, double tokens, InferMoe* moe,
-                     std::int64_t cached_rows = 0) {
+                     bool decode, std::int64_t cached_rows = 0) {
   const auto& sh = r.shape;
   const std::int64_t M = std::max<std::int64_t>(1, static_cast<std::int64_t>(tokens));
   const std::int64_t D = sh.d_model, d = sh.head_dim;
@@ -129,11 +131,23 @@ double dense_seconds(const InferRequest& r, const Hardware& hw, double tokens, I
            gemm_time({M, D, f}, mlp).seconds;
   };
   if (!is_moe(sh)) return attn + dense_mlp(sh.ffn);
-  const auto m = infer_moe_mlp(r, M, mlp, bf16);
+  const auto m = infer_moe_mlp(r, hw, M, mlp, bf16, decode);
   const double L = sh.layers, Lm = moe_layers(sh);
   const double mean = (Lm * m.seconds + (L - Lm) * (Lm < L ? dense_mlp(sh.dense_ffn) : 0)) / L;
   *moe = m;
   return attn + mean;
+}
+
+// The share of a model's layers whose MLP is its experts (a layer here is
+// their mean, as dense_seconds averages them).
+double moe_share(const ModelShape& s) {
+  return s.layers > 0 ? static_cast<double>(moe_layers(s)) / s.layers : 0;
+}
+
+// A MoE model's routed experts' weights, every layer.
+double routed_expert_params(const ModelShape& s) {
+  return static_cast<double>(moe_layers(s)) * s.experts * mlp_matrices(s) * s.d_model *
+         s.expert_ffn;
 }
 
 // A model's MLP weights (every expert, shared and dense MLP included):
@@ -172,15 +186,19 @@ void check_moe(const InferRequest& r) {
     if (r.ep != 1) throw InputError(not_moe_message("--ep", s));
     return;
   }
-  if (r.tp % r.ep != 0)
+  // Inside the TP group (every GPU of it holds every token), or across the
+  // TP groups of neighbouring CP ranks (moe.hpp).
+  const bool inside = r.tp % r.ep == 0;
+  const bool across = r.ep > r.tp && r.ep % r.tp == 0 && r.cp % (r.ep / r.tp) == 0;
+  if (!inside && !across)
     throw InputError(fmt::format(
-        "--ep: expert parallelism runs inside the TP group (every GPU of it holds every token); "
-        "--ep must divide --tp ({}), got {}",
-        r.tp, r.ep));
+        "--ep: expert parallelism runs inside the TP group (--ep dividing --tp {}) or across CP "
+        "ranks (--tp times a divisor of --cp {}), got {}",
+        r.tp, r.cp, r.ep));
   if (s.experts % r.ep != 0)
     throw InputError(
         fmt::format("--ep: must divide the model's {} experts, got {}", s.experts, r.ep));
-  const auto etp = r.tp / r.ep;
+  const auto etp = expert_tp(r);
   if (s.expert_ffn % etp != 0)
     throw InputError(fmt::format(
         "--tp: the {} GPUs that share each expert (--tp / --ep) must divide its width {}, got "
@@ -307,7 +325,8 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
       l.merge_s = static_cast<double>(n - 1) * merge_seconds(im, hw, rows, q, dims.out_dim);
     }
     const double tokens = static_cast<double>(q);
-    l.dense_s = dense_seconds(r, hw, tokens, &l.moe, dims.latent ? r.cached / n : 0);
+    l.dense_s = dense_seconds(r, hw, tokens, &l.moe, false, dims.latent ? r.cached / n : 0);
+    l.ep_s = moe_share(r.shape) * l.moe.alltoall_s;
     l.pointwise_s = pointwise_bytes_per_token(r.shape) * tokens / static_cast<double>(r.tp) /
                     hw.hbm_achievable();
     l.tp_bytes = static_cast<std::uint64_t>(q) * static_cast<std::uint64_t>(r.shape.d_model) *
@@ -345,7 +364,8 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
     l.return_bytes = padded * partial_row;
     l.merge_s = static_cast<double>(n - 1) * merge_seconds(im, hw, rows, 1, dims.out_dim);
   }
-  l.dense_s = dense_seconds(r, hw, B, &l.moe);
+  l.dense_s = dense_seconds(r, hw, B, &l.moe, true);
+  l.ep_s = moe_share(r.shape) * l.moe.alltoall_s;
   l.pointwise_s =
       pointwise_bytes_per_token(r.shape) * B / static_cast<double>(r.tp) / hw.hbm_achievable();
   l.tp_bytes = static_cast<std::uint64_t>(r.batch) * static_cast<std::uint64_t>(r.shape.d_model) *
@@ -379,7 +399,8 @@ InferLayerTimes layer_times(const InferLayer& l, const InferRequest& r, const Ha
   t.moe = l.moe;
   t.pointwise_s = l.pointwise_s;
   t.tp_s = l.tp_allreduces * l.tp_allreduce_s;
-  t.total_s = t.attention_s + t.return_s + t.merge_s + t.dense_s + t.pointwise_s + t.tp_s;
+  t.ep_s = l.ep_s;
+  t.total_s = t.attention_s + t.return_s + t.merge_s + t.dense_s + t.pointwise_s + t.tp_s + t.ep_s;
   return t;
 }
 
@@ -393,6 +414,10 @@ InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant
   const double mlp = mlp_params(r.shape);
   m.weights =
       (static_cast<double>(total_params(r.shape)) * db - (r.fp8_mlp ? mlp * (db - 1) : 0)) / t;
+  // EP across CP ranks: each GPU holds ep-th of the routed experts, whole.
+  const double span = static_cast<double>(ep_span(r));
+  if (span > 1)
+    m.weights -= routed_expert_params(r.shape) * (r.fp8_mlp ? 1 : db) * (1 / t - 1 / (t * span));
   // Under MLA each token's cache entry is its latent and RoPE key, whole on
   // every TP rank (decode_kv_elements_per_token).
   // A chunked layer keeps its current chunk only (the keys a later token can see).
@@ -423,13 +448,21 @@ InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant
   double ring = static_cast<double>(infer_ring_elements(w)) * db;
   if (variant == InferVariant::PassQ) ring *= infer_dims(sh, false).query_dim / d;
   m.ring_buffers = 2 * ring;  // the block computed on and the one arriving
+  // EP across CP ranks: a prefill's dispatch sends and receives the GPU's
+  // T/tp tokens' k routed copies (the mean; both buffers live at once).
+  if (span > 1)
+    m.ring_buffers +=
+        2 * ep_alltoall_bytes(sh, static_cast<std::int64_t>(q), r.tp, static_cast<int>(db));
   if (variant == InferVariant::PassQ)
     m.ring_buffers += (cp - 1) * q * Hl * (out_d * db + 4);  // partials held for other ranks
   auto add = [&](const char* name, double bytes, const char* pool, std::string formula) {
     m.items.push_back({name, bytes, pool == std::string("tensors") ? "persistent" : "overhead",
                        std::move(formula), pool});
   };
-  add("weights", m.weights, "tensors", "params / tp (FP8 MLP weights at 1 B with --precision fp8)");
+  add("weights", m.weights, "tensors",
+      span > 1 ? "params / tp, the routed experts / ep (FP8 MLP weights at 1 B with --precision "
+                 "fp8)"
+               : "params / tp (FP8 MLP weights at 1 B with --precision fp8)");
   add("kv_cache", m.kv_cache, "tensors",
       is_mla(sh) ? "layers x (context + decode) / cp x (kv_lora_rank + rope dims), whole on every "
                    "TP rank (MLA's latent cache)"
@@ -441,7 +474,10 @@ InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant
       is_mla(sh) && variant == InferVariant::PassQ && r.cached > 0
           ? "one layer's live prefill tensors, with the cached tokens' K and V up-projected"
           : "one layer's live prefill tensors");
-  add("ring_buffers", m.ring_buffers, "tensors", "the block computed on and the one arriving");
+  add("ring_buffers", m.ring_buffers, "tensors",
+      span > 1 ? "the block computed on and the one arriving, and the EP dispatch's send and "
+                 "receive buffers"
+               : "the block computed on and the one arriving");
   const double tensors = m.weights + m.kv_cache + m.activations + m.ring_buffers;
   // The runtime beside the tensors (models/plan/runtime_memory.hpp): as a
   // PyTorch program on a GPU; a TPU's bytes_limit is already net of it.
@@ -453,7 +489,8 @@ InferMemory infer_memory(const InferRequest& r, const Hardware& hw, InferVariant
         "the device's total less what CUDA may allocate");
     add("cuda_context", hw.context_bytes, "runtime",
         "the CUDA context with lazy loading (catalog)");
-    const int comms = communicators(1, r.tp, r.cp, 1);
+    // EP across CP ranks adds the EP group's communicator.
+    const int comms = communicators(1, r.tp, r.cp, 1) + (span > 1 ? 1 : 0);
     add("nccl_buffers", comms * NcclConstants::per_communicator(), "runtime",
         fmt::format("{} communicator(s) x NCCL's default channel buffers", comms));
   }
@@ -581,6 +618,7 @@ InferResult infer(const InferRequest& r, const Hardware& hw, const Implementatio
   res.dense_s = both(&InferLayerTimes::dense_s);
   res.pointwise_s = both(&InferLayerTimes::pointwise_s);
   res.tp_s = both(&InferLayerTimes::tp_s);
+  res.ep_s = both(&InferLayerTimes::ep_s);
   res.launch_s = both(&InferLayerTimes::fixed_s);
   res.head_s = head_seconds(r, hw, 1);
 
@@ -596,6 +634,7 @@ InferResult infer(const InferRequest& r, const Hardware& hw, const Implementatio
                        head_seconds(r, hw, r.batch);
   res.decode_comm_s = each(&InferLayerTimes::return_s) + each(&InferLayerTimes::merge_s);
   res.decode_tp_s = each(&InferLayerTimes::tp_s);
+  res.decode_ep_s = each(&InferLayerTimes::ep_s);
   res.decode_launch_s = each(&InferLayerTimes::fixed_s);
   res.tokens_per_s = static_cast<double>(r.batch) / res.decode_s_per_token;
   res.generation_s = res.ttft_s + static_cast<double>(r.decode_tokens) * res.decode_s_per_token;

@@ -42,8 +42,9 @@ struct InferRequest {
   // kernel then costs the device gap, not the host's dispatch.
   bool cuda_graphs = true;
   // A mixture-of-experts model's experts (models/infer/moe.hpp): expert
-  // parallelism inside the TP group (1: every expert sliced over tp), and
-  // the seed of the routing drawn.
+  // parallelism inside the TP group (1: every expert sliced over tp) or, above
+  // tp, across the TP groups of ep / tp neighbouring CP ranks; and the seed of
+  // the routing drawn.
   std::int64_t ep = 1;
   std::uint64_t routing_seed = 1;
 };
@@ -88,6 +89,9 @@ struct InferLayer {
   double merge_s = 0;  // merging the N-1 returned partials (pass-q, and decode with CP)
   double dense_s = 0;  // projections + MLP (GEMM rate, or weight reads when that is slower)
   InferMoe moe;        // of dense_s, one MoE layer's experts (a MoE model's)
+  // EP across CP ranks: moe.alltoall_s over the layers (their MoE share), on
+  // the layer's path (both engines charge this time).
+  double ep_s = 0;
   double pointwise_s = 0;
   std::uint64_t tp_bytes = 0;  // each of the layer's two TP all-reduces, bytes per GPU
   int tp_allreduces = 2;       // after attention's output projection and after the MLP
@@ -117,6 +121,7 @@ struct InferLayerTimes {
   double return_s = 0;        // pass-q all-to-all / decode gather + broadcast
   double merge_s = 0;
   double dense_s = 0, pointwise_s = 0, tp_s = 0;
+  double ep_s = 0;     // EP across CP ranks: dispatch + combine, or decode's all-reduce
   double fixed_s = 0;  // of dense_s: the kernels' gaps and any host-bound wait
   InferMoe moe;        // of dense_s: one MoE layer's experts (router, shared, routed)
   double total_s = 0;
@@ -166,6 +171,7 @@ struct InferResult {
   double ttft_s = 0;
   double attention_s = 0, attention_exposed_s = 0, return_s = 0, merge_s = 0;
   double dense_s = 0, pointwise_s = 0, tp_s = 0, head_s = 0;
+  double ep_s = 0;      // EP across CP ranks: the dispatch and combine all-to-alls
   double launch_s = 0;  // of dense_s: kernel gaps and host dispatch beyond the device's work
   InferLayerTimes prefill_layer;  // a global attention layer's
   // A chunked-attention model's chunked layers (0 otherwise), and one's times.
@@ -174,6 +180,7 @@ struct InferResult {
   // Decode (one token per sequence at the full context).
   double decode_s_per_token = 0, decode_attention_s = 0, decode_dense_s = 0, decode_comm_s = 0,
          decode_tp_s = 0, decode_launch_s = 0;
+  double decode_ep_s = 0;   // EP across CP ranks: the partial outputs' all-reduce
   double tokens_per_s = 0;  // batch / decode_s_per_token
   double generation_s = 0;  // ttft + decode_tokens x decode_s_per_token
   InferLayerTimes decode_layer;

@@ -6,6 +6,8 @@
 #include <random>
 #include <vector>
 
+#include "models/analytic/collectives.hpp"
+#include "models/analytic/moe.hpp"
 #include "models/infer/infer.hpp"
 #include "models/plan/moe.hpp"
 
@@ -41,6 +43,24 @@ double experts_seconds(const ModelShape& s, const std::vector<std::int64_t>& row
          grouped_gemm_time(rows.data(), rows.size(), s.d_model, width, rates).seconds;
 }
 
+// EP across CP ranks (the group: ep consecutive GPUs, TP innermost): a
+// prefill's dispatch and combine, each of the T/tp x k x D routed copies per
+// GPU (the training model's ep_alltoall_bytes and ep_alltoall_seconds, a
+// plain all-to-all); a decode step's all-reduce of the T x D partial outputs
+// over the group.
+void ep_group_traffic(InferMoe& m, const InferRequest& r, const Hardware& hw, std::int64_t tokens,
+                      bool decode) {
+  const int db = dtype_bytes(r.dtype);
+  if (decode) {
+    const double bytes = static_cast<double>(tokens) * r.shape.d_model * db;
+    m.alltoall_s =
+        collective_time(Collective::AllReduce, bytes, placed_group(hw, r.ep), hw).seconds;
+    return;
+  }
+  m.alltoall_bytes = ep_alltoall_bytes(r.shape, tokens, r.tp, db);
+  m.alltoall_s = 2 * ep_alltoall_seconds(r.shape, m.alltoall_bytes, r.ep, hw, false);
+}
+
 }  // namespace
 
 double expected_experts_touched(int experts, int k, std::int64_t tokens) {
@@ -48,13 +68,24 @@ double expected_experts_touched(int experts, int k, std::int64_t tokens) {
   return E * (1 - std::pow(1 - k / E, static_cast<double>(tokens)));
 }
 
-InferMoe infer_moe_mlp(const InferRequest& r, std::int64_t tokens, const GemmRates& rates,
-                       const GemmRates& bf16) {
+std::int64_t ep_span(const InferRequest& r) {
+  return r.ep > r.tp ? r.ep / r.tp : 1;
+}
+
+std::int64_t expert_tp(const InferRequest& r) {
+  return r.ep >= r.tp ? 1 : r.tp / std::max<std::int64_t>(1, r.ep);
+}
+
+InferMoe infer_moe_mlp(const InferRequest& r, const Hardware& hw, std::int64_t tokens,
+                       const GemmRates& rates, const GemmRates& bf16, bool decode) {
   const auto& s = r.shape;
   InferMoe m;
-  const std::int64_t ep = std::max<std::int64_t>(1, r.ep), etp = r.tp / ep;
-  const std::int64_t width = s.expert_ffn / etp, local = s.experts / ep;
-  const auto rows = routed_rows(s.experts, s.experts_per_token, tokens, r.routing_seed);
+  const std::int64_t ep = std::max<std::int64_t>(1, r.ep), span = ep_span(r);
+  const std::int64_t width = s.expert_ffn / expert_tp(r), local = s.experts / ep;
+  // A prefill's EP group routes the tokens of its span's CP ranks; a decode
+  // step's tokens are the same on each.
+  const std::int64_t routed = decode ? tokens : tokens * span;
+  const auto rows = routed_rows(s.experts, s.experts_per_token, routed, r.routing_seed);
   std::int64_t most = 0, all = 0;
   for (std::int64_t g = 0; g < ep; ++g) {
     const std::vector<std::int64_t> mine(rows.begin() + g * local, rows.begin() + (g + 1) * local);
@@ -70,6 +101,7 @@ InferMoe infer_moe_mlp(const InferRequest& r, std::int64_t tokens, const GemmRat
   m.seconds = m.routed_s + gemm_time({tokens, s.experts, s.d_model}, bf16).seconds;
   if (s.shared_experts > 0)
     m.seconds += experts_seconds(s, {tokens}, s.shared_experts * s.expert_ffn / r.tp, rates);
+  if (span > 1) ep_group_traffic(m, r, hw, tokens, decode);
   return m;
 }
 

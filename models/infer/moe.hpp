@@ -32,12 +32,24 @@ struct InferMoe {
   double routed_s = 0;         // of seconds: the slowest GPU's routed experts
   double experts_touched = 0;  // experts (of all) that got at least one row
   double imbalance = 1;        // the slowest GPU's routed rows over the mean
+  // EP across CP ranks: the dispatch and combine all-to-alls (prefill) or the
+  // EP group's all-reduce of the partial outputs (decode), one MoE layer, and
+  // one all-to-all's bytes per GPU (0 for the all-reduce). 0 inside the TP group.
+  double alltoall_s = 0;
+  double alltoall_bytes = 0;
 };
 
-// One MoE layer's MLP for `tokens` tokens; `rates`: the MLP's GEMM rates
-// (FP8 with --precision fp8), `bf16`: the router's.
-InferMoe infer_moe_mlp(const InferRequest& r, std::int64_t tokens, const GemmRates& rates,
-                       const GemmRates& bf16);
+// The CP ranks one EP group spans (1: EP inside the TP group), and the GPUs
+// that share one expert's slices (1: whole experts).
+std::int64_t ep_span(const InferRequest& r);
+std::int64_t expert_tp(const InferRequest& r);
+
+// One MoE layer's MLP for `tokens` tokens of one CP rank; `rates`: the MLP's
+// GEMM rates (FP8 with --precision fp8), `bf16`: the router's; `hw`: the
+// cluster (EP across CP ranks); `decode`: the tokens are the same on every
+// CP rank.
+InferMoe infer_moe_mlp(const InferRequest& r, const Hardware& hw, std::int64_t tokens,
+                       const GemmRates& rates, const GemmRates& bf16, bool decode);
 
 // Expected distinct experts touched by `tokens` tokens of k distinct experts
 // each, drawn uniformly: E (1 - (1 - k/E)^tokens).

@@ -4,6 +4,7 @@
 // 1 GB/s (the FLOP rate is out of reach), so every time is bytes / 1e9.
 #include <gtest/gtest.h>
 
+#include "models/analytic/collectives.hpp"
 #include "models/core/errors.hpp"
 #include "models/infer/infer.hpp"
 #include "models/infer/moe.hpp"
@@ -52,7 +53,7 @@ GemmRates reading_bound() {
 // (64 + 256 + 4) x 2 = 648 B = 0.648 us.
 TEST(InferMoeHand, OneDecodedTokenReadsItsTwoExpertsWeights) {
   const auto r = moe_request(1, 1);
-  const auto m = infer_moe_mlp(r, 1, reading_bound(), reading_bound());
+  const auto m = infer_moe_mlp(r, slow_flat(), 1, reading_bound(), reading_bound(), true);
   EXPECT_EQ(m.experts_touched, 2);
   EXPECT_NEAR(m.routed_s, 25.472e-6, 1e-15);
   EXPECT_NEAR(m.seconds, 25.472e-6 + 0.648e-6, 1e-15);
@@ -67,8 +68,10 @@ TEST(InferMoeHand, OneDecodedTokenReadsItsTwoExpertsWeights) {
 // row: up (64 + 4096 + 64) x 2 = 8448 B, down (32 + 2048 + 64) x 2 = 4288 B:
 // 12.736 us, and the slowest GPU has 1 of the 2 rows where the mean is 0.5.
 TEST(InferMoeHand, ExpertParallelismReadsWholeExpertsOnFewerGpus) {
-  const auto sliced = infer_moe_mlp(moe_request(4, 1), 1, reading_bound(), reading_bound());
-  const auto ep = infer_moe_mlp(moe_request(4, 4), 1, reading_bound(), reading_bound());
+  const auto sliced =
+      infer_moe_mlp(moe_request(4, 1), slow_flat(), 1, reading_bound(), reading_bound(), true);
+  const auto ep =
+      infer_moe_mlp(moe_request(4, 4), slow_flat(), 1, reading_bound(), reading_bound(), true);
   EXPECT_NEAR(sliced.routed_s, 6.752e-6, 1e-15);
   EXPECT_NEAR(ep.routed_s, 12.736e-6, 1e-15);
   EXPECT_EQ(ep.imbalance, 2);
@@ -127,6 +130,68 @@ TEST(InferMoeRules, EpDividesTheTpGroupAndTheExperts) {
   auto dense = tiny_request(1, 64, 0);
   dense.ep = 2;
   EXPECT_THROW(check_request(dense), InputError);
+}
+
+// EP across CP ranks: --ep above --tp must be --tp times a divisor of --cp.
+TEST(InferMoeRules, EpAboveTpSpansADivisorOfTheCpRanks) {
+  auto r = moe_request(1, 2);
+  r.cp = r.gpus = 2;
+  EXPECT_NO_THROW(check_request(r));
+  EXPECT_EQ(ep_span(r), 2);
+  EXPECT_EQ(expert_tp(r), 1);
+  r.ep = 4;  // 4 CP ranks, but only 2
+  EXPECT_THROW(check_request(r), InputError);
+  r = moe_request(2, 4);
+  r.cp = 3;
+  r.gpus = 6;
+  EXPECT_THROW(check_request(r), InputError);  // 4 / 2 = 2 does not divide cp 3
+  r = moe_request(2, 3);
+  r.cp = 3;
+  r.gpus = 6;
+  EXPECT_THROW(check_request(r), InputError);  // 3 is not a multiple of tp 2
+}
+
+// CP 2, TP 1, EP 2 (each GPU holds 2 of the 4 experts, whole), 64 tokens:
+// 32 per rank. Each GPU dispatches its 32 tokens' 2 copies of D = 64 in bf16:
+// 32 x 2 x 64 x 2 = 8192 B, half of it to the other GPU: on the flat 100 kB/s
+// ring one all-to-all is 4096 B / 1e5 = 40.96 ms, dispatch and combine
+// 81.92 ms per layer (the one layer is MoE). The experts' weights (4 x 3
+// matrices x 64 x 32 x 2 B = 49152 B) are halved on each GPU, and the
+// dispatch's send and receive buffers (2 x 8192 B) join the ring buffers.
+TEST(InferMoeHand, EpAcrossCpRanksDispatchesAndCombines) {
+  Roofline rf;
+  const auto hw = slow_flat();
+  auto r = moe_request(1, 1);
+  r.cp = r.gpus = 2;
+  const auto inside = infer_layer(r, hw, rf.im, InferVariant::PassKv, false);
+  const auto m_in = infer_memory(r, hw, InferVariant::PassKv);
+  r.ep = 2;
+  const auto across = infer_layer(r, hw, rf.im, InferVariant::PassKv, false);
+  EXPECT_DOUBLE_EQ(across.moe.alltoall_bytes, 8192);
+  EXPECT_NEAR(across.ep_s, 81.92e-3, 1e-12);
+  EXPECT_EQ(inside.ep_s, 0);
+  const auto t = layer_times(across, r, hw);
+  EXPECT_NEAR(t.total_s - layer_times(inside, r, hw).total_s,
+              81.92e-3 + across.dense_s - inside.dense_s, 1e-12);
+  const auto m = infer_memory(r, hw, InferVariant::PassKv);
+  EXPECT_DOUBLE_EQ(m_in.weights - m.weights, 49152.0 / 2);
+  EXPECT_DOUBLE_EQ(m.ring_buffers - m_in.ring_buffers, 2 * 8192.0);
+  // The group routes both ranks' 64 tokens: 128 copies over 4 experts.
+  EXPECT_GE(across.moe.imbalance, 1);
+}
+
+// A decode step's token is on both CP ranks: no dispatch, one all-reduce of
+// its 64 x 2 B output over the EP group's 2 GPUs.
+TEST(InferMoeHand, EpAcrossCpRanksDecodeSumsOverTheGroup) {
+  Roofline rf;
+  const auto hw = slow_flat();
+  auto r = moe_request(1, 2);
+  r.cp = r.gpus = 2;
+  const auto d = infer_layer(r, hw, rf.im, InferVariant::PassKv, true);
+  EXPECT_EQ(d.moe.alltoall_bytes, 0);
+  EXPECT_DOUBLE_EQ(d.ep_s,
+                   collective_time(Collective::AllReduce, 128, placed_group(hw, 2), hw).seconds);
+  EXPECT_GT(d.ep_s, 0);
 }
 
 }  // namespace

@@ -119,6 +119,33 @@ TEST(InferSim, HandCaseChunkedLayers) {
   EXPECT_NEAR(s.decode_s, a.decode_s_per_token, a.decode_s_per_token * kRel);
 }
 
+// Qwen3-30B-A3B on two H100 nodes (TP 4 x CP 4) with EP 16 across the four
+// CP ranks: the dispatch and combine (decode: the all-reduce) are played at
+// the closed forms' time, so the engines agree.
+TEST(InferSim, AgreesExpertParallelAcrossCpRanks) {
+  RINGSIM_ONE_ENGINE();
+  proc::HardwareSpec hs;
+  hs.gpu = "h100-sxm";
+  const auto& cat = Catalog::embedded();
+  const auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
+  const auto im = proc::make_implementation(hs, cat, hw, DType::BF16);
+  InferRequest r;
+  r.shape = find_model("--model", "qwen3-30b-a3b");
+  r.shape.layers = 2;
+  r.context = 32768;
+  r.gpus = 16;
+  r.tp = 4;
+  r.cp = 4;
+  r.ep = 16;
+  r.auto_variant = false;
+  const auto a = infer(r, hw, *im);
+  ASSERT_GT(a.ep_s, 0);
+  const auto s = sim::simulate_infer(options(r, hw, *im, r.variant));
+  EXPECT_NEAR(s.ttft_s, a.ttft_s, a.ttft_s * kRel);
+  EXPECT_NEAR(s.decode_s, a.decode_s_per_token, a.decode_s_per_token * kRel);
+  EXPECT_NEAR(s.prefill.ep_s, a.ep_s, a.ep_s * kRel);
+}
+
 TEST(InferSim, TraceHasEveryPhase) {
   RINGSIM_ONE_ENGINE();
   Roofline rf;
