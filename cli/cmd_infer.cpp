@@ -209,7 +209,7 @@ int run(const InferFlags& f) {
   InferRequest r;
   r.shape = proc::resolve_shape(proc::parse_workload(f.w, false));
   if (!f.layers.empty())
-    r.shape.layers = static_cast<int>(parse_count("--layers", f.layers, 1, 100000));
+    set_layers(r.shape, static_cast<int>(parse_count("--layers", f.layers, 1, 100000)));
   if (f.context.empty()) throw InputError("--context: required (tokens, e.g. 131072, 128K or 1M)");
   r.context = parse_count("--context", f.context, 1, kMaxTokens);
   r.cached = parse_count("--cached", f.cached, 0, kMaxTokens);

@@ -71,7 +71,7 @@ struct PlanFlags {
   std::vector<std::string> stragglers, degrades;
   std::string jitter;
   // Execution and calibration (models/plan/execution.hpp, calibration.hpp)
-  std::string compile = "off", tp_overlap, micro_batch, calibration = "default",
+  std::string compile = "off", tp_overlap, dp_overlap, micro_batch, calibration = "default",
               memory_check = "on";
   // Memory rules apart from the framework's defaults (models/plan/framework.hpp)
   std::string grad_dtype, fp8_weights, remat_policy, fsdp, recompute_layers, offload_layers;
@@ -122,6 +122,7 @@ constexpr const char* kTrainingOnly[] = {"--vocab",
                                          "--microbatches",
                                          "--compile",
                                          "--tp-overlap",
+                                         "--dp-overlap",
                                          "--micro-batch",
                                          "--memory-check",
                                          "--calibration",
@@ -280,6 +281,13 @@ void apply_execution_flags(const PlanFlags& f, const Device& device, PlanRequest
         to_string(r.framework)));
   if (!f.tp_overlap.empty())
     r.tp_overlap = parse_choice("--tp-overlap", f.tp_overlap, {"on", "off"}) == "on" ? 1 : 0;
+  if (!f.dp_overlap.empty()) {
+    r.dp_overlap = parse_choice("--dp-overlap", f.dp_overlap, {"on", "off"}) == "on";
+    if (r.framework != Framework::Megatron || r.fsdp == 1)
+      throw InputError(
+          "--dp-overlap: applies to --framework megatron's distributed optimizer (its "
+          "--overlap-grad-reduce and --overlap-param-gather); FSDP overlaps its own collectives");
+  }
   if (!f.micro_batch.empty())
     r.micro_batch = parse_count("--micro-batch", f.micro_batch, 1, 1 << 20);
   r.memory_check = parse_choice("--memory-check", f.memory_check, {"on", "off"}) == "on";
@@ -652,7 +660,7 @@ int run(const PlanFlags& f) {
   }
   r.shape = proc::resolve_shape(proc::parse_workload(f.w, false));
   if (!f.layers.empty())
-    r.shape.layers = static_cast<int>(parse_count("--layers", f.layers, 1, 100000));
+    set_layers(r.shape, static_cast<int>(parse_count("--layers", f.layers, 1, 100000)));
   if (!f.vocab.empty())
     r.shape.vocab = static_cast<int>(parse_count("--vocab", f.vocab, 1, 1 << 24));
   if (f.gpus.empty()) throw InputError("--gpus: required (number of devices, 1 .. 1M)");
@@ -1137,6 +1145,13 @@ Command plan_command() {
         sub->add_option("--tp-overlap", f->tp_overlap,
                         "TP collectives overlapped with the GEMMs (async TP, TE userbuffers; "
                         "default: the framework's, on for megatron and jax-xla)")
+            ->type_name(flag_type::kOnOff);
+        sub->add_option("--dp-overlap", f->dp_overlap,
+                        "megatron: the distributed optimizer's once-per-step gradient "
+                        "reduce-scatter and parameter all-gather hidden behind the last and "
+                        "first microbatch (--overlap-grad-reduce, --overlap-param-gather; "
+                        "default on), or exposed after the backward and before the forward "
+                        "(off: Megatron-LM before those flags)")
             ->type_name(flag_type::kOnOff);
         sub->add_option(
                "--micro-batch", f->micro_batch,

@@ -35,7 +35,7 @@ std::string fit_hint(const InferRequest& r, const Hardware& hw, const Implementa
                      const std::vector<std::int64_t>& cps, const Catalog& cat) {
   auto best = [&](const InferRequest& q) -> std::string {
     try {
-      for (const auto& o : search_inference(q, hw, im, target, tps, cps))
+      for (const auto& o : search_inference(q, hw, im, target, tps, cps, /*fitting_only=*/true))
         if (o.fits && o.meets_target)
           return fmt::format("tp {} ({}) x cp {} ({} GPUs): TTFT {}, {} of {} per GPU",
                              o.request.tp, tp_placement(o.request.tp, hw.gpus_per_node),
@@ -101,7 +101,7 @@ int plan_inference(const InferencePlanFlags& f) {
   InferRequest r;
   r.shape = proc::resolve_shape(proc::parse_workload(f.w, false));
   if (!f.layers.empty())
-    r.shape.layers = static_cast<int>(parse_count("--layers", f.layers, 1, 100000));
+    set_layers(r.shape, static_cast<int>(parse_count("--layers", f.layers, 1, 100000)));
   if (f.context.empty())
     throw InputError("--context: required with --inference (tokens, e.g. 128K or 1M)");
   r.context = parse_count("--context", f.context, 1, kMaxTokens);
@@ -109,6 +109,10 @@ int plan_inference(const InferencePlanFlags& f) {
   if (f.gpus.empty()) throw InputError("--gpus: required (the most GPUs one replica may use)");
   r.gpus = parse_count("--gpus", f.gpus, 1, 1 << 20);
   set_infer_precision(r, f.precision, cat, hw);
+  if (f.layout.find(',') != std::string::npos)
+    throw InputError(fmt::format(
+        "--layout: plan --inference takes one layout (ring, zigzag or striped), got the list '{}'",
+        f.layout));
   if (!f.layout.empty()) r.layout = parse_layout("--layout", f.layout);
   if (!f.batch.empty()) r.batch = parse_count("--batch", f.batch, 1, 1 << 20);
   if (!f.decode_tokens.empty())
@@ -180,9 +184,15 @@ int plan_inference(const InferencePlanFlags& f) {
       "cached, at most {} x {}\n",
       r.shape.name, static_cast<double>(total_params(r.shape)) / 1e9, r.shape.layers, r.context,
       human_tokens(static_cast<double>(r.context)), r.cached, r.gpus, hw.gpu_name);
-  out += fmt::format("  TTFT target {}; ranked by TTFT, then cost (GPU-seconds per prefill){}\n\n",
-                     target > 0 ? seconds(target) : std::string("none"),
-                     price > 0 ? fmt::format(", ${:.2f} per GPU-hour", price) : "");
+  // models/infer/search.cpp's order: the splits that fit by TTFT, then
+  // cost; those that do not, closest to fitting first.
+  out +=
+      fmt::format("  TTFT target {}; {}{}\n\n", target > 0 ? seconds(target) : std::string("none"),
+                  any_fits ? "ranked by TTFT, then cost (GPU-seconds per prefill); splits that "
+                             "do not fit last"
+                           : "no split fits: ranked by how far each is over the HBM, closest "
+                             "first",
+                  price > 0 ? fmt::format(", ${:.2f} per GPU-hour", price) : "");
   out += fmt::format("  {:>4} {:>5} {:>5} {:>5}  {:<8}{:>10}{:>12}{:>11}{:>13}{:>12}  {}\n", "rank",
                      "tp", "cp", "gpus", "variant", "TTFT", "decode/tok", "tokens/s", "mem/GPU",
                      price > 0 ? "$/prefill" : "GPU-s", "status");

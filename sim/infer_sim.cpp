@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
+#include <utility>
 
 #include "sim/platform.hpp"
 #include "sim/progress.hpp"
@@ -233,14 +235,26 @@ class Gpu {
                   recv->get_start_time() / g_scale, recv->get_finish_time() / g_scale, l.ring_bytes,
                   prev);
       }
-      r_.record(g_, Phase::Partial, layer, static_cast<std::int32_t>(s), t0, tc, 0, -1, -1,
-                infer_step_entries(l.work, rank_, s));
+      if (r_.o.record_events)
+        r_.record(g_, Phase::Partial, layer, static_cast<std::int32_t>(s), t0, tc, 0, -1, -1,
+                  step_entries(s));
       r_.record(g_, Phase::Wait, layer, static_cast<std::int32_t>(s), tc, now());
       busy(0) += now() - t0;
       ++r_.res.activities;
       r_.progress.tick();
     }
   }
+
+  // The pairs of this rank's step `s` in the current layer kind, for the
+  // trace: counted once per kind and step (under packed documents, chunked
+  // attention, counting walks the rank's token lists).
+  std::uint64_t step_entries(std::int64_t s) {
+    const auto key = std::make_pair(l_, s);
+    const auto it = entries_.find(key);
+    if (it != entries_.end()) return it->second;
+    return entries_[key] = infer_step_entries(l_->work, rank_, s);
+  }
+  std::map<std::pair<const InferLayer*, std::int64_t>, std::uint64_t> entries_;
 
   // Pass-q: round k sends the partials for rank + k's queries and receives
   // this rank's from rank - k.

@@ -67,9 +67,15 @@ class Player {
     for (int layer = 0; layer < r_.w.layers; ++layer)
       for (std::size_t pi = 0; pi < r_.passes.size(); ++pi) {
         const int pass = r_.passes[pi];
-        if (pass == 1) dense(layer, static_cast<int>(pi), pass);
+        if (pass == 1) {
+          dense(layer, static_cast<int>(pi), pass);
+          ep_alltoalls(layer, pass);
+        }
         ring_steps(layer, static_cast<int>(pi), pass);
-        if (pass == 0) dense(layer, static_cast<int>(pi), pass);
+        if (pass == 0) {
+          dense(layer, static_cast<int>(pi), pass);
+          ep_alltoalls(layer, pass);
+        }
       }
     for (std::size_t d = 0; d < n_; ++d) r_.rec.finished(dev(d), now(d));
   }
@@ -195,6 +201,17 @@ class Player {
       r_.rec.hop_time(dev(d), now(d) - t0_[d]);
       r_.rec.final_hop(dev(d), layer, pass, fb, comm(d), prev_[d], next_[d],
                        r_.kv(dev(d), r_.steps - 1), r_.kv(dev(d), 0));
+    }
+  }
+
+  // --ep: the MoE layer's dispatch and combine after the dense part, as
+  // the actors sleep them (Run::ep_s): the same on every device, no link.
+  void ep_alltoalls(int layer, int pass) {
+    if (r_.ep_s[pass] <= 0) return;
+    for (std::size_t d = 0; d < n_; ++d) {
+      const double t0 = now(d);
+      compute(d, r_.ep_s[pass]);
+      r_.rec.ep_alltoalls(dev(d), layer, pass, t0, now(d), r_.ep_bytes);
     }
   }
 

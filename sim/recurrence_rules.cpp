@@ -43,8 +43,6 @@ std::string recurrence_refusal(const Workload& w, const Implementation& im,
     return "the lv08 model couples neighbouring hops (cross-traffic)";
   if (w.tp > 1 && w.scope == Scope::Layer)
     return "--tp with --scope layer adds the TP groups' collectives";
-  if (w.ep > 1 && is_moe(w.shape) && w.scope == Scope::Layer)
-    return "--ep with --scope layer adds the MoE dispatch and combine";
   // A per-layer layout permutation moves all-to-alls over the whole ring.
   const auto rank = tp_rank_workload(w);
   for (bool bwd : {false, true}) {

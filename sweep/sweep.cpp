@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -19,10 +20,12 @@
 #include "models/analytic/report.hpp"
 #include "models/core/atomic_file.hpp"
 #include "models/core/errors.hpp"
+#include "models/core/flag_types.hpp"
 #include "models/core/input_file.hpp"
 #include "models/core/parse.hpp"
 #include "proc/child.hpp"
 #include "proc/resolve.hpp"
+#include "proc/run_spec.hpp"
 #include "sim/progress.hpp"
 #include "sweep/journal.hpp"
 
@@ -161,6 +164,23 @@ void hash_inputs(std::vector<Point>& pts) {
 
 bool is_set_axis(const std::string& flag) {
   return flag.size() > 6 && flag.rfind("--set ", 0) == 0;
+}
+
+// Whether `run` parses `flag` as an integer (its CLI11 type name INT, or a
+// token count): a range of such a flag must step by integers.
+bool integer_flag(const std::string& flag) {
+  static const std::set<std::string> names = [] {
+    CLI::App app;
+    proc::RunFlags f;
+    proc::add_run_flags(&app, f);
+    std::set<std::string> n;
+    for (const auto* o : app.get_options())
+      if (const auto t = o->get_type_name();
+          t == flag_type::kInt || t == flag_type::kIntOrAuto || t == flag_type::kTokens)
+        for (const auto& l : o->get_lnames()) n.insert("--" + l);
+    return n;
+  }();
+  return names.count(flag) > 0;
 }
 
 bool sweepable(const std::string& flag) {
@@ -332,6 +352,12 @@ std::vector<std::string> expand_range(const std::string& flag, const std::string
   const auto a = trim(text.substr(0, dots)), b = trim(rest);
   if (integer_text(a) && integer_text(b) && integer_text(step.substr(1)))
     return integer_range(flag, text, a, b, step);
+  // An integer flag's range steps by integers: refused here, once, rather
+  // than as a failed row per fractional value.
+  if (integer_flag(flag))
+    throw InputError(fmt::format(
+        "{}: range '{}': {} takes integers; give integer ends and step, as in 1..8:x2 or 1..8:+1",
+        flag, text, flag));
   return decimal_range(flag, text, a, b, step);
 }
 
@@ -472,8 +498,8 @@ Grid parse_grid(const std::string& text, const std::string& path, const std::str
 std::vector<Point> points(const Grid& g) {
   if (g.axes.empty())
     throw InputError(
-        "--devices/--block/...: nothing to sweep; give a flag a list (8,64,512) or a range "
-        "(2K..32K:x2)");
+        "sweep: nothing to sweep: every flag has one value; give a flag a list (8,64,512) or a "
+        "range (2K..32K:x2)");
   std::set<std::string> seen;
   double total = 1;
   for (const auto& a : g.axes) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "models/core/errors.hpp"
@@ -106,6 +107,28 @@ void read_mla(const nlohmann::json& m, ModelShape& s) {
 }
 }  // namespace
 
+namespace {
+
+// A MoE model's layers' mean MLP width (what activations and pointwise see):
+// the routed layers' (top-k + shared) x expert_ffn and the dense ones' dense_ffn.
+int mean_mlp_width(const ModelShape& s) {
+  const auto routed = static_cast<std::int64_t>(s.layers - s.dense_layers) *
+                      (s.experts_per_token + s.shared_experts) * s.expert_ffn;
+  return static_cast<int>((routed + std::int64_t{s.dense_layers} * s.dense_ffn) / s.layers);
+}
+
+}  // namespace
+
+void set_layers(ModelShape& s, int n) {
+  const int was = s.layers;
+  s.layers = std::max(1, n);
+  if (!is_moe(s) || s.dense_layers == 0 || was <= 0) return;
+  const int dense =
+      static_cast<int>(std::lround(static_cast<double>(s.dense_layers) * s.layers / was));
+  s.dense_layers = std::clamp(dense, 0, s.layers - 1);
+  s.ffn = mean_mlp_width(s);
+}
+
 const std::vector<ModelShape>& model_shapes() {
   static const std::vector<ModelShape> shapes = [] {
     std::vector<ModelShape> out;
@@ -138,10 +161,7 @@ const std::vector<ModelShape>& model_shapes() {
           s.dense_ffn = m.at("dense_ffn");
           if (s.dense_layers >= s.layers || s.dense_ffn < 1)
             throw std::logic_error("models.json: bad dense layers of " + s.name);
-          // The layers' mean MLP width: what activations and pointwise see.
-          const auto routed = static_cast<std::int64_t>(s.layers - s.dense_layers) * s.ffn;
-          s.ffn =
-              static_cast<int>((routed + std::int64_t{s.dense_layers} * s.dense_ffn) / s.layers);
+          s.ffn = mean_mlp_width(s);
         }
       } else {
         s.ffn = m.at("ffn");

@@ -87,7 +87,11 @@ struct ModelShape {
   std::string global_batch_source;
 };
 const std::vector<ModelShape>& model_shapes();  // embedded models.json
-const std::vector<std::string>& mlp_names();    // swiglu, geglu, gelu, relu2
+// --layers N: the model at depth n (at least 1), keeping a MoE model's share
+// of dense layers (rounded, and at most n - 1 when it had MoE layers) and the
+// mean MLP width that follows from it.
+void set_layers(ModelShape& s, int n);
+const std::vector<std::string>& mlp_names();  // swiglu, geglu, gelu, relu2
 bool mlp_gated(const ModelShape& s);
 inline bool is_moe(const ModelShape& s) {
   return s.experts > 0;

@@ -32,7 +32,8 @@ int rank_class(const InferOption& o) {
 std::vector<InferOption> search_inference(const InferRequest& base, const Hardware& hw,
                                           const Implementation& im, double ttft_target,
                                           const std::vector<std::int64_t>& tp_degrees,
-                                          const std::vector<std::int64_t>& cp_degrees) {
+                                          const std::vector<std::int64_t>& cp_degrees,
+                                          bool fitting_only) {
   // TP past the node is searched too: its all-reduces then cross the NICs
   // and cost more, which the ranking weighs, but it may be the only split
   // whose weights fit (Llama 3 405B in bf16 at 1M tokens on 128 H100s).
@@ -72,6 +73,13 @@ std::vector<InferOption> search_inference(const InferRequest& base, const Hardwa
         one_flag = one_flag && flag == rule_flag;
         continue;  // a split the model or the context cannot take: not listed
       }
+      // Only the splits that can fit (the fit hint's search): memory is
+      // cheap beside the closed forms' rank-steps, so a split whose memory
+      // misses the HBM under both variants is not timed.
+      if (fitting_only &&
+          std::min(infer_memory(o.request, hw, InferVariant::PassKv).total,
+                   infer_memory(o.request, hw, InferVariant::PassQ).total) > hw.hbm_bytes)
+        continue;
       o.result = infer(o.request, hw, im);
       o.fits = o.result.memory.fits();
       o.meets_target = ttft_target <= 0 || o.result.ttft_s <= ttft_target;

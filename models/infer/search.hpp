@@ -24,11 +24,13 @@ struct InferOption {
 // searched (tp: powers of two up to --gpus that the heads allow, across
 // nodes too, since a model too big for one node's TP may need it; cp:
 // powers of two the context divides into, at most kMaxAutoCp = 1024). `ttft_target` 0: no target.
-// Throws InputError when no split can even be formed.
+// `fitting_only`: leave out (untimed) the splits whose memory misses the HBM
+// under both variants. Throws InputError when no split can even be formed.
 std::vector<InferOption> search_inference(const InferRequest& base, const Hardware& hw,
                                           const Implementation& im, double ttft_target,
                                           const std::vector<std::int64_t>& tp_degrees = {},
-                                          const std::vector<std::int64_t>& cp_degrees = {});
+                                          const std::vector<std::int64_t>& cp_degrees = {},
+                                          bool fitting_only = false);
 
 // Where a TP group of `tp` GPUs sits on nodes of `gpus_per_node`: "inside a
 // node", or "across N nodes" when it spans them (its all-reduces then cross

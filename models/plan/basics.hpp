@@ -141,6 +141,9 @@ struct PlanRequest {
   // sequences per micro-step fixed (0: searched).
   bool compile = false;
   int tp_overlap = -1;
+  // Megatron's distributed optimizer: its once-per-step reduce-scatter and
+  // all-gather overlapped with the last and first microbatch (--dp-overlap).
+  bool dp_overlap = true;
   // Mixture of experts (docs/plan.md, "Mixture of experts"): the expert-
   // parallel degree (--ep; the search sets it per row when 0), the capacity
   // factor (0: dropless, Megatron-Core's default) and the seed of the

@@ -479,7 +479,12 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   if (e.dp_comm == DataParallelComm::PerStep && Z > 1) {
     const double rs = scatter(stage_n), ag = gather(stage_n, 2);
     T.dp_step_comm_s = rs + ag;
-    T.dp_step_exposed_s = std::max(0.0, rs - Ls * layer_b) + std::max(0.0, ag - Ls * layer_f);
+    // --dp-overlap off: Megatron-LM before --overlap-grad-reduce and
+    // --overlap-param-gather reduce-scatters after the backward and gathers
+    // after the optimizer step, on the step's path.
+    T.dp_step_exposed_s = r.dp_overlap
+                              ? std::max(0.0, rs - Ls * layer_b) + std::max(0.0, ag - Ls * layer_f)
+                              : rs + ag;
     T.fsdp_comm_s += T.dp_step_comm_s;
     T.fsdp_exposed_s += T.dp_step_exposed_s;
   } else if (once_per_step) {

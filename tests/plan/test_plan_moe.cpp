@@ -20,6 +20,30 @@ using plan_testing::items;
 using plan_testing::request;
 using plan_testing::run_cli;
 
+// --layers N keeps a MoE model's share of dense layers: DeepSeek-V3's 3 of
+// 61 round to none at 2 layers (not 2 - 3 MoE layers), Llama 4 Maverick's 24
+// of 48 to 1 of 2; the mean MLP width follows.
+TEST(Moe, FewerLayersKeepTheDenseShare) {
+  auto v3 = find_model("--model", "deepseek-v3");
+  set_layers(v3, 2);
+  EXPECT_EQ(v3.layers, 2);
+  EXPECT_EQ(v3.dense_layers, 0);
+  EXPECT_EQ(moe_layers(v3), 2);
+  EXPECT_EQ(v3.ffn, 9 * 2048);  // top-8 + 1 shared expert of 2048
+  EXPECT_LT(total_params(v3), total_params(find_model("--model", "deepseek-v3")));
+  auto mav = find_model("--model", "llama4-maverick");
+  set_layers(mav, 2);
+  EXPECT_EQ(mav.dense_layers, 1);
+  EXPECT_EQ(moe_layers(mav), 1);
+  EXPECT_EQ(mav.ffn, (2 * 8192 + 16384) / 2);
+  set_layers(mav, 1);  // one layer: the MoE one stays (at most n - 1 dense)
+  EXPECT_EQ(mav.dense_layers, 0);
+  auto same = find_model("--model", "deepseek-v3");
+  set_layers(same, 61);
+  EXPECT_EQ(same.dense_layers, 3);
+  EXPECT_EQ(same.ffn, find_model("--model", "deepseek-v3").ffn);
+}
+
 TEST(Moe, CatalogModelsMatchTheirPublishedParameterCounts) {
   // Mixtral 8x7B: a layer is attention 4096 x 128 x (32 + 16) + 32 x 128 x
   // 4096, 8 experts of 3 x 4096 x 14336, the router 4096 x 8 and two norms:

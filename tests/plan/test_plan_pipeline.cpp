@@ -132,6 +132,27 @@ TEST(PlanPipeline, StepIsMicrobatchesPlusBubblePlusP2P) {
   EXPECT_NEAR(v.time.pp_p2p_s, 2.5 * 4 * (8388608 / 50e9 + 3e-6), 1e-12);
 }
 
+TEST(PlanPipeline, DistributedOptimizerOverlapOrExposed) {
+  // Megatron's distributed optimizer: its reduce-scatter and all-gather hide
+  // behind the last and first microbatch (--dp-overlap on, the default) or,
+  // off, sit whole on the step's path; the step grows by exactly the hidden part.
+  const auto hw = hardware("h100-sxm");
+  auto r = request(find_model("--model", "llama3-8b"), 8192, 64);
+  r.framework = Framework::Megatron;
+  const RooflineModel roofline(hw.effective_flops());
+  const auto cm = bare_implementation(roofline);
+  const auto on = evaluate(r, hw, cm, Layout::Ring, 1, 8, 1, std::nullopt, false, {2, 1});
+  r.dp_overlap = false;
+  const auto off = evaluate(r, hw, cm, Layout::Ring, 1, 8, 1, std::nullopt, false, {2, 1});
+  ASSERT_TRUE(on.feasible && off.feasible);
+  ASSERT_GT(on.time.dp_step_comm_s, 0);
+  EXPECT_DOUBLE_EQ(off.time.dp_step_comm_s, on.time.dp_step_comm_s);
+  EXPECT_DOUBLE_EQ(off.time.dp_step_exposed_s, off.time.dp_step_comm_s);
+  EXPECT_LT(on.time.dp_step_exposed_s, on.time.dp_step_comm_s);
+  EXPECT_NEAR(off.time.step_time_first_principles_s - on.time.step_time_first_principles_s,
+              off.time.dp_step_exposed_s - on.time.dp_step_exposed_s, 1e-12 * off.time.step_time_s);
+}
+
 TEST(PlanPipeline, FsdpUnderPipelineGathersOncePerStep) {
   // TorchTitan under PP keeps a stage gathered across microbatches and
   // reduce-scatters once after the last (framework.hpp): the FSDP link time

@@ -193,6 +193,9 @@ TEST(Recurrence, EqualsTheActorsOnLinkDisjointRings) {
       {"--devices", "8", "--tp", "2", "--pass", "bwd"},  // attention scope: no TP collectives
       {"--devices", "16", "--documents", "dataset:wikipedia", "--layout", "zigzag", "--pack",
        "document", "--pass", "fwdbwd"},
+      // A MoE layer's dispatch and combine (--ep): the same timed phase on every device.
+      {"--devices", "16", "--model", "qwen3-30b-a3b", "--scope", "layer", "--layers", "2", "--ep",
+       "4", "--pass", "fwdbwd"},
   };
   for (const auto& shape : shapes) {
     std::string name;

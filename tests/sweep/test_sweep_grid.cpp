@@ -63,6 +63,27 @@ TEST(SweepAxis, IntegerRangesReachWhatAListReaches) {
   }
 }
 
+// An integer flag's range must step by integers: refused once, up front,
+// not as a failed row per fractional value. A decimal flag's range may not.
+TEST(SweepAxis, IntegerFlagsRefuseFractionalRanges) {
+  for (const auto& [flag, text] :
+       std::vector<std::pair<std::string, std::string>>{{"--ep", "1..8:x1.5"},
+                                                        {"--routing-seed", "1..4:+0.5"},
+                                                        {"--devices", "8..16:+0.5"},
+                                                        {"--block", "1.5K..4K"}}) {
+    try {
+      expand(flag, text);
+      ADD_FAILURE() << flag << " " << text << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(
+                    flag + ": range '" + text + "': " + flag + " takes integers", 0),
+                0u)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(expand("--efficiency", "0.5..1:x1.5"), (V{"0.5", "0.75"}));
+}
+
 TEST(SweepAxis, BadRangesNameTheFlag) {
   expect_refused_naming("--devices", {"8..2", "2..8:y2", "2..8:x1", "8,,2", "0..8:x2", "1..100000",
                                       "1..4,8", "8,1..4"});
