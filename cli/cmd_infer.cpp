@@ -422,8 +422,13 @@ int run(const InferFlags& f) {
   out += fmt::format("  {:<34}{:>12}{}\n", "time per token", secs(a.decode_s_per_token),
                      s ? fmt::format("        {:>12} (simgrid)", secs(sim_decode)) : "");
   out += fmt::format("  {:<34}{}\n", "  error band", decode_band.text());
-  out += fmt::format("  {:<34}{:>12}\n", "  attention (+ pass-Q SendRecvs)",
-                     secs(a.decode_attention_s));
+  out += fmt::format("  {:<34}{:>12}{}\n", "  attention (+ pass-Q SendRecvs)",
+                     secs(a.decode_attention_s),
+                     r.cp > 1 ? fmt::format("  (Meta's pass-Q decode: each of the {} ring steps "
+                                            "reads this rank's whole shard, so CP does not "
+                                            "shorten it)",
+                                            r.cp)
+                              : "");
   out += fmt::format("  {:<34}{:>12}\n", "  weights, MLP, head", secs(a.decode_dense_s));
   out +=
       fmt::format("  {:<34}{:>12}  ({})\n", "    of which kernel launch", secs(a.decode_launch_s),
