@@ -143,8 +143,8 @@ bool moe_job_runs(const PlanRequest& r, const PlanConfig& c, std::string* why) {
   const auto& s = r.shape;
   if (s.attention_chunk > 0) {
     *why = fmt::format(
-        "job mode runs `run --scope layer`, which does not model {}'s chunked "
-        "attention",
+        "job mode runs `run --scope layer` over one layer kind (--layer-kind), where {} "
+        "has both: global and chunked attention",
         s.name);
     return false;
   }

@@ -8,6 +8,7 @@
 #include "models/core/documents.hpp"
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
+#include "models/plan/basics.hpp"
 
 namespace ringsim::proc {
 
@@ -35,11 +36,15 @@ namespace {
 // shares of the experts.
 void check_run_model(const WorkloadSpec& s, const Workload& w) {
   const auto& m = w.shape;
-  if (m.attention_chunk > 0)
+  if (s.chunked_layer && m.attention_chunk <= 0)
     throw InputError(fmt::format(
-        "--model {}: chunked attention in {} of its {} layers; ringsim run models global "
-        "attention only so far (ringsim plan plans its training)",
-        m.name, chunked_attention_layers(m), m.layers));
+        "--layer-kind: {} attends to the whole sequence in every layer; chunked applies to a "
+        "chunked-attention model (llama4-scout, llama4-maverick)",
+        m.name));
+  if (s.chunked_layer && !s.documents.empty())
+    throw InputError(
+        "--documents: a chunked layer's documents are its chunks (--layer-kind chunked); give one "
+        "or the other");
   if (!is_moe(m)) {
     if (s.ep > 1) throw InputError(not_moe_message("--ep", m));
     if (s.routing_seed) throw InputError(not_moe_message("--routing-seed", m));
@@ -305,6 +310,15 @@ Workload resolve_workload(const WorkloadSpec& s, const Hardware& hw) {
                                         : auto_ulysses_degree(w.devices, w.shape.kv_heads / tp,
                                                               std::max(1, hw.gpus_per_node / tp));
   w.pack = s.pack;
+  // A chunked layer (Llama 4): its chunks over the sequence's positions, as
+  // packed documents (the ring still passes every block), as plan and infer
+  // time them (attention_chunks).
+  w.chunked_layer = s.chunked_layer;
+  if (s.chunked_layer) {
+    w.documents = attention_chunks(w.shape, w.seq_len());
+    check_documents(w);
+    if (w.documents.size() == 1) w.documents.clear();
+  }
   if (!s.documents.empty()) {
     w.documents = pack_documents("--documents", parse_documents("--documents", s.documents),
                                  w.seq_len(), s.documents_seed);

@@ -122,6 +122,12 @@ void add_workload_flags(CLI::App* app, WorkloadFlags& f, bool with_sizes) {
                   "hybrid: head-parallel degree inside each group (default: largest power of two "
                   "dividing devices and KV heads within a node)")
       ->type_name(flag_type::kInt);
+  app->add_option("--layer-kind", f.layer_kind,
+                  "A chunked-attention model (Llama 4): global (default: a layer that attends to "
+                  "the whole sequence) or chunked (one that attends inside its chunk, the chunks "
+                  "timed as packed documents)")
+      ->default_str("global")
+      ->type_name(flag_type::kName);
   app->add_option(
          "--scope", f.scope,
          "attention|layer (layer adds projections and MLP by roofline; a mixture-of-experts "
@@ -352,6 +358,9 @@ WorkloadSpec parse_workload(const WorkloadFlags& f, bool with_sizes) {
   if (!f.mlp.empty()) s.mlp = parse_choice("--mlp", f.mlp, mlp_names());
   s.layers = opt_count("--layers", f.layers, 1, 100000);
   s.scope = choose<Scope>("--scope", f.scope, {"attention", "layer"});
+  if (!f.layer_kind.empty())
+    s.chunked_layer =
+        parse_choice("--layer-kind", f.layer_kind, {"global", "chunked"}) == "chunked";
   if (with_sizes) {
     // Whether it divides the node, heads and MLP is the workload's rule (validate()).
     s.tp = static_cast<int>(parse_count("--tp", f.tp, 1, 1024));
@@ -504,6 +513,7 @@ std::vector<std::string> to_args(const WorkloadSpec& s) {
   put_opt(a, "--layers", s.layers);
   put_opt(a, "--ulysses-degree", s.ulysses_degree);
   if (s.scope != d.scope) put(a, "--scope", s.scope == Scope::Layer ? "layer" : "attention");
+  if (s.chunked_layer) put(a, "--layer-kind", "chunked");
   if (s.tp != d.tp) put(a, "--tp", std::to_string(s.tp));
   if (!s.sequence_parallel) put(a, "--sequence-parallel", "off");
   if (s.ep != d.ep) put(a, "--ep", std::to_string(s.ep));

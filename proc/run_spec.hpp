@@ -51,6 +51,8 @@ struct WorkloadSpec {
   std::string documents;
   std::uint64_t documents_seed = 1;
   Pack pack = Pack::Sequence;
+  // --layer-kind chunked: a chunked-attention model's chunked layers (else its global ones).
+  bool chunked_layer = false;
   bool operator==(const WorkloadSpec&) const = default;
 };
 
@@ -123,6 +125,7 @@ struct WorkloadFlags {
   std::string tp = "1", sequence_parallel = "on";
   std::string ep = "1", routing_seed;
   std::string documents, pack = "sequence";
+  std::string layer_kind;
 };
 
 struct HardwareFlags {

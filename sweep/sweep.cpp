@@ -204,6 +204,7 @@ const std::vector<std::string>& sweepable_flags() {
                                "--ffn",
                                "--ulysses-degree",
                                "--scope",
+                               "--layer-kind",
                                "--gpu",
                                "--platform",
                                "--gpus-per-node",

@@ -103,6 +103,7 @@ RunSummary RunSummary::of(const Summary& s) {
   r.other_s = s.other_s;
   r.tp_comm_s = s.tp_comm_s;
   r.ep_comm_s = s.ep_comm_s;
+  if (w.shape.attention_chunk > 0) r.layer_kind = w.chunked_layer ? "chunked" : "global";
   if (is_moe(w.shape) && w.scope == Scope::Layer) {
     Moe m;
     m.experts = w.shape.experts;
@@ -146,6 +147,7 @@ json RunSummary::to_json() const {
   j["tp"] = tp;
   j["sequence_parallel"] = sequence_parallel;
   j["scope"] = scope;
+  j["layer_kind"] = layer_kind.empty() ? json(nullptr) : json(layer_kind);
   j["hardware"] = hardware;
   j["compute_s_per_step"] = compute_s_per_step;
   j["merge_s_per_step"] = merge_s_per_step;
@@ -242,6 +244,7 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
   s.tp = static_cast<int>(r.integer("tp"));
   s.sequence_parallel = r.flag("sequence_parallel");
   s.scope = r.text("scope");
+  if (j.contains("layer_kind") && !j["layer_kind"].is_null()) s.layer_kind = r.text("layer_kind");
   s.hardware = r.text("hardware");
   s.compute_s_per_step = r.real("compute_s_per_step");
   s.merge_s_per_step = r.real("merge_s_per_step");
@@ -357,8 +360,22 @@ std::string title_line(const Workload& w) {
 }
 
 std::string model_text(const Workload& w) {
-  return fmt::format("{} ({} heads, {} KV heads, head dim {}), {}", w.shape.name, w.shape.heads,
-                     w.shape.kv_heads, w.shape.head_dim, to_string(w.dtype));
+  const auto& s = w.shape;
+  std::string kind;
+  if (s.attention_chunk > 0)
+    kind = w.chunked_layer
+               ? fmt::format(
+                     "; a chunked layer, attending inside {}-token chunks ({} of its {}; "
+                     "--layer-kind global for the other {})",
+                     s.attention_chunk, chunked_attention_layers(s), s.layers,
+                     global_attention_layers(s))
+               : fmt::format(
+                     "; a global layer ({} of its {}; --layer-kind chunked for the {} "
+                     "that attend inside {}-token chunks)",
+                     global_attention_layers(s), s.layers, chunked_attention_layers(s),
+                     s.attention_chunk);
+  return fmt::format("{} ({} heads, {} KV heads, head dim {}), {}{}", s.name, s.heads, s.kv_heads,
+                     s.head_dim, to_string(w.dtype), kind);
 }
 
 std::string tp_text(const Workload& w) {

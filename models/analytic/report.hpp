@@ -19,6 +19,9 @@ struct RunSummary {
   // The configuration, echoed.
   std::int64_t devices = 0, block = 0, seq_len = 0;
   std::string layout, pass, dtype, model, scope, hardware;
+  // A chunked-attention model's layer kind, global or chunked (--layer-kind;
+  // JSON null, "" here, for every other model).
+  std::string layer_kind;
   std::optional<std::int64_t> ulysses_degree, ring_degree;  // hybrid only
   bool causal = true;
   int heads = 0, kv_heads = 0, head_dim = 0, layers = 0;

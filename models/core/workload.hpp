@@ -151,6 +151,10 @@ struct Workload {
   // empty across. Empty: one document of the whole sequence.
   std::vector<std::int64_t> documents;
   Pack pack = Pack::Sequence;
+  // A chunked-attention model (Llama 4): this run's layers are its chunked
+  // ones (--layer-kind chunked: the chunks as the documents above), else
+  // its global ones.
+  bool chunked_layer = false;
 
   std::int64_t seq_len() const { return devices * block; }
   // Head-parallel (Ulysses) degree and sequence-ring degree; their product is devices.

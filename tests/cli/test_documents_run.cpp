@@ -46,6 +46,27 @@ TEST(DocumentsRun, SequenceAndDocumentPackingDiffer) {
               per_head_docs / per_head_one, 1e-12);
 }
 
+// Llama 4's chunked layers (--layer-kind chunked) are its 8192-token chunks
+// as packed documents: the same run as --documents fixed:8192 with its
+// heads, to the byte in time; its global layers are the plain causal run.
+TEST(DocumentsRun, ChunkedLayerIsItsChunksAsDocuments) {
+  const std::vector<std::string> scout{"--model", "llama4-scout"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), scout.begin(), scout.end());
+    return nlohmann::json::parse(run_json(extra));
+  };
+  const auto chunked = with({"--layer-kind", "chunked"});
+  const auto documents = with({"--documents", "fixed:8192"});
+  const auto global = with({}), named = with({"--layer-kind", "global"});
+  EXPECT_EQ(chunked["time_s"], documents["time_s"]);
+  EXPECT_EQ(chunked["useful_flops"], documents["useful_flops"]);
+  EXPECT_EQ(global["time_s"], named["time_s"]);
+  EXPECT_LT(chunked["time_s"].get<double>(), global["time_s"].get<double>());
+  EXPECT_EQ(chunked["layer_kind"], "chunked");
+  EXPECT_EQ(global["layer_kind"], "global");
+  EXPECT_TRUE(nlohmann::json::parse(run_json({}))["layer_kind"].is_null());
+}
+
 TEST(DocumentsRun, OneDeviceRunsTheSameDocuments) {
   // "vs one device" compares with one GPU attending over the same packed
   // documents (one varlen launch of eight causal calls of 8192), not over one
