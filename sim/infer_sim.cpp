@@ -266,22 +266,16 @@ class Gpu {
   }
 
   // EP across CP ranks: the dispatch and combine all-to-alls (prefill) or the
-  // EP group's all-reduce (decode), a timed phase at the closed form's time,
-  // as the TP all-reduce below (every GPU of the group carries the same).
+  // EP group's all-reduce (decode, its two halves), timed at the closed
+  // form's time as the TP all-reduce below (every GPU of the group carries
+  // the same).
   void expert_exchange(int layer) {
     const auto& l = *l_;
     if (l.ep_s <= 0) return;
     const bool a2a = l.moe.alltoall_bytes > 0;
-    for (int half = 0; half < (a2a ? 2 : 1); ++half) {
-      check();
-      const double t0 = now();
-      sg4::this_actor::sleep_for(l.ep_s / (a2a ? 2 : 1) * g_scale);
-      busy(6) += now() - t0;
-      r_.record(g_, a2a ? Phase::AllToAll : Phase::ReduceScatter, layer, -1, t0, now(),
-                static_cast<std::uint64_t>(l.moe.alltoall_bytes), -1, half);
-      ++r_.res.activities;
-      r_.progress.tick();
-    }
+    timed_halves(a2a ? Phase::AllToAll : Phase::ReduceScatter,
+                 a2a ? Phase::AllToAll : Phase::AllGather, 6, layer, l.ep_s,
+                 static_cast<std::uint64_t>(l.moe.alltoall_bytes), /*numbered=*/true);
   }
 
   // One TP all-reduce, timed as the collectives model times it
@@ -292,12 +286,23 @@ class Gpu {
   void allreduce(int layer) {
     const auto& l = *l_;
     if (r_.tp <= 1 || l.tp_allreduce_s <= 0) return;
-    for (const Phase ph : {Phase::ReduceScatter, Phase::AllGather}) {
+    timed_halves(Phase::ReduceScatter, Phase::AllGather, 4, layer, l.tp_allreduce_s, l.tp_bytes / 2,
+                 /*numbered=*/false);
+  }
+
+  // A collective of `seconds` played as two timed halves (phases `a` then
+  // `b`), each recorded with `bytes` into busy slot `slot`; `numbered`: the
+  // trace numbers the halves' rounds 0 and 1 (the EP exchange's dispatch and
+  // combine), else -1 (the TP all-reduce's halves are told apart by phase).
+  void timed_halves(Phase a, Phase b, int slot, int layer, double seconds, std::uint64_t bytes,
+                    bool numbered) {
+    const Phase phases[2] = {a, b};
+    for (std::int32_t i = 0; i < 2; ++i) {
       check();
       const double t0 = now();
-      sg4::this_actor::sleep_for(l.tp_allreduce_s / 2 * g_scale);
-      busy(4) += now() - t0;
-      r_.record(g_, ph, layer, -1, t0, now(), l.tp_bytes / 2, -1);
+      sg4::this_actor::sleep_for(seconds / 2 * g_scale);
+      busy(slot) += now() - t0;
+      r_.record(g_, phases[i], layer, -1, t0, now(), bytes, -1, numbered ? i : -1);
       ++r_.res.activities;
       r_.progress.tick();
     }
@@ -324,7 +329,7 @@ std::uint64_t progress_units(const InferLayer& l, std::int64_t tp, std::int64_t 
   return static_cast<std::uint64_t>(l.step_s.front().size()) +
          static_cast<std::uint64_t>(l.return_bytes > 0 ? cp - 1 : 0) +
          static_cast<std::uint64_t>(tp > 1 ? 2 * l.tp_allreduces : 0) +
-         static_cast<std::uint64_t>(l.ep_s > 0 ? (l.moe.alltoall_bytes > 0 ? 2 : 1) : 0);
+         static_cast<std::uint64_t>(l.ep_s > 0 ? 2 : 0);
 }
 
 // A pass's units over every layer: its global and its chunked layers.

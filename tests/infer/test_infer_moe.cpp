@@ -37,6 +37,13 @@ InferRequest moe_request(std::int64_t tp, std::int64_t ep) {
   return r;
 }
 
+// CP 2 with TP 1 (so --ep 2 spans both CP ranks).
+InferRequest two_cp_ranks(std::int64_t ep) {
+  auto r = moe_request(1, ep);
+  r.cp = r.gpus = 2;
+  return r;
+}
+
 // Reading-bound rates: 1 GB/s, bf16 in and out, no SMs (no tiles).
 GemmRates reading_bound() {
   GemmRates g;
@@ -134,8 +141,7 @@ TEST(InferMoeRules, EpDividesTheTpGroupAndTheExperts) {
 
 // EP across CP ranks: --ep above --tp must be --tp times a divisor of --cp.
 TEST(InferMoeRules, EpAboveTpSpansADivisorOfTheCpRanks) {
-  auto r = moe_request(1, 2);
-  r.cp = r.gpus = 2;
+  auto r = two_cp_ranks(2);
   EXPECT_NO_THROW(check_request(r));
   EXPECT_EQ(ep_span(r), 2);
   EXPECT_EQ(expert_tp(r), 1);
@@ -161,8 +167,7 @@ TEST(InferMoeRules, EpAboveTpSpansADivisorOfTheCpRanks) {
 TEST(InferMoeHand, EpAcrossCpRanksDispatchesAndCombines) {
   Roofline rf;
   const auto hw = slow_flat();
-  auto r = moe_request(1, 1);
-  r.cp = r.gpus = 2;
+  auto r = two_cp_ranks(1);
   const auto inside = infer_layer(r, hw, rf.im, InferVariant::PassKv, false);
   const auto m_in = infer_memory(r, hw, InferVariant::PassKv);
   r.ep = 2;
@@ -185,8 +190,7 @@ TEST(InferMoeHand, EpAcrossCpRanksDispatchesAndCombines) {
 TEST(InferMoeHand, EpAcrossCpRanksDecodeSumsOverTheGroup) {
   Roofline rf;
   const auto hw = slow_flat();
-  auto r = moe_request(1, 2);
-  r.cp = r.gpus = 2;
+  const auto r = two_cp_ranks(2);
   const auto d = infer_layer(r, hw, rf.im, InferVariant::PassKv, true);
   EXPECT_EQ(d.moe.alltoall_bytes, 0);
   EXPECT_DOUBLE_EQ(d.ep_s,

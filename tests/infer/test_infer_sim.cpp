@@ -4,6 +4,8 @@
 // allows one engine per process, and ctest runs each test alone.
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "models/core/catalog.hpp"
 #include "proc/resolve.hpp"
 #include "sim/infer_sim.hpp"
@@ -53,14 +55,25 @@ TEST(InferSim, HandCasePassQ) {
   EXPECT_NEAR(s.prefill.return_s, 5.76e-3, 5.76e-3 * kRel);
 }
 
-// Llama 3 8B on two H100 nodes (TP 8 x CP 2), one NIC per GPU on rails: every
-// transfer has its own links, so SimGrid equals the closed forms.
-void agree(InferVariant v, std::int64_t cached, Layout layout) {
+// The catalog's H100 nodes (NVLink, one NIC per GPU on rails) and their
+// default attention implementation.
+struct H100Nodes {
+  Hardware hw;
+  std::shared_ptr<const Implementation> im;
+};
+H100Nodes h100_nodes() {
   proc::HardwareSpec hs;
   hs.gpu = "h100-sxm";
   const auto& cat = Catalog::embedded();
-  const auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
-  const auto im = proc::make_implementation(hs, cat, hw, DType::BF16);
+  H100Nodes n{proc::resolve_hardware(hs, cat, DType::BF16), nullptr};
+  n.im = proc::make_implementation(hs, cat, n.hw, DType::BF16);
+  return n;
+}
+
+// Llama 3 8B on two H100 nodes (TP 8 x CP 2), one NIC per GPU on rails: every
+// transfer has its own links, so SimGrid equals the closed forms.
+void agree(InferVariant v, std::int64_t cached, Layout layout) {
+  const auto [hw, im] = h100_nodes();
   InferRequest r;
   r.shape = find_model("--model", "llama3-8b");
   r.shape.layers = 4;
@@ -124,11 +137,7 @@ TEST(InferSim, HandCaseChunkedLayers) {
 // the closed forms' time, so the engines agree.
 TEST(InferSim, AgreesExpertParallelAcrossCpRanks) {
   RINGSIM_ONE_ENGINE();
-  proc::HardwareSpec hs;
-  hs.gpu = "h100-sxm";
-  const auto& cat = Catalog::embedded();
-  const auto hw = proc::resolve_hardware(hs, cat, DType::BF16);
-  const auto im = proc::make_implementation(hs, cat, hw, DType::BF16);
+  const auto [hw, im] = h100_nodes();
   InferRequest r;
   r.shape = find_model("--model", "qwen3-30b-a3b");
   r.shape.layers = 2;

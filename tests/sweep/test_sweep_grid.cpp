@@ -24,6 +24,17 @@ void expect_refused_naming(const std::string& flag, const std::vector<const char
   }
 }
 
+// The message `expand` refuses `text` with ("" and a failure if it is accepted).
+std::string refusal(const std::string& flag, const std::string& text) {
+  try {
+    expand(flag, text);
+    ADD_FAILURE() << flag << " " << text << " accepted";
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(SweepAxis, ListsAndRanges) {
   EXPECT_EQ(expand("--devices", "8,64,512"), (V{"8", "64", "512"}));
   EXPECT_EQ(expand("--block", "2K..32K:x2"), (V{"2048", "4096", "8192", "16384", "32768"}));
@@ -54,12 +65,8 @@ TEST(SweepAxis, IntegerRangesReachWhatAListReaches) {
        std::vector<std::pair<std::string, std::string>>{{"-2..4", "its start '-2'"},
                                                         {"1..8:x1", "the factor of its step '1'"},
                                                         {"1..8:+0", "its step '0'"}}) {
-    try {
-      expand("--ep", text);
-      ADD_FAILURE() << text << " accepted";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
-    }
+    const auto what = refusal("--ep", text);
+    EXPECT_NE(what.find(says), std::string::npos) << what;
   }
 }
 
@@ -71,15 +78,9 @@ TEST(SweepAxis, IntegerFlagsRefuseFractionalRanges) {
                                                         {"--routing-seed", "1..4:+0.5"},
                                                         {"--devices", "8..16:+0.5"},
                                                         {"--block", "1.5K..4K"}}) {
-    try {
-      expand(flag, text);
-      ADD_FAILURE() << flag << " " << text << " accepted";
-    } catch (const InputError& e) {
-      EXPECT_EQ(std::string(e.what()).rfind(
-                    flag + ": range '" + text + "': " + flag + " takes integers", 0),
-                0u)
-          << e.what();
-    }
+    const auto what = refusal(flag, text);
+    EXPECT_EQ(what.rfind(flag + ": range '" + text + "': " + flag + " takes integers", 0), 0u)
+        << what;
   }
   EXPECT_EQ(expand("--efficiency", "0.5..1:x1.5"), (V{"0.5", "0.75"}));
 }
