@@ -202,6 +202,8 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
   hw.flops = dev.peak(dtype) * hw.clock_scale;
   hw.sm_count = dev.sm_count;
   hw.gemm_tiles = dev.gemm_tiles;
+  hw.gemm_fill_bf16 = dev.gemm_fill_bf16;
+  hw.gemm_fill_fp8 = dev.gemm_fill_fp8;
   hw.hbm_efficiency = dev.hbm_efficiency;
   hw.efficiency = dev.attention_efficiency;
   hw.gemm_efficiency = dev.gemm_efficiency;

@@ -42,6 +42,24 @@ namespace {
 
 using Reader = JsonReader;
 
+// "gemm_fill": {"bf16": [fill_k, best_k], "fp8": [fill_k, best_k], "source"}.
+void read_gemm_fill(const Reader& r, Device& d) {
+  if (!r.has("gemm_fill")) return;
+  Reader g{r.origin, r.where + " gemm_fill", r.object("gemm_fill")};
+  auto pair = [&](const char* key, GemmFill& f) {
+    if (!g.has(key)) return;
+    const auto& a = g.array(key);
+    if (a.size() != 2 || !a[0].is_number() || !a[1].is_number() || a[0].get<double>() < 0 ||
+        a[0].get<double>() > 1e5 || a[1].get<double>() < 1 || a[1].get<double>() > 1e6)
+      throw g.error(fmt::format("'{}' must be [fill_k in 0..1e5, best_k in 1..1e6]", key));
+    f.fill_k = a[0].get<double>();
+    f.best_k = a[1].get<double>();
+  };
+  pair("bf16", d.gemm_fill_bf16);
+  pair("fp8", d.gemm_fill_fp8);
+  d.gemm_fill_source = g.str("source");
+}
+
 void read_deployment(const Reader& r, Device& d) {
   if (r.has("power")) {
     Reader p{r.origin, r.where + " power", r.object("power")};
@@ -68,6 +86,7 @@ void read_deployment(const Reader& r, Device& d) {
     }
     d.gemm_tiles_source = r.str("gemm_tiles_source");
   }
+  read_gemm_fill(r, d);
 }
 
 // The device's memory as its tools report it and what the runtime takes

@@ -83,6 +83,13 @@ struct Device {
   std::string context_source, blas_workspace_source;
   std::vector<std::pair<int, int>> gemm_tiles;
   std::string gemm_tiles_source;
+  // A tile's fixed cost in K (its main loop's pipeline fill and its
+  // epilogue), per precision, and the K of the best shape the GEMM
+  // efficiency was measured at: below that K a GEMM reaches the efficiency
+  // times k/(k+fill) over best_k/(best_k+fill) (models/kernel/gemm.hpp);
+  // 0: no fill charged.
+  GemmFill gemm_fill_bf16, gemm_fill_fp8;
+  std::string gemm_fill_source;
   double peak(DType d) const;
 };
 

@@ -234,6 +234,11 @@ bool Hardware::ring_crosses_spine(std::int64_t devices, std::int64_t stride) con
   return changes_rail || nodes > leaf_ports;
 }
 
+double GemmFill::factor(double k) const {
+  if (fill_k <= 0 || best_k <= 0 || k >= best_k) return 1.0;
+  return (k / (k + fill_k)) / (best_k / (best_k + fill_k));
+}
+
 double Hardware::ring_bandwidth(std::int64_t devices, std::int64_t stride) const {
   if (bandwidth_override || platform == Platform::Flat) return intra_bw;
   if (platform == Platform::Torus2D || platform == Platform::Torus3D) return intra_bw;

@@ -169,6 +169,17 @@ struct Workload {
 int auto_ulysses_degree(std::int64_t devices, int kv_heads, int gpus_per_node);
 
 // Hardware resolved from the catalog plus overrides. Bandwidths per direction.
+// A GEMM tile's fixed cost in K, in elements (the main loop's pipeline fill
+// and the epilogue: what a tile costs whatever its K), and the K of the
+// shape the device's best-shape GEMM efficiency was measured at (catalog
+// gemm_fill; models/kernel/gemm.hpp says how it is charged). fill_k 0: none.
+struct GemmFill {
+  double fill_k = 0, best_k = 0;
+  // The rate at inner dimension k over the best shape's: 1 at k >= best_k
+  // (the best shape's rate is the most a GEMM reaches), less below.
+  double factor(double k) const;
+};
+
 struct Hardware {
   std::string gpu_name = "h100-sxm", gpu_display;
   double flops = 0;            // peak FLOP/s for the workload's dtype
@@ -226,6 +237,7 @@ struct Hardware {
   bool xla_collectives = false;
   int sm_count = 0;
   std::vector<std::pair<int, int>> gemm_tiles;  // the GEMM library's tiles (rows, columns)
+  GemmFill gemm_fill_bf16, gemm_fill_fp8;       // a tile's fixed cost in K (catalog gemm_fill)
   double hbm_achievable() const { return hbm_bandwidth * hbm_efficiency; }
 
   double effective_flops() const { return flops * efficiency; }

@@ -20,6 +20,7 @@ GemmRates bf16_gemm_rates(const Hardware& hw) {
   r.hbm = hw.hbm_achievable();
   r.sms = hw.sm_count;
   r.tiles = hw.gemm_tiles;
+  r.fill = hw.gemm_fill_bf16;
   return r;
 }
 
@@ -28,6 +29,7 @@ GemmRates fp8_gemm_rates(const Hardware& hw, double fp8_peak, double fp8_efficie
   r.peak = fp8_peak;
   r.efficiency = fp8_efficiency;
   r.in_bytes = 1;
+  r.fill = hw.gemm_fill_fp8;
   return r;
 }
 
@@ -41,7 +43,7 @@ GemmTime grouped_gemm_time(const std::int64_t* rows, std::size_t groups, std::in
       ++used;
     }
   if (m_all <= 0 || n <= 0 || k <= 0) return t;
-  const double rate = r.peak * r.efficiency;
+  const double rate = r.peak * r.efficiency * r.fill.factor(static_cast<double>(k));
   if (r.sms <= 0 || r.tiles.empty()) {
     t.compute_s = 2.0 * static_cast<double>(m_all) * n * k / rate;
   } else {

@@ -14,7 +14,11 @@
 //   memory: A and B read once and C written once at the achievable HBM
 //     bandwidth; small-m GEMMs (decode, a handful of tokens per weight) are
 //     bound by reading the weights.
-//   time = max(compute, memory).
+//   fill: a tile also costs a fixed amount whatever its K (the main loop's
+//     pipeline fill and the epilogue that writes C), so a GEMM of inner
+//     dimension k below the best shape's runs at k/(k+fill) over
+//     best_k/(best_k+fill) of the best-shape rate, never above it (XLA's
+//     measured GEMM table, catalog gemm_fill); time = max(compute, memory).
 // Without SMs or tiles (a TPU), compute is 2 m n k / (peak x efficiency).
 #include <cstddef>
 #include <cstdint>
@@ -39,6 +43,7 @@ struct GemmRates {
   int sms = 0;
   std::vector<std::pair<int, int>> tiles;
   double in_bytes = 2, out_bytes = 2;  // bytes per element of A/B and of C
+  GemmFill fill;                       // a tile's fixed cost in K at this precision
 };
 
 // The device's bf16 rates (hw.flops, gemm_efficiency) or its FP8 rates

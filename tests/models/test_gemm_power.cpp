@@ -32,6 +32,39 @@ TEST(GemmByShape, OneFullWave) {
   EXPECT_NEAR(t.seconds, 2.0 * 1536 * 1408 * 4096 / 1e15, 1e-18);
 }
 
+TEST(GemmByShape, ATileFillCostsShortInnerDimensions) {
+  // fill 100, best_k 900: the best shape's K runs at 900/1000 of the
+  // fill-free rate, so a GEMM at k >= 900 keeps the best-shape rate and
+  // k = 100 runs at (100/200) / (900/1000) = 5/9 of it.
+  auto r = rates();
+  r.fill = GemmFill{100, 900};
+  EXPECT_DOUBLE_EQ(r.fill.factor(900), 1.0);
+  EXPECT_DOUBLE_EQ(r.fill.factor(4096), 1.0);
+  EXPECT_NEAR(r.fill.factor(100), 5.0 / 9.0, 1e-15);
+  // The one-wave GEMM above at k = 100: 2 x 128 x 128 x 100 FLOPs per tile
+  // at 1e15 / 132 x 5/9 per SM = 0.7785 us (x 9/5 of 0.4325).
+  const auto t = gemm_time({1536, 1408, 100}, r);
+  EXPECT_NEAR(t.seconds, 2.0 * 128 * 128 * 100 / (1e15 / 132) * 9.0 / 5.0, 1e-18);
+  // ... and at k = 4096 nothing changes.
+  EXPECT_NEAR(gemm_time({1536, 1408, 4096}, r).seconds, 17.716740096e-6, 1e-18);
+  // No fill given (fill_k 0): the factor is 1 at any k.
+  EXPECT_DOUBLE_EQ(GemmFill{}.factor(1), 1.0);
+}
+
+TEST(GemmByShape, CatalogFillFromXlasTable) {
+  // H100: bf16 fill 161 with the MAMF best shape's K 13,312; FP8 434, 14,336.
+  // At Llama 3 8B's K = 4096: (4096/4257) / (13312/13473) = 0.97382 bf16,
+  // (4096/4530) / (14336/14770) = 0.93157 FP8.
+  const auto& h = Catalog::embedded().device("h100-sxm");
+  EXPECT_NEAR(h.gemm_fill_bf16.factor(4096), (4096.0 / 4257) / (13312.0 / 13473), 1e-15);
+  EXPECT_NEAR(h.gemm_fill_bf16.factor(4096), 0.97382, 1e-5);
+  EXPECT_NEAR(h.gemm_fill_fp8.factor(4096), 0.93157, 1e-5);
+  // B200's best shapes have K = 3072: Llama's K = 4096 keeps the best rate.
+  EXPECT_DOUBLE_EQ(Catalog::embedded().device("b200").gemm_fill_bf16.factor(4096), 1.0);
+  // No published table for A100: no fill.
+  EXPECT_DOUBLE_EQ(Catalog::embedded().device("a100-80gb").gemm_fill_bf16.factor(64), 1.0);
+}
+
 TEST(GemmByShape, OneRowMoreCostsASecondWave) {
   // 1537 rows: 13 x 11 = 143 tiles, 2 waves: twice the time for 0.07% more work.
   const auto t = gemm_time({1537, 1408, 4096}, rates());
