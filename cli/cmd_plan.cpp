@@ -187,16 +187,33 @@ ErrorBand plan_error_band(const PlanRequest& r, const Device& device, bool calib
 }
 
 // The best row under each other framework, same request and hardware (its
-// own calibration, layouts and rules): what switching would give.
+// own calibration, layouts and rules): what switching would give. Like is
+// compared with like: a framework with a fitted factor on this device
+// family is preferred when the plan's own has one (a first-principles row
+// beside a calibrated one reads faster by the missing overhead), and a row
+// without one says so (`calibrated` false).
 struct OtherFramework {
-  std::string framework, label;
+  std::string framework, label, group;
   double tokens_per_s_per_gpu = 0, mfu = 0;
+  bool calibrated = false;
   ErrorBand band;
 };
+
+bool has_factor(const PlanRequest& r, const std::string& family) {
+  return r.calibration_from_file || r.moves.calibration.has_value() ||
+         find_calibration(to_string(r.framework), family) != nullptr;
+}
 std::optional<OtherFramework> best_other_framework(const PlanRequest& r, const Hardware& hw,
                                                    const Implementation& cm, const Device& device,
                                                    bool calibration_none) {
   std::optional<OtherFramework> best;
+  const bool own_calibrated = !calibration_none && has_factor(r, device.family);
+  // Better: same calibration state as the plan's own first, then faster.
+  auto better = [&](const OtherFramework& a, const OtherFramework& b) {
+    const bool la = a.calibrated == own_calibrated, lb = b.calibrated == own_calibrated;
+    if (la != lb) return la;
+    return a.tokens_per_s_per_gpu > b.tokens_per_s_per_gpu;
+  };
   for (const auto& name : framework_names()) {
     const auto fw = parse_framework("--framework", name);
     if (fw == r.framework && !r.any_layout) continue;
@@ -212,9 +229,14 @@ std::optional<OtherFramework> best_other_framework(const PlanRequest& r, const H
     try {
       for (const auto& c : search(o, hw, cm)) {
         if (!c.feasible) continue;
-        if (!best || c.tokens_per_s_per_gpu > best->tokens_per_s_per_gpu)
-          best = OtherFramework{name, c.label(), c.tokens_per_s_per_gpu, c.mfu,
-                                plan_error_band(o, device, calibration_none)};
+        OtherFramework of{name,
+                          c.label(),
+                          o.calibration_key,
+                          c.tokens_per_s_per_gpu,
+                          c.mfu,
+                          !calibration_none && has_factor(o, device.family),
+                          plan_error_band(o, device, calibration_none)};
+        if (!best || better(of, *best)) best = of;
         break;
       }
     } catch (const InputError&) {
@@ -233,9 +255,12 @@ std::string framework_text(const PlanRequest& r, const std::string& kernel,
       kernel);
   if (other)
     out += fmt::format(
-        "; best other framework: {} {} at {:.0f} tok/s/GPU, MFU {:.1f}%, error band {} "
+        "; best other framework: {} {} at {:.0f} tok/s/GPU, MFU {:.1f}%{}, error band {} "
         "(--framework {})",
         other->framework, other->label, other->tokens_per_s_per_gpu, 100 * other->mfu,
+        other->calibrated || r.calibration_key.empty() || r.calibration == 1
+            ? ""
+            : fmt::format(", first principles (no {} factor)", other->group),
         other->band.validated() ? fmt::format("+-{:.0f}%", 100 * other->band.high)
                                 : std::string("unvalidated"),
         other->framework);
@@ -864,6 +889,7 @@ int run(const PlanFlags& f) {
                                {"label", other->label},
                                {"tokens_per_s_per_gpu", other->tokens_per_s_per_gpu},
                                {"mfu", other->mfu},
+                               {"calibrated", other->calibrated},
                                {"error_band", other->band.to_json()}}
               : nlohmann::json(nullptr);
     j["causal"] = r.causal;

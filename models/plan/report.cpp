@@ -503,7 +503,7 @@ std::string explain(const PlanConfig& c, double hbm) {
   row("attention recompute", t.attention_recompute_s,
       "the forward again, as the remat policy says");
   row("projections + MLP", t.other_compute_s,
-      "matmuls at peak x the device's GEMM efficiency (incl. recompute)");
+      "matmuls by shape at the GEMM rate, a tile's fill at short K (incl. recompute)");
   if (t.expert_compute_s > 0) {
     row("  of which experts", t.expert_compute_s,
         fmt::format("router, routed and shared experts' GEMMs, token permutes at HBM; the "
