@@ -254,9 +254,31 @@ bool axis_number(const std::string& value, double& x) {
   }
 }
 
+namespace {
+
+// The items of a list: split at `sep`, except, for a --set value, inside
+// brackets, so an array value ([0,13312]) is one item.
+std::vector<std::string> split_items(const std::string& flag, const std::string& text, char sep) {
+  const bool arrays = flag == "--set" || is_set_axis(flag);
+  if (text.empty()) return {};
+  std::vector<std::string> items(1);
+  int depth = 0;
+  for (char c : text) {
+    if (arrays && c == '[') ++depth;
+    if (arrays && c == ']' && depth > 0) --depth;
+    if (c == sep && depth == 0)
+      items.emplace_back();
+    else
+      items.back() += c;
+  }
+  return items;
+}
+
+}  // namespace
+
 bool is_list(const std::string& flag, const std::string& text) {
   if (flag == "--documents") return text.find('|') != std::string::npos;
-  return text.find(',') != std::string::npos || text.find("..") != std::string::npos;
+  return split_items(flag, text, ',').size() > 1 || text.find("..") != std::string::npos;
 }
 
 namespace {
@@ -385,19 +407,14 @@ std::vector<std::string> expand(const std::string& flag, const std::string& text
   // --documents' own values hold ',' (8K,2K) and '..' (uniform:A..B): its
   // list is '|'-separated and has no ranges.
   const auto dots = sep == ',' ? text.find("..") : std::string::npos;
-  if (dots != std::string::npos && text.find(sep) != std::string::npos)
+  const auto items = split_items(flag, text, sep);
+  if (dots != std::string::npos && items.size() > 1)
     throw InputError(fmt::format(
         "{}: '{}' mixes a range with a list; give one range (2K..32K:x2) or list every value", flag,
         text));
   if (dots != std::string::npos) return expand_range(flag, text, dots);
-  // getline drops a trailing empty item ("8,16,"): a trailing separator is
-  // an empty value too.
-  if (!text.empty() && trim(text).back() == sep)
-    throw InputError(fmt::format("{}: empty value in the list '{}'", flag, text));
-  std::stringstream ss(text);
-  std::string item;
   std::vector<std::string> values;  // list_value of each item, in order
-  while (std::getline(ss, item, sep)) {
+  for (auto item : items) {
     item = trim(item);
     if (item.empty()) throw InputError(fmt::format("{}: empty value in the list '{}'", flag, text));
     // The same value twice, however spelt, would run the same point twice

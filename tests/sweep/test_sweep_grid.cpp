@@ -111,6 +111,20 @@ TEST(SweepAxis, TheSameValueTwiceIsRefusedHoweverSpelt) {
   EXPECT_EQ(expand("--layout", "ring,zigzag"), (V{"ring", "zigzag"}));
 }
 
+TEST(SweepAxis, SetArrayValuesAreOneValue) {
+  // A --set value may be an array (a catalog's gemm_fill): its commas do not
+  // split the list, the ones between values do.
+  EXPECT_FALSE(is_list("--set", "[0,13312]"));
+  EXPECT_TRUE(is_list("--set", "[0,13312],[127,13312]"));
+  EXPECT_EQ(expand("--set devices.h100-sxm.gemm_fill.bf16", "[0,13312], [127,13312]"),
+            (V{"[0,13312]", "[127,13312]"}));
+  EXPECT_EQ(expand("--set kernels.cudnn.rate_scale", "0.8,1"), (V{"0.8", "1"}));
+  // Other flags split at every comma, as before.
+  EXPECT_EQ(expand("--devices", "8,16"), (V{"8", "16"}));
+  EXPECT_THROW(expand("--devices", "8,16,"), InputError);
+  EXPECT_THROW(expand("--set kernels.cudnn.rate_scale", "0.8,,1"), InputError);
+}
+
 TEST(SweepAxis, DocumentsAreAPipeList) {
   // Its values hold ',' and '..' themselves: '|' separates them, no ranges.
   EXPECT_EQ(expand("--documents", "fixed:1K | 8K,2K|uniform:1..9|lognormal:2K,1"),
