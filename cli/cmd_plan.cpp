@@ -198,16 +198,11 @@ struct OtherFramework {
   bool calibrated = false;
   ErrorBand band;
 };
-
-bool has_factor(const PlanRequest& r, const std::string& family) {
-  return r.calibration_from_file || r.moves.calibration.has_value() ||
-         find_calibration(to_string(r.framework), family) != nullptr;
-}
 std::optional<OtherFramework> best_other_framework(const PlanRequest& r, const Hardware& hw,
                                                    const Implementation& cm, const Device& device,
                                                    bool calibration_none) {
   std::optional<OtherFramework> best;
-  const bool own_calibrated = !calibration_none && has_factor(r, device.family);
+  const bool own_calibrated = !calibration_none && has_factor(r);
   // Better: same calibration state as the plan's own first, then faster.
   auto better = [&](const OtherFramework& a, const OtherFramework& b) {
     const bool la = a.calibrated == own_calibrated, lb = b.calibrated == own_calibrated;
@@ -234,7 +229,7 @@ std::optional<OtherFramework> best_other_framework(const PlanRequest& r, const H
                           o.calibration_key,
                           c.tokens_per_s_per_gpu,
                           c.mfu,
-                          !calibration_none && has_factor(o, device.family),
+                          !calibration_none && has_factor(o),
                           plan_error_band(o, device, calibration_none)};
         if (!best || better(of, *best)) best = of;
         break;

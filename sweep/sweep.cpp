@@ -13,7 +13,6 @@
 #include <mutex>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <thread>
 #include <tuple>
 

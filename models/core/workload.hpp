@@ -168,7 +168,6 @@ struct Workload {
 // heads and fits in one node, so the all-to-all stays on the fast fabric.
 int auto_ulysses_degree(std::int64_t devices, int kv_heads, int gpus_per_node);
 
-// Hardware resolved from the catalog plus overrides. Bandwidths per direction.
 // A GEMM tile's fixed cost in K, in elements (the main loop's pipeline fill
 // and the epilogue: what a tile costs whatever its K), and the K of the
 // shape the device's best-shape GEMM efficiency was measured at (catalog
@@ -180,6 +179,7 @@ struct GemmFill {
   double factor(double k) const;
 };
 
+// Hardware resolved from the catalog plus overrides. Bandwidths per direction.
 struct Hardware {
   std::string gpu_name = "h100-sxm", gpu_display;
   double flops = 0;            // peak FLOP/s for the workload's dtype

@@ -41,12 +41,12 @@ void device_rows(const PlanRequest& r, const Hardware& hw, const Catalog& cat,
     out.push_back(row(cat, "FP8 GEMM efficiency", g(d.fp8_gemm_efficiency),
                       k + "fp8_gemm_efficiency", "", d.fp8_gemm_source));
   // A tile's fill in K and the best shape's K (models/kernel/gemm.hpp).
-  const auto& fill = r.precision == Precision::FP8 ? hw.gemm_fill_fp8 : hw.gemm_fill_bf16;
+  const bool fp8 = r.precision == Precision::FP8;
+  const auto& fill = fp8 ? hw.gemm_fill_fp8 : hw.gemm_fill_bf16;
   if (fill.fill_k > 0)
     out.push_back(row(cat, "GEMM tile fill (K)",
                       fmt::format("{:g} of best K {:g}", fill.fill_k, fill.best_k),
-                      k + "gemm_fill." + (r.precision == Precision::FP8 ? "fp8" : "bf16"), "",
-                      d.gemm_fill_source));
+                      k + "gemm_fill." + (fp8 ? "fp8" : "bf16"), "", d.gemm_fill_source));
   out.push_back(row(cat, "HBM bandwidth", fmt::format("{:.4g} TB/s", d.hbm_bandwidth / 1e12),
                     k + "hbm_bandwidth", "--hbm-bandwidth", d.source));
   out.push_back(row(cat, "HBM streaming efficiency", g(d.hbm_efficiency), k + "hbm_efficiency", "",

@@ -147,6 +147,13 @@ void set_calibration(PlanRequest& r, const std::string& family, bool none) {
   }
 }
 
+bool has_factor(const PlanRequest& r) {
+  if (r.calibration_from_file || r.moves.calibration) return true;
+  for (const auto& f : embedded_calibration().factors)
+    if (f.key == r.calibration_key) return true;
+  return false;
+}
+
 std::string calibration_line(const PlanRequest& r) {
   const auto slash = r.calibration_key.find('/');
   const auto framework = r.calibration_key.substr(0, slash);

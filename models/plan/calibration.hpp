@@ -65,5 +65,9 @@ void set_calibration(PlanRequest& r, const std::string& family, bool none);
 // The summary's line for what set_calibration chose (the user's file, --set,
 // the project's factor or none).
 std::string calibration_line(const PlanRequest& r);
+// Whether a factor exists for what set_calibration chose: the user's file,
+// --set, or one fitted for the request's group (whether or not --calibration
+// none left it out).
+bool has_factor(const PlanRequest& r);
 
 }  // namespace ringsim
