@@ -19,6 +19,7 @@
 #include "models/core/profile.hpp"
 #include "models/core/work.hpp"
 #include "models/kernel/chunk_scan.hpp"
+#include "models/kernel/gemm.hpp"
 #include "models/kernel/implementation.hpp"
 
 namespace ringsim {
@@ -224,6 +225,23 @@ double other_layer_flops(const Workload& w, bool backward) {
   const double mlp = is_moe(w.shape) ? 0 : mlp_matrices(w.shape);
   const double fwd = c * (attention_projection_flops(w.shape, w.shape.heads) + mlp * 2 * D * F);
   return backward ? 2 * fwd : fwd;
+}
+
+double other_layer_seconds(const Workload& w, const Hardware& hw, bool backward) {
+  // The shape already holds one device's heads and MLP width (TP applied).
+  const auto& s = w.shape;
+  const std::int64_t D = s.d_model, c = w.block,
+                     q = static_cast<std::int64_t>(s.heads) * s.head_dim,
+                     kv = static_cast<std::int64_t>(s.kv_heads) * s.head_dim;
+  std::vector<GemmShape> fwd;
+  if (is_mla(s)) {
+    add_mla_gemms(fwd, s, c, 1, true, true);
+  } else {
+    fwd.push_back({c, q + 2 * kv, D});
+    fwd.push_back({c, D, q});
+  }
+  if (!is_moe(s)) add_mlp_gemms(fwd, s, c, s.ffn, true);
+  return linears_seconds(fwd, bf16_gemm_rates(hw), backward);
 }
 
 double efficiency_vs_one_device(double single_s, double gpus, double time_s) {
@@ -671,14 +689,14 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
   double layer_mean_compute = 0;
   for (const double x : dev_free) layer_mean_compute += x / static_cast<double>(dev_free.size());
   if (w.scope == Scope::Layer) {
-    // Projections and MLP run at the device's matmul rate (catalog
-    // gemm_efficiency); the attention kernel's rate covers attention only.
+    // Projections and MLP, GEMM by GEMM at the device's matmul rate (catalog
+    // gemm_efficiency, tiles, fill: the planner's model); the attention
+    // kernel's rate covers attention only.
     // A MoE model's experts at their GEMM shapes (layer_moe: the rates
     // alone, which a TP group's hardware keeps).
     const auto moe = layer_moe(w, hw);
     double other = 0;
-    for (bool bwd : passes)
-      other += other_layer_flops(w, bwd) / hw.gemm_flops() + moe.compute_s[bwd ? 1 : 0];
+    for (bool bwd : passes) other += other_layer_seconds(w, hw, bwd) + moe.compute_s[bwd ? 1 : 0];
     s.other_s = other * w.layers;
     for (bool bwd : passes) s.moe_compute_s += moe.compute_s[bwd ? 1 : 0] * w.layers;
     s.moe_imbalance = moe.imbalance;

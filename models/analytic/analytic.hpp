@@ -165,6 +165,12 @@ double ring_step_seconds(const Workload& w, const Hardware& hw, std::uint64_t by
 
 // FLOPs of the rest of a transformer layer per device (projections + SwiGLU MLP).
 double other_layer_flops(const Workload& w, bool backward);
+// Seconds of those GEMMs on one device, each by its shape as the planner times
+// them (models/kernel/gemm.hpp: tiles in waves, a tile's fill at short K, the
+// memory floor): Q/K/V fused, gate and up fused, the output and down
+// projections; MLA's own projections; a MoE model's MLP left to layer_moe.
+// Both engines charge it for --scope layer.
+double other_layer_seconds(const Workload& w, const Hardware& hw, bool backward);
 // One token's attention projections (Q/K/V and output; MLA's down and up
 // projections) on a GPU holding `heads` of the model's heads (its TP share).
 double attention_projection_flops(const ModelShape& s, double heads);

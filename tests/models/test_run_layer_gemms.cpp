@@ -1,0 +1,76 @@
+// `ringsim run --scope layer`: the projections and the MLP, GEMM by GEMM as
+// the planner times them (models/kernel/gemm.hpp: thread-block tiles in waves
+// over the SMs, a tile's fill at short K, the memory floor), so `run` and
+// `plan` charge one model for the same matmuls. Hand-built shapes on the
+// catalog's H100 (its tiles and XLA-fitted fill) and on a flat roofline.
+#include <gtest/gtest.h>
+
+#include "helpers.hpp"
+#include "models/analytic/analytic.hpp"
+#include "models/core/catalog.hpp"
+#include "models/kernel/gemm.hpp"
+
+using namespace ringsim;
+
+namespace {
+
+// The catalog's H100 as `run` resolves it: SMs, tile list, fill, HBM.
+Hardware h100() {
+  const auto cat = Catalog::embedded();
+  const auto& d = cat.device("h100-sxm");
+  auto hw = ringsim::testing::flat(d.peak(DType::BF16), 4.5e11);
+  hw.efficiency = d.attention_efficiency;
+  hw.gemm_efficiency = d.gemm_efficiency;
+  hw.sm_count = d.sm_count;
+  hw.gemm_tiles = d.gemm_tiles;
+  hw.gemm_fill_bf16 = d.gemm_fill_bf16;
+  hw.hbm_bandwidth = d.hbm_bandwidth;
+  hw.hbm_efficiency = d.hbm_efficiency;
+  return hw;
+}
+
+// Llama 3 8B's layer on one of TP 4's GPUs: 8 heads, 2 KV heads, MLP 3584.
+Workload tp4_layer(std::int64_t block) {
+  auto w = ringsim::testing::make_workload(4, block, Layout::Ring, true, Pass::Fwd);
+  w.shape.d_model = 4096;
+  w.shape.heads = 8;
+  w.shape.kv_heads = 2;
+  w.shape.head_dim = 128;
+  w.shape.ffn = 3584;
+  w.scope = Scope::Layer;
+  return w;
+}
+
+}  // namespace
+
+TEST(RunLayerGemms, TheLayersGemmsByShapeAsThePlannerTimesThem) {
+  const auto hw = h100();
+  const auto w = tp4_layer(8192);
+  // Q/K/V fused (8 + 2 x 2 heads of 128 = 1536 wide), the output projection
+  // (K = 1024), gate and up fused (7168 wide), down (K = 3584).
+  const std::vector<GemmShape> fwd{
+      {8192, 1536, 4096}, {8192, 4096, 1024}, {8192, 7168, 4096}, {8192, 4096, 3584}};
+  const auto rates = bf16_gemm_rates(hw);
+  EXPECT_DOUBLE_EQ(other_layer_seconds(w, hw, false), linears_seconds(fwd, rates, false));
+  EXPECT_DOUBLE_EQ(other_layer_seconds(w, hw, true), linears_seconds(fwd, rates, true));
+  // The output projection's K = 1024 runs below the best shape's rate (a
+  // tile's fill), so the layer takes longer than its FLOPs at that rate.
+  EXPECT_GT(other_layer_seconds(w, hw, false), other_layer_flops(w, false) / hw.gemm_flops());
+  // And the run carries it: the layer scope adds exactly these seconds.
+  auto attention = w;
+  attention.scope = Scope::Attention;
+  const auto s = analyze(w, hw);
+  EXPECT_DOUBLE_EQ(s.other_s, other_layer_seconds(w, hw, false));
+  EXPECT_NEAR(s.time_s, analyze(attention, hw).time_s + s.other_s, 1e-12 * s.time_s);
+}
+
+TEST(RunLayerGemms, ARooflineDeviceKeepsTheFlopCount) {
+  // No SMs or tiles (a TPU, a flat test device) and HBM far ahead: the GEMMs
+  // are their FLOPs at the matmul rate, as before.
+  auto hw = ringsim::testing::flat(1e15, 1e11);
+  hw.hbm_bandwidth = 1e18;
+  const auto w = tp4_layer(4096);
+  for (const bool bwd : {false, true})
+    EXPECT_NEAR(other_layer_seconds(w, hw, bwd), other_layer_flops(w, bwd) / hw.gemm_flops(),
+                1e-12 * other_layer_seconds(w, hw, bwd));
+}
