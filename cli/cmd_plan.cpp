@@ -74,7 +74,8 @@ struct PlanFlags {
   std::string compile = "off", tp_overlap, dp_overlap, micro_batch, calibration = "default",
               memory_check = "on";
   // Memory rules apart from the framework's defaults (models/plan/framework.hpp)
-  std::string grad_dtype, fp8_weights, remat_policy, fsdp, recompute_layers, offload_layers;
+  std::string grad_dtype, fp8_weights, fp8_recipe, remat_policy, fsdp, recompute_layers,
+      offload_layers;
   std::string norm;
   // Mixture of experts (models/plan/moe.hpp)
   std::string ep, etp, capacity_factor, routing_seed, ep_dispatcher, ep_overlap;
@@ -436,6 +437,16 @@ void apply_memory_flags(const PlanFlags& f, PlanRequest& r) {
           "storage is modelled for --framework megatron (--fp8-param-gather)",
           fw.name));
     r.fp8_weights = on ? 1 : 0;
+  }
+  if (!f.fp8_recipe.empty()) {
+    r.fp8_recipe = parse_fp8_recipe("--fp8-recipe", f.fp8_recipe);
+    if (r.precision != Precision::FP8)
+      throw InputError("--fp8-recipe: an FP8 scaling recipe needs --precision fp8");
+    if (r.framework != Framework::Megatron)
+      throw InputError(fmt::format(
+          "--fp8-recipe: {} picks its own scaling; the recipes (Transformer Engine's delayed or "
+          "tensorwise current scaling) are modelled for --framework megatron",
+          fw.name));
   }
   if (!f.fsdp.empty()) {
     const bool on = parse_choice("--fsdp", f.fsdp, {"on", "off"}) == "on";
@@ -868,6 +879,9 @@ int run(const PlanFlags& f) {
     j["optimizer"] = "adamw";
     j["loss"] = to_string(r.loss);
     j["precision"] = to_string(r.precision);
+    j["fp8_recipe"] = r.precision == Precision::FP8 && r.framework == Framework::Megatron
+                          ? nlohmann::json(to_string(r.fp8_recipe))
+                          : nlohmann::json(nullptr);
     j["attention_precision"] = to_string(r.attention_dtype);
     j["framework"] = to_string(r.framework);
     j["calibration"] = {
@@ -1025,6 +1039,11 @@ Command plan_command() {
                         "megatron with --precision fp8: linear weights stored in FP8 (Megatron's "
                         "--fp8-param-gather; default on, as Megatron-Bridge's FP8 recipes)")
             ->type_name("on|off");
+        sub->add_option("--fp8-recipe", f->fp8_recipe,
+                        "megatron with --precision fp8: Megatron-LM's --fp8-recipe; delayed "
+                        "(default: scales from the amax history) or tensorwise (current "
+                        "scaling: an amax pass before every cast, as NeMo 25.11's FP8-CS)")
+            ->type_name("delayed|tensorwise");
         sub->add_option("--fsdp", f->fsdp,
                         "megatron: on = Megatron FSDP (params, gradients and optimizer state "
                         "sharded over cp x dp, gathered per layer); default off (the "

@@ -112,6 +112,9 @@ struct PlanRequest {
   // Precision (precision.hpp): the linears in bf16 or FP8, attention in bf16
   // or fp32 (--attention-precision). The FP8 rate comes from the catalog.
   Precision precision = Precision::BF16;
+  // --fp8-recipe (megatron): how per-tensor scales are found; delayed is
+  // Megatron-LM's default, tensorwise adds current scaling's amax pass.
+  Fp8Recipe fp8_recipe = Fp8Recipe::Delayed;
   DType attention_dtype = DType::BF16;
   double fp8_flops = 0;            // the device's dense FP8 peak (catalog peak_flops.fp8); 0: none
   double fp8_gemm_efficiency = 0;  // fraction of it a large FP8 GEMM reaches

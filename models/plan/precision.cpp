@@ -28,6 +28,18 @@ DType parse_attention_precision(const std::string& flag, const std::string& s) {
   return parse_choice(flag, s, {"bf16", "fp32"}) == "fp32" ? DType::FP32 : DType::BF16;
 }
 
+const std::vector<std::string>& fp8_recipe_names() {
+  static const std::vector<std::string> n{"delayed", "tensorwise"};
+  return n;
+}
+std::string to_string(Fp8Recipe r) {
+  return fp8_recipe_names()[static_cast<int>(r)];
+}
+Fp8Recipe parse_fp8_recipe(const std::string& flag, const std::string& s) {
+  return parse_choice(flag, s, fp8_recipe_names()) == "tensorwise" ? Fp8Recipe::Tensorwise
+                                                                   : Fp8Recipe::Delayed;
+}
+
 double linear_gemm_flops(const PlanRequest& r, const Hardware& hw) {
   if (r.precision == Precision::FP8) return r.fp8_flops * r.fp8_gemm_efficiency;
   return hw.gemm_flops();
@@ -78,6 +90,11 @@ double fp8_scale_bytes_per_layer(const PlanRequest& r) {
 
 namespace ringsim {
 
+double fp8_cast_bytes_per_element(const PlanRequest& r) {
+  return Fp8Constants::kCastBytesPerElement +
+         (r.fp8_recipe == Fp8Recipe::Tensorwise ? Fp8Constants::kAmaxBytesPerElement : 0);
+}
+
 double fp8_cast_seconds(const PlanRequest& r, const Hardware& hw, double tokens, std::int64_t tp,
                         std::int64_t shard_group, bool backward) {
   if (r.precision != Precision::FP8) return 0;
@@ -94,7 +111,7 @@ double fp8_cast_seconds(const PlanRequest& r, const Hardware& hw, double tokens,
                : fp8_linear_params(r.shape) / t /
                      (fw.fp8_allgather ? static_cast<double>(std::max<std::int64_t>(1, shard_group))
                                        : 1.0);
-  return Fp8Constants::kCastBytesPerElement * (elems + weights) / hw.hbm_bandwidth;
+  return fp8_cast_bytes_per_element(r) * (elems + weights) / hw.hbm_bandwidth;
 }
 
 }  // namespace ringsim

@@ -23,6 +23,18 @@ Precision parse_precision(const std::string& flag, const std::string& s);
 // --attention-precision: bf16 or fp32 (as DType); fp8 is refused with the reason.
 DType parse_attention_precision(const std::string& flag, const std::string& s);
 
+// How per-tensor FP8 scales are found (Megatron-LM's --fp8-recipe, Transformer
+// Engine's recipes). Delayed: each tensor's scale comes from its amax history
+// and the cast records the new amax as it goes, one read of the input.
+// Tensorwise (TE's Float8CurrentScaling): the tensor's own amax first, in a
+// kernel of its own, then the cast (TE's Float8CurrentScalingQuantizer:
+// nvte_compute_amax, nvte_compute_scale_from_amax, nvte_quantize_v2), a second
+// read of every input it casts.
+enum class Fp8Recipe { Delayed, Tensorwise };
+const std::vector<std::string>& fp8_recipe_names();  // delayed, tensorwise
+std::string to_string(Fp8Recipe r);
+Fp8Recipe parse_fp8_recipe(const std::string& flag, const std::string& s);
+
 // Stated constants of the FP8 model.
 struct Fp8Constants {
   // Casting one element of a linear's input, weight or output gradient to
@@ -32,6 +44,8 @@ struct Fp8Constants {
   // competitive performance): use torch.compile to fuse the float8
   // scaling/casting kernels"), so one read, not two, is charged.
   static constexpr double kCastBytesPerElement = 3;
+  // --fp8-recipe tensorwise: the amax kernel reads the bf16 input once more.
+  static constexpr double kAmaxBytesPerElement = 2;
   // Float8 linears per Llama layer: wq, wk, wv, wo, w1, w2, w3 (TorchTitan's
   // Llama); each has three scaled tensors (input, weight, output gradient).
   static constexpr int kLinearsPerLayer = 7;
@@ -62,10 +76,14 @@ double fsdp_allgather_fraction(const PlanRequest& r);
 // fp32 scale, or under delayed scaling scale + scale_inv + the amax history).
 double fp8_scale_bytes_per_layer(const PlanRequest& r);
 
+// HBM bytes per element an FP8 cast moves under the request's recipe: 3
+// (read bf16, write fp8), 5 with tensorwise current scaling's amax pass.
+double fp8_cast_bytes_per_element(const PlanRequest& r);
+
 // Seconds of one layer's FP8 casts on one device for `tokens` tokens (before
-// tp), forward or backward, at HBM bandwidth: 3 B per element (read bf16,
-// write fp8) over the activations and, forward, the weights (the FSDP shard
-// under FP8 all-gather, `shard_group` ranks; else the layer / tp). 0 in bf16.
+// tp), forward or backward, at HBM bandwidth: fp8_cast_bytes_per_element over
+// the activations and, forward, the weights (the FSDP shard under FP8
+// all-gather, `shard_group` ranks; else the layer / tp). 0 in bf16.
 double fp8_cast_seconds(const PlanRequest& r, const Hardware& hw, double tokens, std::int64_t tp,
                         std::int64_t shard_group, bool backward);
 

@@ -189,8 +189,11 @@ std::string precision_framework_text(const PlanRequest& r, const Hardware& hw) {
         to_string(r.precision),
         r.precision == Precision::FP8
             ? fmt::format(" ({:.0f} TFLOP/s FP8 peak x {:.3g} FP8 GEMM efficiency, per-tensor "
-                          "scaling, casts by HBM)",
-                          r.fp8_flops / 1e12, r.fp8_gemm_efficiency)
+                          "{}scaling, casts by HBM)",
+                          r.fp8_flops / 1e12, r.fp8_gemm_efficiency,
+                          r.fp8_recipe == Fp8Recipe::Tensorwise
+                              ? "current (tensorwise: an amax pass before every cast) "
+                              : "")
             : "",
         to_string(r.attention_dtype));
   const auto& fw = framework_profile(r);
@@ -529,7 +532,13 @@ std::string explain(const PlanConfig& c, double hbm) {
   }
   row("pointwise ops", t.pointwise_s, "norms, RoPE, residuals, SwiGLU by HBM bandwidth");
   if (t.fp8_cast_s > 0)
-    row("FP8 casts", t.fp8_cast_s, "linear inputs, weights, output grads: 3 B/element by HBM");
+    row("FP8 casts", t.fp8_cast_s,
+        fmt::format("linear inputs, weights, output grads: {:g} B/element by HBM{}",
+                    t.fp8_cast_bytes,
+                    t.fp8_cast_bytes > Fp8Constants::kCastBytesPerElement
+                        ? " (tensorwise: the amax pass, then the cast)"
+                        : "")
+            .c_str());
   row("output head + loss", t.head_s, "2/4 x tokens x d_model x vocab FLOPs + fp32 loss traffic");
   row("kernel launch gaps", t.launch_s,
       "device gap per kernel (docs/plan.md, 'Frameworks as they execute')");

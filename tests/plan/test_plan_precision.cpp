@@ -92,15 +92,41 @@ TEST(PlanPrecision, CastOverheadBytesByHand) {
   // Linear params per layer: 218,112,000 - two norms (8,192) = 218,103,808.
   EXPECT_DOUBLE_EQ(fp8_linear_params(r.shape), 218103808);
   // Forward, 16,384 tokens, tp 1, FSDP shard group 64: (38,912 x 16,384 +
-  // 218,103,808 / 64) x 3 B = (637,534,208 + 3,407,872) x 3 = 1,922,826,240 B.
-  EXPECT_NEAR(fp8_cast_seconds(r, hw, 16384, 1, 64, false), 1922826240.0 / 3.35e12, 1e-15);
+  // 218,103,808 / 64) x 3 B = (637,534,208 + 3,407,872) x 3 = 1,922,826,240 B,
+  // at the nominal 3.35 TB/s.
+  const double hbm = 3.35e12;
+  EXPECT_NEAR(fp8_cast_seconds(r, hw, 16384, 1, 64, false), 1922826240.0 / hbm, 1e-15);
   // Backward: 81,920 x 16,384 x 3 B = 4,026,531,840 B.
-  EXPECT_NEAR(fp8_cast_seconds(r, hw, 16384, 1, 64, true), 4026531840.0 / 3.35e12, 1e-15);
+  EXPECT_NEAR(fp8_cast_seconds(r, hw, 16384, 1, 64, true), 4026531840.0 / hbm, 1e-15);
   // Step: 32 layers x (forward + backward + the recomputed forward).
   const auto c = eval(r, hw, 8);
-  EXPECT_NEAR(c.time.fp8_cast_s, 32 * (2 * 1922826240.0 + 4026531840.0) / 3.35e12, 1e-12);
+  EXPECT_NEAR(c.time.fp8_cast_s, 32 * (2 * 1922826240.0 + 4026531840.0) / hbm, 1e-12);
   // bf16: nothing.
   EXPECT_EQ(fp8_cast_seconds(llama8b_128k(Precision::BF16), hw, 16384, 1, 64, false), 0);
+}
+
+TEST(PlanPrecision, TensorwiseCurrentScalingReadsEveryCastInputTwice) {
+  const auto hw = hardware("h100-sxm");
+  auto r = llama8b_128k(Precision::FP8);
+  r.framework = Framework::Megatron;
+  // Delayed scaling (Megatron-LM's default): read bf16 2 B + write fp8 1 B.
+  EXPECT_EQ(fp8_cast_bytes_per_element(r), 3);
+  const double delayed = fp8_cast_seconds(r, hw, 16384, 1, 64, false);
+  // Tensorwise (Transformer Engine's Float8CurrentScaling): the amax kernel
+  // reads the input first, 2 B more, so every cast costs 5/3 of delayed's.
+  r.fp8_recipe = Fp8Recipe::Tensorwise;
+  EXPECT_EQ(fp8_cast_bytes_per_element(r), 5);
+  EXPECT_NEAR(fp8_cast_seconds(r, hw, 16384, 1, 64, false), delayed * 5 / 3, 1e-15);
+  // The step carries it, and nothing else moves: the step grows by exactly
+  // the casts' difference.
+  const auto cd = [&] {
+    auto q = r;
+    q.fp8_recipe = Fp8Recipe::Delayed;
+    return eval(q, hw, 8);
+  }();
+  const auto ct = eval(r, hw, 8);
+  EXPECT_NEAR(ct.time.fp8_cast_s, cd.time.fp8_cast_s * 5 / 3, 1e-12);
+  EXPECT_GT(ct.time.step_time_s, cd.time.step_time_s);
 }
 
 TEST(PlanPrecision, Fp8AllGatherHalvesTheLinearWeightsOnly) {
