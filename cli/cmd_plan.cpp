@@ -98,6 +98,7 @@ constexpr const char* kTrainingOnly[] = {"--vocab",
                                          "--activation-checkpointing",
                                          "--grad-dtype",
                                          "--fp8-weights",
+                                         "--fp8-recipe",
                                          "--fsdp",
                                          "--norm",
                                          "--recompute-layers",
@@ -440,13 +441,15 @@ void apply_memory_flags(const PlanFlags& f, PlanRequest& r) {
   }
   if (!f.fp8_recipe.empty()) {
     r.fp8_recipe = parse_fp8_recipe("--fp8-recipe", f.fp8_recipe);
-    if (r.precision != Precision::FP8)
-      throw InputError("--fp8-recipe: an FP8 scaling recipe needs --precision fp8");
-    if (r.framework != Framework::Megatron)
+    // One line naming everything the flag needs (--framework any times
+    // pytorch-fsdp's rules, so it is named as given).
+    if (r.framework != Framework::Megatron || r.any_layout)
       throw InputError(fmt::format(
           "--fp8-recipe: {} picks its own scaling; the recipes (Transformer Engine's delayed or "
-          "tensorwise current scaling) are modelled for --framework megatron",
-          fw.name));
+          "tensorwise current scaling) are modelled for --framework megatron with --precision fp8",
+          r.any_layout ? std::string("--framework any") : fw.name));
+    if (r.precision != Precision::FP8)
+      throw InputError("--fp8-recipe: an FP8 scaling recipe needs --precision fp8");
   }
   if (!f.fsdp.empty()) {
     const bool on = parse_choice("--fsdp", f.fsdp, {"on", "off"}) == "on";

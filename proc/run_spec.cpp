@@ -130,8 +130,8 @@ void add_workload_flags(CLI::App* app, WorkloadFlags& f, bool with_sizes) {
       ->type_name(flag_type::kName);
   app->add_option(
          "--scope", f.scope,
-         "attention|layer (layer adds projections and MLP by roofline; a mixture-of-experts "
-         "model's experts at their GEMM shapes)")
+         "attention|layer (layer adds projections and MLP, GEMM by GEMM as plan times them; a "
+         "mixture-of-experts model's experts at their GEMM shapes)")
       ->capture_default_str()
       ->type_name(flag_type::kName);
   if (with_sizes) {

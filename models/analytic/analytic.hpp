@@ -84,7 +84,7 @@ struct Summary {
   double exposed_comm_s = 0;  // time_s minus the same schedule with free links
   double compute_only_s = 0;  // the same schedule with free links
   double collective_s = 0;    // ulysses all-to-alls / allgather gathers (exposed)
-  double other_s = 0;    // --scope layer: projections + MLP by roofline (+ a MoE layer's experts)
+  double other_s = 0;    // --scope layer: projections + MLP GEMM by GEMM (+ a MoE layer's experts)
   double tp_comm_s = 0;  // --tp with --scope layer: TP all-reduces / all-gathers + reduce-scatters
   // --scope layer on a MoE model (models/analytic/moe.hpp, layer_moe): of
   // other_s, the expert side's compute; and the dispatch and combine

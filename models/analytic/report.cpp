@@ -542,6 +542,11 @@ std::string summary_text(const Summary& s) {
   row("vs one device",
       fmt::format("{:.1f}% ({} for the whole sequence on one device, same kernel)",
                   100 * s.efficiency_vs_single_device, human_seconds(s.single_device_time_s)));
+  if (w.scope == Scope::Layer)
+    row("projections + MLP",
+        human_seconds(s.other_s) + (s.moe_compute_s > 0
+                                        ? " (GEMM by GEMM with the experts', in the time)"
+                                        : " (GEMM by GEMM, in the time)"));
   if (w.tp > 1 && w.scope == Scope::Layer)
     row("TP collectives", human_seconds(s.tp_comm_s) + " (exposed, in the time)");
   for (const auto& [k, v] : moe_rows(s)) row(k, v);

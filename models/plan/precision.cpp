@@ -90,9 +90,14 @@ double fp8_scale_bytes_per_layer(const PlanRequest& r) {
 
 namespace ringsim {
 
+bool fp8_current_scaling(const PlanRequest& r) {
+  return r.precision == Precision::FP8 && r.framework == Framework::Megatron &&
+         r.fp8_recipe == Fp8Recipe::Tensorwise;
+}
+
 double fp8_cast_bytes_per_element(const PlanRequest& r) {
   return Fp8Constants::kCastBytesPerElement +
-         (r.fp8_recipe == Fp8Recipe::Tensorwise ? Fp8Constants::kAmaxBytesPerElement : 0);
+         (fp8_current_scaling(r) ? Fp8Constants::kAmaxBytesPerElement : 0);
 }
 
 double fp8_cast_seconds(const PlanRequest& r, const Hardware& hw, double tokens, std::int64_t tp,

@@ -76,6 +76,10 @@ double fsdp_allgather_fraction(const PlanRequest& r);
 // fp32 scale, or under delayed scaling scale + scale_inv + the amax history).
 double fp8_scale_bytes_per_layer(const PlanRequest& r);
 
+// Whether the request's FP8 casts run Transformer Engine's current scaling
+// (--fp8-recipe tensorwise, megatron only: a copy of the request for another
+// framework, as "best other framework" makes, keeps that framework's own).
+bool fp8_current_scaling(const PlanRequest& r);
 // HBM bytes per element an FP8 cast moves under the request's recipe: 3
 // (read bf16, write fp8), 5 with tensorwise current scaling's amax pass.
 double fp8_cast_bytes_per_element(const PlanRequest& r);

@@ -191,7 +191,7 @@ std::string precision_framework_text(const PlanRequest& r, const Hardware& hw) {
             ? fmt::format(" ({:.0f} TFLOP/s FP8 peak x {:.3g} FP8 GEMM efficiency, per-tensor "
                           "{}scaling, casts by HBM)",
                           r.fp8_flops / 1e12, r.fp8_gemm_efficiency,
-                          r.fp8_recipe == Fp8Recipe::Tensorwise
+                          fp8_current_scaling(r)
                               ? "current (tensorwise: an amax pass before every cast) "
                               : "")
             : "",

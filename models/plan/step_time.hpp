@@ -50,7 +50,7 @@ struct PlanTime {
   // Seconds per step (all micro-steps, all layers) unless noted.
   double attention_s = 0;            // fwd + bwd, = analyze(fwdbwd, layers) x micro-batch
   double attention_recompute_s = 0;  // the attention forward run again in backward
-  double other_compute_s = 0;        // projections + MLP (+ recompute) by roofline
+  double other_compute_s = 0;        // projections + MLP (+ recompute), GEMM by GEMM
   double pointwise_s = 0;            // norms, RoPE, residuals, SwiGLU by HBM roofline
   double fp8_cast_s = 0;             // FP8 casts of linear inputs, weights, output grads (HBM)
   double fp8_cast_bytes = 3;         // HBM bytes per cast element (5 with an amax pass)

@@ -127,6 +127,12 @@ TEST(PlanPrecision, TensorwiseCurrentScalingReadsEveryCastInputTwice) {
   const auto ct = eval(r, hw, 8);
   EXPECT_NEAR(ct.time.fp8_cast_s, cd.time.fp8_cast_s * 5 / 3, 1e-12);
   EXPECT_GT(ct.time.step_time_s, cd.time.step_time_s);
+  // A copy of the request under another framework (plan's "best other
+  // framework") keeps that framework's own scaling: one read.
+  auto other = r;
+  other.framework = Framework::JaxXla;
+  EXPECT_FALSE(fp8_current_scaling(other));
+  EXPECT_EQ(fp8_cast_bytes_per_element(other), 3);
 }
 
 TEST(PlanPrecision, Fp8AllGatherHalvesTheLinearWeightsOnly) {
