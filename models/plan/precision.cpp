@@ -1,10 +1,13 @@
 #include "models/plan/precision.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "models/core/errors.hpp"
 #include "models/core/parse.hpp"
 #include "models/plan/basics.hpp"
+#include "models/plan/execution.hpp"
 #include "models/plan/framework.hpp"
 
 namespace ringsim {
@@ -45,10 +48,17 @@ double linear_gemm_flops(const PlanRequest& r, const Hardware& hw) {
   return hw.gemm_flops();
 }
 
-double fp8_cast_elements_fwd(const ModelShape& s) {
+double fp8_cast_elements_fwd(const PlanRequest& r) {
+  const auto& s = r.shape;
   const double D = s.d_model, d = s.head_dim, H = s.heads, F = s.ffn;
-  // wq, wk, wv: D each; wo: H d; w1, w3 (gated; plain: the up projection): D each; w2: F.
-  return 3 * D + mlp_up_matrices(s) * D + H * d + F;
+  // One cast per GEMM input, as the framework runs the linears
+  // (execution.hpp): wq, wk, wv D each, or D once into the fused QKV GEMM;
+  // w1, w3 (gated; plain: the up projection) D each, or D once into the fused
+  // gate/up GEMM; wo H d; w2 F.
+  const auto e = execution(r);
+  const double qkv = e.fused_qkv ? 1 : 3;
+  const double up = e.fused_gate_up ? 1 : mlp_up_matrices(s);
+  return (qkv + up) * D + H * d + F;
 }
 
 double fp8_cast_elements_bwd(const PlanRequest& r) {
@@ -58,7 +68,7 @@ double fp8_cast_elements_bwd(const PlanRequest& r) {
   const double grads = H * d + 2 * kvh * d + 2 * D + mlp_up_matrices(s) * F;
   // torchao saves the bf16 input and casts it again for the weight gradient;
   // Transformer Engine saved the FP8 cast and reuses it.
-  return grads + (framework_profile(r).fp8_saves_cast_inputs ? 0 : fp8_cast_elements_fwd(s));
+  return grads + (framework_profile(r).fp8_saves_cast_inputs ? 0 : fp8_cast_elements_fwd(r));
 }
 
 double fp8_linear_params(const ModelShape& s) {
@@ -100,12 +110,17 @@ double fp8_cast_bytes_per_element(const PlanRequest& r) {
          (fp8_current_scaling(r) ? Fp8Constants::kAmaxBytesPerElement : 0);
 }
 
+std::string fp8_cast_text(const PlanRequest& r) {
+  return fmt::format("{:g} B/element by HBM{}", fp8_cast_bytes_per_element(r),
+                     fp8_current_scaling(r) ? " (tensorwise: the amax pass, then the cast)" : "");
+}
+
 double fp8_cast_seconds(const PlanRequest& r, const Hardware& hw, double tokens, std::int64_t tp,
                         std::int64_t shard_group, bool backward) {
   if (r.precision != Precision::FP8) return 0;
   const double t = static_cast<double>(tp);
   const double elems =
-      (backward ? fp8_cast_elements_bwd(r) : fp8_cast_elements_fwd(r.shape)) * tokens / t;
+      (backward ? fp8_cast_elements_bwd(r) : fp8_cast_elements_fwd(r)) * tokens / t;
   // Weights: torchao casts its FSDP shard before the FP8 all-gather (1 /
   // shard group of the layer); Transformer Engine casts the whole layer once
   // and caches it (charged in every forward: an upper bound with

@@ -57,12 +57,13 @@ struct Fp8Constants {
 double linear_gemm_flops(const PlanRequest& r, const Hardware& hw);
 
 // Elements per token per layer that FP8 casts move (per tensor-parallel rank
-// multiply by 1/tp): the forward casts every linear's input (wq, wk, wv take
-// D each, wo Hd, w1 and w3 D each, w2 F); the backward casts every output
-// gradient (wq Hd, wk and wv kvh d each, wo D, w1 and w3 F each, w2 D) and,
-// in torchao (pytorch-fsdp), casts the inputs again (Float8Linear saves the
-// high-precision input and re-casts it for the weight gradient).
-double fp8_cast_elements_fwd(const ModelShape& s);
+// multiply by 1/tp): the forward casts every GEMM's input once (wq, wk, wv
+// take D each, or D once where Q/K/V are one fused GEMM as Megatron runs
+// them; wo Hd; w1 and w3 D each, or D once fused; w2 F); the backward casts
+// every output gradient (wq Hd, wk and wv kvh d each, wo D, w1 and w3 F each,
+// w2 D) and, in torchao (pytorch-fsdp), casts the inputs again (Float8Linear
+// saves the high-precision input and re-casts it for the weight gradient).
+double fp8_cast_elements_fwd(const PlanRequest& r);
 double fp8_cast_elements_bwd(const PlanRequest& r);
 // Parameters of one layer's FP8 linears (all but the two RMSNorm gains).
 double fp8_linear_params(const ModelShape& s);
@@ -81,8 +82,10 @@ double fp8_scale_bytes_per_layer(const PlanRequest& r);
 // framework, as "best other framework" makes, keeps that framework's own).
 bool fp8_current_scaling(const PlanRequest& r);
 // HBM bytes per element an FP8 cast moves under the request's recipe: 3
-// (read bf16, write fp8), 5 with tensorwise current scaling's amax pass.
+// (read bf16, write fp8), + 2 for tensorwise current scaling's amax pass.
 double fp8_cast_bytes_per_element(const PlanRequest& r);
+// What those bytes are, for --explain.
+std::string fp8_cast_text(const PlanRequest& r);
 
 // Seconds of one layer's FP8 casts on one device for `tokens` tokens (before
 // tp), forward or backward, at HBM bandwidth: fp8_cast_bytes_per_element over

@@ -533,12 +533,7 @@ std::string explain(const PlanConfig& c, double hbm) {
   row("pointwise ops", t.pointwise_s, "norms, RoPE, residuals, SwiGLU by HBM bandwidth");
   if (t.fp8_cast_s > 0)
     row("FP8 casts", t.fp8_cast_s,
-        fmt::format("linear inputs, weights, output grads: {:g} B/element by HBM{}",
-                    t.fp8_cast_bytes,
-                    t.fp8_cast_bytes > Fp8Constants::kCastBytesPerElement
-                        ? " (tensorwise: the amax pass, then the cast)"
-                        : "")
-            .c_str());
+        ("linear inputs, weights, output grads: " + t.fp8_cast_how).c_str());
   row("output head + loss", t.head_s, "2/4 x tokens x d_model x vocab FLOPs + fp32 loss traffic");
   row("kernel launch gaps", t.launch_s,
       "device gap per kernel (docs/plan.md, 'Frameworks as they execute')");

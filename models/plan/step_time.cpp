@@ -440,6 +440,7 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   T.pointwise_s = k * Ls * (p_f + p_b + R.pointwise);
   T.fp8_cast_s = k * Ls * (c8_f + c8_b + R.fp8_casts);
   T.fp8_cast_bytes = fp8_cast_bytes_per_element(r);
+  T.fp8_cast_how = fp8_cast_text(r);
   T.head_s = last * k * (hc_f + hc_b);
   T.tp_comm_s = k * Ls * (tp_f + tpb_total);
   T.ep_alltoall_s = k * Ls * (moe.a2a_f + moe.a2a_b + moe_re);

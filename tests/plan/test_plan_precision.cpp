@@ -85,7 +85,14 @@ TEST(PlanPrecision, CastOverheadBytesByHand) {
   const auto r = llama8b_128k(Precision::FP8);
   // Elements per token per layer, forward: wq, wk, wv 3D + wo Hd + w1, w3 2D
   // + w2 F = 5 x 4096 + 4096 + 14336 = 38,912.
-  EXPECT_DOUBLE_EQ(fp8_cast_elements_fwd(r.shape), 38912);
+  EXPECT_DOUBLE_EQ(fp8_cast_elements_fwd(r), 38912);
+  // Megatron runs Q/K/V as one GEMM and gate/up as one: one cast each, D
+  // + D + Hd + F = 26,624; its backward casts the same output gradients and
+  // reuses the saved FP8 inputs (Transformer Engine): 43,008.
+  auto te = r;
+  te.framework = Framework::Megatron;
+  EXPECT_DOUBLE_EQ(fp8_cast_elements_fwd(te), 26624);
+  EXPECT_DOUBLE_EQ(fp8_cast_elements_bwd(te), 43008);
   // Backward (torchao): output grads Hd + 2 kvh d + 2D + 2F = 4096 + 2048 +
   // 8192 + 28672 = 43,008, plus the inputs recast (38,912) = 81,920.
   EXPECT_DOUBLE_EQ(fp8_cast_elements_bwd(r), 81920);
