@@ -228,19 +228,12 @@ double other_layer_flops(const Workload& w, bool backward) {
 }
 
 double other_layer_seconds(const Workload& w, const Hardware& hw, bool backward) {
-  // The shape already holds one device's heads and MLP width (TP applied).
+  // The shape already holds one device's heads and MLP width (TP applied):
+  // tp 1 here. Q/K/V and gate/up fused, as Megatron-Core runs them.
   const auto& s = w.shape;
-  const std::int64_t D = s.d_model, c = w.block,
-                     q = static_cast<std::int64_t>(s.heads) * s.head_dim,
-                     kv = static_cast<std::int64_t>(s.kv_heads) * s.head_dim;
   std::vector<GemmShape> fwd;
-  if (is_mla(s)) {
-    add_mla_gemms(fwd, s, c, 1, true, true);
-  } else {
-    fwd.push_back({c, q + 2 * kv, D});
-    fwd.push_back({c, D, q});
-  }
-  if (!is_moe(s)) add_mlp_gemms(fwd, s, c, s.ffn, true);
+  add_attention_gemms(fwd, s, w.block, 1, true);
+  if (!is_moe(s)) add_mlp_gemms(fwd, s, w.block, s.ffn, true);
   return linears_seconds(fwd, bf16_gemm_rates(hw), backward);
 }
 

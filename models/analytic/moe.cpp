@@ -162,6 +162,23 @@ void add_mla_gemms(std::vector<GemmShape>& out, const ModelShape& s, std::int64_
   if (out_proj) out.push_back({rows, D, H * v});
 }
 
+void add_attention_gemms(std::vector<GemmShape>& out, const ModelShape& s, std::int64_t rows,
+                         std::int64_t tp, bool fused_qkv, bool qkv, bool out_proj) {
+  if (is_mla(s)) {
+    add_mla_gemms(out, s, rows, tp, qkv, out_proj);
+    return;
+  }
+  const std::int64_t D = s.d_model, d = s.head_dim, q = s.heads * d / tp, kv = s.kv_heads * d / tp;
+  if (qkv && fused_qkv) {
+    out.push_back({rows, q + 2 * kv, D});
+  } else if (qkv) {
+    out.push_back({rows, q, D});
+    out.push_back({rows, kv, D});
+    out.push_back({rows, kv, D});
+  }
+  if (out_proj) out.push_back({rows, D, q});
+}
+
 namespace {
 
 // One expert's MLP on m rows, forward or backward.

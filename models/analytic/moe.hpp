@@ -60,6 +60,13 @@ void add_mlp_gemms(std::vector<GemmShape>& out, const ModelShape& s, std::int64_
 void add_mla_gemms(std::vector<GemmShape>& out, const ModelShape& s, std::int64_t rows,
                    std::int64_t tp, bool qkv, bool out_proj);
 
+// A layer's attention projections on `rows` tokens of one TP rank (heads /
+// tp): Q/K/V as one fused GEMM or three (`qkv`), then the output projection
+// (`out_proj`); MLA's own (add_mla_gemms). The planner's linears and
+// `run --scope layer` both build theirs here.
+void add_attention_gemms(std::vector<GemmShape>& out, const ModelShape& s, std::int64_t rows,
+                         std::int64_t tp, bool fused_qkv, bool qkv = true, bool out_proj = true);
+
 // Bytes one GPU sends in one dispatch (or combine) all-to-all.
 double ep_alltoall_bytes(const ModelShape& s, std::int64_t tokens, std::int64_t tp,
                          int element_bytes = 2);

@@ -124,20 +124,9 @@ struct LinearGroups {
 // gemm.hpp), forward or backward (input and weight gradients).
 double linear_seconds(const ModelShape& s, std::int64_t tokens, std::int64_t tp, const Execution& e,
                       const GemmRates& rates, bool backward, LinearGroups on = {}) {
-  const std::int64_t D = s.d_model, d = s.head_dim, q = s.heads * d / tp, kv = s.kv_heads * d / tp,
-                     f = s.ffn / tp;
   std::vector<GemmShape> fwd;
-  if (is_mla(s)) {
-    add_mla_gemms(fwd, s, tokens, tp, on.qkv, on.out_proj);
-  } else if (on.qkv && e.fused_qkv) {
-    fwd.push_back({tokens, q + 2 * kv, D});
-  } else if (on.qkv) {
-    fwd.push_back({tokens, q, D});
-    fwd.push_back({tokens, kv, D});
-    fwd.push_back({tokens, kv, D});
-  }
-  if (on.out_proj && !is_mla(s)) fwd.push_back({tokens, D, q});  // output projection
-  add_mlp_gemms(fwd, s, tokens, f, e.fused_gate_up, on.mlp_in, on.mlp_out);
+  add_attention_gemms(fwd, s, tokens, tp, e.fused_qkv, on.qkv, on.out_proj);
+  add_mlp_gemms(fwd, s, tokens, s.ffn / tp, e.fused_gate_up, on.mlp_in, on.mlp_out);
   return linears_seconds(fwd, rates, backward);
 }
 
@@ -439,7 +428,6 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   T.other_compute_s = k * Ls * (o_f + o_b + R.linears);
   T.pointwise_s = k * Ls * (p_f + p_b + R.pointwise);
   T.fp8_cast_s = k * Ls * (c8_f + c8_b + R.fp8_casts);
-  T.fp8_cast_bytes = fp8_cast_bytes_per_element(r);
   T.fp8_cast_how = fp8_cast_text(r);
   T.head_s = last * k * (hc_f + hc_b);
   T.tp_comm_s = k * Ls * (tp_f + tpb_total);

@@ -53,7 +53,6 @@ struct PlanTime {
   double other_compute_s = 0;        // projections + MLP (+ recompute), GEMM by GEMM
   double pointwise_s = 0;            // norms, RoPE, residuals, SwiGLU by HBM roofline
   double fp8_cast_s = 0;             // FP8 casts of linear inputs, weights, output grads (HBM)
-  double fp8_cast_bytes = 3;         // HBM bytes per cast element (precision.hpp)
   std::string fp8_cast_how;          // what they are (fp8_cast_text)
   double head_s = 0;                 // output projection + loss
   double tp_comm_s = 0;              // sequence-parallel all-gathers/reduce-scatters (exposed)
