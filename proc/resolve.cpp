@@ -159,16 +159,17 @@ void resolve_power(const HardwareSpec& h, const Device& dev, Hardware& hw) {
       throw InputError(fmt::format(
           "--power-limit: the catalog has no power model for {}; drop it (the rated peak is used)",
           dev.name));
-    if (*h.power_limit > pm.tdp_w || *h.power_limit <= pm.static_w)
+    if (*h.power_limit > pm.tdp_w || *h.power_limit <= pm.floor_w())
       throw InputError(
           fmt::format("--power-limit: {} runs between {:g} W (exclusive) and its "
                       "rated {:g} W, got {:g}",
-                      dev.name, pm.static_w, pm.tdp_w, *h.power_limit));
+                      dev.name, pm.floor_w(), pm.tdp_w, *h.power_limit));
     hw.power_limit_w = *h.power_limit;
   } else if (pm.present()) {
     hw.power_limit_w = dev.default_power_w > 0 ? dev.default_power_w : pm.tdp_w;
   }
   hw.clock_scale = pm.clock_scale(hw.power_limit_w);
+  hw.gemm_throttle = pm.gemm_clock_scale(hw.power_limit_w) / hw.clock_scale;
 }
 
 }  // namespace

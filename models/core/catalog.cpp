@@ -38,6 +38,12 @@ double PowerModel::clock_scale(double watts) const {
   return std::cbrt((watts - static_w) / (tdp_w - static_w));
 }
 
+double PowerModel::gemm_clock_scale(double watts) const {
+  if (gemm_static_w <= 0) return clock_scale(watts);
+  if (!present() || watts >= tdp_w) return 1;
+  return std::cbrt((watts - gemm_static_w) / (tdp_w - gemm_static_w));
+}
+
 namespace {
 
 using Reader = JsonReader;
@@ -66,10 +72,14 @@ void read_deployment(const Reader& r, Device& d) {
     d.power.tdp_w = p.num("tdp_w", 1, 1e5);
     d.power.static_w = p.num("static_w", 0, d.power.tdp_w * (1 - 1e-9));
     d.power.source = p.str("source");
+    if (p.has("gemm_static_w")) {
+      d.power.gemm_static_w = p.num("gemm_static_w", d.power.static_w, d.power.tdp_w * (1 - 1e-9));
+      d.power.gemm_source = p.str("gemm_source");
+    }
   }
   if (r.has("default_power_w")) {
     if (!d.power.present()) throw r.error("'default_power_w' needs a 'power' model");
-    d.default_power_w = r.num("default_power_w", d.power.static_w + 1, d.power.tdp_w);
+    d.default_power_w = r.num("default_power_w", d.power.floor_w() + 1, d.power.tdp_w);
     d.default_power_source = r.str("default_power_source");
   }
   d.same_compute_as = r.str_or("same_compute_as", "");

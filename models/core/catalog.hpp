@@ -30,9 +30,17 @@ struct Assumption {
 struct PowerModel {
   double tdp_w = 0, static_w = 0;  // 0: no power model in the catalog
   std::string source;
+  // A dense GEMM's own static power (catalog "gemm_static_w"): measured GEMMs
+  // under a cap run below the peak's clock; 0: they follow the clock.
+  double gemm_static_w = 0;
+  std::string gemm_source;
   bool present() const { return tdp_w > 0; }
   // The clock (and peak) fraction at `watts`; 1 at or above tdp_w.
   double clock_scale(double watts) const;
+  // A dense GEMM's rate fraction at `watts` (the same law, gemm_static_w).
+  double gemm_clock_scale(double watts) const;
+  // The lowest power the model covers (exclusive): both laws need P above it.
+  double floor_w() const { return gemm_static_w > static_w ? gemm_static_w : static_w; }
 };
 
 // A CUDA/HIP context with lazy module loading, where the catalog gives none:

@@ -220,6 +220,10 @@ struct Hardware {
   // for the rates quoted at rated power elsewhere (kernel curves, FP8 peak).
   double power_limit_w = 0;  // 0: no power model in the catalog (the rated peak)
   double clock_scale = 1;
+  // A dense GEMM's rate (bf16 or FP8) at power_limit_w over the peak's
+  // clock_scale (at most 1: a cap throttles a full tensor-core GEMM more than
+  // the peak's clock says; catalog gemm_static_w).
+  double gemm_throttle = 1;
   // Achievable fraction of hbm_bandwidth for streaming kernels.
   double hbm_efficiency = 1;
   // Ring collectives' achievable bus bandwidth per link class (nominal x the
@@ -242,7 +246,9 @@ struct Hardware {
 
   double effective_flops() const { return flops * efficiency; }
   // FLOP/s of dense matmuls (projections, MLP, the output head).
-  double gemm_flops() const { return flops * (gemm_efficiency > 0 ? gemm_efficiency : efficiency); }
+  double gemm_flops() const {
+    return flops * gemm_throttle * (gemm_efficiency > 0 ? gemm_efficiency : efficiency);
+  }
   // Per-direction bandwidth and latency of the slowest hop on the ring of
   // `devices` consecutive devices (the hop that bounds every step).
   // `stride`: a device sends to the one `stride` places on (hybrid: its

@@ -15,7 +15,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 
 GemmRates bf16_gemm_rates(const Hardware& hw) {
   GemmRates r;
-  r.peak = hw.flops;
+  r.peak = hw.flops * hw.gemm_throttle;
   r.efficiency = hw.gemm_efficiency > 0 ? hw.gemm_efficiency : hw.efficiency;
   r.hbm = hw.hbm_achievable();
   r.sms = hw.sm_count;
@@ -26,7 +26,7 @@ GemmRates bf16_gemm_rates(const Hardware& hw) {
 
 GemmRates fp8_gemm_rates(const Hardware& hw, double fp8_peak, double fp8_efficiency) {
   auto r = bf16_gemm_rates(hw);
-  r.peak = fp8_peak;
+  r.peak = fp8_peak * hw.gemm_throttle;
   r.efficiency = fp8_efficiency;
   r.in_bytes = 1;
   r.fill = hw.gemm_fill_fp8;

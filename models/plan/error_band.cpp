@@ -73,8 +73,9 @@ ErrorBand compute_band(const std::string& klass, const std::vector<double>& resi
   // The smallest |r| that at least `coverage` of the cases lie within.
   const auto k = static_cast<std::size_t>(std::ceil(coverage * static_cast<double>(a.size())));
   const double q = a[std::max<std::size_t>(k, 1) - 1];
-  // Rounded to 0.1%: the table is data a reader compares by eye.
-  const double r = std::round(q * 1000) / 1000;
+  // Rounded up to 0.1% (the table is data a reader compares by eye): rounding
+  // to nearest could leave the k-th case just outside the band it sets.
+  const double r = std::ceil(q * 1000 - 1e-9) / 1000;
   b.low = -r;
   b.high = r;
   return b;

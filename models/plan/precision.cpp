@@ -43,11 +43,6 @@ Fp8Recipe parse_fp8_recipe(const std::string& flag, const std::string& s) {
                                                                    : Fp8Recipe::Delayed;
 }
 
-double linear_gemm_flops(const PlanRequest& r, const Hardware& hw) {
-  if (r.precision == Precision::FP8) return r.fp8_flops * r.fp8_gemm_efficiency;
-  return hw.gemm_flops();
-}
-
 double fp8_cast_elements_fwd(const PlanRequest& r) {
   const auto& s = r.shape;
   const double D = s.d_model, d = s.head_dim, H = s.heads, F = s.ffn;

@@ -52,10 +52,6 @@ struct Fp8Constants {
   static constexpr int kScaledTensorsPerLinear = 3;
 };
 
-// FLOP/s of the projections and the MLP under the request's precision: the
-// device's GEMM rate in bf16, its FP8 peak x the FP8 GEMM efficiency in fp8.
-double linear_gemm_flops(const PlanRequest& r, const Hardware& hw);
-
 // Elements per token per layer that FP8 casts move (per tensor-parallel rank
 // multiply by 1/tp): the forward casts every GEMM's input once (wq, wk, wv
 // take D each, or D once where Q/K/V are one fused GEMM as Megatron runs

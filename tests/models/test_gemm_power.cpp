@@ -95,7 +95,7 @@ TEST(GemmByShape, BackwardShapes) {
 
 TEST(PowerLimit, ClockFollowsTheCubeRootOfDynamicPower) {
   // H100: 700 W TDP, 275 W static: at 500 W the clock is (225 / 425)^(1/3) =
-  // 0.80873 of full, so the 989 TF/s bf16 peak becomes 799.8 TF/s, Meta's
+  // 0.80897 of full, so the 989 TF/s bf16 peak becomes 799.8 TF/s, Meta's
   // "800 TF/s at 500 W" that the static power was derived from.
   PowerModel p;
   p.tdp_w = 700;
@@ -104,6 +104,54 @@ TEST(PowerLimit, ClockFollowsTheCubeRootOfDynamicPower) {
   EXPECT_NEAR(989e12 * p.clock_scale(500), 800e12, 0.001 * 800e12);
   EXPECT_DOUBLE_EQ(p.clock_scale(700), 1.0);
   EXPECT_DOUBLE_EQ(p.clock_scale(900), 1.0);
+}
+
+TEST(PowerLimit, GemmsFollowTheirOwnStaticPower) {
+  // gemm_static_w 375 W: at 500 W a dense GEMM runs at (125 / 325)^(1/3) =
+  // 0.72724 of its 700 W rate, where the peak's clock is 0.80897; without
+  // gemm_static_w the two are the same law.
+  PowerModel p;
+  p.tdp_w = 700;
+  p.static_w = 275;
+  EXPECT_DOUBLE_EQ(p.gemm_clock_scale(500), p.clock_scale(500));
+  p.gemm_static_w = 375;
+  EXPECT_NEAR(p.gemm_clock_scale(500), std::cbrt(125.0 / 325.0), 1e-15);
+  EXPECT_NEAR(p.gemm_clock_scale(500), 0.72724, 1e-5);
+  EXPECT_DOUBLE_EQ(p.gemm_clock_scale(700), 1.0);
+  // The model covers powers above both static powers.
+  EXPECT_DOUBLE_EQ(p.floor_w(), 375);
+}
+
+// The rate the GEMM model gives (M, K, N) on `d` at its rated power.
+double model_rate(const Device& d, std::int64_t m, std::int64_t k, std::int64_t n) {
+  GemmRates r;
+  r.peak = d.peak_bf16;
+  r.efficiency = d.gemm_efficiency;
+  r.sms = d.sm_count;
+  r.tiles = d.gemm_tiles;
+  r.fill = d.gemm_fill_bf16;
+  return 2.0 * m * k * n / gemm_time({m, n, k}, r).seconds;
+}
+
+TEST(PowerLimit, CatalogGemmStaticPowerFromFbgemmAt500W) {
+  // FBGEMM pull request 2546, "H100 500W": bf16 (M, K, N) = 8192^3,
+  // (65536, 8192, 7168), (65536, 3584, 8192) at 585.23, 575.12, 546.31
+  // TFLOP/s. Over the model's 700 W rates (784.0, 789.4, 774.3) their
+  // geometric mean g solves g^3 = (500 - s) / (700 - s): s = 375 W, the
+  // catalog's, to the watt.
+  const auto& d = Catalog::embedded().device("h100-sxm");
+  const double g =
+      std::cbrt(585.23e12 / model_rate(d, 8192, 8192, 8192) * 575.12e12 /
+                model_rate(d, 65536, 8192, 7168) * 546.31e12 / model_rate(d, 65536, 3584, 8192));
+  EXPECT_NEAR(model_rate(d, 8192, 8192, 8192), 784.0e12, 0.1e12);
+  EXPECT_NEAR(g, 0.727, 0.001);
+  const double c = g * g * g, s = (500 - 700 * c) / (1 - c);
+  EXPECT_NEAR(d.power.gemm_static_w, s, 1.0);
+  // Every part on the H100 die carries it; the peak keeps its 275 W.
+  for (const char* n : {"h100-sxm-96gb", "h800", "h200"}) {
+    EXPECT_DOUBLE_EQ(Catalog::embedded().device(n).power.gemm_static_w, d.power.gemm_static_w);
+    EXPECT_DOUBLE_EQ(Catalog::embedded().device(n).power.static_w, 275);
+  }
 }
 
 TEST(PowerLimit, CatalogGrandTetonRunsAt500W) {

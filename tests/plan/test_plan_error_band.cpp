@@ -32,6 +32,10 @@ TEST(ErrorBand, EightyPercentOfTheResidualsByHand) {
   std::vector<double> ten;
   for (int i = 1; i <= 10; ++i) ten.push_back(i % 2 ? i / 100.0 : -i / 100.0);
   EXPECT_DOUBLE_EQ(compute_band("k", ten, std::vector<std::string>(10, "x")).high, 0.08);
+  // Rounded up to 0.1%, so the case that sets the band stays inside it:
+  // 0.1234 -> 0.124 (to nearest it would be 0.123, and the case outside).
+  EXPECT_DOUBLE_EQ(compute_band("k", {0.1234, 0.01, 0.02}, {"a", "b", "c"}).high, 0.124);
+  EXPECT_DOUBLE_EQ(compute_band("k", {0.123, 0.01, 0.02}, {"a", "b", "c"}).high, 0.123);
 }
 
 TEST(ErrorBand, FewerThanThreeCasesAreUnvalidated) {
@@ -81,7 +85,7 @@ double band_from_scoreboard(const json& v, const std::string& klass, int* n) {
   *n = static_cast<int>(a.size());
   std::sort(a.begin(), a.end());
   const auto k = static_cast<std::size_t>(std::ceil(0.8 * static_cast<double>(a.size())));
-  return a.empty() ? 0 : std::round(a[std::max<std::size_t>(k, 1) - 1] * 1000) / 1000;
+  return a.empty() ? 0 : std::ceil(a[std::max<std::size_t>(k, 1) - 1] * 1000 - 1e-9) / 1000;
 }
 
 TEST(ErrorBand, CommandsPrintTheScoreboardsLeaveOneOutBand) {

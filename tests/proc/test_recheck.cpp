@@ -2,9 +2,13 @@
 // spec must describe the same attention layer the planner timed.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "models/analytic/analytic.hpp"
 #include "models/core/catalog.hpp"
+#include "models/core/errors.hpp"
 #include "models/core/profile.hpp"
+#include "models/kernel/gemm.hpp"
 #include "proc/recheck.hpp"
 #include "proc/resolve.hpp"
 
@@ -172,6 +176,28 @@ TEST(Recheck, FaultsReachTheChildrenOnTheStragglersRingPosition) {
   EXPECT_EQ(job.sim.faults.stragglers.at(0).device, 10);  // of cp x dp = 32 TP groups
   EXPECT_EQ(f.describe(), "--straggler 21:1.5 --jitter 0.1 --seed 7");
   EXPECT_DOUBLE_EQ(f.worst(), 1.5);
+}
+
+TEST(ResolveHardware, APowerCapThrottlesGemmsBeyondThePeak) {
+  // Grand Teton's H100 at its 500 W: the peak at the clock (275 W static,
+  // 0.80897), GEMMs at their own law (375 W, 0.72724): 0.89897 of the
+  // peak's clock, FP8 GEMMs alike.
+  HardwareSpec hs;
+  hs.cluster = "grand-teton";
+  const auto hw = resolve_hardware(hs, Catalog::embedded(), DType::BF16);
+  EXPECT_DOUBLE_EQ(hw.power_limit_w, 500);
+  EXPECT_NEAR(hw.clock_scale, std::cbrt(225.0 / 425.0), 1e-12);
+  EXPECT_NEAR(hw.gemm_throttle, std::cbrt(125.0 / 325.0) / std::cbrt(225.0 / 425.0), 1e-12);
+  EXPECT_NEAR(hw.gemm_throttle, 0.89897, 1e-5);
+  EXPECT_DOUBLE_EQ(bf16_gemm_rates(hw).peak, hw.flops * hw.gemm_throttle);
+  EXPECT_DOUBLE_EQ(hw.gemm_flops(), hw.flops * hw.gemm_throttle * hw.gemm_efficiency);
+  EXPECT_DOUBLE_EQ(fp8_gemm_rates(hw, 1e15, 0.7).peak, 1e15 * hw.gemm_throttle);
+  // At the rated power nothing is throttled; below both static powers' floor
+  // the model refuses the limit.
+  hs.power_limit = 700;
+  EXPECT_DOUBLE_EQ(resolve_hardware(hs, Catalog::embedded(), DType::BF16).gemm_throttle, 1);
+  hs.power_limit = 350;
+  EXPECT_THROW(resolve_hardware(hs, Catalog::embedded(), DType::BF16), InputError);
 }
 
 }  // namespace
