@@ -284,6 +284,7 @@ int run(const InferFlags& f) {
                    {"merge_s", a.merge_s},
                    {"dense_s", a.dense_s},
                    {"pointwise_s", a.pointwise_s},
+                   {"quantise_s", a.quantise_s},
                    {"tp_comm_s", a.tp_s},
                    {"ep_comm_s", a.ep_s},
                    {"launch_s", a.launch_s},
@@ -409,6 +410,7 @@ int run(const InferFlags& f) {
   if (is_moe(r.shape))
     row("    of which experts", moe_layers(r.shape) * a.prefill_layer.moe.seconds, std::nullopt);
   row("  norms, RoPE, residuals", a.pointwise_s, std::nullopt);
+  if (a.quantise_s > 0) row("    of which FP8 quantise", a.quantise_s, std::nullopt);
   if (s)
     out += fmt::format("  {:<34}{:>19} {:>12}\n", "  dense work (the two above)", "",
                        secs(s->prefill.dense_s));

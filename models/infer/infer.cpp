@@ -286,6 +286,21 @@ void finish_layer(InferLayer& l, const InferRequest& r, const Hardware& hw, bool
   l.fixed_s = kernels * kKernelGap + std::max(0.0, host - device);
 }
 
+// FBGEMM's dynamic row-wise quantisation of each FP8 GEMM's input, as Meta
+// serves its FP8 models (fbgemm_gpu experimental/gemm/triton_gemm/fp8_gemm.py,
+// _kernel_quantize_fp8_row: per row a max pass, then a scale-and-cast pass):
+// the bf16 row read once from HBM (the second pass re-reads a row the first
+// has just read, from L2: an assumption) and its FP8 copy written, 3 B per
+// element, at the streaming rate. Per token on a TP rank: the MLP's input
+// (d_model, whole on every rank) and its activation (ffn / tp). A MoE
+// model's experts are not charged.
+double fp8_quantise_seconds(const InferRequest& r, const Hardware& hw, double tokens) {
+  if (!r.fp8_mlp || is_moe(r.shape)) return 0;
+  const double elements = static_cast<double>(r.shape.d_model) +
+                          static_cast<double>(r.shape.ffn) / static_cast<double>(r.tp);
+  return 3.0 * elements * tokens / hw.hbm_achievable();
+}
+
 }  // namespace
 
 InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implementation& im,
@@ -327,8 +342,10 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
     const double tokens = static_cast<double>(q);
     l.dense_s = dense_seconds(r, hw, tokens, &l.moe, false, dims.latent ? r.cached / n : 0);
     l.ep_s = moe_share(r.shape) * l.moe.alltoall_s;
+    l.quantise_s = fp8_quantise_seconds(r, hw, tokens);
     l.pointwise_s = pointwise_bytes_per_token(r.shape) * tokens / static_cast<double>(r.tp) /
-                    hw.hbm_achievable();
+                        hw.hbm_achievable() +
+                    l.quantise_s;
     l.tp_bytes = static_cast<std::uint64_t>(q) * static_cast<std::uint64_t>(r.shape.d_model) *
                  static_cast<std::uint64_t>(db);
     finish_layer(l, r, hw, /*graphs=*/false);
@@ -366,8 +383,10 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
   }
   l.dense_s = dense_seconds(r, hw, B, &l.moe, true);
   l.ep_s = moe_share(r.shape) * l.moe.alltoall_s;
+  l.quantise_s = fp8_quantise_seconds(r, hw, B);
   l.pointwise_s =
-      pointwise_bytes_per_token(r.shape) * B / static_cast<double>(r.tp) / hw.hbm_achievable();
+      pointwise_bytes_per_token(r.shape) * B / static_cast<double>(r.tp) / hw.hbm_achievable() +
+      l.quantise_s;
   l.tp_bytes = static_cast<std::uint64_t>(r.batch) * static_cast<std::uint64_t>(r.shape.d_model) *
                static_cast<std::uint64_t>(db);
   finish_layer(l, r, hw, /*graphs=*/r.cuda_graphs);
@@ -398,6 +417,7 @@ InferLayerTimes layer_times(const InferLayer& l, const InferRequest& r, const Ha
   t.fixed_s = l.fixed_s;
   t.moe = l.moe;
   t.pointwise_s = l.pointwise_s;
+  t.quantise_s = l.quantise_s;
   t.tp_s = l.tp_allreduces * l.tp_allreduce_s;
   t.ep_s = l.ep_s;
   t.total_s = t.attention_s + t.return_s + t.merge_s + t.dense_s + t.pointwise_s + t.tp_s + t.ep_s;
@@ -617,6 +637,7 @@ InferResult infer(const InferRequest& r, const Hardware& hw, const Implementatio
   res.merge_s = both(&InferLayerTimes::merge_s);
   res.dense_s = both(&InferLayerTimes::dense_s);
   res.pointwise_s = both(&InferLayerTimes::pointwise_s);
+  res.quantise_s = both(&InferLayerTimes::quantise_s);
   res.tp_s = both(&InferLayerTimes::tp_s);
   res.ep_s = both(&InferLayerTimes::ep_s);
   res.launch_s = both(&InferLayerTimes::fixed_s);

@@ -93,6 +93,7 @@ struct InferLayer {
   // the layer's path (both engines charge this time).
   double ep_s = 0;
   double pointwise_s = 0;
+  double quantise_s = 0;       // of pointwise_s: the FP8 MLP's inputs quantised row-wise
   std::uint64_t tp_bytes = 0;  // each of the layer's two TP all-reduces, bytes per GPU
   int tp_allreduces = 2;       // after attention's output projection and after the MLP
   // One of those all-reduces on the TP group as placed (models/analytic/
@@ -121,9 +122,10 @@ struct InferLayerTimes {
   double return_s = 0;        // pass-q all-to-all / decode gather + broadcast
   double merge_s = 0;
   double dense_s = 0, pointwise_s = 0, tp_s = 0;
-  double ep_s = 0;     // EP across CP ranks: dispatch + combine, or decode's all-reduce
-  double fixed_s = 0;  // of dense_s: the kernels' gaps and any host-bound wait
-  InferMoe moe;        // of dense_s: one MoE layer's experts (router, shared, routed)
+  double quantise_s = 0;  // of pointwise_s: the FP8 MLP's inputs quantised row-wise
+  double ep_s = 0;        // EP across CP ranks: dispatch + combine, or decode's all-reduce
+  double fixed_s = 0;     // of dense_s: the kernels' gaps and any host-bound wait
+  InferMoe moe;           // of dense_s: one MoE layer's experts (router, shared, routed)
   double total_s = 0;
   std::vector<double> step_compute_s, step_comm_s;  // slowest rank per step; transfer per step
 };
@@ -171,8 +173,9 @@ struct InferResult {
   double ttft_s = 0;
   double attention_s = 0, attention_exposed_s = 0, return_s = 0, merge_s = 0;
   double dense_s = 0, pointwise_s = 0, tp_s = 0, head_s = 0;
-  double ep_s = 0;      // EP across CP ranks: the dispatch and combine all-to-alls
-  double launch_s = 0;  // of dense_s: kernel gaps and host dispatch beyond the device's work
+  double quantise_s = 0;  // of pointwise_s: the FP8 MLP's inputs quantised row-wise
+  double ep_s = 0;        // EP across CP ranks: the dispatch and combine all-to-alls
+  double launch_s = 0;    // of dense_s: kernel gaps and host dispatch beyond the device's work
   InferLayerTimes prefill_layer;  // a global attention layer's
   // A chunked-attention model's chunked layers (0 otherwise), and one's times.
   int chunked_layers = 0;

@@ -130,6 +130,26 @@ TEST(InferHand, Fp8MlpWeightsTakeOneBytePerWeight) {
   EXPECT_NEAR(bf.total - f8.total, 1.05 * mlp / static_cast<double>(r.tp), 1e-3);
 }
 
+TEST(InferHand, Fp8MlpQuantisesItsInputsRowWise) {
+  // --precision fp8: FBGEMM quantises each FP8 GEMM's input row-wise, 3 B per
+  // element (the bf16 row read once, the FP8 row written). The tiny MLP's
+  // inputs: D 64 + F 128 = 192 elements per token; a prefill rank's 4 tokens:
+  // 3 x 192 x 4 = 2304 B at 1 GB/s = 2.304 us, inside the pointwise phase;
+  // a decode token: 576 B, 0.576 us.
+  Roofline rf;
+  auto r = tiny_request(2, 8, 0);
+  const auto bf = infer(r, slow_flat(), rf.im);
+  EXPECT_EQ(bf.quantise_s, 0);
+  r.fp8_mlp = true;
+  r.fp8_flops = 2e6;
+  r.fp8_gemm_efficiency = 1;
+  const auto f8 = infer(r, slow_flat(), rf.im);
+  EXPECT_NEAR(f8.prefill_layer.quantise_s, 2.304e-6, 1e-18);
+  EXPECT_NEAR(f8.prefill_layer.pointwise_s - bf.prefill_layer.pointwise_s, 2.304e-6, 1e-18);
+  EXPECT_NEAR(f8.decode_layer.quantise_s, 0.576e-6, 1e-18);
+  EXPECT_DOUBLE_EQ(f8.quantise_s, f8.prefill_layer.quantise_s);  // one layer
+}
+
 TEST(InferHand, TensorParallelAllReduce) {
   // 4 GPUs of one node, 1 MB per GPU: reduce-scatter + all-gather, 2 x 3
   // rounds of 250 kB at 1e11 B/s + 1 us = 6 x 3.5 us = 21 us, plus NCCL's
