@@ -258,7 +258,7 @@ std::string framework_text(const PlanRequest& r, const std::string& kernel,
         other->calibrated || r.calibration_key.empty() || r.calibration == 1
             ? ""
             : fmt::format(", first principles (no {} factor)", other->group),
-        other->band.validated() ? fmt::format("+-{:.0f}%", 100 * other->band.high)
+        other->band.validated() ? "+-" + band_percent(other->band.high)
                                 : std::string("unvalidated"),
         other->framework);
   return out + "\n";
@@ -290,9 +290,9 @@ std::string ties_text(const std::vector<PlanConfig>& cs, const ErrorBand& band, 
   if (!band.validated()) return "  (no error band for this class: ranks rest on the model alone)\n";
   if (tied == 0) return "";
   return fmt::format(
-      "  = tied with rank 1: within its error band ({:+.0f}% to {:+.0f}% on the time per token), "
+      "  = tied with rank 1: within its error band (-{} to +{} on the time per token), "
       "so the scoreboard cannot rank them apart\n",
-      100 * band.low, 100 * band.high);
+      band_percent(band.low), band_percent(band.high));
 }
 
 void apply_execution_flags(const PlanFlags& f, const Device& device, PlanRequest& r) {

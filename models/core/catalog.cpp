@@ -66,20 +66,36 @@ void read_gemm_fill(const Reader& r, Device& d) {
   d.gemm_fill_source = g.str("source");
 }
 
+// A static power: at least `lo` (`lo_name`'s, or 0) and below tdp_w.
+double static_power(const Reader& p, const char* key, double lo, const char* lo_name, double tdp) {
+  const double x = p.num(key, 0, 1e5);
+  if (x < lo || x >= tdp)
+    throw p.error(fmt::format("'{}' must be at least {} and below 'tdp_w' ({:g} W), got {:g}", key,
+                              lo_name ? fmt::format("'{}' ({:g} W)", lo_name, lo) : "0", tdp, x));
+  return x;
+}
+
 void read_deployment(const Reader& r, Device& d) {
   if (r.has("power")) {
     Reader p{r.origin, r.where + " power", r.object("power")};
     d.power.tdp_w = p.num("tdp_w", 1, 1e5);
-    d.power.static_w = p.num("static_w", 0, d.power.tdp_w * (1 - 1e-9));
+    d.power.static_w = static_power(p, "static_w", 0, nullptr, d.power.tdp_w);
     d.power.source = p.str("source");
+    // A dense GEMM draws at least the peak's share: its static power is no lower.
     if (p.has("gemm_static_w")) {
-      d.power.gemm_static_w = p.num("gemm_static_w", d.power.static_w, d.power.tdp_w * (1 - 1e-9));
+      d.power.gemm_static_w =
+          static_power(p, "gemm_static_w", d.power.static_w, "static_w", d.power.tdp_w);
       d.power.gemm_source = p.str("gemm_source");
     }
   }
   if (r.has("default_power_w")) {
     if (!d.power.present()) throw r.error("'default_power_w' needs a 'power' model");
-    d.default_power_w = r.num("default_power_w", d.power.floor_w() + 1, d.power.tdp_w);
+    d.default_power_w = r.num("default_power_w", 1, d.power.tdp_w);
+    if (d.default_power_w <= d.power.floor_w())
+      throw r.error(
+          fmt::format("'default_power_w' ({:g} W) must be above the power model's static powers "
+                      "(static_w {:g} W, gemm_static_w {:g} W)",
+                      d.default_power_w, d.power.static_w, d.power.gemm_static_w));
     d.default_power_source = r.str("default_power_source");
   }
   d.same_compute_as = r.str_or("same_compute_as", "");

@@ -291,13 +291,19 @@ void finish_layer(InferLayer& l, const InferRequest& r, const Hardware& hw, bool
 // _kernel_quantize_fp8_row: per row a max pass, then a scale-and-cast pass):
 // the bf16 row read once from HBM (the second pass re-reads a row the first
 // has just read, from L2: an assumption) and its FP8 copy written, 3 B per
-// element, at the streaming rate. Per token on a TP rank: the MLP's input
-// (d_model, whole on every rank) and its activation (ffn / tp). A MoE
-// model's experts are not charged.
+// element, at the streaming rate. Per token on a TP rank: a dense MLP's input
+// (d_model, whole on every rank) and its activation (ffn / tp); a MoE model's
+// dense layers alike, averaged over the layers as dense_seconds does (its
+// experts' inputs are not charged).
 double fp8_quantise_seconds(const InferRequest& r, const Hardware& hw, double tokens) {
-  if (!r.fp8_mlp || is_moe(r.shape)) return 0;
-  const double elements = static_cast<double>(r.shape.d_model) +
-                          static_cast<double>(r.shape.ffn) / static_cast<double>(r.tp);
+  if (!r.fp8_mlp) return 0;
+  const auto& s = r.shape;
+  const double t = static_cast<double>(r.tp), D = static_cast<double>(s.d_model);
+  double elements = D + static_cast<double>(s.ffn) / t;
+  if (is_moe(s)) {
+    const double L = s.layers, Lm = moe_layers(s);
+    elements = (L - Lm) / L * (D + static_cast<double>(s.dense_ffn) / t);
+  }
   return 3.0 * elements * tokens / hw.hbm_achievable();
 }
 

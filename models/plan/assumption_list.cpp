@@ -39,7 +39,7 @@ void device_rows(const PlanRequest& r, const Hardware& hw, const Catalog& cat,
       row(cat, "GEMM efficiency", g(d.gemm_efficiency), k + "gemm_efficiency", "", d.gemm_source));
   // Under a power cap a dense GEMM runs below the peak's clock (catalog
   // gemm_static_w, measured).
-  if (hw.gemm_throttle != 1)
+  if (hw.gemm_throttle != 1 || (hw.clock_scale != 1 && cat.moved(k + "power.gemm_static_w")))
     out.push_back(row(cat, fmt::format("GEMM clock at {:g} W", hw.power_limit_w),
                       fmt::format("{:.3f} of the peak's", hw.gemm_throttle),
                       k + "power.gemm_static_w", "--power-limit", d.power.gemm_source));

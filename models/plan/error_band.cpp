@@ -19,14 +19,17 @@ bool ErrorBand::validated() const {
   return cases >= kMinBandCases;
 }
 
+std::string band_percent(double fraction) {
+  return fmt::format("{:.0f}%", std::ceil(100 * std::abs(fraction) - 1e-9));
+}
+
 std::string ErrorBand::text() const {
   if (!validated())
     return fmt::format("unvalidated ({} validated case{} of {}; {} needed for a band)", cases,
                        cases == 1 ? "" : "s", klass, kMinBandCases);
-  const auto pct = [](double x) { return fmt::format("{:.0f}%", 100 * std::abs(x)); };
   const std::string range = std::abs(low + high) < 1e-12
-                                ? "+-" + pct(high)
-                                : fmt::format("-{} to +{}", pct(low), pct(high));
+                                ? "+-" + band_percent(high)
+                                : fmt::format("-{} to +{}", band_percent(low), band_percent(high));
   if (!source.empty())
     return fmt::format("{} ({:.0f}% of {} of your runs in {}, {})", range, 100 * coverage, cases,
                        source, klass);

@@ -39,6 +39,10 @@ struct ErrorBand {
   nlohmann::json to_json() const;
 };
 
+// A band's bound as printed: whole percent, rounded up like the band itself,
+// so a printed band still holds the case that set it ("31%" for 0.305).
+std::string band_percent(double fraction);
+
 // Fewest cases a band is stated from; below it the class is unvalidated.
 inline constexpr int kMinBandCases = 3;
 inline constexpr double kBandCoverage = 0.8;

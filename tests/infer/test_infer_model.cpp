@@ -148,6 +148,18 @@ TEST(InferHand, Fp8MlpQuantisesItsInputsRowWise) {
   EXPECT_NEAR(f8.prefill_layer.pointwise_s - bf.prefill_layer.pointwise_s, 2.304e-6, 1e-18);
   EXPECT_NEAR(f8.decode_layer.quantise_s, 0.576e-6, 1e-18);
   EXPECT_DOUBLE_EQ(f8.quantise_s, f8.prefill_layer.quantise_s);  // one layer
+  // A MoE model: its dense layers alike, averaged over the layers; the
+  // experts' inputs are not charged. 4 layers, the first of them dense of
+  // width 96: (1/4) x 3 x (64 + 96) x 4 tokens = 480 B, 0.48 us.
+  r.shape.layers = 4;
+  r.shape.experts = 4;
+  r.shape.experts_per_token = 1;
+  r.shape.expert_ffn = 32;
+  r.shape.dense_layers = 1;
+  r.shape.dense_ffn = 96;
+  EXPECT_NEAR(infer(r, slow_flat(), rf.im).prefill_layer.quantise_s, 0.48e-6, 1e-18);
+  r.shape.dense_layers = 0;
+  EXPECT_EQ(infer(r, slow_flat(), rf.im).prefill_layer.quantise_s, 0);
 }
 
 TEST(InferHand, TensorParallelAllReduce) {
