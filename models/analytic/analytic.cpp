@@ -367,10 +367,7 @@ std::string hardware_text(const Hardware& hw, const Implementation& im) {
   if (const auto* pm = dynamic_cast<const ProfileModel*>(&im.rates()))
     device = fmt::format("{} (measured profile)", pm->profile().device_name);
   else
-    device = fmt::format("{} ({:.0f} TFLOP/s peak{})", hw.gpu_name, hw.flops / 1e12,
-                         hw.clock_scale != 1 && hw.power_limit_w > 0
-                             ? fmt::format(" at {:g} W", hw.power_limit_w)
-                             : std::string());
+    device = fmt::format("{} ({})", hw.gpu_name, hw.peak_text());
   auto link = [](const std::string& name, double bw) {
     return fmt::format("{} ({:.1f} GB/s/dir)", name.empty() ? "link" : name, bw / 1e9);
   };

@@ -33,15 +33,17 @@ double Device::peak(DType d) const {
   return 0;
 }
 
-double PowerModel::clock_scale(double watts) const {
+double PowerModel::scale_at(double watts, double static_power) const {
   if (!present() || watts >= tdp_w) return 1;
-  return std::cbrt((watts - static_w) / (tdp_w - static_w));
+  return std::cbrt((watts - static_power) / (tdp_w - static_power));
+}
+
+double PowerModel::clock_scale(double watts) const {
+  return scale_at(watts, static_w);
 }
 
 double PowerModel::gemm_clock_scale(double watts) const {
-  if (gemm_static_w <= 0) return clock_scale(watts);
-  if (!present() || watts >= tdp_w) return 1;
-  return std::cbrt((watts - gemm_static_w) / (tdp_w - gemm_static_w));
+  return scale_at(watts, gemm_static_w > 0 ? gemm_static_w : static_w);
 }
 
 namespace {

@@ -41,6 +41,10 @@ struct PowerModel {
   double gemm_clock_scale(double watts) const;
   // The lowest power the model covers (exclusive): both laws need P above it.
   double floor_w() const { return gemm_static_w > static_w ? gemm_static_w : static_w; }
+
+ private:
+  // ((P - static) / (tdp - static))^(1/3), 1 at or above tdp_w.
+  double scale_at(double watts, double static_power) const;
 };
 
 // A CUDA/HIP context with lazy module loading, where the catalog gives none:

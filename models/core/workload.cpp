@@ -281,26 +281,24 @@ std::string Hardware::ring_link_kind(std::int64_t devices) const {
   return inter_bw / spine <= intra_bw ? inter_kind : intra_kind;
 }
 
-std::string Hardware::describe() const {
+std::string Hardware::peak_text() const {
   // A power-limited device says so: its peak follows the clock at that power.
-  if (clock_scale != 1 && power_limit_w > 0) {
-    Hardware h = *this;
-    h.clock_scale = 1;
-    auto text = h.describe();
-    const auto at = text.find(" TFLOP/s peak)");
-    if (at != std::string::npos) text.insert(at + 13, fmt::format(" at {:.0f} W", power_limit_w));
-    return text;
-  }
+  const bool capped = clock_scale != 1 && power_limit_w > 0;
+  return fmt::format("{:.0f} TFLOP/s peak{}", flops / 1e12,
+                     capped ? fmt::format(" at {:.0f} W", power_limit_w) : std::string());
+}
+
+std::string Hardware::describe() const {
   if (bandwidth_override)
-    return fmt::format("{} ({:.0f} TFLOP/s peak), ring links {:.1f} GB/s/dir", gpu_name,
-                       flops / 1e12, intra_bw / 1e9);
+    return fmt::format("{} ({}), ring links {:.1f} GB/s/dir", gpu_name, peak_text(),
+                       intra_bw / 1e9);
   if (platform == Platform::Nodes)
-    return fmt::format("{} ({:.0f} TFLOP/s peak), {} per node on {}, nodes on {}", gpu_name,
-                       flops / 1e12, gpus_per_node, intra_name, inter_name);
+    return fmt::format("{} ({}), {} per node on {}, nodes on {}", gpu_name, peak_text(),
+                       gpus_per_node, intra_name, inter_name);
   const bool mesh =
       !torus_wraparound && (platform == Platform::Torus2D || platform == Platform::Torus3D);
-  return fmt::format("{} ({:.0f} TFLOP/s peak), {} platform{} on {}", gpu_name, flops / 1e12,
-                     to_string(platform), mesh ? " without wrap-around (a mesh)" : "", intra_name);
+  return fmt::format("{} ({}), {} platform{} on {}", gpu_name, peak_text(), to_string(platform),
+                     mesh ? " without wrap-around (a mesh)" : "", intra_name);
 }
 
 Workload tp_rank_workload(const Workload& w) {

@@ -265,6 +265,8 @@ struct Hardware {
   // Kind of that hop's link (what a communication library runs on).
   std::string ring_link_kind(std::int64_t devices) const;
   std::string describe() const;
+  // "800 TFLOP/s peak at 500 W" (the power limit where it lowers the peak).
+  std::string peak_text() const;
 };
 
 // Throws InputError when the shape breaks the layout's constraints (and, with
