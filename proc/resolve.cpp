@@ -169,7 +169,13 @@ void resolve_power(const HardwareSpec& h, const Device& dev, Hardware& hw) {
     hw.power_limit_w = dev.default_power_w > 0 ? dev.default_power_w : pm.tdp_w;
   }
   hw.clock_scale = pm.clock_scale(hw.power_limit_w);
-  hw.gemm_throttle = pm.gemm_clock_scale(hw.power_limit_w) / hw.clock_scale;
+  // A dense GEMM saturates the device: it holds its sustained rate at the
+  // rated power, and below it follows its own law (catalog gemm_sustained,
+  // gemm_static_w); both over the peak's clock, which flops already carries.
+  const double law = pm.gemm_clock_scale(hw.power_limit_w) / hw.clock_scale;
+  hw.gemm_throttle = dev.gemm_sustained_bf16 * law;
+  hw.gemm_throttle_fp8 = dev.gemm_sustained_fp8 * law;
+  hw.attention_throttle = hw.gemm_throttle;
 }
 
 }  // namespace

@@ -68,6 +68,16 @@ void read_gemm_fill(const Reader& r, Device& d) {
   d.gemm_fill_source = g.str("source");
 }
 
+// "gemm_sustained": {"bf16": f, "fp8": f, "source"}: the burst GEMM rate's
+// fraction held at the rated power once the clock has settled.
+void read_gemm_sustained(const Reader& r, Device& d) {
+  if (!r.has("gemm_sustained")) return;
+  Reader g{r.origin, r.where + " gemm_sustained", r.object("gemm_sustained")};
+  d.gemm_sustained_bf16 = g.num("bf16", 0.3, 1.0);
+  d.gemm_sustained_fp8 = g.num_or("fp8", 0.3, 1.0, d.gemm_sustained_bf16);
+  d.gemm_sustained_source = g.str("source");
+}
+
 // A static power: at least `lo` (`lo_name`'s, or 0) and below tdp_w.
 double static_power(const Reader& p, const char* key, double lo, const char* lo_name, double tdp) {
   const double x = p.num(key, 0, 1e5);
@@ -83,10 +93,8 @@ void read_deployment(const Reader& r, Device& d) {
     d.power.tdp_w = p.num("tdp_w", 1, 1e5);
     d.power.static_w = static_power(p, "static_w", 0, nullptr, d.power.tdp_w);
     d.power.source = p.str("source");
-    // A dense GEMM draws at least the peak's share: its static power is no lower.
     if (p.has("gemm_static_w")) {
-      d.power.gemm_static_w =
-          static_power(p, "gemm_static_w", d.power.static_w, "static_w", d.power.tdp_w);
+      d.power.gemm_static_w = static_power(p, "gemm_static_w", 0, nullptr, d.power.tdp_w);
       d.power.gemm_source = p.str("gemm_source");
     }
   }
@@ -115,6 +123,7 @@ void read_deployment(const Reader& r, Device& d) {
     d.gemm_tiles_source = r.str("gemm_tiles_source");
   }
   read_gemm_fill(r, d);
+  read_gemm_sustained(r, d);
 }
 
 // The device's memory as its tools report it and what the runtime takes

@@ -26,7 +26,7 @@ GemmRates bf16_gemm_rates(const Hardware& hw) {
 
 GemmRates fp8_gemm_rates(const Hardware& hw, double fp8_peak, double fp8_efficiency) {
   auto r = bf16_gemm_rates(hw);
-  r.peak = fp8_peak * hw.gemm_throttle;
+  r.peak = fp8_peak * hw.gemm_throttle_fp8;
   r.efficiency = fp8_efficiency;
   r.in_bytes = 1;
   r.fill = hw.gemm_fill_fp8;

@@ -375,10 +375,14 @@ std::shared_ptr<const Implementation> make_implementation(const Catalog& cat, co
           spec.name));
     const KernelSpec* from =
         spec.curves_from_kernel.empty() ? nullptr : &cat.kernel(spec.curves_from_kernel);
-    KernelCurves curves(spec, from, dev.name, hw.effective_flops(), hw.clock_scale);
+    // Published curves are bursts at the boost clock; a saturated device runs
+    // them at its settled clock, as its GEMMs (Hardware::attention_throttle).
+    const double prior = hw.effective_flops() * hw.attention_throttle;
+    const double clock = hw.clock_scale * hw.attention_throttle;
+    KernelCurves curves(spec, from, dev.name, prior, clock);
     // A device on another's compute die (same_compute_as) shares its curves.
     if (!curves.published() && !dev.same_compute_as.empty())
-      curves = KernelCurves(spec, from, dev.same_compute_as, hw.effective_flops(), hw.clock_scale);
+      curves = KernelCurves(spec, from, dev.same_compute_as, prior, clock);
     rates = std::make_shared<KernelModel>(spec, std::move(curves), dev.sm_count, dev.name);
   } else if (choice.profile) {
     rates = choice.profile;

@@ -107,22 +107,24 @@ TEST(PowerLimit, ClockFollowsTheCubeRootOfDynamicPower) {
 }
 
 TEST(PowerLimit, GemmsFollowTheirOwnStaticPower) {
-  // gemm_static_w 375 W: at 500 W a dense GEMM runs at (125 / 325)^(1/3) =
-  // 0.72724 of its 700 W rate, where the peak's clock is 0.80897; without
-  // gemm_static_w the two are the same law.
+  // gemm_static_w 138 W: at 500 W a dense GEMM runs at (362 / 562)^(1/3) =
+  // 0.86362 of its sustained 700 W rate, where the peak's clock is 0.80897;
+  // without gemm_static_w the two are the same law.
   PowerModel p;
   p.tdp_w = 700;
   p.static_w = 275;
   EXPECT_DOUBLE_EQ(p.gemm_clock_scale(500), p.clock_scale(500));
-  p.gemm_static_w = 375;
-  EXPECT_NEAR(p.gemm_clock_scale(500), std::cbrt(125.0 / 325.0), 1e-15);
-  EXPECT_NEAR(p.gemm_clock_scale(500), 0.72724, 1e-5);
+  p.gemm_static_w = 138;
+  EXPECT_NEAR(p.gemm_clock_scale(500), std::cbrt(362.0 / 562.0), 1e-15);
+  EXPECT_NEAR(p.gemm_clock_scale(500), 0.86362, 1e-5);
   EXPECT_DOUBLE_EQ(p.gemm_clock_scale(700), 1.0);
-  // The model covers powers above both static powers.
-  EXPECT_DOUBLE_EQ(p.floor_w(), 375);
+  // The model covers powers above both static powers: here the peak's.
+  EXPECT_DOUBLE_EQ(p.floor_w(), 275);
+  p.gemm_static_w = 300;
+  EXPECT_DOUBLE_EQ(p.floor_w(), 300);
 }
 
-// The rate the GEMM model gives (M, K, N) on `d` at its rated power.
+// The rate the GEMM model gives (M, K, N) on `d` in a burst at its rated power.
 double model_rate(const Device& d, std::int64_t m, std::int64_t k, std::int64_t n) {
   GemmRates r;
   r.peak = d.peak_bf16;
@@ -133,18 +135,49 @@ double model_rate(const Device& d, std::int64_t m, std::int64_t k, std::int64_t 
   return 2.0 * m * k * n / gemm_time({m, n, k}, r).seconds;
 }
 
+TEST(PowerLimit, CatalogGemmSustainedFromMsmfOverMamf) {
+  // stas00/ml-engineering's MAMF/MSMF table (branch fast-mamf, commit
+  // 082816f): the sustained (saturated, settled clock) over the burst (boost
+  // clock) matmul rate measured on one node, bf16 and FP8.
+  const auto& cat = Catalog::embedded();
+  const auto& h200 = cat.device("h200");
+  EXPECT_NEAR(h200.gemm_sustained_bf16, 708.5 / 841.9, 5e-5);
+  EXPECT_NEAR(h200.gemm_sustained_fp8, 1288.7 / 1491.9, 5e-5);
+  const auto& b200 = cat.device("b200");
+  EXPECT_NEAR(b200.gemm_sustained_bf16, 1456.3 / 1770.9, 5e-5);
+  EXPECT_NEAR(b200.gemm_sustained_fp8, 2795.7 / 3435.2, 5e-5);
+  // The H100 die's other parts at the same 700 W carry the H200's.
+  for (const char* n : {"h100-sxm", "h100-sxm-96gb", "h800"}) {
+    EXPECT_DOUBLE_EQ(cat.device(n).gemm_sustained_bf16, h200.gemm_sustained_bf16) << n;
+    EXPECT_DOUBLE_EQ(cat.device(n).gemm_sustained_fp8, h200.gemm_sustained_fp8) << n;
+  }
+  // GB200 carries the B200's: by the clock law its settled clock at 1200 W,
+  // over the boost its 2.5 PF implies, is within 1.1% of the B200's 1339/1965.
+  const auto& gb200 = cat.device("gb200");
+  EXPECT_DOUBLE_EQ(gb200.gemm_sustained_bf16, b200.gemm_sustained_bf16);
+  const double settled = 1339 * std::cbrt((1200.0 - 393) / (1000.0 - 393));
+  const double boost = 1965 * gb200.peak_bf16 / b200.peak_bf16;
+  EXPECT_NEAR(settled / boost, 1339.0 / 1965, 0.011 * 1339.0 / 1965);
+  // Unmeasured parts hold their burst rate.
+  EXPECT_DOUBLE_EQ(cat.device("a100-80gb").gemm_sustained_bf16, 1.0);
+  EXPECT_DOUBLE_EQ(cat.device("tpu-v5p").gemm_sustained_bf16, 1.0);
+}
+
 TEST(PowerLimit, CatalogGemmStaticPowerFromFbgemmAt500W) {
   // FBGEMM pull request 2546, "H100 500W": bf16 (M, K, N) = 8192^3,
   // (65536, 8192, 7168), (65536, 3584, 8192) at 585.23, 575.12, 546.31
-  // TFLOP/s. Over the model's 700 W rates (784.0, 789.4, 774.3) their
-  // geometric mean g solves g^3 = (500 - s) / (700 - s): s = 375 W, the
+  // TFLOP/s. Over the model's 700 W burst rates (784.0, 789.4, 774.3) their
+  // geometric mean is 0.727; over the sustained 700 W rate (x 0.8415) it is
+  // g = 0.8635, which solves g^3 = (500 - s) / (700 - s) at s = 138 W, the
   // catalog's, to the watt.
   const auto& d = Catalog::embedded().device("h100-sxm");
-  const double g =
+  const double burst =
       std::cbrt(585.23e12 / model_rate(d, 8192, 8192, 8192) * 575.12e12 /
                 model_rate(d, 65536, 8192, 7168) * 546.31e12 / model_rate(d, 65536, 3584, 8192));
   EXPECT_NEAR(model_rate(d, 8192, 8192, 8192), 784.0e12, 0.1e12);
-  EXPECT_NEAR(g, 0.727, 0.001);
+  EXPECT_NEAR(burst, 0.727, 0.001);
+  const double g = burst / d.gemm_sustained_bf16;
+  EXPECT_NEAR(g, 0.8635, 0.001);
   const double c = g * g * g, s = (500 - 700 * c) / (1 - c);
   EXPECT_NEAR(d.power.gemm_static_w, s, 1.0);
   // Every part on the H100 die carries it; the peak keeps its 275 W.
