@@ -159,23 +159,22 @@ void resolve_power(const HardwareSpec& h, const Device& dev, Hardware& hw) {
       throw InputError(fmt::format(
           "--power-limit: the catalog has no power model for {}; drop it (the rated peak is used)",
           dev.name));
-    if (*h.power_limit > pm.tdp_w || *h.power_limit <= pm.floor_w())
+    if (*h.power_limit > pm.tdp_w || *h.power_limit <= pm.static_w)
       throw InputError(
           fmt::format("--power-limit: {} runs between {:g} W (exclusive) and its "
                       "rated {:g} W, got {:g}",
-                      dev.name, pm.floor_w(), pm.tdp_w, *h.power_limit));
+                      dev.name, pm.static_w, pm.tdp_w, *h.power_limit));
     hw.power_limit_w = *h.power_limit;
   } else if (pm.present()) {
     hw.power_limit_w = dev.default_power_w > 0 ? dev.default_power_w : pm.tdp_w;
   }
   hw.clock_scale = pm.clock_scale(hw.power_limit_w);
-  // A dense GEMM saturates the device: it holds its sustained rate at the
-  // rated power, and below it follows its own law (catalog gemm_sustained,
-  // gemm_static_w); both over the peak's clock, which flops already carries.
-  const double law = pm.gemm_clock_scale(hw.power_limit_w) / hw.clock_scale;
-  hw.gemm_throttle = dev.gemm_sustained_bf16 * law;
-  hw.gemm_throttle_fp8 = dev.gemm_sustained_fp8 * law;
-  hw.attention_throttle = hw.gemm_throttle;
+  // A saturated device runs at its settled clock (catalog gemm_sustained): a
+  // dense GEMM at its measured sustained rate, a kernel timed in a burst at
+  // the share it keeps; under a cap both follow the peak's clock from there.
+  hw.gemm_throttle = dev.gemm_sustained_bf16;
+  hw.gemm_throttle_fp8 = dev.gemm_sustained_fp8;
+  hw.attention_throttle = dev.burst_sustained;
 }
 
 }  // namespace

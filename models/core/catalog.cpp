@@ -33,17 +33,9 @@ double Device::peak(DType d) const {
   return 0;
 }
 
-double PowerModel::scale_at(double watts, double static_power) const {
-  if (!present() || watts >= tdp_w) return 1;
-  return std::cbrt((watts - static_power) / (tdp_w - static_power));
-}
-
 double PowerModel::clock_scale(double watts) const {
-  return scale_at(watts, static_w);
-}
-
-double PowerModel::gemm_clock_scale(double watts) const {
-  return scale_at(watts, gemm_static_w > 0 ? gemm_static_w : static_w);
+  if (!present() || watts >= tdp_w) return 1;
+  return std::cbrt((watts - static_w) / (tdp_w - static_w));
 }
 
 namespace {
@@ -68,22 +60,22 @@ void read_gemm_fill(const Reader& r, Device& d) {
   d.gemm_fill_source = g.str("source");
 }
 
-// "gemm_sustained": {"bf16": f, "fp8": f, "source"}: the burst GEMM rate's
-// fraction held at the rated power once the clock has settled.
+// "gemm_sustained": {"bf16": f, "fp8": f, "burst": f, "source"}: what a
+// saturated device holds at its rated power once the clock has settled.
 void read_gemm_sustained(const Reader& r, Device& d) {
   if (!r.has("gemm_sustained")) return;
   Reader g{r.origin, r.where + " gemm_sustained", r.object("gemm_sustained")};
   d.gemm_sustained_bf16 = g.num("bf16", 0.3, 1.0);
   d.gemm_sustained_fp8 = g.num_or("fp8", 0.3, 1.0, d.gemm_sustained_bf16);
+  d.burst_sustained = g.num_or("burst", 0.3, 1.0, d.gemm_sustained_bf16);
   d.gemm_sustained_source = g.str("source");
 }
 
-// A static power: at least `lo` (`lo_name`'s, or 0) and below tdp_w.
-double static_power(const Reader& p, const char* key, double lo, const char* lo_name, double tdp) {
-  const double x = p.num(key, 0, 1e5);
-  if (x < lo || x >= tdp)
-    throw p.error(fmt::format("'{}' must be at least {} and below 'tdp_w' ({:g} W), got {:g}", key,
-                              lo_name ? fmt::format("'{}' ({:g} W)", lo_name, lo) : "0", tdp, x));
+// The static power: at least 0 and below tdp_w.
+double static_power(const Reader& p, double tdp) {
+  const double x = p.num("static_w", 0, 1e5);
+  if (x >= tdp)
+    throw p.error(fmt::format("'static_w' must be below 'tdp_w' ({:g} W), got {:g}", tdp, x));
   return x;
 }
 
@@ -91,21 +83,15 @@ void read_deployment(const Reader& r, Device& d) {
   if (r.has("power")) {
     Reader p{r.origin, r.where + " power", r.object("power")};
     d.power.tdp_w = p.num("tdp_w", 1, 1e5);
-    d.power.static_w = static_power(p, "static_w", 0, nullptr, d.power.tdp_w);
+    d.power.static_w = static_power(p, d.power.tdp_w);
     d.power.source = p.str("source");
-    if (p.has("gemm_static_w")) {
-      d.power.gemm_static_w = static_power(p, "gemm_static_w", 0, nullptr, d.power.tdp_w);
-      d.power.gemm_source = p.str("gemm_source");
-    }
   }
   if (r.has("default_power_w")) {
     if (!d.power.present()) throw r.error("'default_power_w' needs a 'power' model");
     d.default_power_w = r.num("default_power_w", 1, d.power.tdp_w);
-    if (d.default_power_w <= d.power.floor_w())
-      throw r.error(
-          fmt::format("'default_power_w' ({:g} W) must be above the power model's static powers "
-                      "(static_w {:g} W, gemm_static_w {:g} W)",
-                      d.default_power_w, d.power.static_w, d.power.gemm_static_w));
+    if (d.default_power_w <= d.power.static_w)
+      throw r.error(fmt::format("'default_power_w' ({:g} W) must be above 'static_w' ({:g} W)",
+                                d.default_power_w, d.power.static_w));
     d.default_power_source = r.str("default_power_source");
   }
   d.same_compute_as = r.str_or("same_compute_as", "");

@@ -30,23 +30,9 @@ struct Assumption {
 struct PowerModel {
   double tdp_w = 0, static_w = 0;  // 0: no power model in the catalog
   std::string source;
-  // A dense GEMM's own static power (catalog "gemm_static_w"): measured GEMMs
-  // under a cap follow the law with their own static power, from their
-  // sustained rate at tdp_w; 0: they follow the clock.
-  double gemm_static_w = 0;
-  std::string gemm_source;
   bool present() const { return tdp_w > 0; }
   // The clock (and peak) fraction at `watts`; 1 at or above tdp_w.
   double clock_scale(double watts) const;
-  // A dense GEMM's rate fraction at `watts` (the same law, gemm_static_w).
-  double gemm_clock_scale(double watts) const;
-  // The lowest power the model covers (exclusive): both laws need P above
-  // their static powers.
-  double floor_w() const { return gemm_static_w > static_w ? gemm_static_w : static_w; }
-
- private:
-  // ((P - static) / (tdp - static))^(1/3), 1 at or above tdp_w.
-  double scale_at(double watts, double static_power) const;
 };
 
 // A CUDA/HIP context with lazy module loading, where the catalog gives none:
@@ -104,11 +90,12 @@ struct Device {
   // 0: no fill charged.
   GemmFill gemm_fill_bf16, gemm_fill_fp8;
   std::string gemm_fill_source;
-  // The fraction of its burst rate (the GEMM efficiency's, measured at the
-  // boost clock) a dense GEMM holds once the device is saturated at its
-  // rated power and the clock has settled, per precision (catalog
-  // "gemm_sustained": MSMF over MAMF on one node; 1: not measured).
-  double gemm_sustained_bf16 = 1, gemm_sustained_fp8 = 1;
+  // A saturated device at its settled clock (catalog "gemm_sustained"; 1:
+  // not measured): a dense GEMM's measured sustained rate over the GEMM
+  // efficiency's best-shape rate, per precision, and the share of its rate a
+  // kernel timed in a short burst at the boost clock keeps (the published
+  // attention curves; MSMF over MAMF on one node).
+  double gemm_sustained_bf16 = 1, gemm_sustained_fp8 = 1, burst_sustained = 1;
   std::string gemm_sustained_source;
   double peak(DType d) const;
 };

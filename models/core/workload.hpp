@@ -220,14 +220,11 @@ struct Hardware {
   // for the rates quoted at rated power elsewhere (kernel curves, FP8 peak).
   double power_limit_w = 0;  // 0: no power model in the catalog (the rated peak)
   double clock_scale = 1;
-  // A dense GEMM's rate at power_limit_w over its burst rate at the peak's
-  // clock_scale, bf16 and FP8 (at most 1: a saturated GEMM runs at the
-  // settled clock, and a cap throttles it more than the peak's clock says;
-  // catalog gemm_sustained and gemm_static_w).
+  // A saturated device at its settled clock (catalog gemm_sustained, at most
+  // 1): a dense GEMM's sustained rate over its best-shape rate, bf16 and FP8,
+  // and the share of a published attention curve (a burst at the boost
+  // clock) a tensor-core attention kernel keeps; on top of clock_scale.
   double gemm_throttle = 1, gemm_throttle_fp8 = 1;
-  // A tensor-core attention kernel's published rate over what it holds on a
-  // saturated device: the bf16 GEMM's (assumption; flashinfer's FA4 on B200
-  // throttles alike, docs/models.md "Hardware as deployed").
   double attention_throttle = 1;
   // Achievable fraction of hbm_bandwidth for streaming kernels.
   double hbm_efficiency = 1;

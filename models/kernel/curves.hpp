@@ -25,8 +25,10 @@ class KernelCurves {
   // The curves of `spec` (or of the kernel it takes them from, `from`) that
   // apply to `device` (directly or by curves_from_device). `prior_flops`:
   // the rate when there are none.
-  // `clock_scale`: the device's peak at its power limit over its rated peak
-  // (published curves were measured at rated power; Hardware::clock_scale).
+  // `clock_scale`: the rate the device holds over the one the published
+  // curves were measured at (bursts at rated power): its peak at the power
+  // limit over the rated peak, times the settled clock's share
+  // (Hardware::clock_scale x attention_throttle).
   KernelCurves(const KernelSpec& spec, const KernelSpec* from, const std::string& device,
                double prior_flops, double clock_scale = 1);
 

@@ -376,7 +376,7 @@ std::shared_ptr<const Implementation> make_implementation(const Catalog& cat, co
     const KernelSpec* from =
         spec.curves_from_kernel.empty() ? nullptr : &cat.kernel(spec.curves_from_kernel);
     // Published curves are bursts at the boost clock; a saturated device runs
-    // them at its settled clock, as its GEMMs (Hardware::attention_throttle).
+    // them at its settled clock (Hardware::attention_throttle).
     const double prior = hw.effective_flops() * hw.attention_throttle;
     const double clock = hw.clock_scale * hw.attention_throttle;
     KernelCurves curves(spec, from, dev.name, prior, clock);

@@ -27,24 +27,26 @@ AssumptionRow row(const Catalog& cat, std::string what, std::string value, std::
           cat.moved(key) ? std::string("moved by --set") : s};
 }
 
-// A saturated GEMM's settled clock at the rated power (catalog
-// gemm_sustained, measured), and under a cap its own law (gemm_static_w).
-void gemm_power_rows(const PlanRequest& r, const Hardware& hw, const Catalog& cat,
-                     std::vector<AssumptionRow>& out) {
+// A saturated device at its settled clock (catalog gemm_sustained, measured):
+// the GEMMs' sustained rate, and the share a burst-timed attention curve keeps.
+void sustained_rows(const PlanRequest& r, const Hardware& hw, const Catalog& cat,
+                    std::vector<AssumptionRow>& out) {
   const auto& d = cat.device(hw.gpu_name);
-  const auto k = "devices." + d.name + ".";
-  const bool fp8 = r.precision == Precision::FP8;
-  const double sustained = fp8 ? d.gemm_sustained_fp8 : d.gemm_sustained_bf16;
-  const auto sustained_key = k + "gemm_sustained." + (fp8 ? "fp8" : "bf16");
-  if (!d.gemm_sustained_source.empty() || cat.moved(sustained_key))
-    out.push_back(row(cat, fmt::format("GEMM sustained at {:g} W", d.power.tdp_w),
-                      fmt::format("{:.3f} of the burst", sustained), sustained_key, "",
-                      d.gemm_sustained_source));
-  const double law = (fp8 ? hw.gemm_throttle_fp8 : hw.gemm_throttle) / sustained;
-  if (std::abs(law - 1) > 1e-12 || (hw.clock_scale != 1 && cat.moved(k + "power.gemm_static_w")))
-    out.push_back(row(cat, fmt::format("GEMM clock at {:g} W", hw.power_limit_w),
-                      fmt::format("{:.3f} of the peak's", law), k + "power.gemm_static_w",
-                      "--power-limit", d.power.gemm_source));
+  const auto k = "devices." + d.name + ".gemm_sustained.";
+  const auto& s = d.gemm_sustained_source;
+  const bool shown =
+      !s.empty() || cat.moved(k + "bf16") || cat.moved(k + "fp8") || cat.moved(k + "burst");
+  if (!shown) return;
+  const auto at = fmt::format(" at {:g} W", d.power.tdp_w);
+  out.push_back(row(cat, "GEMM sustained" + at,
+                    fmt::format("{:.3f} of the best shape's", hw.gemm_throttle), k + "bf16", "",
+                    s));
+  if (r.precision == Precision::FP8)
+    out.push_back(row(cat, "FP8 GEMM sustained" + at,
+                      fmt::format("{:.3f} of the best shape's", hw.gemm_throttle_fp8), k + "fp8",
+                      "", s));
+  out.push_back(row(cat, "attention sustained" + at,
+                    fmt::format("{:.3f} of its curve", hw.attention_throttle), k + "burst", "", s));
 }
 
 void device_rows(const PlanRequest& r, const Hardware& hw, const Catalog& cat,
@@ -57,7 +59,7 @@ void device_rows(const PlanRequest& r, const Hardware& hw, const Catalog& cat,
                     flops_flag ? "--flops" : d.source));
   out.push_back(
       row(cat, "GEMM efficiency", g(d.gemm_efficiency), k + "gemm_efficiency", "", d.gemm_source));
-  gemm_power_rows(r, hw, cat, out);
+  sustained_rows(r, hw, cat, out);
   if (r.precision == Precision::FP8)
     out.push_back(row(cat, "FP8 GEMM efficiency", g(d.fp8_gemm_efficiency),
                       k + "fp8_gemm_efficiency", "", d.fp8_gemm_source));

@@ -112,6 +112,21 @@ TEST(OneModelByHand, MinblockCombinedIsRunsMinimumBlock) {
   }
 }
 
+TEST(OneModelByHand, MinblockCombinedIsRunsMinimumBlockOnACatalogDevice) {
+  // A catalog device on a flat ring of its link: minblock's `combined` takes
+  // the attention rate run takes, the settled clock's share of the published
+  // curve included (catalog gemm_sustained), where the two had parted.
+  for (const auto& [gpu, link] : std::vector<std::pair<std::string, std::string>>{
+           {"h100-sxm", "nvlink4"}, {"b200", "nvlink5"}, {"a100-80gb", "nvlink3"}}) {
+    const auto mb = cli({"minblock", "--gpu", gpu, "--intra", link, "--json"});
+    const auto run = cli({"run", "--engine", "analytic", "--gpu", gpu, "--platform", "flat",
+                          "--intra", link, "--devices", "8", "--block", "1K", "--json"});
+    EXPECT_EQ(mb.at("rows").at(0).at("combined").get<std::int64_t>(),
+              run.at("min_block").get<std::int64_t>())
+        << gpu;
+  }
+}
+
 TEST(OneModelByHand, MinblockRefusesLayoutsRunCallsNotApplicable) {
   // run prints n/a for these; minblock says why in one line naming --layout
   // (it named --devices, a flag minblock does not have).
