@@ -202,11 +202,12 @@ void add_hardware_flags(CLI::App* app, HardwareFlags& f) {
       ->type_name(flag_type::kBytesPerS);
   app->add_option("--latency", f.latency, "Override: seconds per link hop")
       ->type_name(flag_type::kSeconds);
-  app->add_option("--power-limit", f.power_limit,
-                  "Power limit per device in W: every compute peak follows the clock at that "
-                  "power, dense GEMMs their own measured law (docs/models.md, 'Hardware as "
-                  "deployed'; default: the device's as deployed, e.g. 500 on h100-sxm-96gb, "
-                  "else its rated TDP)")
+  app->add_option(
+         "--power-limit", f.power_limit,
+         "Power limit per device in W: every compute peak follows the clock at that "
+         "power, the settled GEMM and attention shares included (docs/models.md, 'Hardware as "
+         "deployed'; default: the device's as deployed, e.g. 500 on h100-sxm-96gb, "
+         "else its rated TDP)")
       ->type_name(flag_type::kWatts);
   app->add_option("--hbm-bandwidth", f.hbm_bandwidth,
                   "Override: HBM bandwidth per device, bytes/s (beside --hbm)")

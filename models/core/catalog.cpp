@@ -85,6 +85,10 @@ void read_deployment(const Reader& r, Device& d) {
     d.power.tdp_w = p.num("tdp_w", 1, 1e5);
     d.power.static_w = static_power(p, d.power.tdp_w);
     d.power.source = p.str("source");
+    if (p.has("gemm_static_w"))
+      throw p.error(
+          "'gemm_static_w' is no longer read: a GEMM's settled clock is the device's "
+          "'gemm_sustained' (docs/models.md, 'Hardware as deployed')");
   }
   if (r.has("default_power_w")) {
     if (!d.power.present()) throw r.error("'default_power_w' needs a 'power' model");

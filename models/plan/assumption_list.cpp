@@ -37,7 +37,7 @@ void sustained_rows(const PlanRequest& r, const Hardware& hw, const Catalog& cat
   const bool shown =
       !s.empty() || cat.moved(k + "bf16") || cat.moved(k + "fp8") || cat.moved(k + "burst");
   if (!shown) return;
-  const auto at = fmt::format(" at {:g} W", d.power.tdp_w);
+  const auto at = d.power.present() ? fmt::format(" at {:g} W", d.power.tdp_w) : std::string();
   out.push_back(row(cat, "GEMM sustained" + at,
                     fmt::format("{:.3f} of the best shape's", hw.gemm_throttle), k + "bf16", "",
                     s));

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -76,6 +77,32 @@ TEST(PlanMoves, EachMoveChangesTheStepAsItsMechanismSays) {
   // Calibration 1 is first principles: the same step as --calibration none.
   EXPECT_DOUBLE_EQ(best_step(plan_json({"--set", "frameworks.megatron.calibration=1"})),
                    best_step(plan_json({"--calibration", "none"})));
+}
+
+TEST(PlanMoves, TheSettledClockSharesAreAssumptionsThatMoveTheStep) {
+  // The catalog's gemm_sustained (a saturated device at its settled clock):
+  // each share is an assumption row with its key and value, and moving it
+  // moves the step the way its mechanism says.
+  std::map<std::string, std::string> rows;
+  const auto bf16 = plan_json({});  // held: a temporary's rows would not outlive the loop
+  for (const auto& a : bf16.at("assumptions"))
+    rows[a.at("set").get<std::string>()] = a.at("value").get<std::string>();
+  EXPECT_EQ(rows["devices.h100-sxm.gemm_sustained.bf16"], "0.892 of the best shape's");
+  EXPECT_EQ(rows["devices.h100-sxm.gemm_sustained.burst"], "0.842 of its curve");
+  EXPECT_EQ(rows.count("devices.h100-sxm.gemm_sustained.fp8"), 0u);  // bf16 run
+  rows.clear();
+  const auto fp8 = plan_json({"--precision", "fp8"});
+  for (const auto& a : fp8.at("assumptions"))
+    rows[a.at("set").get<std::string>()] = a.at("value").get<std::string>();
+  EXPECT_EQ(rows["devices.h100-sxm.gemm_sustained.fp8"], "0.918 of the best shape's");
+  // At 1 (a burst's rate held) each step is shorter; attention is most of a
+  // 128K step, so its share moves it the most.
+  const double base = best_step(plan_json({}));
+  const double gemm = best_step(plan_json({"--set", "devices.h100-sxm.gemm_sustained.bf16=1"}));
+  const double attn = best_step(plan_json({"--set", "devices.h100-sxm.gemm_sustained.burst=1"}));
+  EXPECT_LT(gemm, base);
+  EXPECT_LT(attn, base);
+  EXPECT_LT(base - gemm, base - attn);
 }
 
 TEST(PlanMoves, AllocatorReserveMovesTheMemory) {
