@@ -172,9 +172,7 @@ void resolve_power(const HardwareSpec& h, const Device& dev, Hardware& hw) {
   // A saturated device runs at its settled clock (catalog gemm_sustained): a
   // dense GEMM at its measured sustained rate, a kernel timed in a burst at
   // the share it keeps; under a cap both follow the peak's clock from there.
-  hw.gemm_throttle = dev.gemm_sustained_bf16;
-  hw.gemm_throttle_fp8 = dev.gemm_sustained_fp8;
-  hw.attention_throttle = dev.burst_sustained;
+  dev.settle(hw);
 }
 
 }  // namespace

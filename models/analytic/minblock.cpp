@@ -99,10 +99,7 @@ Hardware flat_link_hardware(const Device& d, const Interconnect& ic, DType dtype
   hw.flops = d.peak(dtype);
   hw.efficiency = d.attention_efficiency;
   hw.gemm_efficiency = d.gemm_efficiency;
-  // At the settled clock, as run and plan resolve it (proc/resolve.cpp).
-  hw.gemm_throttle = d.gemm_sustained_bf16;
-  hw.gemm_throttle_fp8 = d.gemm_sustained_fp8;
-  hw.attention_throttle = d.burst_sustained;
+  d.settle(hw);  // at the settled clock, as run and plan resolve it
   hw.hbm_bytes = d.hbm_bytes;
   hw.hbm_bandwidth = d.hbm_bandwidth;
   hw.platform = Platform::Flat;

@@ -33,6 +33,12 @@ double Device::peak(DType d) const {
   return 0;
 }
 
+void Device::settle(Hardware& hw) const {
+  hw.gemm_throttle = gemm_sustained_bf16;
+  hw.gemm_throttle_fp8 = gemm_sustained_fp8;
+  hw.attention_throttle = burst_sustained;
+}
+
 double PowerModel::clock_scale(double watts) const {
   if (!present() || watts >= tdp_w) return 1;
   return std::cbrt((watts - static_w) / (tdp_w - static_w));

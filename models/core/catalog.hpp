@@ -98,6 +98,10 @@ struct Device {
   double gemm_sustained_bf16 = 1, gemm_sustained_fp8 = 1, burst_sustained = 1;
   std::string gemm_sustained_source;
   double peak(DType d) const;
+  // Sets hw's GEMM and attention shares from gemm_sustained: every path that
+  // builds a Hardware from this device (proc::resolve_hardware, minblock's
+  // flat ring) charges the same settled clock.
+  void settle(Hardware& hw) const;
 };
 
 struct Interconnect {
