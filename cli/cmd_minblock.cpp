@@ -105,7 +105,8 @@ int run(const MinblockFlags& f) {
     for (const auto& [flag, set] : {std::pair{"--gpu", !hs.gpu.empty()},
                                     {"--cluster", !hs.cluster.empty()},
                                     {"--intra", !hs.intra.empty()},
-                                    {"--inter", !hs.inter.empty()}})
+                                    {"--inter", !hs.inter.empty()},
+                                    {"--power-limit", hs.power_limit.has_value()}})
       if (set)
         throw InputError(fmt::format(
             "{}: --flops/--bandwidth give the pair by hand; leave {} out, or drop --flops and "
@@ -203,10 +204,15 @@ int run(const MinblockFlags& f) {
       "each column drops one assumption:\n");
   text += fmt::format("  {:<11} {:<12} {:>8} {:>8} {:>8} {:>9} {:>10} {:>9}\n", "device", "link",
                       "paper", "gqa", "causal", "backward", "efficiency", "combined");
+  // A power limit is one device's (the catalog's devices have different
+  // rated powers): refused for the whole catalog, never applied to some rows.
+  if (hs.power_limit && only_device.empty())
+    throw InputError("--power-limit: applies to one device; choose it with --gpu or --cluster");
+  const double watts = only_device.empty() ? 0 : proc::deployed_watts(hs, cat.device(only_device));
   const auto rows = minblock_rows(
       cat, w, dtype,
       [&](const Hardware& hw) { return proc::make_implementation(hs, cat, hw, dtype); },
-      only_device, links);
+      only_device, links, watts);
   for (const auto& row : rows) {
     const auto& c = row.columns;
     text +=

@@ -147,35 +147,23 @@ void refuse_flags_not_on(const HardwareSpec& h, Platform p) {
         "--bandwidth); use --platform nodes for NVLink inside a node");
 }
 
-namespace {
-
-// The power the device runs at and the clock fraction it leaves (docs/models.md,
-// "Hardware as deployed"): --power-limit, else the device's as deployed, else
-// its rated power. A device without a power model runs at its rated peak.
-void resolve_power(const HardwareSpec& h, const Device& dev, Hardware& hw) {
+// The power the device runs at (docs/models.md, "Hardware as deployed"):
+// --power-limit, else the device's as deployed, else its rated power; 0 for a
+// device without a power model (it runs at its rated peak).
+double deployed_watts(const HardwareSpec& h, const Device& dev) {
   const auto& pm = dev.power;
-  if (h.power_limit) {
-    if (!pm.present())
-      throw InputError(fmt::format(
-          "--power-limit: the catalog has no power model for {}; drop it (the rated peak is used)",
-          dev.name));
-    if (*h.power_limit > pm.tdp_w || *h.power_limit <= pm.static_w)
-      throw InputError(
-          fmt::format("--power-limit: {} runs between {:g} W (exclusive) and its "
-                      "rated {:g} W, got {:g}",
-                      dev.name, pm.static_w, pm.tdp_w, *h.power_limit));
-    hw.power_limit_w = *h.power_limit;
-  } else if (pm.present()) {
-    hw.power_limit_w = dev.default_power_w > 0 ? dev.default_power_w : pm.tdp_w;
-  }
-  hw.clock_scale = pm.clock_scale(hw.power_limit_w);
-  // A saturated device runs at its settled clock (catalog gemm_sustained): a
-  // dense GEMM at its measured sustained rate, a kernel timed in a burst at
-  // the share it keeps; under a cap both follow the peak's clock from there.
-  dev.settle(hw);
+  if (!h.power_limit) return dev.deployed_power_w();
+  if (!pm.present())
+    throw InputError(fmt::format(
+        "--power-limit: the catalog has no power model for {}; drop it (the rated peak is used)",
+        dev.name));
+  if (*h.power_limit > pm.tdp_w || *h.power_limit <= pm.static_w)
+    throw InputError(
+        fmt::format("--power-limit: {} runs between {:g} W (exclusive) and its "
+                    "rated {:g} W, got {:g}",
+                    dev.name, pm.static_w, pm.tdp_w, *h.power_limit));
+  return *h.power_limit;
 }
-
-}  // namespace
 
 Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype) {
   Hardware hw;
@@ -200,23 +188,8 @@ Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype
   const auto& dev = cat.device(gpu);
   if (intra.empty()) intra = dev.default_intra;
   if (inter.empty()) inter = dev.default_inter;
-  hw.gpu_name = dev.name;
-  hw.gpu_display = dev.display;
-  resolve_power(h, dev, hw);
-  hw.flops = dev.peak(dtype) * hw.clock_scale;
-  hw.sm_count = dev.sm_count;
-  hw.gemm_tiles = dev.gemm_tiles;
-  hw.gemm_fill_bf16 = dev.gemm_fill_bf16;
-  hw.gemm_fill_fp8 = dev.gemm_fill_fp8;
-  hw.hbm_efficiency = dev.hbm_efficiency;
-  hw.efficiency = dev.attention_efficiency;
-  hw.gemm_efficiency = dev.gemm_efficiency;
-  hw.hbm_bytes = dev.hbm_bytes;
-  hw.hbm_driver_reserved = dev.hbm_driver_reserved_bytes;
-  hw.context_bytes = dev.context_bytes;
-  hw.blas_workspace_bytes = dev.blas_workspace_bytes;
-  hw.tpu = dev.kind == "tpu";
-  hw.hbm_bandwidth = h.hbm_bandwidth ? *h.hbm_bandwidth : dev.hbm_bandwidth;
+  dev.deploy(hw, dtype, deployed_watts(h, dev));
+  if (h.hbm_bandwidth) hw.hbm_bandwidth = *h.hbm_bandwidth;
   hw.platform = platform ? *platform : parse_platform("--platform", dev.default_platform);
   hw.gpus_per_node = gpn ? *gpn : dev.default_gpus_per_node;
   const auto& a = cat.interconnect(intra);

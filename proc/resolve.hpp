@@ -20,6 +20,10 @@ Catalog load_catalog(const HardwareSpec& h, bool framework_keys = false);
 // The --model preset with the custom shape flags applied.
 ModelShape resolve_shape(const WorkloadSpec& w);
 Hardware resolve_hardware(const HardwareSpec& h, const Catalog& cat, DType dtype);
+// The power `dev` runs at: --power-limit (refused in one line outside the
+// device's power model), else the device's as deployed, else its rated power;
+// 0 for a device without a power model.
+double deployed_watts(const HardwareSpec& h, const Device& dev);
 
 // The node and link flags a platform has: nodes (--gpus-per-node) on `nodes`
 // and the tori; an NVLink-type link (--intra) everywhere but a fat-tree; a

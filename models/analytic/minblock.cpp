@@ -92,16 +92,9 @@ std::int64_t min_block_for_pass(const Workload& w, const Hardware& hw, const Imp
   return hides_at(hi).value_or(false) ? hi * unit : -1;
 }
 
-Hardware flat_link_hardware(const Device& d, const Interconnect& ic, DType dtype) {
+Hardware flat_link_hardware(const Device& d, const Interconnect& ic, DType dtype, double watts) {
   Hardware hw;
-  hw.gpu_name = d.name;
-  hw.gpu_display = d.display;
-  hw.flops = d.peak(dtype);
-  hw.efficiency = d.attention_efficiency;
-  hw.gemm_efficiency = d.gemm_efficiency;
-  d.settle(hw);  // at the settled clock, as run and plan resolve it
-  hw.hbm_bytes = d.hbm_bytes;
-  hw.hbm_bandwidth = d.hbm_bandwidth;
+  d.deploy(hw, dtype, watts);  // as run and plan resolve it: its power, clock and settled shares
   hw.platform = Platform::Flat;
   hw.bandwidth_override = true;
   hw.intra_name = hw.inter_name = ic.name;
@@ -148,7 +141,8 @@ std::string minblock_assumptions(const Workload& w, bool from_profile) {
 std::vector<MinblockRow> minblock_rows(
     const Catalog& cat, const Workload& w, DType dtype,
     const std::function<std::shared_ptr<const Implementation>(const Hardware&)>& model,
-    const std::string& only_device, const std::vector<std::string>& only_links) {
+    const std::string& only_device, const std::vector<std::string>& only_links,
+    double only_device_watts) {
   std::vector<MinblockRow> rows;
   for (const auto& ln : only_links) cat.interconnect(ln);  // an unknown name is refused
   if (!only_device.empty() && cat.device(only_device).peak(dtype) <= 0)
@@ -160,7 +154,8 @@ std::vector<MinblockRow> minblock_rows(
     if (!only_links.empty()) links = {only_links.begin(), only_links.end()};
     for (const auto& ln : links) {
       const auto& ic = cat.interconnect(ln);
-      const auto hw = flat_link_hardware(d, ic, dtype);
+      const double watts = only_device_watts > 0 ? only_device_watts : d.deployed_power_w();
+      const auto hw = flat_link_hardware(d, ic, dtype, watts);
       const auto im = model(hw);
       rows.push_back({d.name, ic.name, hw.flops, ic.bandwidth,
                       minblock_columns(hw, w, *im, ic.bandwidth), im->name()});

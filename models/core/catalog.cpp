@@ -39,6 +39,36 @@ void Device::settle(Hardware& hw) const {
   hw.attention_throttle = burst_sustained;
 }
 
+double Device::deployed_power_w() const {
+  if (default_power_w > 0) return default_power_w;
+  return power.present() ? power.tdp_w : 0;
+}
+
+void Device::deploy(Hardware& hw, DType dtype, double watts) const {
+  hw.gpu_name = name;
+  hw.gpu_display = display;
+  hw.power_limit_w = power.present() ? (watts > 0 ? watts : power.tdp_w) : 0;
+  hw.clock_scale = power.clock_scale(hw.power_limit_w);
+  // A saturated device runs at its settled clock (catalog gemm_sustained): a
+  // dense GEMM at its measured sustained rate, a kernel timed in a burst at
+  // the share it keeps; under a cap both follow the peak's clock from there.
+  settle(hw);
+  hw.flops = peak(dtype) * hw.clock_scale;
+  hw.sm_count = sm_count;
+  hw.gemm_tiles = gemm_tiles;
+  hw.gemm_fill_bf16 = gemm_fill_bf16;
+  hw.gemm_fill_fp8 = gemm_fill_fp8;
+  hw.hbm_efficiency = hbm_efficiency;
+  hw.efficiency = attention_efficiency;
+  hw.gemm_efficiency = gemm_efficiency;
+  hw.hbm_bytes = hbm_bytes;
+  hw.hbm_driver_reserved = hbm_driver_reserved_bytes;
+  hw.context_bytes = context_bytes;
+  hw.blas_workspace_bytes = blas_workspace_bytes;
+  hw.tpu = kind == "tpu";
+  hw.hbm_bandwidth = hbm_bandwidth;
+}
+
 double PowerModel::clock_scale(double watts) const {
   if (!present() || watts >= tdp_w) return 1;
   return std::cbrt((watts - static_w) / (tdp_w - static_w));

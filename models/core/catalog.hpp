@@ -98,9 +98,17 @@ struct Device {
   double gemm_sustained_bf16 = 1, gemm_sustained_fp8 = 1, burst_sustained = 1;
   std::string gemm_sustained_source;
   double peak(DType d) const;
-  // Sets hw's GEMM and attention shares from gemm_sustained: every path that
-  // builds a Hardware from this device (proc::resolve_hardware, minblock's
-  // flat ring) charges the same settled clock.
+  // The power it runs at when no --power-limit is given: as deployed
+  // (default_power_w), else its rated power; 0 without a power model.
+  double deployed_power_w() const;
+  // Sets hw's device half as the device runs at `watts` (0: its rated peak):
+  // the clock the power leaves, the peak at that clock, the settled GEMM and
+  // attention shares, the kernel and GEMM fractions, the memory. Every path
+  // that builds a Hardware from this device (proc::resolve_hardware,
+  // minblock's flat ring) calls it, so no command charges a device another
+  // command does not.
+  void deploy(Hardware& hw, DType dtype, double watts) const;
+  // Sets hw's GEMM and attention shares from gemm_sustained (part of deploy).
   void settle(Hardware& hw) const;
 };
 
