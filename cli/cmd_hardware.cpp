@@ -16,6 +16,34 @@
 namespace ringsim::cli {
 namespace {
 
+// A device as every command runs it by default (Device::deploy at its power
+// as deployed): the clock that power leaves and the dense peaks at it.
+nlohmann::json deployed_json(const Device& d) {
+  Hardware bf16, fp16, fp32;
+  const double w = d.deployed_power_w();
+  d.deploy(bf16, DType::BF16, w);
+  d.deploy(fp16, DType::FP16, w);
+  d.deploy(fp32, DType::FP32, w);
+  return {{"power_w", bf16.power_limit_w},
+          {"clock_scale", bf16.clock_scale},
+          {"peak_flops", {{"bf16", bf16.flops}, {"fp16", fp16.flops}, {"fp32", fp32.flops}}}};
+}
+
+// One line per device that runs below its rated power as deployed (the
+// catalog's default_power_w), so the table's datasheet peak is not read as
+// the rate run, plan, infer and minblock charge.
+void print_deployed(const Catalog& cat) {
+  for (const auto& d : cat.devices()) {
+    if (!d.power.present() || d.deployed_power_w() >= d.power.tdp_w) continue;
+    Hardware hw;
+    d.deploy(hw, DType::BF16, d.deployed_power_w());
+    std::cout << fmt::format(
+        "  as deployed: {} at {:g} W of its rated {:g} W, clock x{:.3f}, {:.1f} TF bf16: every "
+        "command's default (--power-limit moves it; docs/models.md, 'Hardware as deployed')\n",
+        d.name, hw.power_limit_w, d.power.tdp_w, hw.clock_scale, hw.flops / 1e12);
+  }
+}
+
 struct HardwareListFlags {
   proc::HardwareFlags hw;
   bool json = false, sources = false;
@@ -89,6 +117,7 @@ int run(const HardwareListFlags& f) {
            {"display", d.display},
            {"kind", d.kind},
            {"peak_flops", {{"bf16", d.peak_bf16}, {"fp16", d.peak_fp16}, {"fp32", d.peak_fp32}}},
+           {"deployed", deployed_json(d)},
            {"hbm_bytes", d.hbm_bytes},
            {"hbm_gib", d.hbm_bytes / 1073741824.0},
            {"hbm_reported_by", d.hbm_reported_by},
@@ -196,6 +225,7 @@ int run(const HardwareListFlags& f) {
                 << "\n      memory (" << d.hbm_reported_by << "): " << d.hbm_source
                 << "\n      driver's reserve: " << d.hbm_driver_reserved_source << "\n";
   }
+  print_deployed(cat);
   std::cout << "\nInterconnects (per direction):\n";
   for (const auto& n : cat.interconnects()) {
     std::cout << fmt::format("  {:<12} {:>8.1f} GB/s {:>6.1f} us  {}\n", n.name, n.bandwidth / 1e9,

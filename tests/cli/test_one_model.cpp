@@ -147,6 +147,33 @@ TEST(OneModelByHand, MinblockTakesThePowerLimitRunTakes) {
   EXPECT_LT(row.at("flops").get<double>(), rated.at("rows").at(0).at("flops").get<double>());
 }
 
+TEST(OneModelByHand, HardwareListsEachDeviceAsTheCommandsRunIt) {
+  // `hardware --json` keeps the datasheet's peak and adds the device as
+  // deployed; that peak is the one minblock's row (and so run) charges.
+  const auto hw = cli({"hardware", "--json"});
+  const auto table = cli({"minblock", "--json"});
+  for (const auto& d : hw.at("devices")) {
+    const auto name = d.at("name").get<std::string>();
+    const auto& dep = d.at("deployed");
+    EXPECT_LE(dep.at("peak_flops").at("bf16").get<double>(),
+              d.at("peak_flops").at("bf16").get<double>())
+        << name;
+    for (const auto& row : table.at("rows"))
+      if (row.at("device") == name)
+        EXPECT_DOUBLE_EQ(row.at("flops").get<double>(),
+                         dep.at("peak_flops").at("bf16").get<double>())
+            << name;
+    if (name == "h100-sxm-96gb") {
+      EXPECT_EQ(dep.at("power_w").get<double>(), 500);  // Meta's Grand Teton hosts
+      EXPECT_LT(dep.at("clock_scale").get<double>(), 1);
+    }
+    if (name == "h100-sxm") {
+      EXPECT_EQ(dep.at("power_w").get<double>(), 700);
+      EXPECT_EQ(dep.at("clock_scale").get<double>(), 1);
+    }
+  }
+}
+
 TEST(OneModelByHand, MinblockRefusesLayoutsRunCallsNotApplicable) {
   // run prints n/a for these; minblock says why in one line naming --layout
   // (it named --devices, a flag minblock does not have).
