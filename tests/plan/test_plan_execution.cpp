@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "helpers.hpp"
+#include "models/core/catalog.hpp"
 #include "models/plan/execution.hpp"
 
 namespace ringsim {
@@ -44,6 +45,43 @@ TEST(Execution, ATinyLayerIsHostBound) {
   EXPECT_GE(c.at("step_time_s").get<double>(), 2 * 156 * 10e-6);
   EXPECT_GT(c.at("time_breakdown").at("host_bound_s").get<double>(), 0);
   EXPECT_NEAR(c.at("time_breakdown").at("launch_s").get<double>(), 2 * 156 * 0.9e-6, 1e-12);
+}
+
+// A 2-layer eager PyTorch step (no checkpointing) with the norm as --norm says.
+nlohmann::json eager_breakdown(const std::string& norm) {
+  const auto r = run_cli({"plan",     "--d-model",
+                          "256",      "--heads",
+                          "4",        "--kv-heads",
+                          "4",        "--head-dim",
+                          "64",       "--ffn",
+                          "512",      "--layers",
+                          "2",        "--vocab",
+                          "1024",     "--context",
+                          "1K",       "--gpus",
+                          "1",        "--gpu",
+                          "h100-sxm", "--tp",
+                          "1",        "--pp",
+                          "1",        "--calibration",
+                          "none",     "--global-batch-tokens",
+                          "replica",  "--activation-checkpointing",
+                          "none",     "--norm",
+                          norm,       "--json"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  return nlohmann::json::parse(r.out).at("configs").at(0).at("time_breakdown");
+}
+
+TEST(Execution, AFusedNormIsOneKernelInTheStepAsInMemory) {
+  // --norm fused drops the eager composite RMSNorm's extra 36 B per element
+  // (40 against 4) for each of a layer's two norms, forward and twice that
+  // backward: 2 layers x 3 x 2 x 36 B x 256 x 1024 tokens at achievable HBM,
+  // and 2 x (6 + 12) kernels' device gaps of 0.9 us per layer.
+  const auto eager = eager_breakdown("eager"), fused = eager_breakdown("fused");
+  const auto& dev = Catalog::embedded().device("h100-sxm");
+  const double hbm = dev.hbm_bandwidth * dev.hbm_efficiency;
+  EXPECT_NEAR(eager.at("pointwise_s").get<double>() - fused.at("pointwise_s").get<double>(),
+              2 * 3 * 2 * 36.0 * 256 * 1024 / hbm, 1e-12);
+  EXPECT_NEAR(eager.at("launch_s").get<double>() - fused.at("launch_s").get<double>(),
+              2 * 2 * (6 + 12) * 0.9e-6, 1e-12);
 }
 
 // A jax-xla step under MaxText's remat policies, through `plan --json`.
