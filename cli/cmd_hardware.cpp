@@ -32,9 +32,14 @@ nlohmann::json deployed_json(const Device& d) {
 // One line per device that runs below its rated power as deployed (the
 // catalog's default_power_w), so the table's datasheet peak is not read as
 // the rate run, plan, infer and minblock charge.
-void print_deployed(const Catalog& cat) {
+void print_deployed(const Catalog& cat, bool after_sources) {
+  bool first = true;
   for (const auto& d : cat.devices()) {
     if (!d.power.present() || d.deployed_power_w() >= d.power.tdp_w) continue;
+    // Under --sources the table's last lines are a device's sources: a blank
+    // line keeps these from reading as that device's.
+    if (first && after_sources) std::cout << "\n";
+    first = false;
     Hardware hw;
     d.deploy(hw, DType::BF16, d.deployed_power_w());
     std::cout << fmt::format(
@@ -225,7 +230,7 @@ int run(const HardwareListFlags& f) {
                 << "\n      memory (" << d.hbm_reported_by << "): " << d.hbm_source
                 << "\n      driver's reserve: " << d.hbm_driver_reserved_source << "\n";
   }
-  print_deployed(cat);
+  print_deployed(cat, f.sources);
   std::cout << "\nInterconnects (per direction):\n";
   for (const auto& n : cat.interconnects()) {
     std::cout << fmt::format("  {:<12} {:>8.1f} GB/s {:>6.1f} us  {}\n", n.name, n.bandwidth / 1e9,

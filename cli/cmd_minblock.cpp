@@ -127,8 +127,11 @@ int run(const MinblockFlags& f) {
     const auto cm = proc::make_implementation(hs, cat, hw, dtype);
     const auto c = minblock_columns(hw, w, *cm);
     if (f.json) {
-      const nlohmann::json sel{
-          {"gpu", nullptr}, {"links", nlohmann::json::array()}, {"by_hand", true}};
+      const nlohmann::json sel{{"gpu", nullptr},
+                               {"links", nlohmann::json::array()},
+                               {"by_hand", true},
+                               {"power_w", nullptr},
+                               {"hbm_bandwidth", nullptr}};
       std::cout << result_json(
                        nlohmann::json::array(), cat.paper_table2_source(),
                        nlohmann::json::array({row_json("custom", "custom", F, B, c, cm->name())}),
@@ -202,21 +205,25 @@ int run(const MinblockFlags& f) {
   text += fmt::format(
       "Catalog devices x interconnects, minimum block in tokens (binary K = 1024, as blocks); "
       "each column drops one assumption:\n");
-  text += fmt::format("  {:<11} {:<12} {:>8} {:>8} {:>8} {:>9} {:>10} {:>9}\n", "device", "link",
+  text += fmt::format("  {:<13} {:<12} {:>8} {:>8} {:>8} {:>9} {:>10} {:>9}\n", "device", "link",
                       "paper", "gqa", "causal", "backward", "efficiency", "combined");
-  // A power limit is one device's (the catalog's devices have different
-  // rated powers): refused for the whole catalog, never applied to some rows.
-  if (hs.power_limit && only_device.empty())
-    throw InputError("--power-limit: applies to one device; choose it with --gpu or --cluster");
+  // A power limit and an HBM rate are one device's (the catalog's devices
+  // differ in both): refused for the whole catalog, never applied to some rows.
+  for (const auto& [flag, set] : {std::pair{"--power-limit", hs.power_limit.has_value()},
+                                  {"--hbm-bandwidth", hs.hbm_bandwidth.has_value()}})
+    if (set && only_device.empty())
+      throw InputError(
+          fmt::format("{}: applies to one device; choose it with --gpu or --cluster", flag));
   const double watts = only_device.empty() ? 0 : proc::deployed_watts(hs, cat.device(only_device));
+  const double hbm = hs.hbm_bandwidth.value_or(0);
   const auto rows = minblock_rows(
       cat, w, dtype,
       [&](const Hardware& hw) { return proc::make_implementation(hs, cat, hw, dtype); },
-      only_device, links, watts);
+      only_device, links, watts, hbm);
   for (const auto& row : rows) {
     const auto& c = row.columns;
     text +=
-        fmt::format("  {:<11} {:<12} {:>8} {:>8} {:>8} {:>9} {:>10} {:>9}\n", row.device,
+        fmt::format("  {:<13} {:<12} {:>8} {:>8} {:>8} {:>9} {:>10} {:>9}\n", row.device,
                     row.interconnect, human_tokens(c.paper), human_tokens(c.gqa),
                     human_tokens(c.causal), human_tokens(c.backward), human_tokens(c.efficiency),
                     c.combined > 0 ? human_tokens(static_cast<double>(c.combined)) : "never");
@@ -225,10 +232,18 @@ int run(const MinblockFlags& f) {
   }
   text += "  " + assumptions + "\n";
   if (f.json) {
+    // The one device's power and HBM rate as its rows ran them (null for the
+    // whole catalog, whose devices each run as deployed).
+    auto one = [&](double v) {
+      return only_device.empty() ? nlohmann::json(nullptr) : nlohmann::json(v);
+    };
     const nlohmann::json sel{
         {"gpu", only_device.empty() ? nlohmann::json(nullptr) : nlohmann::json(only_device)},
         {"links", links},
-        {"by_hand", false}};
+        {"by_hand", false},
+        {"power_w", one(watts)},
+        {"hbm_bandwidth",
+         one(hbm > 0 || only_device.empty() ? hbm : cat.device(only_device).hbm_bandwidth)}};
     std::cout << result_json(jpaper, cat.paper_table2_source(), jrows, assumptions, sel).dump(2)
               << "\n";
   } else {

@@ -127,7 +127,8 @@ MinblockColumns minblock_columns(const Hardware& hw, const Workload& w, const Im
 
 std::string minblock_assumptions(const Workload& w, bool from_profile) {
   return fmt::format(
-      "paper: MHA, bf16, forward, peak FLOP/s, c >= F/B | gqa: {} ({} of {} KV heads) | causal: a "
+      "paper: MHA, bf16, forward, peak FLOP/s as deployed, c >= F/B | gqa: {} ({} of {} KV heads) "
+      "| causal: a "
       "causal mask (the lightest step does half a block) | backward: K,V,dK,dV (fp32 grads), 2.5x "
       "compute | efficiency: catalog kernel fraction | combined: {} layout, {}, {}, {}, K/V as "
       "the kernel's ring passes them (grouped, or expanded to every query head under PyTorch "
@@ -142,7 +143,7 @@ std::vector<MinblockRow> minblock_rows(
     const Catalog& cat, const Workload& w, DType dtype,
     const std::function<std::shared_ptr<const Implementation>(const Hardware&)>& model,
     const std::string& only_device, const std::vector<std::string>& only_links,
-    double only_device_watts) {
+    double only_device_watts, double only_device_hbm) {
   std::vector<MinblockRow> rows;
   for (const auto& ln : only_links) cat.interconnect(ln);  // an unknown name is refused
   if (!only_device.empty() && cat.device(only_device).peak(dtype) <= 0)
@@ -155,7 +156,8 @@ std::vector<MinblockRow> minblock_rows(
     for (const auto& ln : links) {
       const auto& ic = cat.interconnect(ln);
       const double watts = only_device_watts > 0 ? only_device_watts : d.deployed_power_w();
-      const auto hw = flat_link_hardware(d, ic, dtype, watts);
+      auto hw = flat_link_hardware(d, ic, dtype, watts);
+      if (only_device_hbm > 0) hw.hbm_bandwidth = only_device_hbm;
       const auto im = model(hw);
       rows.push_back({d.name, ic.name, hw.flops, ic.bandwidth,
                       minblock_columns(hw, w, *im, ic.bandwidth), im->name()});

@@ -84,12 +84,13 @@ struct MinblockRow {
 // `links` replaces the default interconnects (unknown names are refused).
 // Each device runs at its power as deployed (Device::deploy), or at
 // `only_device_watts` when it is above 0 (the --power-limit of the one device
-// kept).
+// kept), with `only_device_hbm` as its HBM rate when above 0
+// (--hbm-bandwidth).
 std::vector<MinblockRow> minblock_rows(
     const Catalog& cat, const Workload& w, DType dtype,
     const std::function<std::shared_ptr<const Implementation>(const Hardware&)>& model,
     const std::string& only_device = "", const std::vector<std::string>& links = {},
-    double only_device_watts = 0);
+    double only_device_watts = 0, double only_device_hbm = 0);
 // The flat one-link hardware of a device running at `watts` (Device::deploy)
 // on an interconnect.
 Hardware flat_link_hardware(const Device& d, const Interconnect& ic, DType dtype, double watts);

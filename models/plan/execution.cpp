@@ -166,10 +166,11 @@ const Execution& built_in(const PlanRequest& r) {
 Execution execution(const PlanRequest& r) {
   Execution e = built_in(r);
   // --norm fused (TorchTitan's fused_rmsnorm, LLM Foundry's low-precision
-  // LayerNorm): one kernel each way per norm that reads and writes its tensor
-  // once, as the memory model already holds it (activations.cpp); the eager
-  // composite's extra bytes, and its 7 forward and about 14 backward kernels
-  // per norm, are not run.
+  // LayerNorm): one forward kernel per norm that reads and writes its tensor
+  // once, and two backward (the input gradient, the weight gradient's
+  // reduction), as the memory model already holds it (activations.cpp); the
+  // eager composite's extra bytes, and its 7 forward and about 14 backward
+  // kernels per norm, are not run.
   if (r.fused_norm && e.norm_extra > 0) {
     e.norm_extra = 0;
     e.kernels_fwd -= 2 * (7 - 1);

@@ -145,6 +145,17 @@ TEST(OneModelByHand, MinblockTakesThePowerLimitRunTakes) {
   EXPECT_LT(row.at("combined").get<std::int64_t>(),
             rated.at("rows").at(0).at("combined").get<std::int64_t>());
   EXPECT_LT(row.at("flops").get<double>(), rated.at("rows").at(0).at("flops").get<double>());
+  EXPECT_EQ(capped.at("selection").at("power_w").get<double>(), 400);
+  // --hbm-bandwidth moves the merges and accumulations a step does in HBM,
+  // in minblock's row as in run (it had been left at the catalog's rate).
+  const auto slow_hbm = cli(
+      {"minblock", "--gpu", "h100-sxm", "--intra", "nvlink4", "--hbm-bandwidth", "1e12", "--json"});
+  const auto run_hbm =
+      cli({"run", "--engine", "analytic", "--gpu", "h100-sxm", "--platform", "flat", "--intra",
+           "nvlink4", "--devices", "8", "--block", "1K", "--hbm-bandwidth", "1e12", "--json"});
+  EXPECT_EQ(slow_hbm.at("rows").at(0).at("combined"), run_hbm.at("min_block"));
+  EXPECT_NE(slow_hbm.at("rows").at(0).at("combined"), rated.at("rows").at(0).at("combined"));
+  EXPECT_EQ(slow_hbm.at("selection").at("hbm_bandwidth").get<double>(), 1e12);
 }
 
 TEST(OneModelByHand, HardwareListsEachDeviceAsTheCommandsRunIt) {

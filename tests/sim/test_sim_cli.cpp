@@ -458,7 +458,7 @@ TEST(SimCli, MinblockSelectionAndOneJsonShape) {
   const auto t = run({"minblock", "--gpu", "a100-80gb", "--inter", "ib-hdr"});
   ASSERT_EQ(t.exit_code, 0) << t.err;
   EXPECT_EQ(t.out.find("Table 2"), std::string::npos) << t.out;
-  EXPECT_NE(t.out.find("a100-80gb   ib-hdr"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("a100-80gb     ib-hdr"), std::string::npos) << t.out;
   EXPECT_EQ(t.out.find("h100-sxm"), std::string::npos) << t.out;
 }
 
