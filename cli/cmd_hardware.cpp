@@ -19,14 +19,13 @@ namespace {
 // A device as every command runs it by default (Device::deploy at its power
 // as deployed): the clock that power leaves and the dense peaks at it.
 nlohmann::json deployed_json(const Device& d) {
-  Hardware bf16, fp16, fp32;
-  const double w = d.deployed_power_w();
-  d.deploy(bf16, DType::BF16, w);
-  d.deploy(fp16, DType::FP16, w);
-  d.deploy(fp32, DType::FP32, w);
-  return {{"power_w", bf16.power_limit_w},
-          {"clock_scale", bf16.clock_scale},
-          {"peak_flops", {{"bf16", bf16.flops}, {"fp16", fp16.flops}, {"fp32", fp32.flops}}}};
+  Hardware hw;
+  d.deploy(hw, DType::BF16, d.deployed_power_w());
+  auto at = [&](DType t) { return d.peak(t) * hw.clock_scale; };  // deploy's flops, per dtype
+  return {{"power_w", hw.power_limit_w},
+          {"clock_scale", hw.clock_scale},
+          {"peak_flops",
+           {{"bf16", at(DType::BF16)}, {"fp16", at(DType::FP16)}, {"fp32", at(DType::FP32)}}}};
 }
 
 // One line per device that runs below its rated power as deployed (the

@@ -215,7 +215,10 @@ int run(const MinblockFlags& f) {
       throw InputError(
           fmt::format("{}: applies to one device; choose it with --gpu or --cluster", flag));
   const double watts = only_device.empty() ? 0 : proc::deployed_watts(hs, cat.device(only_device));
-  const double hbm = hs.hbm_bandwidth.value_or(0);
+  // The one device's HBM rate as its rows run it (--hbm-bandwidth, else the
+  // catalog's; 0, no override, for the whole catalog).
+  const double hbm =
+      hs.hbm_bandwidth.value_or(only_device.empty() ? 0 : cat.device(only_device).hbm_bandwidth);
   const auto rows = minblock_rows(
       cat, w, dtype,
       [&](const Hardware& hw) { return proc::make_implementation(hs, cat, hw, dtype); },
@@ -242,8 +245,7 @@ int run(const MinblockFlags& f) {
         {"links", links},
         {"by_hand", false},
         {"power_w", one(watts)},
-        {"hbm_bandwidth",
-         one(hbm > 0 || only_device.empty() ? hbm : cat.device(only_device).hbm_bandwidth)}};
+        {"hbm_bandwidth", one(hbm)}};
     std::cout << result_json(jpaper, cat.paper_table2_source(), jrows, assumptions, sel).dump(2)
               << "\n";
   } else {

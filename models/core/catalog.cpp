@@ -33,12 +33,6 @@ double Device::peak(DType d) const {
   return 0;
 }
 
-void Device::settle(Hardware& hw) const {
-  hw.gemm_throttle = gemm_sustained_bf16;
-  hw.gemm_throttle_fp8 = gemm_sustained_fp8;
-  hw.attention_throttle = burst_sustained;
-}
-
 double Device::deployed_power_w() const {
   if (default_power_w > 0) return default_power_w;
   return power.present() ? power.tdp_w : 0;
@@ -52,7 +46,9 @@ void Device::deploy(Hardware& hw, DType dtype, double watts) const {
   // A saturated device runs at its settled clock (catalog gemm_sustained): a
   // dense GEMM at its measured sustained rate, a kernel timed in a burst at
   // the share it keeps; under a cap both follow the peak's clock from there.
-  settle(hw);
+  hw.gemm_throttle = gemm_sustained_bf16;
+  hw.gemm_throttle_fp8 = gemm_sustained_fp8;
+  hw.attention_throttle = burst_sustained;
   hw.flops = peak(dtype) * hw.clock_scale;
   hw.sm_count = sm_count;
   hw.gemm_tiles = gemm_tiles;

@@ -108,8 +108,6 @@ struct Device {
   // minblock's flat ring) calls it, so no command charges a device another
   // command does not.
   void deploy(Hardware& hw, DType dtype, double watts) const;
-  // Sets hw's GEMM and attention shares from gemm_sustained (part of deploy).
-  void settle(Hardware& hw) const;
 };
 
 struct Interconnect {

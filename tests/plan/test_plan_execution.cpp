@@ -14,6 +14,33 @@ namespace {
 
 using plan_testing::run_cli;
 
+// `ringsim plan --json` on a 2-layer model of width 256 (4 heads of 64, MLP
+// 512, vocabulary 1024), TP and PP 1, no calibration, one sequence per
+// replica; `extra` names the device, the context, the GPUs and the rest.
+cli_testing::CliResult tiny_plan(const std::vector<std::string>& extra) {
+  std::vector<std::string> a{"plan",    "--d-model",
+                             "256",     "--heads",
+                             "4",       "--kv-heads",
+                             "4",       "--head-dim",
+                             "64",      "--ffn",
+                             "512",     "--layers",
+                             "2",       "--vocab",
+                             "1024",    "--tp",
+                             "1",       "--pp",
+                             "1",       "--calibration",
+                             "none",    "--global-batch-tokens",
+                             "replica", "--json"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return run_cli(a);
+}
+
+// The time breakdown of the best row of tiny_plan(extra).
+nlohmann::json tiny_breakdown(const std::vector<std::string>& extra) {
+  const auto r = tiny_plan(extra);
+  EXPECT_EQ(r.code, 0) << r.err;
+  return nlohmann::json::parse(r.out).at("configs").at(0).at("time_breakdown");
+}
+
 TEST(Execution, CollectiveCtasSlowTheComputeBesideThem) {
   // 10 ms of compute beside 2 ms of collective holding 16 of 132 SMs: the
   // 2 ms run at 116/132 speed, so 2 x 16/132 = 0.2424 ms more.
@@ -30,14 +57,7 @@ TEST(Execution, ATinyLayerIsHostBound) {
   // more than its microseconds of device work. The step is at least
   // 2 x 1.56 ms, the host-bound time is charged, and the device's gaps are
   // 2 x 156 x 0.9 us = 280.8 us.
-  const auto r = run_cli({"plan",     "--d-model",     "256",  "--heads",
-                          "4",        "--kv-heads",    "4",    "--head-dim",
-                          "64",       "--ffn",         "512",  "--layers",
-                          "2",        "--vocab",       "1024", "--context",
-                          "1K",       "--gpus",        "1",    "--gpu",
-                          "h100-sxm", "--tp",          "1",    "--pp",
-                          "1",        "--calibration", "none", "--global-batch-tokens",
-                          "replica",  "--json"});
+  const auto r = tiny_plan({"--context", "1K", "--gpus", "1", "--gpu", "h100-sxm"});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto& c = j.at("configs").at(0);
@@ -49,25 +69,8 @@ TEST(Execution, ATinyLayerIsHostBound) {
 
 // A 2-layer eager PyTorch step (no checkpointing) with the norm as --norm says.
 nlohmann::json eager_breakdown(const std::string& norm) {
-  const auto r = run_cli({"plan",     "--d-model",
-                          "256",      "--heads",
-                          "4",        "--kv-heads",
-                          "4",        "--head-dim",
-                          "64",       "--ffn",
-                          "512",      "--layers",
-                          "2",        "--vocab",
-                          "1024",     "--context",
-                          "1K",       "--gpus",
-                          "1",        "--gpu",
-                          "h100-sxm", "--tp",
-                          "1",        "--pp",
-                          "1",        "--calibration",
-                          "none",     "--global-batch-tokens",
-                          "replica",  "--activation-checkpointing",
-                          "none",     "--norm",
-                          norm,       "--json"});
-  EXPECT_EQ(r.code, 0) << r.err;
-  return nlohmann::json::parse(r.out).at("configs").at(0).at("time_breakdown");
+  return tiny_breakdown({"--context", "1K", "--gpus", "1", "--gpu", "h100-sxm",
+                         "--activation-checkpointing", "none", "--norm", norm});
 }
 
 TEST(Execution, AFusedNormIsOneKernelInTheStepAsInMemory) {
@@ -86,31 +89,13 @@ TEST(Execution, AFusedNormIsOneKernelInTheStepAsInMemory) {
 
 // A jax-xla step under MaxText's remat policies, through `plan --json`.
 nlohmann::json jax_breakdown(const std::string& policy) {
-  std::vector<std::string> a{"plan",    "--d-model",
-                             "256",     "--heads",
-                             "4",       "--kv-heads",
-                             "4",       "--head-dim",
-                             "64",      "--ffn",
-                             "512",     "--layers",
-                             "2",       "--vocab",
-                             "1024",    "--context",
-                             "8K",      "--gpus",
-                             "4",       "--gpu",
-                             "tpu-v5p", "--framework",
-                             "jax-xla", "--tp",
-                             "1",       "--pp",
-                             "1",       "--cp",
-                             "4",       "--layout",
-                             "ring",    "--calibration",
-                             "none",    "--global-batch-tokens",
-                             "replica", "--json"};
+  std::vector<std::string> a{"--context",   "8K",      "--gpus", "4", "--gpu",    "tpu-v5p",
+                             "--framework", "jax-xla", "--cp",   "4", "--layout", "ring"};
   if (!policy.empty())
     a.insert(a.end(), {"--remat-policy", policy});
   else
     a.insert(a.end(), {"--activation-checkpointing", "none"});
-  const auto r = run_cli(a);
-  EXPECT_EQ(r.code, 0) << r.err;
-  return nlohmann::json::parse(r.out).at("configs").at(0).at("time_breakdown");
+  return tiny_breakdown(a);
 }
 
 TEST(Execution, JaxRematReRunsOnlyWhatTheBackwardReadsAndNoPolicySaved) {
