@@ -72,7 +72,7 @@ struct PlanFlags {
   std::string jitter;
   // Execution and calibration (models/plan/execution.hpp, calibration.hpp)
   std::string compile = "off", tp_overlap, dp_overlap, micro_batch, calibration = "default",
-              memory_check = "on";
+              memory_check = "on", sequence_parallel;
   // Memory rules apart from the framework's defaults (models/plan/framework.hpp)
   std::string grad_dtype, fp8_weights, fp8_recipe, remat_policy, fsdp, recompute_layers,
       offload_layers;
@@ -124,6 +124,7 @@ constexpr const char* kTrainingOnly[] = {"--vocab",
                                          "--microbatches",
                                          "--compile",
                                          "--tp-overlap",
+                                         "--sequence-parallel",
                                          "--dp-overlap",
                                          "--micro-batch",
                                          "--memory-check",
@@ -303,6 +304,19 @@ void apply_execution_flags(const PlanFlags& f, const Device& device, PlanRequest
         to_string(r.framework)));
   if (!f.tp_overlap.empty())
     r.tp_overlap = parse_choice("--tp-overlap", f.tp_overlap, {"on", "off"}) == "on" ? 1 : 0;
+  if (!f.sequence_parallel.empty()) {
+    r.sequence_parallel =
+        parse_choice("--sequence-parallel", f.sequence_parallel, {"on", "off"}) == "on";
+    if (r.framework != Framework::Megatron)
+      throw InputError(
+          "--sequence-parallel: Megatron-LM's flag, for --framework megatron (TorchTitan's TP "
+          "plan always shards the norms over the sequence; jax-xla shards by its own rules)");
+    if (!r.sequence_parallel && is_moe(r.shape))
+      throw InputError(
+          "--sequence-parallel off: a mixture-of-experts model with TP runs sequence parallel "
+          "(Megatron-LM: \"When using MoE and tensor parallelism, sequence parallelism must be "
+          "used.\")");
+  }
   if (!f.dp_overlap.empty()) {
     r.dp_overlap = parse_choice("--dp-overlap", f.dp_overlap, {"on", "off"}) == "on";
     if (r.framework != Framework::Megatron || r.fsdp == 1)
@@ -1188,6 +1202,12 @@ Command plan_command() {
         sub->add_option("--tp-overlap", f->tp_overlap,
                         "TP collectives overlapped with the GEMMs (async TP, TE userbuffers; "
                         "default: the framework's, on for megatron and jax-xla)")
+            ->type_name(flag_type::kOnOff);
+        sub->add_option("--sequence-parallel", f->sequence_parallel,
+                        "megatron: on = the TP group shards the norms, residual adds and their "
+                        "activations over the sequence (all-gathers + reduce-scatters; default); "
+                        "off = every TP rank runs and keeps them whole and the group all-reduces "
+                        "(Megatron-LM before sequence parallelism)")
             ->type_name(flag_type::kOnOff);
         sub->add_option("--dp-overlap", f->dp_overlap,
                         "megatron: the distributed optimizer's once-per-step gradient "

@@ -90,8 +90,9 @@ struct Run {
     for (int p : passes) {
       bytes[p] = pass_bytes(w, p == 1, im);
       if (w.scope == Scope::Layer)
-        dense_s[p] =
-            other_layer_seconds(w, o.hardware, p == 1) + moe.compute_s[static_cast<std::size_t>(p)];
+        dense_s[p] = other_layer_seconds(w, o.hardware, p == 1) +
+                     layer_pointwise_seconds(w, o.hardware, p == 1) +
+                     moe.compute_s[static_cast<std::size_t>(p)];
     }
     slow = device_slowdowns(n, o.faults.stragglers);
     // The same collectives and bytes the closed forms charge (tp_pass_seconds).

@@ -237,6 +237,18 @@ double other_layer_seconds(const Workload& w, const Hardware& hw, bool backward)
   return linears_seconds(fwd, bf16_gemm_rates(hw), backward);
 }
 
+double layer_pointwise_seconds(const Workload& w, const Hardware& hw, bool backward) {
+  // A platform given without an HBM rate (the engines' hand-built cases)
+  // has no memory-bound time to charge; every catalog device has one.
+  if (!(hw.hbm_achievable() > 0)) return 0;
+  const auto& s = w.shape;
+  const double residual = residual_stream_bytes_per_token(s);
+  const double per_token =
+      residual / std::max(1, w.residual_shard) + pointwise_bytes_per_token(s) - residual;
+  const double fwd = static_cast<double>(w.block) * per_token / hw.hbm_achievable();
+  return backward ? 2 * fwd : fwd;
+}
+
 double efficiency_vs_one_device(double single_s, double gpus, double time_s) {
   if (!(time_s > 0)) return 0;
   const double e = single_s / (gpus * time_s);
@@ -688,9 +700,14 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
     // A MoE model's experts at their GEMM shapes (layer_moe: the rates
     // alone, which a TP group's hardware keeps).
     const auto moe = layer_moe(w, hw);
-    double other = 0;
-    for (bool bwd : passes) other += other_layer_seconds(w, hw, bwd) + moe.compute_s[bwd ? 1 : 0];
+    double other = 0, pointwise = 0;
+    for (bool bwd : passes) {
+      other += other_layer_seconds(w, hw, bwd) + moe.compute_s[bwd ? 1 : 0];
+      pointwise += layer_pointwise_seconds(w, hw, bwd);
+    }
+    other += pointwise;
     s.other_s = other * w.layers;
+    s.pointwise_s = pointwise * w.layers;
     for (bool bwd : passes) s.moe_compute_s += moe.compute_s[bwd ? 1 : 0] * w.layers;
     s.moe_imbalance = moe.imbalance;
     layer_time += other;

@@ -84,7 +84,11 @@ struct Summary {
   double exposed_comm_s = 0;  // time_s minus the same schedule with free links
   double compute_only_s = 0;  // the same schedule with free links
   double collective_s = 0;    // ulysses all-to-alls / allgather gathers (exposed)
-  double other_s = 0;    // --scope layer: projections + MLP GEMM by GEMM (+ a MoE layer's experts)
+  // --scope layer: the layer outside attention and its TP collectives, the
+  // projections and MLP GEMM by GEMM (+ a MoE layer's experts) and the
+  // memory-bound ops; of it, pointwise_s the memory-bound ops (norms,
+  // residual adds, RoPE, the MLP's activation) at the closed forms' rate.
+  double other_s = 0, pointwise_s = 0;
   double tp_comm_s = 0;  // --tp with --scope layer: TP all-reduces / all-gathers + reduce-scatters
   // --scope layer on a MoE model (models/analytic/moe.hpp, layer_moe): of
   // other_s, the expert side's compute; and the dispatch and combine
@@ -171,6 +175,13 @@ double other_layer_flops(const Workload& w, bool backward);
 // projections; MLA's own projections; a MoE model's MLP left to layer_moe.
 // Both engines charge it for --scope layer.
 double other_layer_seconds(const Workload& w, const Hardware& hw, bool backward);
+// Seconds of the layer's memory-bound ops on one device, as the planner and
+// `infer` charge them: the fused lower bound (pointwise_bytes_per_token) of
+// this rank's shape at the achievable HBM rate, the residual stream's share
+// over w.residual_shard ranks (sequence parallel); the backward moves twice
+// the forward's bytes (the planner's Execution default). Both engines charge
+// it for --scope layer, inside other_s.
+double layer_pointwise_seconds(const Workload& w, const Hardware& hw, bool backward);
 // One token's attention projections (Q/K/V and output; MLA's down and up
 // projections) on a GPU holding `heads` of the model's heads (its TP share).
 double attention_projection_flops(const ModelShape& s, double heads);

@@ -101,6 +101,7 @@ RunSummary RunSummary::of(const Summary& s) {
   r.compute_only_s = s.compute_only_s;
   r.collective_s = s.collective_s;
   r.other_s = s.other_s;
+  r.pointwise_s = s.pointwise_s;
   r.tp_comm_s = s.tp_comm_s;
   r.ep_comm_s = s.ep_comm_s;
   if (w.shape.attention_chunk > 0) r.layer_kind = w.chunked_layer ? "chunked" : "global";
@@ -182,6 +183,7 @@ json RunSummary::to_json() const {
   j["compute_only_s"] = compute_only_s;
   j["collective_s"] = collective_s;
   j["other_s"] = other_s;
+  j["pointwise_s"] = pointwise_s;
   j["tp_comm_s"] = tp_comm_s;
   j["ep_comm_s"] = ep_comm_s;
   j["moe"] = moe ? json{{"experts", moe->experts},
@@ -289,6 +291,8 @@ RunSummary RunSummary::from_json(const json& j, const std::string& origin) {
   s.compute_only_s = r.real("compute_only_s");
   s.collective_s = r.real("collective_s");
   s.other_s = r.real("other_s");
+  // Absent from summaries written before --scope layer charged them.
+  if (j.contains("pointwise_s")) s.pointwise_s = r.real("pointwise_s");
   s.tp_comm_s = r.real("tp_comm_s");
   // Absent from summaries written before run took MoE models.
   if (j.contains("ep_comm_s")) s.ep_comm_s = r.real("ep_comm_s");
@@ -544,9 +548,11 @@ std::string summary_text(const Summary& s) {
                   100 * s.efficiency_vs_single_device, human_seconds(s.single_device_time_s)));
   if (w.scope == Scope::Layer)
     row("projections + MLP",
-        human_seconds(s.other_s) + (s.moe_compute_s > 0
-                                        ? " (GEMM by GEMM with the experts', in the time)"
-                                        : " (GEMM by GEMM, in the time)"));
+        human_seconds(s.other_s) +
+            fmt::format(" (GEMM by GEMM{}, and {} of norms, residual adds, RoPE and the "
+                        "activation at HBM; in the time)",
+                        s.moe_compute_s > 0 ? " with the experts'" : "",
+                        human_seconds(s.pointwise_s)));
   if (w.tp > 1 && w.scope == Scope::Layer)
     row("TP collectives", human_seconds(s.tp_comm_s) + " (exposed, in the time)");
   for (const auto& [k, v] : moe_rows(s)) row(k, v);

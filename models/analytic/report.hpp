@@ -44,7 +44,8 @@ struct RunSummary {
   bool overlapped = false;
   double time_s = 0, ideal_time_s = 0, efficiency = 0, exposed_comm_s = 0, compute_only_s = 0;
   double collective_s = 0, other_s = 0;
-  double tp_comm_s = 0;  // --tp, --scope layer: the TP collectives, exposed (all layers)
+  double pointwise_s = 0;  // --scope layer: of other_s, the memory-bound ops (closed form)
+  double tp_comm_s = 0;    // --tp, --scope layer: the TP collectives, exposed (all layers)
   // --scope layer on a mixture-of-experts model (JSON "moe"; null otherwise):
   // its experts, the EP and expert TP degrees, the routing seed, and what
   // layer_moe charged over the covered layers (ep_comm_s, exposed, is also

@@ -88,6 +88,15 @@ bool mlp_gated(const ModelShape& s) {
   return s.mlp == "swiglu" || s.mlp == "geglu";
 }
 
+double residual_stream_bytes_per_token(const ModelShape& s) {
+  return 20.0 * s.d_model;
+}
+
+double pointwise_bytes_per_token(const ModelShape& s) {
+  const double d = s.head_dim, H = s.heads, kvh = s.kv_heads, F = s.ffn;
+  return residual_stream_bytes_per_token(s) + 4 * d * (H + kvh) + (mlp_gated(s) ? 6 : 4) * F;
+}
+
 int mlp_up_matrices(const ModelShape& s) {
   return mlp_gated(s) ? 2 : 1;
 }
@@ -309,6 +318,7 @@ Workload tp_rank_workload(const Workload& w) {
     l.shape.ffn = w.shape.ffn / w.tp;
   }
   if (l.expert_tp <= 0) l.expert_tp = std::max(1, w.tp);
+  if (w.tp > 1) l.residual_shard = w.sequence_parallel ? w.tp : 1;
   l.tp = 1;
   return l;
 }

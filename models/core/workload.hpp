@@ -93,6 +93,18 @@ const std::vector<ModelShape>& model_shapes();  // embedded models.json
 void set_layers(ModelShape& s, int n);
 const std::vector<std::string>& mlp_names();  // swiglu, geglu, gelu, relu2
 bool mlp_gated(const ModelShape& s);
+
+// Bytes per token per layer that the memory-bound ops move in the forward
+// pass (bf16): two RMSNorms (read + write D each, 8D), RoPE on Q and K
+// (4d(H + kvh)), two residual adds (12D), the MLP's activation fused (SwiGLU
+// reads gate and up and writes the product, 6F; a plain one reads its input
+// and writes its output, 4F). A lower bound: eager PyTorch moves more.
+double pointwise_bytes_per_token(const ModelShape& s);
+// Of those, the ones over the residual stream (the norms and residual adds,
+// 20D): outside the tensor-parallel regions, so a TP group shards them over
+// its ranks only under sequence parallelism; without it every rank runs them
+// whole (Korthikanti et al. 2022, sec. 4.2.2).
+double residual_stream_bytes_per_token(const ModelShape& s);
 inline bool is_moe(const ModelShape& s) {
   return s.experts > 0;
 }
@@ -138,6 +150,10 @@ struct Workload {
   std::int64_t batch = 1;  // sequences per device batch
   int tp = 1;  // tensor-parallel degree: GPUs of one TP group (inside one node) behind each CP rank
   bool sequence_parallel = true;  // TP with sequence parallelism (AG+RS) rather than all-reduces
+  // Set by tp_rank_workload on one TP rank's share (tp 1 there): the ranks
+  // the residual stream's memory-bound ops shard over, the group's tp under
+  // sequence parallelism, else 1 (every rank runs them whole).
+  int residual_shard = 1;
   // A mixture-of-experts model's layers (--scope layer; models/analytic/moe.hpp):
   // expert parallelism over `ep` CP ranks (each a TP group; the experts split
   // over the group's GPUs, Megatron-Core's expert TP = TP default), the

@@ -226,6 +226,27 @@ double saved_bytes_per_token(const PlanRequest& r) {
   return layer_forward_bytes_per_token(r);
 }
 
+double residual_forward_bytes_per_token(const PlanRequest& r) {
+  const auto t = layer_tensors(r.shape);
+  const auto& fw = framework_profile(r);
+  if (fw.saver == FrameworkProfile::Saver::TransformerEngine) {
+    // LayerNormLinear's input, normalised output (an FP8 cast under FP8)
+    // and fp32 rsigma, twice; the residual is the second one's input.
+    const double norm = r.precision == Precision::FP8 ? t.norm / 2 : t.norm;
+    return t.input + t.residual + 2 * norm + 2 * 4;
+  }
+  return t.input + 2 * t.norm + t.residual;
+}
+
+double residual_saved_bytes_per_token(const PlanRequest& r) {
+  const auto& fw = framework_profile(r);
+  if (fw.saver != FrameworkProfile::Saver::JaxPolicy && r.checkpointing == Checkpointing::Full)
+    return layer_tensors(r.shape).input;
+  // Megatron's selective recompute re-runs core attention alone: the
+  // residual stream's tensors stay saved.
+  return std::min(saved_bytes_per_token(r), residual_forward_bytes_per_token(r));
+}
+
 std::string saved_bytes_formula(const PlanRequest& r) {
   const auto& fw = framework_profile(r);
   if (fw.saver == FrameworkProfile::Saver::JaxPolicy &&

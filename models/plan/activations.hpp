@@ -69,6 +69,14 @@ double saved_bytes_per_token(const PlanRequest& r);
 // Bytes per token one layer's forward keeps with nothing recomputed: the
 // transient a recompute rebuilds for that layer's backward.
 double layer_forward_bytes_per_token(const PlanRequest& r);
+// Of those two, the tensors as wide as the residual stream (the layer input,
+// the norms' outputs and the residual, with Transformer Engine's fp32
+// rsigma): outside the TP regions, so a TP group shards them only under
+// sequence parallelism (Korthikanti et al. 2022, Table 2: sbh(10 + 24/t +
+// 5as/ht) without it, sbh(34/t + 5as/ht) with it). Only Megatron turns it
+// off (--sequence-parallel), so Transformer Engine's tensors are counted.
+double residual_saved_bytes_per_token(const PlanRequest& r);
+double residual_forward_bytes_per_token(const PlanRequest& r);
 // The saved count as a formula, for --explain.
 std::string saved_bytes_formula(const PlanRequest& r);
 

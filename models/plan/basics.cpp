@@ -148,13 +148,6 @@ std::vector<std::int64_t> attention_chunks(const ModelShape& s, std::int64_t con
   return chunks;
 }
 
-double pointwise_bytes_per_token(const ModelShape& s) {
-  const double D = s.d_model, d = s.head_dim, H = s.heads, kvh = s.kv_heads, F = s.ffn;
-  // The activation: SwiGLU reads gate and up and writes the product (6F);
-  // a plain one reads its input and writes its output (4F).
-  return 20 * D + 4 * d * (H + kvh) + (mlp_gated(s) ? 6 : 4) * F;
-}
-
 std::int64_t sequences_per_step(const PlanRequest& r, std::int64_t dp, std::int64_t pp) {
   if (r.global_batch_tokens > 0) return r.global_batch_tokens / r.context;
   if (r.microbatches > 0) return r.microbatches * dp;

@@ -144,6 +144,12 @@ struct PlanRequest {
   // sequences per micro-step fixed (0: searched).
   bool compile = false;
   int tp_overlap = -1;
+  // Megatron's --sequence-parallel (--sequence-parallel on|off): the TP
+  // group shards the residual stream's ops and activations over the
+  // sequence (all-gathers + reduce-scatters); off, every rank runs and keeps
+  // them whole and the group all-reduces (Megatron-LM before Korthikanti et
+  // al. 2022, or Megatron-DeepSpeed without the flag).
+  bool sequence_parallel = true;
   // Megatron's distributed optimizer: its once-per-step reduce-scatter and
   // all-gather overlapped with the last and first microbatch (--dp-overlap).
   bool dp_overlap = true;
@@ -254,12 +260,6 @@ double model_flops_per_token(const ModelShape& s, std::int64_t context, bool cau
 // divide the context; empty when they do not apply).
 bool chunked_attention_applies(const ModelShape& s, std::int64_t context);
 std::vector<std::int64_t> attention_chunks(const ModelShape& s, std::int64_t context);
-
-// Bytes per token per layer that the memory-bound ops move in the forward
-// pass (bf16): two RMSNorms (read + write D each, 8D), RoPE on Q and K
-// (4d(H + kvh)), two residual adds (12D), SwiGLU fused (read gate and up,
-// write the product: 6F). A lower bound: eager PyTorch moves more.
-double pointwise_bytes_per_token(const ModelShape& s);
 
 // Sequences per optimizer step: the global batch; else --microbatches
 // sequences per replica; else, with pp > 1 stages, pp per replica (M = pp);

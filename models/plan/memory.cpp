@@ -39,6 +39,9 @@ struct Ctx {
   const StageMemoryView* stage;
   std::int64_t cp, tp;
   double L, t, G, N, in_flight, c, ct;
+  // Tokens the residual stream's tensors hold per device: ct under sequence
+  // parallelism, c without (every TP rank keeps them whole).
+  double cr;
   bool edge, head, fp8, pipelined;
   // The routed experts' parameters a device does not hold under expert
   // parallelism: each GPU keeps experts / (ep x etp) (moe.hpp).
@@ -143,6 +146,12 @@ void add_activations(const Ctx& x, PlanMemory& m) {
   const double per_layer = fr * act + (1 - fr) * kept;  // mean over the stage's layers
   const double offloaded = std::min(x.L, static_cast<double>(x.r.offload_layers));
   const double on_device = x.L - offloaded + (offloaded > 0 ? 1 : 0);
+  // Without sequence parallelism the residual stream's share is whole on
+  // every TP rank.
+  const double residual =
+      fr * residual_saved_bytes_per_token(x.r) + (1 - fr) * residual_forward_bytes_per_token(x.r);
+  const double per_device =
+      x.r.sequence_parallel ? per_layer * x.ct : (per_layer - residual) * x.ct + residual * x.cr;
   const std::string partial =
       fr < 1 ? fmt::format(", {} of the stage's layers recompute, the rest keep {:.0f} B/token",
                            fr * x.L, kept)
@@ -151,8 +160,13 @@ void add_activations(const Ctx& x, PlanMemory& m) {
       offloaded > 0 ? fmt::format(", {:.0f} layers offloaded to host (one in flight)", offloaded)
                     : "";
   add(m, full && fr >= 1 ? "activations_layer_inputs" : "activations_saved",
-      on_device * per_layer * x.ct * x.in_flight, "persistent",
-      fmt::format("layers x {:.0f} B/token x tokens / tp ({}{}{}){}", per_layer,
+      on_device * per_device * x.in_flight, "persistent",
+      fmt::format("layers x {:.0f} B/token x tokens / tp{} ({}{}{}){}", per_layer,
+                  x.r.sequence_parallel
+                      ? std::string()
+                      : fmt::format(", {:.0f} B/token of it whole on every TP rank (no sequence "
+                                    "parallel)",
+                                    residual),
                   saved_bytes_formula(x.r), partial, off,
                   x.stage ? fmt::format(" x {:.4g} microbatches in flight", x.in_flight) : ""));
 }
@@ -224,15 +238,28 @@ void add_backward(const Ctx& x, PlanMemory& m, Layout layout) {
   const double ffn_part =
       block > 0 && recomputed > 0 ? std::min(recomputed, (mlp_gated(s) ? 8 : 4) * F) : 0;
   const double cb = block > 0 ? std::min(x.c, block) / x.t : x.ct;  // FFN tokens live at once
+  // Without sequence parallelism the recomputed residual-stream tensors are
+  // whole on every TP rank: the rest of the tokens on top of their shard.
+  const double whole = x.r.sequence_parallel
+                           ? 0
+                           : std::max(0.0, residual_forward_bytes_per_token(x.r) -
+                                               residual_saved_bytes_per_token(x.r)) *
+                                 (x.cr - x.ct);
   if (recomputed > 0)
-    add(m, "recomputed_layer_activations", (recomputed - ffn_part) * x.ct + ffn_part * cb,
+    add(m, "recomputed_layer_activations", (recomputed - ffn_part) * x.ct + ffn_part * cb + whole,
         "layer_backward",
-        ffn_part > 0
-            ? fmt::format("{:.0f} B/token x tokens / tp + FFN {:.0f} B/token x {}-token block / tp",
-                          recomputed - ffn_part, ffn_part, x.fw.block_tokens)
-            : fmt::format("{:.0f} B/token x tokens / tp (one layer, recomputed for its backward)",
-                          recomputed));
-  add(m, "residual_grad", 2 * D * x.ct, "layer_backward", "2D B/token x tokens / tp");
+        (ffn_part > 0
+             ? fmt::format(
+                   "{:.0f} B/token x tokens / tp + FFN {:.0f} B/token x {}-token block / tp",
+                   recomputed - ffn_part, ffn_part, x.fw.block_tokens)
+             : fmt::format("{:.0f} B/token x tokens / tp (one layer, recomputed for its backward)",
+                           recomputed)) +
+            (whole > 0 ? ", the residual stream's share whole on every TP rank (no sequence "
+                         "parallel)"
+                       : ""));
+  add(m, "residual_grad", 2 * D * x.cr, "layer_backward",
+      x.r.sequence_parallel ? "2D B/token x tokens / tp"
+                            : "2D B/token x tokens (no sequence parallel: whole on every TP rank)");
   if (is_moe(s))
     add(m, "moe_dispatch_buffers", 2 * x.ct * s.experts_per_token * 2 * D, "layer_backward",
         "2 x tokens / tp x top-k x D x 2 B: the permuted tokens sent and those received");
@@ -383,8 +410,8 @@ PlanMemory training_memory(const PlanRequest& r, const Hardware& hw, Layout layo
         stage ? stage->params : static_cast<double>(total_params(s)), stage ? stage->in_flight : 1,
         c,
         c / t,  // sequence parallel: norms and residuals shard by tp too
-        !stage || stage->embedding || stage->head, !stage || stage->head,
-        r.precision == Precision::FP8, stage && stage->stages > 1};
+        r.sequence_parallel ? c / t : c, !stage || stage->embedding || stage->head,
+        !stage || stage->head, r.precision == Precision::FP8, stage && stage->stages > 1};
   PlanMemory m;
   if (stage) m.stage = stage->stage;
   if (fully_sharded(r))

@@ -277,17 +277,24 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
                      dense_mlp_seconds(s, tokens_i, tp, e, lin, false);
   const double o_b = linear_seconds(s, tokens_i, tp, e, lin, true, dense) + moe.experts_b +
                      dense_mlp_seconds(s, tokens_i, tp, e, lin, true);
-  const double p_f = pointwise_fwd_bytes_per_token(s, e) * tokens / t / hbm;
+  // The residual stream's ops (norms, residual adds) shard over the TP
+  // group only under sequence parallelism; without it every rank runs them
+  // whole, the rest still split by heads and MLP width.
+  const double p_all = pointwise_fwd_bytes_per_token(s, e);
+  const double res_b = residual_stream_bytes_per_token(s) + 2 * e.norm_extra * s.d_model;
+  const double p_f = (r.sequence_parallel ? p_all / t : (p_all - res_b) / t + res_b) * tokens / hbm;
   const double p_b = e.backward_traffic * p_f;
   const double gap_f = e.kernels_fwd * e.gap_s, gap_b = e.kernels_bwd * e.gap_s;
   const double host_f = e.kernels_fwd * e.dispatch_s, host_b = e.kernels_bwd * e.dispatch_s;
 
   // Sequence parallel (Korthikanti et al. sec. 4.2.2): 2 all-gathers + 2
-  // reduce-scatters of the tokens x D activation per pass; exposed, or hidden
-  // behind the linears when the framework overlaps them. A MoE layer runs
+  // reduce-scatters of the tokens x D activation per pass (without it, 2
+  // all-reduces of the same bytes); exposed, or hidden behind the linears
+  // when the framework overlaps them. A MoE layer runs
   // its attention's pair only (moe.hpp, sequence_parallel_share).
-  const double tp_f = tp_pass_seconds(tokens_i, s.d_model, dtype_bytes(r.dtype), tp, hw) *
-                      sequence_parallel_share(s);
+  const double tp_f =
+      tp_pass_seconds(tokens_i, s.d_model, dtype_bytes(r.dtype), tp, hw, r.sequence_parallel) *
+      sequence_parallel_share(s);
   const double tp_b = tp_f;
   const bool tp_overlap = r.tp_overlap < 0 ? e.tp_overlap : r.tp_overlap == 1;
   T.tp_where = tp <= 1 ? "no TP group"

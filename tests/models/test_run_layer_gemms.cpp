@@ -60,8 +60,38 @@ TEST(RunLayerGemms, TheLayersGemmsByShapeAsThePlannerTimesThem) {
   auto attention = w;
   attention.scope = Scope::Attention;
   const auto s = analyze(w, hw);
-  EXPECT_DOUBLE_EQ(s.other_s, other_layer_seconds(w, hw, false));
+  EXPECT_NEAR(s.other_s, other_layer_seconds(w, hw, false) + s.pointwise_s, 1e-15);
   EXPECT_NEAR(s.time_s, analyze(attention, hw).time_s + s.other_s, 1e-12 * s.time_s);
+}
+
+// And the layer's memory-bound ops, as the planner and `infer` charge them:
+// two norms (8D) and two residual adds (12D), RoPE on Q and K (4d(H + kvh)),
+// SwiGLU (6F), at the catalog's achievable HBM rate; twice in the backward.
+TEST(RunLayerGemms, TheLayersMemoryBoundOpsAsThePlannerChargesThem) {
+  const auto hw = h100();
+  const double hbm = 3.35e12 * 0.83;  // the catalog's H100: rate x achievable share
+  ASSERT_DOUBLE_EQ(hw.hbm_achievable(), hbm);
+  // One TP-4 GPU's Llama 3 8B layer, 8192 tokens: 20 x 4096 + 4 x 128 x (8 +
+  // 2) + 6 x 3584 = 108544 B a token.
+  const auto w = tp4_layer(8192);
+  const double fwd = 8192 * 108544.0 / hbm;
+  EXPECT_NEAR(layer_pointwise_seconds(w, hw, false), fwd, 1e-12 * fwd);
+  EXPECT_NEAR(layer_pointwise_seconds(w, hw, true), 2 * fwd, 1e-12 * fwd);
+  EXPECT_NEAR(analyze(w, hw).pointwise_s, fwd, 1e-12 * fwd);
+  // The whole layer on a TP group of 4: sequence parallel shards the
+  // residual stream's 20D over the four GPUs (20480 + 26624 B a token);
+  // without it every GPU runs it whole, as the one-GPU share above.
+  auto group = w;
+  group.shape = ringsim::testing::llama3_heads();
+  group.shape.d_model = 4096;
+  group.shape.heads = 32;
+  group.shape.kv_heads = 8;
+  group.shape.ffn = 14336;
+  group.tp = 4;
+  const double sp = 8192 * (20480.0 + 26624.0) / hbm;
+  EXPECT_NEAR(layer_pointwise_seconds(tp_rank_workload(group), hw, false), sp, 1e-12 * sp);
+  group.sequence_parallel = false;
+  EXPECT_NEAR(layer_pointwise_seconds(tp_rank_workload(group), hw, false), fwd, 1e-12 * fwd);
 }
 
 TEST(RunLayerGemms, ARooflineDeviceKeepsTheFlopCount) {

@@ -97,7 +97,9 @@ TEST(RunMoe, ExpertParallelismAddsTwoAllToAllsPerPassByHand) {
   const auto a = analyze(attention, hw());
   const auto s = analyze(w, hw());
   const double proj = (other_layer_flops(w, false) + other_layer_flops(w, true)) / kFlops;
-  EXPECT_NEAR(s.other_s, 3 * (proj + m.compute_s[0] + m.compute_s[1]), 1e-12);
+  // The memory-bound ops, forward and twice that backward, 3 layers.
+  EXPECT_NEAR(s.pointwise_s, 3 * 3 * layer_pointwise_seconds(w, hw(), false), 1e-15);
+  EXPECT_NEAR(s.other_s, 3 * (proj + m.compute_s[0] + m.compute_s[1]) + s.pointwise_s, 1e-12);
   EXPECT_NEAR(s.moe_compute_s, 3 * (m.compute_s[0] + m.compute_s[1]), 1e-12);
   EXPECT_NEAR(s.ep_comm_s, 3 * 4 * one, 1e-12);
   EXPECT_NEAR(s.time_s, a.time_s + s.other_s + s.ep_comm_s, 1e-9 * s.time_s);

@@ -14,22 +14,21 @@ namespace {
 
 using plan_testing::run_cli;
 
-// `ringsim plan --json` on a 2-layer model of width 256 (4 heads of 64, MLP
-// 512, vocabulary 1024), TP and PP 1, no calibration, one sequence per
+// `ringsim plan` on a 2-layer model of width 256 (4 heads of 64, MLP 512,
+// vocabulary 1024), then `rest`.
+std::vector<std::string> tiny_model(const std::vector<std::string>& rest) {
+  std::vector<std::string> a{"plan",       "--d-model", "256",        "--heads", "4",
+                             "--kv-heads", "4",         "--head-dim", "64",      "--ffn",
+                             "512",        "--layers",  "2",          "--vocab", "1024"};
+  a.insert(a.end(), rest.begin(), rest.end());
+  return a;
+}
+
+// `ringsim plan --json` on it, TP and PP 1, no calibration, one sequence per
 // replica; `extra` names the device, the context, the GPUs and the rest.
 cli_testing::CliResult tiny_plan(const std::vector<std::string>& extra) {
-  std::vector<std::string> a{"plan",    "--d-model",
-                             "256",     "--heads",
-                             "4",       "--kv-heads",
-                             "4",       "--head-dim",
-                             "64",      "--ffn",
-                             "512",     "--layers",
-                             "2",       "--vocab",
-                             "1024",    "--tp",
-                             "1",       "--pp",
-                             "1",       "--calibration",
-                             "none",    "--global-batch-tokens",
-                             "replica", "--json"};
+  auto a = tiny_model({"--tp", "1", "--pp", "1", "--calibration", "none", "--global-batch-tokens",
+                       "replica", "--json"});
   a.insert(a.end(), extra.begin(), extra.end());
   return run_cli(a);
 }
@@ -85,6 +84,72 @@ TEST(Execution, AFusedNormIsOneKernelInTheStepAsInMemory) {
               2 * 3 * 2 * 36.0 * 256 * 1024 / hbm, 1e-12);
   EXPECT_NEAR(eager.at("launch_s").get<double>() - fused.at("launch_s").get<double>(),
               2 * 2 * (6 + 12) * 0.9e-6, 1e-12);
+}
+
+// The tiny model on one H100 node's TP group of 4 under Megatron, full
+// recompute, one 1K-token sequence, sequence parallel on or off.
+nlohmann::json megatron_tp4(const std::string& sp) {
+  const auto r = run_cli(tiny_model({"--framework",
+                                     "megatron",
+                                     "--tp",
+                                     "4",
+                                     "--pp",
+                                     "1",
+                                     "--cp",
+                                     "1",
+                                     "--gpus",
+                                     "4",
+                                     "--gpu",
+                                     "h100-sxm",
+                                     "--context",
+                                     "1K",
+                                     "--micro-batch",
+                                     "1",
+                                     "--activation-checkpointing",
+                                     "full",
+                                     "--calibration",
+                                     "none",
+                                     "--global-batch-tokens",
+                                     "replica",
+                                     "--sequence-parallel",
+                                     sp,
+                                     "--json"}));
+  EXPECT_EQ(r.code, 0) << r.err;
+  return nlohmann::json::parse(r.out).at("configs").at(0);
+}
+
+TEST(Execution, WithoutSequenceParallelEveryTpRankRunsTheResidualStreamWhole) {
+  const auto on = megatron_tp4("on"), off = megatron_tp4("off");
+  const auto& dev = Catalog::embedded().device("h100-sxm");
+  const double hbm = dev.hbm_bandwidth * dev.hbm_efficiency;
+  // Time: the norms and residual adds (20D = 5120 B a token) run on all 1024
+  // tokens instead of a quarter, in the forward, its recompute and twice in
+  // the backward, on 2 layers: 2 x 4 x 5120 x 3/4 x 1024 B at achievable HBM.
+  auto b = [](const nlohmann::json& c, const char* k) {
+    return c.at("time_breakdown").at(k).get<double>();
+  };
+  EXPECT_NEAR(b(off, "pointwise_s") - b(on, "pointwise_s"), 2 * 4 * 5120 * 0.75 * 1024 / hbm,
+              1e-12);
+  // Two all-reduces a pass in place of two all-gathers and two
+  // reduce-scatters: the same bytes, half the calls' base latency.
+  EXPECT_LT(b(off, "tp_comm_s"), b(on, "tp_comm_s"));
+  // Memory: each layer's saved input (2D B a token) and the residual's
+  // gradient are whole on every TP rank, not a quarter.
+  auto mem = [](const nlohmann::json& c, const char* k) {
+    return c.at("memory_breakdown").at(k).at("bytes").get<double>();
+  };
+  EXPECT_DOUBLE_EQ(mem(on, "activations_layer_inputs"), 2 * 512.0 * 1024 / 4);
+  EXPECT_DOUBLE_EQ(mem(off, "activations_layer_inputs"), 2 * 512.0 * 1024);
+  EXPECT_DOUBLE_EQ(mem(off, "residual_grad"), 4 * mem(on, "residual_grad"));
+}
+
+TEST(Execution, SequenceParallelIsMegatronsFlag) {
+  const auto r = tiny_plan(
+      {"--context", "1K", "--gpus", "1", "--gpu", "h100-sxm", "--sequence-parallel", "off"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--sequence-parallel: Megatron-LM's flag, for --framework megatron"),
+            std::string::npos)
+      << r.err;
 }
 
 // A jax-xla step under MaxText's remat policies, through `plan --json`.
