@@ -72,7 +72,7 @@ struct PlanFlags {
   std::string jitter;
   // Execution and calibration (models/plan/execution.hpp, calibration.hpp)
   std::string compile = "off", tp_overlap, dp_overlap, micro_batch, calibration = "default",
-              memory_check = "on", sequence_parallel;
+              memory_check = "on", sequence_parallel, attention_dropout;
   // Memory rules apart from the framework's defaults (models/plan/framework.hpp)
   std::string grad_dtype, fp8_weights, fp8_recipe, remat_policy, fsdp, recompute_layers,
       offload_layers;
@@ -125,6 +125,7 @@ constexpr const char* kTrainingOnly[] = {"--vocab",
                                          "--compile",
                                          "--tp-overlap",
                                          "--sequence-parallel",
+                                         "--attention-dropout",
                                          "--dp-overlap",
                                          "--micro-batch",
                                          "--memory-check",
@@ -311,12 +312,19 @@ void apply_execution_flags(const PlanFlags& f, const Device& device, PlanRequest
       throw InputError(
           "--sequence-parallel: Megatron-LM's flag, for --framework megatron (TorchTitan's TP "
           "plan always shards the norms over the sequence; jax-xla shards by its own rules)");
+    if (!r.sequence_parallel && r.tp_overlap == 1)
+      throw InputError(
+          "--tp-overlap on: Megatron-LM overlaps TP communication only with sequence parallelism "
+          "(\"Tensor parallel communication/GEMM overlap can happen only when sequence "
+          "parallelism is enabled\"); not with --sequence-parallel off");
     if (!r.sequence_parallel && is_moe(r.shape))
       throw InputError(
           "--sequence-parallel off: a mixture-of-experts model with TP runs sequence parallel "
           "(Megatron-LM: \"When using MoE and tensor parallelism, sequence parallelism must be "
           "used.\")");
   }
+  if (!f.attention_dropout.empty())
+    r.attention_dropout = parse_real("--attention-dropout", f.attention_dropout, 0, 0.99);
   if (!f.dp_overlap.empty()) {
     r.dp_overlap = parse_choice("--dp-overlap", f.dp_overlap, {"on", "off"}) == "on";
     if (r.framework != Framework::Megatron || r.fsdp == 1)
@@ -1209,6 +1217,12 @@ Command plan_command() {
                         "off = every TP rank runs and keeps them whole and the group all-reduces "
                         "(Megatron-LM before sequence parallelism)")
             ->type_name(flag_type::kOnOff);
+        sub->add_option("--attention-dropout", f->attention_dropout,
+                        "Dropout probability on the attention probabilities (default 0, as "
+                        "Llama-style models train; Megatron-LM's default and GPT-3 configs 0.1): "
+                        "one more memory-bound op where the kernel writes the scores to HBM "
+                        "(--kernel unfused); a fused kernel draws it inside")
+            ->type_name(flag_type::kFloat);
         sub->add_option("--dp-overlap", f->dp_overlap,
                         "megatron: the distributed optimizer's once-per-step gradient "
                         "reduce-scatter and parameter all-gather hidden behind the last and "

@@ -206,6 +206,7 @@ RunSpec job_spec(const PlanRequest& r, const PlanConfig& c, const Hardware& hw,
   }
   s.workload.scope = Scope::Layer;
   s.workload.tp = tp;
+  s.workload.sequence_parallel = r.sequence_parallel;
   s.hardware = hardware;
   set_platform(s.hardware, s.sim, hw, hw);
   s.sim.engine = Engine::SimGrid;

@@ -237,16 +237,26 @@ double other_layer_seconds(const Workload& w, const Hardware& hw, bool backward)
   return linears_seconds(fwd, bf16_gemm_rates(hw), backward);
 }
 
-double layer_pointwise_seconds(const Workload& w, const Hardware& hw, bool backward) {
-  // A platform given without an HBM rate (the engines' hand-built cases)
-  // has no memory-bound time to charge; every catalog device has one.
+namespace {
+// Seconds of one pass over `bytes_per_token` of this device's tokens at the
+// achievable HBM rate (the backward moves twice the forward's bytes); none
+// on a platform given without an HBM rate (the engines' hand-built cases).
+double hbm_pass_seconds(const Workload& w, const Hardware& hw, double bytes_per_token,
+                        bool backward) {
   if (!(hw.hbm_achievable() > 0)) return 0;
-  const auto& s = w.shape;
-  const double residual = residual_stream_bytes_per_token(s);
-  const double per_token =
-      residual / std::max(1, w.residual_shard) + pointwise_bytes_per_token(s) - residual;
-  const double fwd = static_cast<double>(w.block) * per_token / hw.hbm_achievable();
+  const double fwd = static_cast<double>(w.block) * bytes_per_token / hw.hbm_achievable();
   return backward ? 2 * fwd : fwd;
+}
+}  // namespace
+
+double residual_stream_seconds(const Workload& w, const Hardware& hw, bool backward) {
+  return hbm_pass_seconds(
+      w, hw, residual_stream_bytes_per_token(w.shape) / std::max(1, w.residual_shard), backward);
+}
+
+double layer_pointwise_seconds(const Workload& w, const Hardware& hw, bool backward) {
+  const double rest = pointwise_bytes_per_token(w.shape) - residual_stream_bytes_per_token(w.shape);
+  return hbm_pass_seconds(w, hw, rest, backward) + residual_stream_seconds(w, hw, backward);
 }
 
 double efficiency_vs_one_device(double single_s, double gpus, double time_s) {
@@ -482,6 +492,16 @@ Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im)
   s.useful_flops *= t;
   s.executed_flops *= t;
   s.single_device_time_s *= t;
+  if (w.scope == Scope::Layer && !w.sequence_parallel) {
+    // Every GPU of a group without sequence parallelism ran the residual
+    // stream's ops whole; one device running the layer runs them once.
+    const auto rank = tp_rank_workload(w);
+    const auto g = group_hardware(hw, w.tp);
+    double once = 0;
+    if (w.pass != Pass::Bwd) once += residual_stream_seconds(rank, g, false);
+    if (w.pass != Pass::Fwd) once += residual_stream_seconds(rank, g, true);
+    s.single_device_time_s -= (t - 1) * once * static_cast<double>(w.devices * w.layers);
+  }
   s.efficiency_vs_single_device = efficiency_vs_one_device(
       s.single_device_time_s, static_cast<double>(w.devices) * t, s.time_s);
   return s;

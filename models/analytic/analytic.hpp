@@ -182,6 +182,9 @@ double other_layer_seconds(const Workload& w, const Hardware& hw, bool backward)
 // the forward's bytes (the planner's Execution default). Both engines charge
 // it for --scope layer, inside other_s.
 double layer_pointwise_seconds(const Workload& w, const Hardware& hw, bool backward);
+// Of it, the residual stream's ops (norms and residual adds) over
+// w.residual_shard ranks.
+double residual_stream_seconds(const Workload& w, const Hardware& hw, bool backward);
 // One token's attention projections (Q/K/V and output; MLA's down and up
 // projections) on a GPU holding `heads` of the model's heads (its TP share).
 double attention_projection_flops(const ModelShape& s, double heads);

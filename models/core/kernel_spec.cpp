@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 #include "models/core/json_reader.hpp"
 #include "models/core/parse.hpp"
@@ -21,6 +22,17 @@ std::string one_of(const JsonReader& r, const char* key, const std::set<std::str
     throw r.error(fmt::format("'{}' must be one of: {}; got \"{}\"", key,
                               join({allowed.begin(), allowed.end()}, ", "), v));
   return v;
+}
+
+// An optional {"<key>": one of `allowed`, "source": ...} object named
+// `name`: its choice and source; absent, the first of `allowed` and `absent`.
+std::pair<std::string, std::string> optional_choice(const JsonReader& r, const char* name,
+                                                    const char* key,
+                                                    const std::vector<std::string>& allowed,
+                                                    const std::string& absent) {
+  if (!r.has(name)) return {allowed.front(), absent};
+  const JsonReader o{r.origin, r.where + " " + name, r.object(name)};
+  return {one_of(o, key, {allowed.begin(), allowed.end()}), o.str("source")};
 }
 
 std::vector<double> numbers(const JsonReader& r, const json& a, const std::string& key, double lo,
@@ -168,23 +180,16 @@ KernelSpec parse_kernel_spec(const json& e, const std::string& origin, std::size
     k.ops.push_back(std::move(op));
   }
   k.merge = r.str("merge");
-  // Optional for catalogs written before it: the data pipeline, as every
-  // built-in implementation does it.
-  if (r.has("permutation")) {
-    const JsonReader pr{origin, r.where + " permutation", r.object("permutation")};
-    k.permutation = one_of(pr, "where", {"pipeline", "layer"});
-    k.permutation_source = pr.str("source");
-  } else {
-    k.permutation_source = "not given: the data pipeline";
-  }
-  // Optional: the grouped K/V, as every attention kernel takes them.
-  if (r.has("ring_kv")) {
-    const JsonReader kr{origin, r.where + " ring_kv", r.object("ring_kv")};
-    k.ring_kv = one_of(kr, "heads", {"grouped", "expanded"});
-    k.ring_kv_source = kr.str("source");
-  } else {
-    k.ring_kv_source = "not given: the grouped K/V the kernel takes";
-  }
+  // Optional for catalogs written before them: the data pipeline, as every
+  // built-in implementation permutes; the grouped K/V every attention kernel
+  // takes; the scores on chip, as a fused kernel keeps them.
+  std::tie(k.permutation, k.permutation_source) = optional_choice(
+      r, "permutation", "where", {"pipeline", "layer"}, "not given: the data pipeline");
+  std::tie(k.ring_kv, k.ring_kv_source) =
+      optional_choice(r, "ring_kv", "heads", {"grouped", "expanded"},
+                      "not given: the grouped K/V the kernel takes");
+  std::tie(k.scores, k.scores_source) = optional_choice(
+      r, "scores", "where", {"on_chip", "hbm"}, "not given: on chip, as a fused kernel keeps them");
   if (k.rates == "chunk_scan") k.chunk_scan = chunk_scan(origin, r);
   if (k.rates == "curves" && k.curves.empty() && k.curves_from_kernel.empty() && !r.has("curves"))
     throw r.error("rates \"curves\" needs 'curves' (may be empty) or 'curves_from_kernel'");

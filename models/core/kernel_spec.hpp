@@ -108,6 +108,10 @@ struct KernelSpec {
   // them) or "expanded" (repeated to every query head before the attention
   // call the ring wraps, as TorchTitan's models do before SDPA).
   std::string ring_kv = "grouped", ring_kv_source;
+  // Where the scores live: "on_chip" (a fused kernel: attention dropout, if
+  // any, is drawn inside it) or "hbm" (standard attention: the probabilities
+  // materialised, their dropout one more memory-bound op).
+  std::string scores = "on_chip", scores_source;
 };
 
 // SMs (CTAs) a communication library's transfers occupy while they run, per

@@ -254,6 +254,17 @@ void check_request(const InferRequest& r) {
   }
 }
 
+namespace {
+// One TP rank's memory-bound bytes per token: the heads' and the MLP's share
+// split by tp; the residual stream's norms and residual adds whole, as an
+// inference TP group that all-reduces (no sequence parallelism) runs them on
+// every rank.
+double tp_rank_pointwise_bytes(const ModelShape& s, std::int64_t tp) {
+  const double residual = residual_stream_bytes_per_token(s);
+  return (pointwise_bytes_per_token(s) - residual) / static_cast<double>(tp) + residual;
+}
+}  // namespace
+
 double tp_allreduce_seconds(std::uint64_t bytes, std::int64_t tp, const Hardware& hw) {
   if (tp <= 1 || bytes == 0) return 0;
   return collective_time(Collective::AllReduce, static_cast<double>(bytes), placed_group(hw, tp),
@@ -349,9 +360,8 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
     l.dense_s = dense_seconds(r, hw, tokens, &l.moe, false, dims.latent ? r.cached / n : 0);
     l.ep_s = moe_share(r.shape) * l.moe.alltoall_s;
     l.quantise_s = fp8_quantise_seconds(r, hw, tokens);
-    l.pointwise_s = pointwise_bytes_per_token(r.shape) * tokens / static_cast<double>(r.tp) /
-                        hw.hbm_achievable() +
-                    l.quantise_s;
+    l.pointwise_s =
+        tp_rank_pointwise_bytes(r.shape, r.tp) * tokens / hw.hbm_achievable() + l.quantise_s;
     l.tp_bytes = static_cast<std::uint64_t>(q) * static_cast<std::uint64_t>(r.shape.d_model) *
                  static_cast<std::uint64_t>(db);
     finish_layer(l, r, hw, /*graphs=*/false);
@@ -390,9 +400,7 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
   l.dense_s = dense_seconds(r, hw, B, &l.moe, true);
   l.ep_s = moe_share(r.shape) * l.moe.alltoall_s;
   l.quantise_s = fp8_quantise_seconds(r, hw, B);
-  l.pointwise_s =
-      pointwise_bytes_per_token(r.shape) * B / static_cast<double>(r.tp) / hw.hbm_achievable() +
-      l.quantise_s;
+  l.pointwise_s = tp_rank_pointwise_bytes(r.shape, r.tp) * B / hw.hbm_achievable() + l.quantise_s;
   l.tp_bytes = static_cast<std::uint64_t>(r.batch) * static_cast<std::uint64_t>(r.shape.d_model) *
                static_cast<std::uint64_t>(db);
   finish_layer(l, r, hw, /*graphs=*/r.cuda_graphs);

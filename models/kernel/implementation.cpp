@@ -32,6 +32,7 @@ Implementation::Implementation(const KernelSpec& spec, std::shared_ptr<const Com
       sm_count_(device.sm_count),
       expands_kv_(spec.ring_kv == "expanded"),
       permutation_(spec.permutation),
+      scores_in_hbm_(spec.scores == "hbm"),
       rates_(std::move(rates)),
       kernel_(spec.name),
       merge_(spec.merge) {

@@ -67,6 +67,9 @@ class Implementation {
     return expands_kv_ ? w.shape.heads : w.shape.kv_heads;
   }
   bool expands_kv() const { return expands_kv_; }
+  // The kernel writes the scores to HBM (KernelSpec scores): standard
+  // attention, whose probabilities' dropout is one more op.
+  bool scores_in_hbm() const { return scores_in_hbm_; }
   // Query chunks x key chunks one step's scan walks (0 x 0 without a chunk scan).
   std::pair<std::int64_t, std::int64_t> scan_grid(const Workload& w) const;
   double launch_s() const { return launch_s_; }
@@ -96,6 +99,7 @@ class Implementation {
   bool dma_ = false;  // the library drives transfers without the device's SMs or merge traffic
   bool expands_kv_ = false;
   std::string permutation_ = "pipeline";
+  bool scores_in_hbm_ = false;
 
  private:
   std::shared_ptr<const ComputeModel> rates_;

@@ -91,6 +91,11 @@ void kernel_rows(const PlanRequest& r, const Catalog& cat, std::vector<Assumptio
     out.push_back(row(cat, fmt::format("{} ({} {})", op.name, op.pass, op.when),
                       fmt::format("{:g} B per {}", op.bytes, op.per),
                       k + "ops." + op.name + ".bytes", "", op.source));
+  if (r.attention_dropout > 0)
+    out.push_back(row(cat, fmt::format("attention dropout {:g}", r.attention_dropout),
+                      ks.scores == "hbm" ? "5 B a score forward, 5 backward (scores in HBM)"
+                                         : "inside the kernel: not charged",
+                      k + "scores", "--attention-dropout", ks.scores_source));
 }
 
 void link_rows(const std::string& name, const Catalog& cat, std::vector<AssumptionRow>& out) {

@@ -150,6 +150,9 @@ struct PlanRequest {
   // them whole and the group all-reduces (Megatron-LM before Korthikanti et
   // al. 2022, or Megatron-DeepSpeed without the flag).
   bool sequence_parallel = true;
+  // Dropout of the attention probabilities (--attention-dropout): GPT-3
+  // style configs and Megatron-LM's default 0.1; Llama-style models 0.
+  double attention_dropout = 0;
   // Megatron's distributed optimizer: its once-per-step reduce-scatter and
   // all-gather overlapped with the last and first microbatch (--dp-overlap).
   bool dp_overlap = true;

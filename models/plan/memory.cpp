@@ -409,7 +409,7 @@ PlanMemory training_memory(const PlanRequest& r, const Hardware& hw, Layout layo
             static_cast<double>(r.slices * std::max<std::int64_t>(1, r.dp_replicate)),
         stage ? stage->params : static_cast<double>(total_params(s)), stage ? stage->in_flight : 1,
         c,
-        c / t,  // sequence parallel: norms and residuals shard by tp too
+        c / t,  // the TP share of every tensor split by heads or MLP width
         r.sequence_parallel ? c / t : c, !stage || stage->embedding || stage->head,
         !stage || stage->head, r.precision == Precision::FP8, stage && stage->stages > 1};
   PlanMemory m;

@@ -217,6 +217,26 @@ AttentionMemoScope::~AttentionMemoScope() {
   if (owner_) t_attention_memo.reset();
 }
 
+namespace {
+
+// Attention dropout (--attention-dropout) where the kernel writes the scores
+// to HBM (KernelSpec scores "hbm", standard attention): one more op over the
+// probabilities of the GPU's heads, each query's whole row of keys (the
+// square Megatron's CoreAttention computes before its causal mask; under a
+// CP ring every step's block, an upper bound where causal steps skip). It
+// reads the probabilities and writes the output and a one-byte mask forward
+// (2 + 2 + 1 B), reads the gradient and the mask and writes the gradient
+// backward (the same 5 B), per layer and micro-step. A fused kernel draws
+// the mask inside (not charged: the published curves run without dropout).
+double attention_dropout_seconds(const PlanRequest& r, const Implementation& cm, double tokens,
+                                 double tp, double hbm) {
+  if (!(r.attention_dropout > 0) || !cm.scores_in_hbm()) return 0;
+  const double scores = tokens * r.shape.heads / tp * static_cast<double>(r.context);
+  return 5 * scores / hbm;
+}
+
+}  // namespace
+
 PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementation& cm,
                    const StepShape& sh, const std::optional<AttentionOverride>& attention) {
   const auto w = attention_workload(r, sh.layout, sh.cp, sh.tp, sh.ulysses_degree);
@@ -262,7 +282,8 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
     wc.pass = Pass::Fwd;
     attn_fwd += attention_time(wc, g, cm) * chunked / L;
   }
-  const double a_f = attn_fwd / L * m, a_b = (attn_fwdbwd - attn_fwd) / L * m;
+  const double drop = attention_dropout_seconds(r, cm, tokens, t, hbm);
+  const double a_f = attn_fwd / L * m + drop, a_b = (attn_fwdbwd - attn_fwd) / L * m + drop;
 
   // Linears by shape (models/kernel/gemm.hpp): FP8 under --precision fp8, the
   // head in bf16 (precision.hpp).
@@ -296,7 +317,11 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
       tp_pass_seconds(tokens_i, s.d_model, dtype_bytes(r.dtype), tp, hw, r.sequence_parallel) *
       sequence_parallel_share(s);
   const double tp_b = tp_f;
-  const bool tp_overlap = r.tp_overlap < 0 ? e.tp_overlap : r.tp_overlap == 1;
+  // Megatron overlaps TP communication only under sequence parallelism
+  // (arguments.py: "Tensor parallel communication/GEMM overlap can happen
+  // only when sequence parallelism is enabled").
+  const bool tp_overlap =
+      r.tp_overlap < 0 ? e.tp_overlap && r.sequence_parallel : r.tp_overlap == 1;
   T.tp_where = tp <= 1 ? "no TP group"
                : hw.platform == Platform::Nodes && tp > hw.nvlink_group()
                    ? "across hosts on the NICs"

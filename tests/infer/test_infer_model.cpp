@@ -71,6 +71,21 @@ TEST(InferHand, PrefillPassKvAndPassQ) {
                 x->ttft_s, x->ttft_s * kRel);
 }
 
+// TP 2 on one CP rank, 8 new tokens: an inference TP group all-reduces
+// without sequence parallelism, so each GPU runs the norms and residual adds
+// (20 D = 1280 B a token) on all 8 tokens, and half of RoPE and SwiGLU
+// (4 d (H + kvh) + 6 F = 1152 B): 8 x (1280 + 576) B / 1 GB/s = 14.848 us.
+TEST(InferHand, ATpRankRunsTheResidualStreamWhole) {
+  Roofline rf;
+  auto hw = slow_flat();
+  hw.gpus_per_node = 2;
+  auto r = tiny_request(1, 8, 0);
+  r.tp = 2;
+  r.gpus = 2;
+  const auto x = infer(r, hw, rf.im);
+  EXPECT_NEAR(x.pointwise_s, 14.848e-6, 14.848e-6 * kRel);
+}
+
 // Decode at the same 8 tokens (all cached now), one query token at position 8,
 // whose K/V joins rank 0 (round-robin), as Meta's pass-Q decode: the query,
 // padded to the 2 ranks, travels the ring, so each rank attends every

@@ -94,6 +94,24 @@ TEST(RunLayerGemms, TheLayersMemoryBoundOpsAsThePlannerChargesThem) {
   EXPECT_NEAR(layer_pointwise_seconds(tp_rank_workload(group), hw, false), fwd, 1e-12 * fwd);
 }
 
+// One device running the whole layer runs the residual stream's ops once,
+// whether its TP group had sequence parallelism or not: the baseline of
+// efficiency_vs_single_device does not move with the flag.
+TEST(RunLayerGemms, TheOneDeviceBaselineRunsTheResidualStreamOnce) {
+  const auto hw = h100();
+  auto group = tp4_layer(8192);
+  group.shape = ringsim::testing::llama3_heads();
+  group.shape.d_model = 4096;
+  group.shape.ffn = 14336;
+  group.tp = 4;
+  group.pass = Pass::FwdBwd;
+  const auto on = analyze(group, hw);
+  group.sequence_parallel = false;
+  const auto off = analyze(group, hw);
+  EXPECT_GT(off.pointwise_s, on.pointwise_s);
+  EXPECT_NEAR(off.single_device_time_s, on.single_device_time_s, 1e-12 * on.single_device_time_s);
+}
+
 TEST(RunLayerGemms, ARooflineDeviceKeepsTheFlopCount) {
   // No SMs or tiles (a TPU, a flat test device) and HBM far ahead: the GEMMs
   // are their FLOPs at the matmul rate, as before.

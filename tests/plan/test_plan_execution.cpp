@@ -152,6 +152,49 @@ TEST(Execution, SequenceParallelIsMegatronsFlag) {
       << r.err;
 }
 
+TEST(Execution, TpOverlapNeedsSequenceParallelAsInMegatron) {
+  // Megatron's default TP overlap follows sequence parallelism off: the
+  // all-reduces are on the layer's path (the row above already ran so).
+  const auto off = megatron_tp4("off");
+  EXPECT_GT(off.at("time_breakdown").at("tp_exposed_s").get<double>(), 0);
+  const auto r =
+      run_cli(tiny_model({"--framework", "megatron", "--gpus", "4", "--gpu", "h100-sxm",
+                          "--context", "1K", "--sequence-parallel", "off", "--tp-overlap", "on"}));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--tp-overlap on: Megatron-LM overlaps TP communication only with sequence "
+                       "parallelism"),
+            std::string::npos)
+      << r.err;
+}
+
+// The tiny model's attention as standard attention on one A100, no
+// checkpointing, with the probabilities dropped out at `p`.
+nlohmann::json unfused_a100(const std::string& p) {
+  return tiny_breakdown({"--context", "1K", "--gpus", "1", "--gpu", "a100-80gb", "--kernel",
+                         "unfused", "--activation-checkpointing", "none", "--framework", "megatron",
+                         "--attention-dropout", p});
+}
+
+TEST(Execution, AttentionDropoutIsOneMoreOpOverMaterialisedScores) {
+  // 2 layers x 4 heads x 1024 x 1024 scores, 5 B forward (read 2, write 2
+  // and a 1-byte mask) and 5 B backward (read the gradient and the mask,
+  // write 2), at the A100's achievable HBM rate.
+  const auto& dev = Catalog::embedded().device("a100-80gb");
+  const double hbm = dev.hbm_bandwidth * dev.hbm_efficiency;
+  const double scores = 2 * 4 * 1024.0 * 1024;
+  EXPECT_NEAR(unfused_a100("0.1").at("attention_s").get<double>() -
+                  unfused_a100("0").at("attention_s").get<double>(),
+              scores * 10 / hbm, 1e-12);
+  // A fused kernel draws the mask inside: nothing more is charged.
+  auto fa2 = [](const std::string& p) {
+    return tiny_breakdown({"--context", "1K", "--gpus", "1", "--gpu", "a100-80gb", "--kernel",
+                           "fa2", "--attention-dropout", p})
+        .at("attention_s")
+        .get<double>();
+  };
+  EXPECT_DOUBLE_EQ(fa2("0.1"), fa2("0"));
+}
+
 // A jax-xla step under MaxText's remat policies, through `plan --json`.
 nlohmann::json jax_breakdown(const std::string& policy) {
   std::vector<std::string> a{"--context",   "8K",      "--gpus", "4", "--gpu",    "tpu-v5p",
