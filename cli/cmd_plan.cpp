@@ -221,6 +221,8 @@ std::optional<OtherFramework> best_other_framework(const PlanRequest& r, const H
     o.any_layout = false;
     o.moves = {};  // --set moved the plan's framework, not this one
     o.compile = o.compile && fw == Framework::PytorchFsdp;
+    // Megatron's flag; the others shard their norms their own way.
+    o.sequence_parallel = o.sequence_parallel || fw != Framework::Megatron;
     std::erase_if(o.layouts, [&](Layout l) { return !framework_implements(fw, l); });
     if (!r.layouts.empty() && o.layouts.empty()) continue;
     // Its own factor, chosen as for the plan's framework (the user's file first).
@@ -323,8 +325,16 @@ void apply_execution_flags(const PlanFlags& f, const Device& device, PlanRequest
           "(Megatron-LM: \"When using MoE and tensor parallelism, sequence parallelism must be "
           "used.\")");
   }
-  if (!f.attention_dropout.empty())
+  if (!f.attention_dropout.empty()) {
     r.attention_dropout = parse_real("--attention-dropout", f.attention_dropout, 0, 0.99);
+    // Its scores are counted as whole rows of the context: not where packed
+    // documents or attention chunks bound them.
+    if (r.attention_dropout > 0 &&
+        (!f.documents.empty() || chunked_attention_applies(r.shape, r.context)))
+      throw InputError(
+          "--attention-dropout: counts each query's whole row of scores; not with packed "
+          "documents (--documents) or a chunked-attention model, whose rows are shorter");
+  }
   if (!f.dp_overlap.empty()) {
     r.dp_overlap = parse_choice("--dp-overlap", f.dp_overlap, {"on", "off"}) == "on";
     if (r.framework != Framework::Megatron || r.fsdp == 1)
@@ -1209,7 +1219,8 @@ Command plan_command() {
             ->type_name(flag_type::kOnOff);
         sub->add_option("--tp-overlap", f->tp_overlap,
                         "TP collectives overlapped with the GEMMs (async TP, TE userbuffers; "
-                        "default: the framework's, on for megatron and jax-xla)")
+                        "default: the framework's, on for megatron (off with --sequence-parallel "
+                        "off), off for pytorch-fsdp and jax-xla)")
             ->type_name(flag_type::kOnOff);
         sub->add_option("--sequence-parallel", f->sequence_parallel,
                         "megatron: on = the TP group shards the norms, residual adds and their "

@@ -91,11 +91,15 @@ void kernel_rows(const PlanRequest& r, const Catalog& cat, std::vector<Assumptio
     out.push_back(row(cat, fmt::format("{} ({} {})", op.name, op.pass, op.when),
                       fmt::format("{:g} B per {}", op.bytes, op.per),
                       k + "ops." + op.name + ".bytes", "", op.source));
+  // The key only where the entry has the field (--set moves fields it has).
   if (r.attention_dropout > 0)
     out.push_back(row(cat, fmt::format("attention dropout {:g}", r.attention_dropout),
-                      ks.scores == "hbm" ? "5 B a score forward, 5 backward (scores in HBM)"
-                                         : "inside the kernel: not charged",
-                      k + "scores", "--attention-dropout", ks.scores_source));
+                      ks.scores == "hbm"
+                          ? "5 B a score forward, 5 backward (scores in HBM; with --cp above 1 "
+                            "every block's, an upper bound under a balanced causal layout)"
+                          : "inside the kernel: not charged",
+                      ks.scores == "hbm" ? k + "scores" : std::string(), "--attention-dropout",
+                      ks.scores_source));
 }
 
 void link_rows(const std::string& name, const Catalog& cat, std::vector<AssumptionRow>& out) {

@@ -193,6 +193,12 @@ TEST(Execution, AttentionDropoutIsOneMoreOpOverMaterialisedScores) {
         .get<double>();
   };
   EXPECT_DOUBLE_EQ(fa2("0.1"), fa2("0"));
+  // Whole rows of the context: refused where documents bound them.
+  const auto r = tiny_plan({"--context", "1K", "--gpus", "1", "--gpu", "a100-80gb", "--kernel",
+                            "unfused", "--documents", "256", "--attention-dropout", "0.1"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--attention-dropout: counts each query's whole row"), std::string::npos)
+      << r.err;
 }
 
 // A jax-xla step under MaxText's remat policies, through `plan --json`.
