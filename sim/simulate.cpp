@@ -109,13 +109,6 @@ double choose_time_scale(const Run& r) {
   return std::ldexp(1.0, std::min(60, static_cast<int>(std::ceil(std::log2(target / m)))));
 }
 
-std::vector<int> passes_of(const Workload& w) {
-  std::vector<int> p;
-  if (w.pass != Pass::Bwd) p.push_back(0);
-  if (w.pass != Pass::Fwd) p.push_back(1);
-  return p;
-}
-
 CommTimes times_of(const sg4::CommPtr& send, const sg4::CommPtr& recv) {
   const double k = g_time_scale;
   return {send->get_start_time() / k, send->get_finish_time() / k, recv->get_start_time() / k,

@@ -475,7 +475,9 @@ Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im)
   // Tensor parallelism: every GPU of a TP group runs its share of the heads
   // and MLP on the CP ring of groups (tp_rank_workload, group_hardware), then
   // the group's collectives, exposed (docs/models.md, "Tensor parallelism").
-  auto s = analyze_cp(tp_rank_workload(w), group_hardware(hw, w.tp), im);
+  const auto rank = tp_rank_workload(w);
+  const auto g = group_hardware(hw, w.tp);
+  auto s = analyze_cp(rank, g, im);
   s.workload = w;
   const double passes = w.pass == Pass::FwdBwd ? 2 : 1;
   s.tp_comm_s = passes * tp_pass_seconds(w, hw) * w.layers;
@@ -495,11 +497,8 @@ Summary analyze(const Workload& w, const Hardware& hw, const Implementation& im)
   if (w.scope == Scope::Layer && !w.sequence_parallel) {
     // Every GPU of a group without sequence parallelism ran the residual
     // stream's ops whole; one device running the layer runs them once.
-    const auto rank = tp_rank_workload(w);
-    const auto g = group_hardware(hw, w.tp);
     double once = 0;
-    if (w.pass != Pass::Bwd) once += residual_stream_seconds(rank, g, false);
-    if (w.pass != Pass::Fwd) once += residual_stream_seconds(rank, g, true);
+    for (bool bwd : passes_of(w)) once += residual_stream_seconds(rank, g, bwd);
     s.single_device_time_s -= (t - 1) * once * static_cast<double>(w.devices * w.layers);
   }
   s.efficiency_vs_single_device = efficiency_vs_one_device(
@@ -550,9 +549,7 @@ Summary analyze_cp(const Workload& w, const Hardware& hw, const Implementation& 
   const auto n = w.devices;
   const auto steps = num_steps(w);
   const int d = w.shape.head_dim;
-  std::vector<bool> passes;
-  if (w.pass != Pass::Bwd) passes.push_back(false);
-  if (w.pass != Pass::Fwd) passes.push_back(true);
+  const auto passes = passes_of(w);  // each as backward or not
   const auto f = ring_interference(w, hw, im);
   s.interference_compute = f.compute;
   s.interference_memory = f.memory;

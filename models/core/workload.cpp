@@ -97,6 +97,10 @@ double pointwise_bytes_per_token(const ModelShape& s) {
   return residual_stream_bytes_per_token(s) + 4 * d * (H + kvh) + (mlp_gated(s) ? 6 : 4) * F;
 }
 
+double tp_rank_pointwise_bytes(double all, double residual, double tp, bool sequence_parallel) {
+  return sequence_parallel ? all / tp : (all - residual) / tp + residual;
+}
+
 int mlp_up_matrices(const ModelShape& s) {
   return mlp_gated(s) ? 2 : 1;
 }
@@ -308,6 +312,13 @@ std::string Hardware::describe() const {
       !torus_wraparound && (platform == Platform::Torus2D || platform == Platform::Torus3D);
   return fmt::format("{} ({}), {} platform{} on {}", gpu_name, peak_text(), to_string(platform),
                      mesh ? " without wrap-around (a mesh)" : "", intra_name);
+}
+
+std::vector<int> passes_of(const Workload& w) {
+  std::vector<int> p;
+  if (w.pass != Pass::Bwd) p.push_back(0);
+  if (w.pass != Pass::Fwd) p.push_back(1);
+  return p;
 }
 
 Workload tp_rank_workload(const Workload& w) {

@@ -105,6 +105,11 @@ double pointwise_bytes_per_token(const ModelShape& s);
 // its ranks only under sequence parallelism; without it every rank runs them
 // whole (Korthikanti et al. 2022, sec. 4.2.2).
 double residual_stream_bytes_per_token(const ModelShape& s);
+// One TP rank's share of a layer's memory-bound bytes per token, `all` of
+// them over the whole shape and `residual` of those over the residual
+// stream: all over tp under sequence parallelism; without it the residual
+// stream's whole on every rank, the rest over tp.
+double tp_rank_pointwise_bytes(double all, double residual, double tp, bool sequence_parallel);
 inline bool is_moe(const ModelShape& s) {
   return s.experts > 0;
 }
@@ -297,6 +302,9 @@ void validate(const Workload& w, const Hardware& hw);
 // tp KV heads, ffn / tp MLP columns (Megatron-LM's column/row split, Shoeybi
 // et al. 2019, arXiv 1909.08053 sec. 3); d_model is not split. tp is 1 in the
 // result, so the closed forms and the simulator play it as a plain CP run.
+// The passes a workload runs, forward (0) then backward (1): the indices
+// both engines keep their per-pass arrays by.
+std::vector<int> passes_of(const Workload& w);
 Workload tp_rank_workload(const Workload& w);
 // The hardware as the CP ring sees it when tp GPUs of a node form one CP rank:
 // gpus_per_node / tp ranks per node, and the NVLink domain and NICs per node

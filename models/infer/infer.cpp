@@ -255,13 +255,12 @@ void check_request(const InferRequest& r) {
 }
 
 namespace {
-// One TP rank's memory-bound bytes per token: the heads' and the MLP's share
-// split by tp; the residual stream's norms and residual adds whole, as an
-// inference TP group that all-reduces (no sequence parallelism) runs them on
-// every rank.
-double tp_rank_pointwise_bytes(const ModelShape& s, std::int64_t tp) {
-  const double residual = residual_stream_bytes_per_token(s);
-  return (pointwise_bytes_per_token(s) - residual) / static_cast<double>(tp) + residual;
+// One TP rank's memory-bound bytes per token: an inference TP group
+// all-reduces without sequence parallelism, so every rank runs the residual
+// stream's norms and residual adds whole.
+double rank_pointwise_bytes(const ModelShape& s, std::int64_t tp) {
+  return tp_rank_pointwise_bytes(pointwise_bytes_per_token(s), residual_stream_bytes_per_token(s),
+                                 static_cast<double>(tp), false);
 }
 }  // namespace
 
@@ -361,7 +360,7 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
     l.ep_s = moe_share(r.shape) * l.moe.alltoall_s;
     l.quantise_s = fp8_quantise_seconds(r, hw, tokens);
     l.pointwise_s =
-        tp_rank_pointwise_bytes(r.shape, r.tp) * tokens / hw.hbm_achievable() + l.quantise_s;
+        rank_pointwise_bytes(r.shape, r.tp) * tokens / hw.hbm_achievable() + l.quantise_s;
     l.tp_bytes = static_cast<std::uint64_t>(q) * static_cast<std::uint64_t>(r.shape.d_model) *
                  static_cast<std::uint64_t>(db);
     finish_layer(l, r, hw, /*graphs=*/false);
@@ -400,7 +399,7 @@ InferLayer infer_layer(const InferRequest& r, const Hardware& hw, const Implemen
   l.dense_s = dense_seconds(r, hw, B, &l.moe, true);
   l.ep_s = moe_share(r.shape) * l.moe.alltoall_s;
   l.quantise_s = fp8_quantise_seconds(r, hw, B);
-  l.pointwise_s = tp_rank_pointwise_bytes(r.shape, r.tp) * B / hw.hbm_achievable() + l.quantise_s;
+  l.pointwise_s = rank_pointwise_bytes(r.shape, r.tp) * B / hw.hbm_achievable() + l.quantise_s;
   l.tp_bytes = static_cast<std::uint64_t>(r.batch) * static_cast<std::uint64_t>(r.shape.d_model) *
                static_cast<std::uint64_t>(db);
   finish_layer(l, r, hw, /*graphs=*/r.cuda_graphs);

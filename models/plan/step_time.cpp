@@ -303,7 +303,7 @@ PlanTime step_time(const PlanRequest& r, const Hardware& hw, const Implementatio
   // whole, the rest still split by heads and MLP width.
   const double p_all = pointwise_fwd_bytes_per_token(s, e);
   const double res_b = residual_stream_bytes_per_token(s) + 2 * e.norm_extra * s.d_model;
-  const double p_f = (r.sequence_parallel ? p_all / t : (p_all - res_b) / t + res_b) * tokens / hbm;
+  const double p_f = tp_rank_pointwise_bytes(p_all, res_b, t, r.sequence_parallel) * tokens / hbm;
   const double p_b = e.backward_traffic * p_f;
   const double gap_f = e.kernels_fwd * e.gap_s, gap_b = e.kernels_bwd * e.gap_s;
   const double host_f = e.kernels_fwd * e.dispatch_s, host_b = e.kernels_bwd * e.dispatch_s;
